@@ -1,0 +1,24 @@
+module github.com/seed1284c1d2/svc
+
+go 1.26.8
+
+require (
+	github.com/dlclark/regexp2 v1.12.0
+	github.com/ethereum/go-ethereum v1.17.10
+	github.com/go-playground/validator/v10 v10.30.6
+	github.com/leanovate/gopter v0.2.11
+	github.com/shopspring/decimal v1.6.0
+)
+
+require (
+	github.com/ProjectZKM/Ziren/crates/go-runtime/zkvm_runtime v0.0.0-20251001021608-1fe7b43fc4d6 // indirect
+	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.0.1 // indirect
+	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
+	github.com/go-playground/locales v0.14.2 // indirect
+	github.com/go-playground/universal-translator v0.18.2 // indirect
+	github.com/holiman/uint256 v1.3.2 // indirect
+	github.com/leodido/go-urn v1.5.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
