@@ -8,11 +8,19 @@ import (
 
 // RiskLevelsRequest is the input of RiskLevels. Percentages are in percent:
 // slPct 0.05 means 0.05 %, not 5 %.
+//
+// Number fields carry no validator tags: they are checked in code with exact
+// decimal comparisons (the struct validator sees a Number as a float64 and
+// would report an explicit 0 as missing rather than as out of range).
 type RiskLevelsRequest struct {
-	Entry     Number    `json:"entry" validate:"required,gt=0"`
+	// Entry is the entry price; required, > 0.
+	Entry Number `json:"entry"`
+	// Direction is "long" or "short"; required.
 	Direction Direction `json:"direction" validate:"required,oneof=long short"`
-	SlPct     Number    `json:"slPct" validate:"required,gt=0"`
-	TpPct     Number    `json:"tpPct" validate:"required,gt=0"`
+	// SlPct is the stop distance in percent of the entry; required, > 0.
+	SlPct Number `json:"slPct"`
+	// TpPct is the target distance in percent of the entry; required, > 0.
+	TpPct Number `json:"tpPct"`
 }
 
 // RiskLevelsResponse is the output of RiskLevels. Stop and Target are exact;
@@ -35,17 +43,24 @@ type RiskLevelsResponse struct {
 //
 // Long: stop = entry·(1 − slPct/100), target = entry·(1 + tpPct/100).
 // Short mirrors it: stop = entry·(1 + slPct/100), target = entry·(1 − tpPct/100).
-// riskReward = |target − entry| / |entry − stop|, which equals tpPct/slPct.
-// A level at or below zero (a short target of 100 % or more) is invalid input.
+// stopDistance = entry·slPct/100 and targetDistance = entry·tpPct/100 are the
+// absolute price distances; riskReward = targetDistance / stopDistance, which
+// equals tpPct/slPct.
+//
+// Rules: entry > 0, slPct > 0, tpPct > 0 (rule "gt"), direction one of long,
+// short (rule "oneof"). A level at or below zero (a long stop or a short
+// target of 100 % or more) is invalid input with rule "level_positive".
+// Everything is exact except riskReward, which is rounded half-even to 8
+// places when the ratio does not terminate.
 func RiskLevels(ctx context.Context, req RiskLevelsRequest) (RiskLevelsResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return RiskLevelsResponse{}, errorf(KindTimeout, err, "risk_levels: %v", err)
 	}
 	var fe fieldErrors
+	calcPositive(&fe, "entry", req.Entry)
 	validateStruct(&fe, req)
-	req.Entry.checkRange(&fe, "entry")
-	req.SlPct.checkRange(&fe, "slPct")
-	req.TpPct.checkRange(&fe, "tpPct")
+	calcPositive(&fe, "slPct", req.SlPct)
+	calcPositive(&fe, "tpPct", req.TpPct)
 	if err := fe.err(); err != nil {
 		return RiskLevelsResponse{}, err
 	}
@@ -76,4 +91,49 @@ func RiskLevels(ctx context.Context, req RiskLevelsRequest) (RiskLevelsResponse,
 		SlPct:          req.SlPct,
 		TpPct:          req.TpPct,
 	}, nil
+}
+
+// The helpers below validate Number inputs of the calculators (risk_levels,
+// tick_pnl, strategy_grade, ohlcv_state) exactly, in decimal, and record at
+// most one error per field: "required" when unset, then the magnitude and
+// precision bounds of checkRange, then the value bound ("gt", "gte", "lte").
+
+// calcRequire records "required" when n is unset and the range rules when it
+// is out of bounds; it reports whether n is usable.
+func calcRequire(fe *fieldErrors, field string, n Number) bool {
+	if !n.IsSet() {
+		fe.add(field, "required", "is required")
+		return false
+	}
+	return n.checkRange(fe, field)
+}
+
+// calcPositive requires n and records rule "gt" unless n > 0.
+func calcPositive(fe *fieldErrors, field string, n Number) bool {
+	if !calcRequire(fe, field, n) {
+		return false
+	}
+	if !n.Decimal().IsPositive() {
+		fe.add(field, "gt", "must be greater than 0")
+		return false
+	}
+	return true
+}
+
+// calcBetween requires n and records rule "gte" unless n ≥ lo and rule "lte"
+// unless n ≤ hi. A nil bound is not checked.
+func calcBetween(fe *fieldErrors, field string, n Number, lo, hi *decimal.Decimal) bool {
+	if !calcRequire(fe, field, n) {
+		return false
+	}
+	d := n.Decimal()
+	if lo != nil && d.LessThan(*lo) {
+		fe.add(field, "gte", "must be at least %s", lo.String())
+		return false
+	}
+	if hi != nil && d.GreaterThan(*hi) {
+		fe.add(field, "lte", "must be at most %s", hi.String())
+		return false
+	}
+	return true
 }
