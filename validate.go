@@ -7,8 +7,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/go-playground/validator/v10"
 )
+
+// Number fields carry exact rules as validator tags: dgt, dgte, dlt, dlte
+// (decimal bounds) and whole; see numberRules.
 
 // Direction is a trade direction: "long" or "short".
 type Direction string
@@ -44,17 +49,46 @@ func newStructValidator() *validator.Validate {
 		}
 		return name
 	})
-	// A Number validates as its float64 value, and as nil when unset so
-	// that "required" reports a missing field. Range tags (gt, gte, lte) on
-	// a Number compare that float; exact bounds checks live in code.
-	v.RegisterCustomTypeFunc(func(f reflect.Value) any {
-		n := f.Interface().(Number)
-		if !n.IsSet() {
-			return nil
+	// Number fields use exact decimal rules: "required" (with required-struct
+	// checking, an unset Number is missing while an explicit 0 is present),
+	// and dgt, dgte, dlt, dlte (bounds compared in decimal) and whole.
+	for tag, ok := range numberRules() {
+		rule := ok
+		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
+			n, isNum := fl.Field().Interface().(Number)
+			if !isNum {
+				return false
+			}
+			if !n.IsSet() {
+				return true // absence is the business of "required"
+			}
+			return rule(n.Decimal(), fl.Param())
+		}); err != nil {
+			panic(fmt.Sprintf("svc: registering rule %s: %v", tag, err)) // programming error
 		}
-		return n.Float64()
-	}, Number{})
+	}
 	return v
+}
+
+// numberRules are the exact-decimal rules a Number field can carry as
+// validator tags. Each receives the value and the tag's parameter.
+func numberRules() map[string]func(d decimal.Decimal, param string) bool {
+	bound := func(cmp func(c int) bool) func(decimal.Decimal, string) bool {
+		return func(d decimal.Decimal, param string) bool {
+			p, err := decimal.NewFromString(param)
+			if err != nil {
+				return false
+			}
+			return cmp(d.Cmp(p))
+		}
+	}
+	return map[string]func(decimal.Decimal, string) bool{
+		"dgt":   bound(func(c int) bool { return c > 0 }),
+		"dgte":  bound(func(c int) bool { return c >= 0 }),
+		"dlt":   bound(func(c int) bool { return c < 0 }),
+		"dlte":  bound(func(c int) bool { return c <= 0 }),
+		"whole": func(d decimal.Decimal, _ string) bool { return d.Equal(d.Truncate(0)) },
+	}
 }
 
 // validateStruct runs the validator tags of req and appends every failure
@@ -92,8 +126,16 @@ func ruleMessage(ve validator.FieldError) string {
 		return "is required"
 	case "oneof":
 		return "must be one of: " + strings.Join(strings.Fields(p), ", ")
-	case "gt":
+	case "gt", "dgt":
 		return "must be greater than " + p
+	case "dgte":
+		return "must be at least " + p
+	case "dlt":
+		return "must be less than " + p
+	case "dlte":
+		return "must be at most " + p
+	case "whole":
+		return "must be a whole number"
 	case "gte":
 		return "must be at least " + p
 	case "lt":

@@ -1,0 +1,285 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// ReferralCodeLen is the length of a referral code: 10 characters of the
+// RFC 4648 base32 alphabet (A–Z, 2–7), 50 bits.
+const ReferralCodeLen = 10
+
+// referralPrefix is the domain-separation prefix of the referral code hash.
+const referralPrefix = "svc-referral:"
+
+// ChecksumAddress returns the EIP-55 checksummed form of an EVM address
+// given as 0x followed by 40 hex digits in any case, and whether s was one.
+// A mixed-case s with a wrong checksum is accepted and re-checksummed: the
+// address, not its spelling, is what identifies a wallet.
+func ChecksumAddress(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) != 42 || !common.IsHexAddress(s) || (s[1] != 'x' && s[1] != 'X') {
+		return "", false
+	}
+	return common.HexToAddress(s).Hex(), true
+}
+
+// ReferralCode derives the referral code of wallet: the first
+// ReferralCodeLen characters of the unpadded RFC 4648 base32 encoding of
+// SHA-256("svc-referral:" + the EIP-55 checksummed wallet). The same wallet,
+// however it is spelled, gets the same code on every instance and every
+// version; no state is involved. ok is false when wallet is not an EVM
+// address.
+func ReferralCode(wallet string) (code string, ok bool) {
+	cs, ok := ChecksumAddress(wallet)
+	if !ok {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(referralPrefix + cs))
+	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:])[:ReferralCodeLen], true
+}
+
+// NormalizeReferralCode trims and upper-cases s and reports whether the
+// result is a well-formed referral code (ReferralCodeLen base32 characters).
+// It says nothing of whether the code is registered.
+func NormalizeReferralCode(s string) (string, bool) {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	if len(s) != ReferralCodeLen {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+// walletKey validates an EVM address and returns its lower-case key.
+func walletKey(field, s string) (string, error) {
+	cs, ok := ChecksumAddress(s)
+	if !ok {
+		return "", invalid(field, "must be an EVM address (0x and 40 hex digits)")
+	}
+	return strings.ToLower(cs), nil
+}
+
+// displayAddress turns a stored lower-case address back into its EIP-55
+// form; a value that is not an address is returned unchanged.
+func displayAddress(key string) string {
+	if cs, ok := ChecksumAddress(key); ok {
+		return cs
+	}
+	return key
+}
+
+// toNanos encodes an instant as Unix nanoseconds, clamping instants outside
+// the int64 range (years 1678–2262).
+func toNanos(t time.Time) int64 {
+	const maxSec = math.MaxInt64 / int64(time.Second)
+	switch s := t.Unix(); {
+	case s >= maxSec:
+		return math.MaxInt64
+	case s <= -maxSec:
+		return math.MinInt64
+	}
+	return t.UnixNano()
+}
+
+// fromNanos decodes Unix nanoseconds as a UTC instant.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// checkText enforces MaxFieldBytes and UTF-8 on a stored text field.
+func checkText(field, s string, required bool) error {
+	switch {
+	case required && s == "":
+		return invalid(field, "is required")
+	case len(s) > MaxFieldBytes:
+		return invalid(field, "is longer than %d bytes", MaxFieldBytes)
+	case !utf8.ValidString(s) || strings.ContainsRune(s, 0):
+		return invalid(field, "must be valid UTF-8 without NUL")
+	}
+	return nil
+}
+
+// isAtomicAmount reports whether s is a decimal integer of 1 to 78 digits
+// (the range of a uint256), without sign or leading zeros (except "0").
+func isAtomicAmount(s string) bool {
+	if s == "" || len(s) > 78 || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// settlementRow is a validated, normalized Settlement ready to insert.
+type settlementRow struct {
+	payer, toolKey, amount, asset, network, tx, nonce string
+	refCode                                           *string // nil: none
+	settledAt                                         int64
+}
+
+// normalizeSettlement validates s and returns its stored form. Addresses and
+// the nonce are lower-cased; the payer must be an EVM address.
+func normalizeSettlement(s Settlement) (settlementRow, error) {
+	var r settlementRow
+	payer, err := walletKey("payer", s.Payer)
+	if err != nil {
+		return r, err
+	}
+	r.payer = payer
+	r.asset = strings.ToLower(strings.TrimSpace(s.Asset))
+	r.network = strings.TrimSpace(s.Network)
+	r.nonce = strings.ToLower(strings.TrimSpace(s.Nonce))
+	r.toolKey = s.ToolKey
+	r.tx = strings.TrimSpace(s.Transaction)
+	for _, f := range []struct {
+		name, v string
+	}{{"asset", r.asset}, {"network", r.network}, {"nonce", r.nonce}, {"toolKey", r.toolKey}} {
+		if err := checkText(f.name, f.v, true); err != nil {
+			return r, err
+		}
+	}
+	if err := checkText("transaction", r.tx, false); err != nil {
+		return r, err
+	}
+	r.amount = strings.TrimSpace(s.Amount)
+	if !isAtomicAmount(r.amount) {
+		return r, invalid("amount", "must be a non-negative decimal integer of at most 78 digits")
+	}
+	if s.SettledAt.IsZero() {
+		return r, invalid("settledAt", "is required")
+	}
+	r.settledAt = toNanos(s.SettledAt)
+	if code, ok := NormalizeReferralCode(s.RefCode); ok {
+		r.refCode = &code
+	}
+	return r, nil
+}
+
+// loungeRow is a validated, normalized LoungeEntry ready to upsert.
+type loungeRow struct {
+	wallet, agentName, role, interests string // interests as a JSON array
+	checkedInAt                        int64
+}
+
+// normalizeLounge validates e and returns its stored form.
+func normalizeLounge(e LoungeEntry) (loungeRow, error) {
+	var r loungeRow
+	w, err := walletKey("wallet", e.Wallet)
+	if err != nil {
+		return r, err
+	}
+	if err := checkText("agentName", e.AgentName, false); err != nil {
+		return r, err
+	}
+	if err := checkText("role", e.Role, false); err != nil {
+		return r, err
+	}
+	if len(e.Interests) > MaxInterests {
+		return r, invalid("interests", "has more than %d items", MaxInterests)
+	}
+	interests := e.Interests
+	if interests == nil {
+		interests = []string{}
+	}
+	for i, s := range interests {
+		if err := checkText(fmt.Sprintf("interests[%d]", i), s, false); err != nil {
+			return r, err
+		}
+	}
+	if e.CheckedInAt.IsZero() {
+		return r, invalid("checkedInAt", "is required")
+	}
+	raw, err := json.Marshal(interests)
+	if err != nil {
+		return r, fmt.Errorf("store: encode interests: %w", err)
+	}
+	return loungeRow{wallet: w, agentName: e.AgentName, role: e.Role, interests: string(raw), checkedInAt: toNanos(e.CheckedInAt)}, nil
+}
+
+// loungeEntry rebuilds a LoungeEntry from its stored form.
+func loungeEntry(wallet, agentName, role, interests string, at int64) (LoungeEntry, error) {
+	e := LoungeEntry{Wallet: displayAddress(wallet), AgentName: agentName, Role: role, CheckedInAt: fromNanos(at)}
+	if err := json.Unmarshal([]byte(interests), &e.Interests); err != nil {
+		return e, fmt.Errorf("store: decode lounge interests of %s: %w", e.Wallet, err)
+	}
+	if e.Interests == nil {
+		e.Interests = []string{}
+	}
+	return e, nil
+}
+
+// loungeLimit maps a requested list size to 1..LoungeCap.
+func loungeLimit(limit int) int {
+	if limit < 1 || limit > LoungeCap {
+		return LoungeCap
+	}
+	return limit
+}
+
+// checkNonceRecord validates a record passed to Reserve and returns it
+// with State NonceReserved. Errors wrap x402.ErrNonceRecord and ErrInvalid.
+func checkNonceRecord(rec x402.NonceRecord) (x402.NonceRecord, error) {
+	rec, err := x402.ValidateNonceRecord(rec)
+	if err != nil {
+		return rec, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for _, f := range []struct{ name, v string }{{"key", rec.Key}, {"requestHash", rec.RequestHash}} {
+		if err := checkText(f.name, f.v, false); err != nil {
+			return rec, fmt.Errorf("%w: %w", x402.ErrNonceRecord, err)
+		}
+	}
+	return rec, nil
+}
+
+// checkNonceKey validates a key passed to Complete or Release.
+func checkNonceKey(key string) error { return checkText("key", key, true) }
+
+// encodeResponse serializes a recorded response for storage.
+func encodeResponse(resp x402.RecordedResponse) (string, error) {
+	raw, err := json.Marshal(resp)
+	if err != nil {
+		return "", fmt.Errorf("store: encode recorded response: %w", err)
+	}
+	return string(raw), nil
+}
+
+// nonceRecord rebuilds a NonceRecord from its stored form; response is the
+// JSON of the recorded response, or empty.
+func nonceRecord(key, requestHash string, state int, expiresAt int64, response string) (x402.NonceRecord, error) {
+	rec := x402.NonceRecord{
+		Key:         key,
+		RequestHash: requestHash,
+		State:       x402.NonceState(state),
+		ExpiresAt:   fromNanos(expiresAt),
+	}
+	if response != "" {
+		var resp x402.RecordedResponse
+		if err := json.Unmarshal([]byte(response), &resp); err != nil {
+			return rec, fmt.Errorf("store: decode recorded response of %q: %w", key, err)
+		}
+		rec.Response = &resp
+	}
+	return rec, nil
+}
+
+// withTimeout bounds ctx by the store's operation timeout.
+func (c *config) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.opTimeout)
+}

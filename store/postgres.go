@@ -1,0 +1,517 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// pgDefaultMaxConns is the default PostgreSQL pool size.
+const pgDefaultMaxConns = 10
+
+// pgReserveAttempts bounds the upsert-then-read loop of Reserve (a record
+// can vanish or expire between the two statements).
+const pgReserveAttempts = 5
+
+// postgresStore is the PostgreSQL Store. Every read-modify-write is a single
+// statement (INSERT ... ON CONFLICT, conditional UPDATE or DELETE) or a
+// transaction, so several instances may share one database.
+type postgresStore struct {
+	cfg  config
+	pool *pgxpool.Pool
+}
+
+// OpenPostgres connects to the PostgreSQL database at dsn (a URL or
+// keyword/value string as pgx parses it) and applies pending migrations.
+// Query parameters pgx does not know become session settings, so
+// search_path=myschema places the store in that schema. pool_max_conns=N in
+// a URL sets the pool size (as with pgxpool); WithMaxConns overrides it.
+func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (Store, error) {
+	cfg := newConfig(opts)
+	// pgx only knows the lower-case schemes; Open accepts any case.
+	if scheme, rest, ok := strings.Cut(dsn, "://"); ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql")) {
+		dsn = strings.ToLower(scheme) + "://" + rest
+	}
+	pcfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// The parse error may echo the DSN, password included: do not wrap it.
+		return nil, invalid("postgres dsn", "cannot be parsed")
+	}
+	if cfg.maxConns > 0 {
+		pcfg.MaxConns = int32(min(cfg.maxConns, math.MaxInt32))
+	} else if !strings.Contains(dsn, "pool_max_conns") {
+		pcfg.MaxConns = pgDefaultMaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres: pool: %w", err)
+	}
+	s := &postgresStore{cfg: cfg, pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// withConn runs f on a pooled connection under the operation timeout,
+// prefixing errors with "store: postgres: op".
+func (s *postgresStore) withConn(ctx context.Context, op string, f func(ctx context.Context, c *pgx.Conn) error) error {
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	err := s.pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error { return f(ctx, c.Conn()) })
+	if err != nil {
+		return fmt.Errorf("store: postgres: %s: %w", op, err)
+	}
+	return nil
+}
+
+// withTx runs f in a transaction on a pooled connection.
+func (s *postgresStore) withTx(ctx context.Context, op string, f func(ctx context.Context, tx pgx.Tx) error) error {
+	return s.withConn(ctx, op, func(ctx context.Context, c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return f(ctx, tx) })
+	})
+}
+
+// migrate applies the pending PostgreSQL migrations in one transaction that
+// first takes a transaction-scoped advisory lock keyed by the current
+// schema: instances starting together apply them once, one after the other.
+func (s *postgresStore) migrate(ctx context.Context) error {
+	ms, err := migrations("postgres")
+	if err != nil {
+		return err
+	}
+	err = s.pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error { return s.applyMigrations(ctx, tx, ms) })
+	})
+	if err != nil {
+		return fmt.Errorf("store: postgres: migrate: %w", err)
+	}
+	return nil
+}
+
+// applyMigrations applies, within tx, the migrations of ms not yet recorded.
+func (s *postgresStore) applyMigrations(ctx context.Context, tx pgx.Tx, ms []migration) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('svc/store migrations:' || coalesce(current_schema(), ''), 0))`); err != nil {
+		return fmt.Errorf("advisory lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	rows, err := tx.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	for _, v := range versions {
+		applied[int(v)] = true
+	}
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("apply migration %d_%s: %w", m.version, m.name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
+			m.version, m.name, toNanos(s.cfg.now())); err != nil {
+			return fmt.Errorf("record migration %d_%s: %w", m.version, m.name, err)
+		}
+	}
+	return nil
+}
+
+// Dialect implements Store.
+func (s *postgresStore) Dialect() string { return "postgres" }
+
+// Ping implements Store.
+func (s *postgresStore) Ping(ctx context.Context) error {
+	return s.withConn(ctx, "ping", func(ctx context.Context, c *pgx.Conn) error { return c.Ping(ctx) })
+}
+
+// Close implements Store. It is idempotent. Connections in use when it is
+// called are closed as they are returned.
+func (s *postgresStore) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Append implements Ledger.
+func (s *postgresStore) Append(ctx context.Context, st Settlement) (bool, error) {
+	r, err := normalizeSettlement(st)
+	if err != nil {
+		return false, fmt.Errorf("store: postgres: append: %w", err)
+	}
+	var inserted bool
+	err = s.withConn(ctx, "append", func(ctx context.Context, c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, `INSERT INTO settlements
+			(network, asset, payer, nonce, tool_key, amount, tx, ref_code, settled_at)
+			VALUES ($1, $2, $3, $4, $5, $6::text::numeric, $7, $8, $9)
+			ON CONFLICT (network, asset, payer, nonce) DO NOTHING`,
+			r.network, r.asset, r.payer, r.nonce, r.toolKey, r.amount, r.tx, r.refCode, r.settledAt)
+		inserted = tag.RowsAffected() == 1
+		return err
+	})
+	return inserted, err
+}
+
+// PayerStats implements Ledger.
+func (s *postgresStore) PayerStats(ctx context.Context, wallet string) (PayerStats, error) {
+	key, err := walletKey("wallet", wallet)
+	if err != nil {
+		return PayerStats{}, fmt.Errorf("store: postgres: payer stats: %w", err)
+	}
+	ps := PayerStats{Wallet: displayAddress(key)}
+	var first, last *int64
+	err = s.withConn(ctx, "payer stats", func(ctx context.Context, c *pgx.Conn) error {
+		return c.QueryRow(ctx, `SELECT count(*), count(DISTINCT tool_key), min(settled_at), max(settled_at)
+			FROM settlements WHERE payer = $1`, key).Scan(&ps.PaidCalls, &ps.Tools, &first, &last)
+	})
+	if err != nil {
+		return PayerStats{}, err
+	}
+	if first != nil && last != nil {
+		ps.FirstPaid, ps.LastPaid = fromNanos(*first), fromNanos(*last)
+	}
+	return ps, nil
+}
+
+// ReferralStats implements Ledger.
+func (s *postgresStore) ReferralStats(ctx context.Context, code string) (ReferralStats, error) {
+	norm, ok := NormalizeReferralCode(code)
+	if !ok {
+		return ReferralStats{Code: code}, nil
+	}
+	rs := ReferralStats{Code: norm}
+	var owner string
+	var created int64
+	err := s.withConn(ctx, "referral stats", func(ctx context.Context, c *pgx.Conn) error {
+		err := c.QueryRow(ctx, `SELECT r.owner, r.created_at, count(DISTINCT s.payer), count(s.payer)
+			FROM referrals r LEFT JOIN settlements s ON s.ref_code = r.code AND s.payer <> r.owner
+			WHERE r.code = $1 GROUP BY r.owner, r.created_at`, norm).Scan(&owner, &created, &rs.ReferredPayers, &rs.PaidCalls)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		rs.Registered = err == nil
+		return err
+	})
+	if err != nil {
+		return ReferralStats{}, err
+	}
+	if rs.Registered {
+		rs.Owner, rs.CreatedAt = displayAddress(owner), fromNanos(created)
+	}
+	return rs, nil
+}
+
+// Totals implements Ledger.
+func (s *postgresStore) Totals(ctx context.Context) (Totals, error) {
+	var t Totals
+	err := s.withConn(ctx, "totals", func(ctx context.Context, c *pgx.Conn) error {
+		if err := c.QueryRow(ctx, `SELECT count(*), count(DISTINCT payer) FROM settlements`).Scan(&t.SettledCalls, &t.Payers); err != nil {
+			return err
+		}
+		if err := c.QueryRow(ctx, `SELECT count(*) FROM referrals`).Scan(&t.ReferralCodes); err != nil {
+			return fmt.Errorf("referrals: %w", err)
+		}
+		rows, err := c.Query(ctx, `SELECT network, asset, count(*), sum(amount)::text
+			FROM settlements GROUP BY network, asset ORDER BY network, asset`)
+		if err != nil {
+			return fmt.Errorf("revenue: %w", err)
+		}
+		t.Revenue, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Revenue, error) {
+			var rv Revenue
+			err := row.Scan(&rv.Network, &rv.Asset, &rv.Calls, &rv.Amount)
+			return rv, err
+		})
+		if err != nil {
+			return fmt.Errorf("revenue: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Totals{}, err
+	}
+	if len(t.Revenue) == 0 {
+		t.Revenue = nil
+	}
+	return t, nil
+}
+
+// PutReferral implements ReferralStore.
+func (s *postgresStore) PutReferral(ctx context.Context, owner string, createdAt time.Time) (Referral, error) {
+	key, err := walletKey("owner", owner)
+	if err != nil {
+		return Referral{}, fmt.Errorf("store: postgres: put referral: %w", err)
+	}
+	if createdAt.IsZero() {
+		return Referral{}, fmt.Errorf("store: postgres: put referral: %w", invalid("createdAt", "is required"))
+	}
+	code, _ := ReferralCode(key)
+	var got Referral
+	err = s.withConn(ctx, "put referral", func(ctx context.Context, c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, `INSERT INTO referrals (code, owner, created_at) VALUES ($1, $2, $3)
+			ON CONFLICT DO NOTHING`, code, key, toNanos(createdAt)); err != nil {
+			return err
+		}
+		var storedOwner string
+		var created int64
+		if err := c.QueryRow(ctx, `SELECT owner, created_at FROM referrals WHERE code = $1`, code).Scan(&storedOwner, &created); err != nil {
+			return fmt.Errorf("read back %s: %w", code, err)
+		}
+		if storedOwner != key {
+			return fmt.Errorf("code %s: %w", code, ErrReferralCollision)
+		}
+		got = Referral{Code: code, Owner: displayAddress(key), CreatedAt: fromNanos(created)}
+		return nil
+	})
+	return got, err
+}
+
+// Referral implements ReferralStore.
+func (s *postgresStore) Referral(ctx context.Context, code string) (Referral, bool, error) {
+	norm, ok := NormalizeReferralCode(code)
+	if !ok {
+		return Referral{}, false, nil
+	}
+	return s.referral(ctx, "referral", `SELECT code, owner, created_at FROM referrals WHERE code = $1`, norm)
+}
+
+// ReferralByOwner implements ReferralStore.
+func (s *postgresStore) ReferralByOwner(ctx context.Context, wallet string) (Referral, bool, error) {
+	key, err := walletKey("wallet", wallet)
+	if err != nil {
+		return Referral{}, false, fmt.Errorf("store: postgres: referral by owner: %w", err)
+	}
+	return s.referral(ctx, "referral by owner", `SELECT code, owner, created_at FROM referrals WHERE owner = $1`, key)
+}
+
+// referral runs a single-row referral lookup.
+func (s *postgresStore) referral(ctx context.Context, op, query, arg string) (Referral, bool, error) {
+	var r Referral
+	var owner string
+	var created int64
+	found := false
+	err := s.withConn(ctx, op, func(ctx context.Context, c *pgx.Conn) error {
+		err := c.QueryRow(ctx, query, arg).Scan(&r.Code, &owner, &created)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	if err != nil || !found {
+		return Referral{}, false, err
+	}
+	r.Owner, r.CreatedAt = displayAddress(owner), fromNanos(created)
+	return r, true, nil
+}
+
+// CheckIn implements LoungeStore.
+func (s *postgresStore) CheckIn(ctx context.Context, e LoungeEntry) error {
+	r, err := normalizeLounge(e)
+	if err != nil {
+		return fmt.Errorf("store: postgres: check in: %w", err)
+	}
+	return s.withTx(ctx, "check in", func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO lounge (wallet, agent_name, role, interests, checked_in_at)
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (wallet) DO UPDATE SET agent_name = EXCLUDED.agent_name, role = EXCLUDED.role,
+				interests = EXCLUDED.interests, checked_in_at = EXCLUDED.checked_in_at
+			WHERE EXCLUDED.checked_in_at >= lounge.checked_in_at`,
+			r.wallet, r.agentName, r.role, r.interests, r.checkedInAt); err != nil {
+			return fmt.Errorf("upsert: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM lounge WHERE wallet NOT IN
+			(SELECT wallet FROM lounge ORDER BY checked_in_at DESC, wallet LIMIT $1)`, LoungeCap); err != nil {
+			return fmt.Errorf("cap: %w", err)
+		}
+		return nil
+	})
+}
+
+// Lounge implements LoungeStore.
+func (s *postgresStore) Lounge(ctx context.Context, now time.Time, limit int) ([]LoungeEntry, error) {
+	cutoff := toNanos(now.Add(-LoungeTTL))
+	out := []LoungeEntry{}
+	err := s.withConn(ctx, "lounge", func(ctx context.Context, c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, cutoff); err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+		rows, err := c.Query(ctx, `SELECT wallet, agent_name, role, interests, checked_in_at FROM lounge
+			WHERE checked_in_at > $1 ORDER BY checked_in_at DESC, wallet LIMIT $2`, cutoff, loungeLimit(limit))
+		if err != nil {
+			return fmt.Errorf("list: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var w, name, role, interests string
+			var at int64
+			if err := rows.Scan(&w, &name, &role, &interests, &at); err != nil {
+				return fmt.Errorf("list: %w", err)
+			}
+			e, err := loungeEntry(w, name, role, interests, at)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Prune implements Store.
+func (s *postgresStore) Prune(ctx context.Context, now time.Time) (Pruned, error) {
+	var p Pruned
+	err := s.withConn(ctx, "prune", func(ctx context.Context, c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, `DELETE FROM nonces WHERE expires_at < $1`, toNanos(now))
+		if err != nil {
+			return fmt.Errorf("nonces: %w", err)
+		}
+		p.Nonces = tag.RowsAffected()
+		tag, err = c.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, toNanos(now.Add(-LoungeTTL)))
+		if err != nil {
+			return fmt.Errorf("lounge: %w", err)
+		}
+		p.LoungeEntries = tag.RowsAffected()
+		return nil
+	})
+	return p, err
+}
+
+// Reserve implements x402.NonceStore; see Store for the semantics. The claim
+// is one INSERT ... ON CONFLICT DO UPDATE ... WHERE <reclaimable>: PostgreSQL
+// locks the conflicting row and re-checks the condition on its latest
+// version, so of any number of concurrent claimants on any number of
+// instances exactly one wins.
+func (s *postgresStore) Reserve(ctx context.Context, rec x402.NonceRecord) (x402.NonceRecord, error) {
+	rec, err := checkNonceRecord(rec)
+	if err != nil {
+		return x402.NonceRecord{}, fmt.Errorf("store: postgres: reserve: %w", err)
+	}
+	expN := toNanos(rec.ExpiresAt)
+	var existing x402.NonceRecord
+	won, taken := false, false
+	err = s.withConn(ctx, "reserve", func(ctx context.Context, c *pgx.Conn) error {
+		for range pgReserveAttempts {
+			now := s.cfg.now()
+			nowN, staleN := toNanos(now), toNanos(now.Add(-s.cfg.lease))
+			var k string
+			err := c.QueryRow(ctx, `INSERT INTO nonces (nonce_key, request_hash, state, expires_at, reserved_at)
+				VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (nonce_key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = EXCLUDED.state,
+					expires_at = EXCLUDED.expires_at, reserved_at = EXCLUDED.reserved_at, settled_at = NULL, response = NULL
+				WHERE nonces.expires_at < $5 OR (nonces.state = $3 AND nonces.reserved_at <= $6)
+				RETURNING nonce_key`,
+				rec.Key, rec.RequestHash, int16(x402.NonceReserved), expN, nowN, staleN).Scan(&k)
+			if err == nil {
+				won = true
+				return nil
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("claim: %w", err)
+			}
+			var hash string
+			var resp *string
+			var state int16
+			var exp int64
+			err = c.QueryRow(ctx, `SELECT request_hash, state, expires_at, response FROM nonces WHERE nonce_key = $1`,
+				rec.Key).Scan(&hash, &state, &exp, &resp)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue // released in between: claim again
+			}
+			if err != nil {
+				return fmt.Errorf("read: %w", err)
+			}
+			raw := ""
+			if resp != nil {
+				raw = *resp
+			}
+			existing, err = nonceRecord(rec.Key, hash, int(state), exp, raw)
+			taken = true
+			return err
+		}
+		return fmt.Errorf("key %q kept changing after %d attempts", rec.Key, pgReserveAttempts)
+	})
+	switch {
+	case err != nil:
+		return x402.NonceRecord{}, err
+	case taken && !won:
+		return existing, x402.ErrNonceTaken
+	}
+	return x402.NonceRecord{Key: rec.Key, RequestHash: rec.RequestHash, State: x402.NonceReserved, ExpiresAt: fromNanos(expN)}, nil
+}
+
+// Complete implements x402.NonceStore.
+func (s *postgresStore) Complete(ctx context.Context, key string, resp x402.RecordedResponse) error {
+	if err := checkNonceKey(key); err != nil {
+		return fmt.Errorf("store: postgres: complete: %w", err)
+	}
+	raw, err := encodeResponse(resp)
+	if err != nil {
+		return err
+	}
+	nowN := toNanos(s.cfg.now())
+	return s.withConn(ctx, "complete", func(ctx context.Context, c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, `UPDATE nonces SET state = $2, settled_at = $3, response = $4
+			WHERE nonce_key = $1 AND state = $5`, key, int16(x402.NonceSettled), nowN, raw, int16(x402.NonceReserved))
+		if err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+		return pgNonceStateError(ctx, c, key, false)
+	})
+}
+
+// Release implements x402.NonceStore.
+func (s *postgresStore) Release(ctx context.Context, key string) error {
+	if err := checkNonceKey(key); err != nil {
+		return fmt.Errorf("store: postgres: release: %w", err)
+	}
+	return s.withConn(ctx, "release", func(ctx context.Context, c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, `DELETE FROM nonces WHERE nonce_key = $1 AND state = $2`, key, int16(x402.NonceReserved))
+		if err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+		return pgNonceStateError(ctx, c, key, true)
+	})
+}
+
+// pgNonceStateError explains why a key was not in the reserved state; an
+// absent key is an error unless absentOK.
+func pgNonceStateError(ctx context.Context, c *pgx.Conn, key string, absentOK bool) error {
+	var state int16
+	err := c.QueryRow(ctx, `SELECT state FROM nonces WHERE nonce_key = $1`, key).Scan(&state)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) && absentOK:
+		return nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("key %q: %w", key, ErrNonceNotReserved)
+	case err != nil:
+		return fmt.Errorf("read state: %w", err)
+	case state == int16(x402.NonceSettled):
+		return fmt.Errorf("key %q: %w", key, ErrNonceSettled)
+	}
+	return fmt.Errorf("key %q in unexpected state %d: %w", key, state, ErrNonceNotReserved)
+}

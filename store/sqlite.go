@@ -1,0 +1,588 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// sqliteDefaultReaders is the default size of the SQLite read pool.
+const sqliteDefaultReaders = 4
+
+// sqliteStore is the SQLite Store. Writes go through w, a pool of exactly one
+// connection whose transactions begin IMMEDIATE (the write lock is taken at
+// BEGIN, so a read-modify-write never fails to upgrade and other processes
+// wait on busy_timeout); reads go through r, read-only connections that WAL
+// lets run alongside the writer.
+type sqliteStore struct {
+	cfg  config
+	path string
+	w    *sql.DB
+	r    *sql.DB
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// OpenSQLite opens (creating if needed, with its directory) the SQLite
+// database file at path and applies pending migrations. path is a plain file
+// path: it may not contain '?', be a "file:" URI or name an in-memory
+// database.
+func OpenSQLite(ctx context.Context, path string, opts ...Option) (Store, error) {
+	cfg := newConfig(opts)
+	path = strings.TrimSpace(path)
+	switch {
+	case path == "":
+		return nil, invalid("sqlite path", "is required")
+	case strings.Contains(path, "?"), strings.HasPrefix(strings.ToLower(path), "file:"):
+		return nil, invalid("sqlite path", "must be a plain file path (no '?', no file: URI)")
+	case strings.Contains(strings.ToLower(path), ":memory:"):
+		return nil, invalid("sqlite path", "in-memory databases are not supported (each connection would get its own); use a temporary file")
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("store: sqlite: create directory of %s: %w", path, err)
+		}
+	}
+	busy := strconv.FormatInt(max(cfg.opTimeout.Milliseconds(), 1000), 10)
+	common := url.Values{}
+	common.Set("_busy_timeout", busy)
+	common.Set("_foreign_keys", "1")
+	wq := url.Values{}
+	for k, v := range common {
+		wq[k] = v
+	}
+	wq.Set("_journal_mode", "WAL")
+	wq.Set("_synchronous", "NORMAL")
+	wq.Set("_txlock", "immediate")
+	rq := common
+	rq.Set("_query_only", "1")
+
+	s := &sqliteStore{cfg: cfg, path: path}
+	var err error
+	if s.w, err = sql.Open("sqlite", path+"?"+wq.Encode()); err != nil {
+		return nil, fmt.Errorf("store: sqlite: open %s: %w", path, err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxIdleTime(0)
+	s.w.SetConnMaxLifetime(0)
+	if err := s.migrate(ctx); err != nil {
+		_ = s.w.Close()
+		return nil, err
+	}
+	if s.r, err = sql.Open("sqlite", path+"?"+rq.Encode()); err != nil {
+		_ = s.w.Close()
+		return nil, fmt.Errorf("store: sqlite: open %s for reading: %w", path, err)
+	}
+	readers := sqliteDefaultReaders
+	if cfg.maxConns > 0 {
+		readers = cfg.maxConns
+	}
+	s.r.SetMaxOpenConns(readers)
+	s.r.SetMaxIdleConns(readers)
+	if err := s.r.PingContext(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("store: sqlite: open %s for reading: %w", path, err)
+	}
+	return s, nil
+}
+
+// migrate applies the pending SQLite migrations in one IMMEDIATE transaction:
+// the write lock serializes concurrent openers (in this or other processes).
+// It is bounded by ctx, not by the operation timeout.
+func (s *sqliteStore) migrate(ctx context.Context) error {
+	ms, err := migrations("sqlite")
+	if err != nil {
+		return err
+	}
+	return s.writeTxNoTimeout(ctx, "migrate", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+		applied := map[int]bool{}
+		rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+		if err != nil {
+			return fmt.Errorf("read schema_migrations: %w", err)
+		}
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return fmt.Errorf("read schema_migrations: %w", err)
+			}
+			applied[v] = true
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("read schema_migrations: %w", err)
+		}
+		for _, m := range ms {
+			if applied[m.version] {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("apply migration %d_%s: %w", m.version, m.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, toNanos(s.cfg.now())); err != nil {
+				return fmt.Errorf("record migration %d_%s: %w", m.version, m.name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// writeTx runs f in an IMMEDIATE transaction on the writer connection under
+// the operation timeout, committing if f returns nil. Errors are prefixed
+// with "store: sqlite: op".
+func (s *sqliteStore) writeTx(ctx context.Context, op string, f func(ctx context.Context, tx *sql.Tx) error) error {
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	return s.writeTxNoTimeout(ctx, op, f)
+}
+
+// writeTxNoTimeout is writeTx bounded by ctx alone (for migrations, which
+// may legitimately take longer than an operation).
+func (s *sqliteStore) writeTxNoTimeout(ctx context.Context, op string, f func(ctx context.Context, tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: sqlite: %s: begin: %w", op, err)
+	}
+	if err := f(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return fmt.Errorf("store: sqlite: %s: %w", op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: sqlite: %s: commit: %w", op, err)
+	}
+	return nil
+}
+
+// Dialect implements Store.
+func (s *sqliteStore) Dialect() string { return "sqlite" }
+
+// Ping implements Store: both pools must answer.
+func (s *sqliteStore) Ping(ctx context.Context) error {
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	if err := s.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: sqlite: ping writer: %w", err)
+	}
+	if err := s.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: sqlite: ping reader: %w", err)
+	}
+	return nil
+}
+
+// Close implements Store. It is idempotent; later calls return the first
+// call's result.
+func (s *sqliteStore) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if s.r != nil {
+			errs = append(errs, s.r.Close())
+		}
+		if s.w != nil {
+			errs = append(errs, s.w.Close())
+		}
+		if err := errors.Join(errs...); err != nil {
+			s.closeErr = fmt.Errorf("store: sqlite: close %s: %w", s.path, err)
+		}
+	})
+	return s.closeErr
+}
+
+// Append implements Ledger.
+func (s *sqliteStore) Append(ctx context.Context, st Settlement) (bool, error) {
+	r, err := normalizeSettlement(st)
+	if err != nil {
+		return false, fmt.Errorf("store: sqlite: append: %w", err)
+	}
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	res, err := s.w.ExecContext(ctx, `INSERT INTO settlements
+		(network, asset, payer, nonce, tool_key, amount, tx, ref_code, settled_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (network, asset, payer, nonce) DO NOTHING`,
+		r.network, r.asset, r.payer, r.nonce, r.toolKey, r.amount, r.tx, r.refCode, r.settledAt)
+	if err != nil {
+		return false, fmt.Errorf("store: sqlite: append: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: sqlite: append: rows affected: %w", err)
+	}
+	return n == 1, nil
+}
+
+// PayerStats implements Ledger.
+func (s *sqliteStore) PayerStats(ctx context.Context, wallet string) (PayerStats, error) {
+	key, err := walletKey("wallet", wallet)
+	if err != nil {
+		return PayerStats{}, fmt.Errorf("store: sqlite: payer stats: %w", err)
+	}
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	ps := PayerStats{Wallet: displayAddress(key)}
+	var first, last sql.NullInt64
+	err = s.r.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT tool_key), min(settled_at), max(settled_at)
+		FROM settlements WHERE payer = ?`, key).Scan(&ps.PaidCalls, &ps.Tools, &first, &last)
+	if err != nil {
+		return PayerStats{}, fmt.Errorf("store: sqlite: payer stats: %w", err)
+	}
+	if first.Valid {
+		ps.FirstPaid, ps.LastPaid = fromNanos(first.Int64), fromNanos(last.Int64)
+	}
+	return ps, nil
+}
+
+// ReferralStats implements Ledger.
+func (s *sqliteStore) ReferralStats(ctx context.Context, code string) (ReferralStats, error) {
+	norm, ok := NormalizeReferralCode(code)
+	if !ok {
+		return ReferralStats{Code: code}, nil
+	}
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	rs := ReferralStats{Code: norm}
+	var owner string
+	var created int64
+	err := s.r.QueryRowContext(ctx, `SELECT r.owner, r.created_at, count(DISTINCT s.payer), count(s.payer)
+		FROM referrals r LEFT JOIN settlements s ON s.ref_code = r.code AND s.payer <> r.owner
+		WHERE r.code = ? GROUP BY r.owner, r.created_at`, norm).Scan(&owner, &created, &rs.ReferredPayers, &rs.PaidCalls)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return rs, nil
+	case err != nil:
+		return ReferralStats{}, fmt.Errorf("store: sqlite: referral stats: %w", err)
+	}
+	rs.Registered, rs.Owner, rs.CreatedAt = true, displayAddress(owner), fromNanos(created)
+	return rs, nil
+}
+
+// sqliteAmountChunks is the number of 9-digit chunks a 78-digit amount
+// splits into (see sqliteRevenueQuery).
+const sqliteAmountChunks = 9
+
+// sqliteRevenueQuery sums atomic amounts exactly although SQLite has no
+// big-number type: every amount is split into 9-digit chunks from the right,
+// each chunk summed as an integer (no overflow below 9·10⁹ rows), and the
+// chunk sums combined in Go (Σ chunk_i · 10^(9i)).
+func sqliteRevenueQuery() string {
+	var b strings.Builder
+	b.WriteString("SELECT network, asset, count(*)")
+	for i := range sqliteAmountChunks {
+		hi := 9 * i // digits already taken from the right
+		fmt.Fprintf(&b, `, sum(CASE WHEN length(amount) <= %[1]d THEN 0
+			WHEN length(amount) - %[2]d >= 1 THEN CAST(substr(amount, length(amount) - %[2]d, 9) AS INTEGER)
+			ELSE CAST(substr(amount, 1, length(amount) - %[1]d) AS INTEGER) END)`, hi, hi+8)
+	}
+	b.WriteString(" FROM settlements GROUP BY network, asset ORDER BY network, asset")
+	return b.String()
+}
+
+// Totals implements Ledger.
+func (s *sqliteStore) Totals(ctx context.Context) (Totals, error) {
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	var t Totals
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT payer) FROM settlements`).Scan(&t.SettledCalls, &t.Payers); err != nil {
+		return Totals{}, fmt.Errorf("store: sqlite: totals: %w", err)
+	}
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM referrals`).Scan(&t.ReferralCodes); err != nil {
+		return Totals{}, fmt.Errorf("store: sqlite: totals: referrals: %w", err)
+	}
+	rows, err := s.r.QueryContext(ctx, sqliteRevenueQuery())
+	if err != nil {
+		return Totals{}, fmt.Errorf("store: sqlite: totals: revenue: %w", err)
+	}
+	defer rows.Close()
+	base := new(big.Int).Exp(big.NewInt(10), big.NewInt(9), nil)
+	for rows.Next() {
+		var rv Revenue
+		chunks := make([]int64, sqliteAmountChunks)
+		dest := []any{&rv.Network, &rv.Asset, &rv.Calls}
+		for i := range chunks {
+			dest = append(dest, &chunks[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return Totals{}, fmt.Errorf("store: sqlite: totals: revenue: %w", err)
+		}
+		sum := new(big.Int)
+		for i := len(chunks) - 1; i >= 0; i-- {
+			sum.Mul(sum, base).Add(sum, big.NewInt(chunks[i]))
+		}
+		rv.Amount = sum.String()
+		t.Revenue = append(t.Revenue, rv)
+	}
+	if err := rows.Err(); err != nil {
+		return Totals{}, fmt.Errorf("store: sqlite: totals: revenue: %w", err)
+	}
+	return t, nil
+}
+
+// PutReferral implements ReferralStore.
+func (s *sqliteStore) PutReferral(ctx context.Context, owner string, createdAt time.Time) (Referral, error) {
+	key, err := walletKey("owner", owner)
+	if err != nil {
+		return Referral{}, fmt.Errorf("store: sqlite: put referral: %w", err)
+	}
+	if createdAt.IsZero() {
+		return Referral{}, fmt.Errorf("store: sqlite: put referral: %w", invalid("createdAt", "is required"))
+	}
+	code, _ := ReferralCode(key)
+	var got Referral
+	err = s.writeTx(ctx, "put referral", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO referrals (code, owner, created_at) VALUES (?, ?, ?)
+			ON CONFLICT DO NOTHING`, code, key, toNanos(createdAt)); err != nil {
+			return err
+		}
+		var storedOwner string
+		var created int64
+		if err := tx.QueryRowContext(ctx, `SELECT owner, created_at FROM referrals WHERE code = ?`, code).Scan(&storedOwner, &created); err != nil {
+			return fmt.Errorf("read back %s: %w", code, err)
+		}
+		if storedOwner != key {
+			return fmt.Errorf("code %s: %w", code, ErrReferralCollision)
+		}
+		got = Referral{Code: code, Owner: displayAddress(key), CreatedAt: fromNanos(created)}
+		return nil
+	})
+	return got, err
+}
+
+// Referral implements ReferralStore.
+func (s *sqliteStore) Referral(ctx context.Context, code string) (Referral, bool, error) {
+	norm, ok := NormalizeReferralCode(code)
+	if !ok {
+		return Referral{}, false, nil
+	}
+	return s.referral(ctx, "referral", `SELECT code, owner, created_at FROM referrals WHERE code = ?`, norm)
+}
+
+// ReferralByOwner implements ReferralStore.
+func (s *sqliteStore) ReferralByOwner(ctx context.Context, wallet string) (Referral, bool, error) {
+	key, err := walletKey("wallet", wallet)
+	if err != nil {
+		return Referral{}, false, fmt.Errorf("store: sqlite: referral by owner: %w", err)
+	}
+	return s.referral(ctx, "referral by owner", `SELECT code, owner, created_at FROM referrals WHERE owner = ?`, key)
+}
+
+// referral runs a single-row referral lookup.
+func (s *sqliteStore) referral(ctx context.Context, op, query string, arg string) (Referral, bool, error) {
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	var r Referral
+	var owner string
+	var created int64
+	err := s.r.QueryRowContext(ctx, query, arg).Scan(&r.Code, &owner, &created)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Referral{}, false, nil
+	case err != nil:
+		return Referral{}, false, fmt.Errorf("store: sqlite: %s: %w", op, err)
+	}
+	r.Owner, r.CreatedAt = displayAddress(owner), fromNanos(created)
+	return r, true, nil
+}
+
+// CheckIn implements LoungeStore.
+func (s *sqliteStore) CheckIn(ctx context.Context, e LoungeEntry) error {
+	r, err := normalizeLounge(e)
+	if err != nil {
+		return fmt.Errorf("store: sqlite: check in: %w", err)
+	}
+	return s.writeTx(ctx, "check in", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO lounge (wallet, agent_name, role, interests, checked_in_at)
+			VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (wallet) DO UPDATE SET agent_name = excluded.agent_name, role = excluded.role,
+				interests = excluded.interests, checked_in_at = excluded.checked_in_at
+			WHERE excluded.checked_in_at >= lounge.checked_in_at`,
+			r.wallet, r.agentName, r.role, r.interests, r.checkedInAt); err != nil {
+			return fmt.Errorf("upsert: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM lounge WHERE wallet NOT IN
+			(SELECT wallet FROM lounge ORDER BY checked_in_at DESC, wallet LIMIT ?)`, LoungeCap); err != nil {
+			return fmt.Errorf("cap: %w", err)
+		}
+		return nil
+	})
+}
+
+// Lounge implements LoungeStore. It runs on the writer because it prunes.
+func (s *sqliteStore) Lounge(ctx context.Context, now time.Time, limit int) ([]LoungeEntry, error) {
+	cutoff := toNanos(now.Add(-LoungeTTL))
+	out := []LoungeEntry{}
+	err := s.writeTx(ctx, "lounge", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM lounge WHERE checked_in_at <= ?`, cutoff); err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT wallet, agent_name, role, interests, checked_in_at FROM lounge
+			ORDER BY checked_in_at DESC, wallet LIMIT ?`, loungeLimit(limit))
+		if err != nil {
+			return fmt.Errorf("list: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var w, name, role, interests string
+			var at int64
+			if err := rows.Scan(&w, &name, &role, &interests, &at); err != nil {
+				return fmt.Errorf("list: %w", err)
+			}
+			e, err := loungeEntry(w, name, role, interests, at)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Prune implements Store.
+func (s *sqliteStore) Prune(ctx context.Context, now time.Time) (Pruned, error) {
+	var p Pruned
+	err := s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM nonces WHERE expires_at < ?`, toNanos(now))
+		if err != nil {
+			return fmt.Errorf("nonces: %w", err)
+		}
+		if p.Nonces, err = res.RowsAffected(); err != nil {
+			return fmt.Errorf("nonces: %w", err)
+		}
+		res, err = tx.ExecContext(ctx, `DELETE FROM lounge WHERE checked_in_at <= ?`, toNanos(now.Add(-LoungeTTL)))
+		if err != nil {
+			return fmt.Errorf("lounge: %w", err)
+		}
+		if p.LoungeEntries, err = res.RowsAffected(); err != nil {
+			return fmt.Errorf("lounge: %w", err)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// Reserve implements x402.NonceStore; see Store for the semantics. The
+// IMMEDIATE transaction makes the read-then-write atomic across processes.
+func (s *sqliteStore) Reserve(ctx context.Context, rec x402.NonceRecord) (x402.NonceRecord, error) {
+	rec, err := checkNonceRecord(rec)
+	if err != nil {
+		return x402.NonceRecord{}, fmt.Errorf("store: sqlite: reserve: %w", err)
+	}
+	now := s.cfg.now()
+	nowN, staleN := toNanos(now), toNanos(now.Add(-s.cfg.lease))
+	expN := toNanos(rec.ExpiresAt)
+	var existing x402.NonceRecord
+	taken := false
+	err = s.writeTx(ctx, "reserve", func(ctx context.Context, tx *sql.Tx) error {
+		var hash, resp string
+		var state int
+		var exp, reserved int64
+		err := tx.QueryRowContext(ctx, `SELECT request_hash, state, expires_at, reserved_at, COALESCE(response, '')
+			FROM nonces WHERE nonce_key = ?`, rec.Key).Scan(&hash, &state, &exp, &reserved, &resp)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if _, err := tx.ExecContext(ctx, `INSERT INTO nonces (nonce_key, request_hash, state, expires_at, reserved_at)
+				VALUES (?, ?, ?, ?, ?)`, rec.Key, rec.RequestHash, int(x402.NonceReserved), expN, nowN); err != nil {
+				return fmt.Errorf("insert: %w", err)
+			}
+			return nil
+		case err != nil:
+			return fmt.Errorf("read: %w", err)
+		}
+		if exp < nowN || (state == int(x402.NonceReserved) && reserved <= staleN) {
+			if _, err := tx.ExecContext(ctx, `UPDATE nonces SET request_hash = ?, state = ?, expires_at = ?, reserved_at = ?,
+				settled_at = NULL, response = NULL WHERE nonce_key = ?`,
+				rec.RequestHash, int(x402.NonceReserved), expN, nowN, rec.Key); err != nil {
+				return fmt.Errorf("reclaim: %w", err)
+			}
+			return nil
+		}
+		existing, err = nonceRecord(rec.Key, hash, state, exp, resp)
+		taken = true
+		return err
+	})
+	switch {
+	case err != nil:
+		return x402.NonceRecord{}, err
+	case taken:
+		return existing, x402.ErrNonceTaken
+	}
+	return x402.NonceRecord{Key: rec.Key, RequestHash: rec.RequestHash, State: x402.NonceReserved, ExpiresAt: fromNanos(expN)}, nil
+}
+
+// Complete implements x402.NonceStore.
+func (s *sqliteStore) Complete(ctx context.Context, key string, resp x402.RecordedResponse) error {
+	if err := checkNonceKey(key); err != nil {
+		return fmt.Errorf("store: sqlite: complete: %w", err)
+	}
+	raw, err := encodeResponse(resp)
+	if err != nil {
+		return err
+	}
+	nowN := toNanos(s.cfg.now())
+	return s.writeTx(ctx, "complete", func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE nonces SET state = ?, settled_at = ?, response = ?
+			WHERE nonce_key = ? AND state = ?`, int(x402.NonceSettled), nowN, raw, key, int(x402.NonceReserved))
+		if err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		return sqliteNonceStateError(ctx, tx, key, false)
+	})
+}
+
+// Release implements x402.NonceStore.
+func (s *sqliteStore) Release(ctx context.Context, key string) error {
+	if err := checkNonceKey(key); err != nil {
+		return fmt.Errorf("store: sqlite: release: %w", err)
+	}
+	return s.writeTx(ctx, "release", func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM nonces WHERE nonce_key = ? AND state = ?`, key, int(x402.NonceReserved))
+		if err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		return sqliteNonceStateError(ctx, tx, key, true)
+	})
+}
+
+// sqliteNonceStateError explains why a key was not in the reserved state;
+// an absent key is an error unless absentOK.
+func sqliteNonceStateError(ctx context.Context, tx *sql.Tx, key string, absentOK bool) error {
+	var state int
+	err := tx.QueryRowContext(ctx, `SELECT state FROM nonces WHERE nonce_key = ?`, key).Scan(&state)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) && absentOK:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("key %q: %w", key, ErrNonceNotReserved)
+	case err != nil:
+		return fmt.Errorf("read state: %w", err)
+	case state == int(x402.NonceSettled):
+		return fmt.Errorf("key %q: %w", key, ErrNonceSettled)
+	}
+	return fmt.Errorf("key %q in unexpected state %d: %w", key, state, ErrNonceNotReserved)
+}

@@ -1,0 +1,106 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/store/storetest"
+)
+
+// openSQLite opens a fresh SQLite store in a temporary file.
+func openSQLite(t *testing.T, opts ...store.Option) store.Store {
+	t.Helper()
+	s, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "svc.db"), opts...)
+	if err != nil {
+		t.Fatalf("OpenSQLite: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestSQLiteConformance(t *testing.T) {
+	storetest.Run(t, openSQLite)
+}
+
+func TestSQLiteOpen(t *testing.T) {
+	storetest.RunOpen(t, func(t *testing.T) string {
+		// A directory that does not exist yet: Open creates it.
+		return filepath.Join(t.TempDir(), "data", "svc.db")
+	})
+}
+
+func TestSQLiteOpenPrefixAndDialect(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "svc.db"))
+	if err != nil {
+		t.Fatalf("Open(sqlite:...): %v", err)
+	}
+	defer s.Close()
+	if s.Dialect() != "sqlite" {
+		t.Fatalf("Dialect = %q, want sqlite", s.Dialect())
+	}
+}
+
+func TestSQLiteOpenRefusesUnsupportedPaths(t *testing.T) {
+	ctx := context.Background()
+	for _, dsn := range []string{"", "   ", ":memory:", "sqlite::memory:", "file:svc.db?mode=memory", "svc.db?_pragma=foo"} {
+		if s, err := store.Open(ctx, dsn); !errors.Is(err, store.ErrInvalid) {
+			if s != nil {
+				s.Close()
+			}
+			t.Errorf("Open(%q) err = %v, want ErrInvalid", dsn, err)
+		}
+	}
+}
+
+func TestSQLiteUsesWALAndSchemaVersion(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "svc.db")
+	s, err := store.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatalf("OpenSQLite: %v", err)
+	}
+	defer s.Close()
+	mode, versions := sqliteInspect(t, path)
+	if mode != "wal" {
+		t.Fatalf("journal_mode = %q, want wal", mode)
+	}
+	if len(versions) == 0 || versions[0] != 1 {
+		t.Fatalf("schema_migrations versions = %v, want 1 first", versions)
+	}
+}
+
+// sqliteInspect reads the journal mode and the applied migration versions of
+// the database file at path through a connection of its own.
+func sqliteInspect(t *testing.T, path string) (mode string, versions []int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatalf("sql.Open: %v", err)
+	}
+	defer db.Close()
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatalf("journal_mode: %v", err)
+	}
+	rows, err := db.Query(`SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatalf("schema_migrations: %v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatalf("schema_migrations: %v", err)
+		}
+		versions = append(versions, v)
+	}
+	return mode, versions
+}

@@ -1,0 +1,363 @@
+// Package store is svc's durable state: the settlement ledger the club's
+// tiers are computed from, referral codes, the lounge, and the x402 payment
+// nonce store that makes each payment authorization run the paid handler at
+// most once.
+//
+// Two implementations share one behaviour, pinned by the conformance suite in
+// package store/storetest:
+//
+//   - SQLite (modernc.org/sqlite, pure Go): the embedded default for a single
+//     instance. One file in WAL mode; a single writer connection whose
+//     transactions begin IMMEDIATE, so that every read-modify-write is atomic
+//     even when another process opens the same file; a small pool of
+//     read-only connections for queries; busy_timeout and foreign keys on
+//     every connection.
+//   - PostgreSQL (github.com/jackc/pgx/v5, through a small bounded pool of
+//     connections): for several instances sharing one database. Atomicity
+//     comes from single statements (INSERT ... ON CONFLICT, conditional
+//     UPDATE and DELETE) and transactions, never from process-local locks.
+//
+// Open picks one from the DSN: a URL whose scheme is postgres or postgresql
+// selects PostgreSQL; anything else is a SQLite file path (an optional
+// "sqlite:" prefix is stripped). Both apply the embedded, versioned
+// migrations for their dialect at Open (see migrate.go), idempotently and,
+// on PostgreSQL, under an advisory lock so that instances starting together
+// do not race.
+//
+// Conventions shared by both implementations:
+//
+//   - Every instant is stored as Unix nanoseconds (a 64-bit integer), so a
+//     time.Time survives the round trip exactly (as an instant: values come
+//     back in UTC). Instants outside the years 1678–2262 are clamped.
+//   - EVM addresses are keys in lower case; values returned to callers carry
+//     the EIP-55 checksummed form where the field is a wallet (see
+//     [ChecksumAddress]).
+//   - Every operation runs under a timeout (Options: [WithOpTimeout]), on top
+//     of the caller's context.
+//   - Errors are wrapped with the operation's name; invalid arguments wrap
+//     [ErrInvalid].
+//
+// The interfaces are small and named for what their consumers need:
+// [Ledger] (the paid-request pipeline appends, the club reads),
+// [ReferralStore], [LoungeStore] and x402.NonceStore; [Store] is all of them
+// plus housekeeping.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// Sentinel errors. Every error the store returns for a bad argument wraps
+// ErrInvalid. The nonce life-cycle errors are x402's own, so callers test
+// them with errors.Is against either name.
+var (
+	// ErrInvalid marks an argument the store refuses (missing key, malformed
+	// address, oversized field). The message names the field. A malformed
+	// record given to Reserve also wraps x402.ErrNonceRecord.
+	ErrInvalid = errors.New("store: invalid argument")
+	// ErrNonceNotReserved is returned by Complete for a key that is not
+	// reserved (never reserved, released, or reclaimed and removed).
+	ErrNonceNotReserved = x402.ErrNonceNotReserved
+	// ErrNonceSettled is returned by Release and Complete for a key that is
+	// already settled: a settled payment can be neither released nor
+	// completed twice.
+	ErrNonceSettled = x402.ErrNonceSettled
+	// ErrReferralCollision is returned by PutReferral when the derived code
+	// already belongs to another wallet (a 50-bit hash collision: in practice
+	// never; reported rather than silently merged).
+	ErrReferralCollision = errors.New("store: referral code belongs to another wallet")
+)
+
+// Limits applied by the store itself. They bound what a row may hold; the
+// club applies its own, stricter, vocabulary and length rules before calling.
+const (
+	// LoungeCap is the number of lounge entries kept and listed (newest first).
+	LoungeCap = 100
+	// LoungeTTL is how long a lounge entry stays listed after its check-in.
+	LoungeTTL = 24 * time.Hour
+	// MaxFieldBytes bounds every free-text field the store keeps (tool key,
+	// agent name, role, each interest, network, transaction, nonce key,
+	// request hash).
+	MaxFieldBytes = 1024
+	// MaxInterests bounds the number of interests of a lounge entry.
+	MaxInterests = 64
+	// DefaultOpTimeout bounds each store operation unless WithOpTimeout says
+	// otherwise.
+	DefaultOpTimeout = 5 * time.Second
+	// DefaultReservationLease is how long a nonce reservation without a
+	// completion protects its key; see WithReservationLease.
+	DefaultReservationLease = 2 * time.Minute
+)
+
+// Settlement is one settled payment as recorded in the ledger. Payer, Asset
+// and Nonce are kept in lower case; (Network, Asset, Payer, Nonce) identifies
+// the payment, so recording it twice is harmless.
+type Settlement struct {
+	Payer       string    // the wallet that paid (EVM address)
+	ToolKey     string    // the catalog key of the tool bought
+	Amount      string    // atomic units of Asset, a decimal integer ("3400")
+	Asset       string    // token contract address
+	Network     string    // CAIP-2 network, e.g. "eip155:8453"
+	Transaction string    // settlement transaction hash; empty if none (dev facilitator)
+	Nonce       string    // the EIP-3009 authorization nonce (0x + 64 hex digits)
+	RefCode     string    // referral code carried by the call; empty if none
+	SettledAt   time.Time // when settlement succeeded
+}
+
+// PayerStats summarizes one wallet's settled payments. A wallet that never
+// paid has zero PaidCalls and zero times.
+type PayerStats struct {
+	Wallet    string    // EIP-55 checksummed
+	PaidCalls int64     // settled payments
+	Tools     int64     // distinct tools bought
+	FirstPaid time.Time // earliest SettledAt; zero if none
+	LastPaid  time.Time // latest SettledAt; zero if none
+}
+
+// ReferralStats is what a referral code converted. Only registered codes
+// (PutReferral) convert: a settlement counts when it carries the code and its
+// payer is not the code's owner (self-referral is ignored). It is computed at
+// query time, so settlements that carried the code before it was registered
+// count too. A payer who used several codes counts for each.
+type ReferralStats struct {
+	Code           string
+	Registered     bool      // false: unknown code, all counts zero
+	Owner          string    // EIP-55 checksummed; empty if not registered
+	CreatedAt      time.Time // registration time; zero if not registered
+	ReferredPayers int64     // distinct payers other than the owner
+	PaidCalls      int64     // settlements carrying the code, owner's excluded
+}
+
+// Referral is a registered referral code and the wallet it belongs to.
+type Referral struct {
+	Code      string    // see ReferralCode
+	Owner     string    // EIP-55 checksummed
+	CreatedAt time.Time // first registration
+}
+
+// LoungeEntry is one self-declared lounge check-in. Wallet ownership is not
+// authenticated; the fields are what the caller declared.
+type LoungeEntry struct {
+	Wallet      string    // EIP-55 checksummed on the way out
+	AgentName   string    // may be empty
+	Role        string    // may be empty
+	Interests   []string  // never nil on the way out
+	CheckedInAt time.Time // the check-in instant
+}
+
+// Revenue is the settled volume of one (network, asset) pair.
+type Revenue struct {
+	Network string
+	Asset   string // lower case
+	Calls   int64
+	Amount  string // exact sum of atomic amounts, a decimal integer
+}
+
+// Totals are ledger-wide aggregates for /health and statistics: counts only,
+// no wallet.
+type Totals struct {
+	SettledCalls  int64
+	Payers        int64 // distinct payers
+	ReferralCodes int64 // registered codes
+	Revenue       []Revenue
+}
+
+// Pruned reports what Prune deleted.
+type Pruned struct {
+	Nonces        int64 // nonce records past their ExpiresAt
+	LoungeEntries int64 // lounge entries older than LoungeTTL
+}
+
+// Ledger is the settlement ledger: the paid-request pipeline appends, the
+// club and statistics read.
+type Ledger interface {
+	// Append records a settled payment. It is idempotent on (Network, Asset,
+	// Payer, Nonce), compared in lower case: inserted is false when the
+	// payment was already recorded (the first record is kept). A malformed
+	// RefCode is recorded as none: a settled payment is recorded whatever
+	// the code it carried.
+	Append(ctx context.Context, s Settlement) (inserted bool, err error)
+	// PayerStats summarizes the settled payments of wallet.
+	PayerStats(ctx context.Context, wallet string) (PayerStats, error)
+	// ReferralStats reports what code converted (see ReferralStats).
+	ReferralStats(ctx context.Context, code string) (ReferralStats, error)
+	// Totals returns ledger-wide aggregates.
+	Totals(ctx context.Context) (Totals, error)
+}
+
+// ReferralStore keeps the referral codes wallets registered.
+type ReferralStore interface {
+	// PutReferral registers the code of owner (derived with ReferralCode) at
+	// createdAt. It is idempotent: registering again returns the first
+	// registration unchanged.
+	PutReferral(ctx context.Context, owner string, createdAt time.Time) (Referral, error)
+	// Referral looks a code up (case-insensitively); found is false for an
+	// unknown code.
+	Referral(ctx context.Context, code string) (r Referral, found bool, err error)
+	// ReferralByOwner looks up the code registered by wallet.
+	ReferralByOwner(ctx context.Context, wallet string) (r Referral, found bool, err error)
+}
+
+// LoungeStore keeps the lounge: one entry per wallet, the newest LoungeCap,
+// each for LoungeTTL.
+type LoungeStore interface {
+	// CheckIn records e, replacing the wallet's previous entry unless that
+	// one has a later CheckedInAt (latest wins, whatever the arrival order).
+	// Entries beyond the newest LoungeCap are dropped.
+	CheckIn(ctx context.Context, e LoungeEntry) error
+	// Lounge lists up to limit entries (limit outside 1..LoungeCap means
+	// LoungeCap), newest first (ties by wallet), excluding and deleting those
+	// checked in LoungeTTL or more before now.
+	Lounge(ctx context.Context, now time.Time, limit int) ([]LoungeEntry, error)
+}
+
+// Store is every store the server needs plus housekeeping. It is safe for
+// concurrent use; the PostgreSQL implementation is also safe for several
+// processes sharing one database.
+//
+// As an x402.NonceStore (the same contract as x402.MemoryNonceStore, checked
+// by the same suite, x402test.TestNonceStore):
+//
+//   - Reserve validates the record (x402.ValidateNonceRecord plus the store's
+//     size limits), then returns the stored record and a nil error when it
+//     claims the key, or the existing record (with its Response once
+//     settled) and x402.ErrNonceTaken itself.
+//   - A key whose record's ExpiresAt is before the store's clock is
+//     reclaimable (the chain refuses the authorization anyway), and so is a
+//     reservation older than the lease with no completion (left by a crashed
+//     instance; see WithReservationLease).
+//   - Complete fails with ErrNonceNotReserved for an unknown key and with
+//     ErrNonceSettled for a settled one. A reservation past its ExpiresAt
+//     but not yet reclaimed can still be completed: recording a settlement
+//     that happened is never wrong.
+//   - Release of an unknown key is a no-op; of a settled key, ErrNonceSettled.
+type Store interface {
+	Ledger
+	ReferralStore
+	LoungeStore
+	x402.NonceStore
+
+	// Prune deletes nonce records whose ExpiresAt is before now and
+	// lounge entries older than LoungeTTL. Run it periodically; correctness
+	// never depends on it.
+	Prune(ctx context.Context, now time.Time) (Pruned, error)
+	// Ping checks that the database answers (for /health).
+	Ping(ctx context.Context) error
+	// Dialect names the implementation: "sqlite" or "postgres".
+	Dialect() string
+	// Close releases the database handles; it is idempotent. Every other
+	// method fails once the store is closed.
+	Close() error
+}
+
+// Option adjusts how a store is opened.
+type Option func(*config)
+
+// config holds the options of a store; immutable once opened.
+type config struct {
+	opTimeout time.Duration
+	lease     time.Duration
+	now       func() time.Time
+	maxConns  int
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		opTimeout: DefaultOpTimeout,
+		lease:     DefaultReservationLease,
+		now:       time.Now,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithOpTimeout bounds each store operation (default DefaultOpTimeout). A
+// non-positive d keeps the default.
+func WithOpTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.opTimeout = d
+		}
+	}
+}
+
+// WithReservationLease sets how long a nonce reservation that was neither
+// completed nor released keeps its key (default DefaultReservationLease).
+// After the lease another Reserve may reclaim the key.
+//
+// The trade-off: a process that crashes between Reserve and Complete leaves
+// a reservation behind; without a lease the payer could not retry that
+// authorization until it expires (validBefore, often minutes to hours).
+// Reclaiming lets them retry. It is safe because settlement is idempotent at
+// the facilitator and on chain: an authorization nonce settles at most once,
+// so a second handler run can at worst fail at settlement. The lease must
+// exceed the longest paid request (tool timeout plus settlement timeout),
+// otherwise a live reservation could be reclaimed and the tool run twice
+// (paid once). Instance clocks must agree to well within the lease.
+// A non-positive d keeps the default.
+func WithReservationLease(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.lease = d
+		}
+	}
+}
+
+// WithClock replaces time.Now as the store's clock, used for reservation
+// times, lease and expiry checks (tests use a fake clock). A nil now keeps
+// time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
+// WithMaxConns bounds the connections a store opens: the PostgreSQL pool
+// size (default 10, or pool_max_conns in the URL) and the SQLite read pool
+// (default 4; SQLite always has exactly one writer connection). A
+// non-positive n keeps the default.
+func WithMaxConns(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxConns = n
+		}
+	}
+}
+
+// Open opens the store named by dsn and applies pending migrations.
+//
+//   - "postgres://..." or "postgresql://..." (case-insensitive scheme): a
+//     PostgreSQL connection URL as pgx parses it; extra query parameters
+//     become session settings (for example search_path=myschema), and
+//     pool_max_conns=N sets the pool size.
+//   - anything else: a SQLite database file path, created if missing, with
+//     an optional "sqlite:" prefix. In-memory databases are refused (each
+//     connection would see its own empty database); use a temporary file.
+func Open(ctx context.Context, dsn string, opts ...Option) (Store, error) {
+	lower := strings.ToLower(dsn)
+	switch {
+	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
+		return OpenPostgres(ctx, dsn, opts...)
+	case strings.HasPrefix(lower, "sqlite:"):
+		return OpenSQLite(ctx, dsn[len("sqlite:"):], opts...)
+	default:
+		return OpenSQLite(ctx, dsn, opts...)
+	}
+}
+
+// invalid builds an error wrapping ErrInvalid that names the field.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+}

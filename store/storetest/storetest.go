@@ -1,0 +1,1010 @@
+// Package storetest is the conformance suite of package store: every
+// store.Store implementation (SQLite, PostgreSQL, any future one) must pass
+// Run, and every DSN-opened implementation RunOpen. The suite is the
+// executable definition of the store's behaviour; the implementations'
+// tests only say how to open a fresh store.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/x402test"
+)
+
+// Opener opens a fresh, empty store for one test with the given options,
+// and registers its Close with t.Cleanup.
+type Opener func(t *testing.T, opts ...store.Option) store.Store
+
+// Clock is a manual clock for store.WithClock. Safe for concurrent use.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock stopped at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// Wallet returns a deterministic test wallet address (lower case) numbered i.
+func Wallet(i int) string { return fmt.Sprintf("0x%040x", 0xa11ce000+i) }
+
+// Test constants shared by the cases.
+const (
+	usdc    = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" // USDC on Base, checksummed
+	base    = "eip155:8453"
+	waitFor = 30 * time.Second // bound of every concurrent case
+)
+
+// base0 is a fixed instant with a nanosecond part, so that the suite checks
+// exact round trips.
+var base0 = time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.UTC)
+
+// settlement returns a settlement of payer for tool with the given nonce
+// number, amount and referral code, settled at at.
+func settlement(payer, tool string, nonce int, amount, ref string, at time.Time) store.Settlement {
+	return store.Settlement{
+		Payer: payer, ToolKey: tool, Amount: amount, Asset: usdc, Network: base,
+		Transaction: fmt.Sprintf("0x%064x", nonce), Nonce: fmt.Sprintf("0x%064x", nonce),
+		RefCode: ref, SettledAt: at,
+	}
+}
+
+// Run runs the conformance suite against stores made by open, including
+// x402test.TestNonceStore for the x402.NonceStore side.
+func Run(t *testing.T, open Opener) {
+	t.Run("Ledger", func(t *testing.T) { runLedger(t, open) })
+	t.Run("Referrals", func(t *testing.T) { runReferrals(t, open) })
+	t.Run("Lounge", func(t *testing.T) { runLounge(t, open) })
+	t.Run("Nonces", func(t *testing.T) { runNonces(t, open) })
+	t.Run("x402test", func(t *testing.T) {
+		x402test.TestNonceStore(t, func(t *testing.T) x402.NonceStore { return open(t) })
+	})
+	t.Run("Housekeeping", func(t *testing.T) { runHousekeeping(t, open) })
+}
+
+func runLedger(t *testing.T, open Opener) {
+	ctx := context.Background()
+
+	t.Run("AppendIsIdempotent", func(t *testing.T) {
+		s := open(t)
+		a := settlement(Wallet(1), "risk_levels", 1, "3400", "", base0)
+		mustAppend(t, s, a, true)
+		mustAppend(t, s, a, false)
+		// The same authorization spelled differently is the same payment,
+		// even with other details: the first record is kept.
+		b := a
+		b.Payer, b.Asset, b.Nonce = strings.ToUpper(a.Payer[2:]), strings.ToLower(a.Asset), strings.ToUpper(a.Nonce[2:])
+		b.Payer, b.Nonce = "0x"+b.Payer, "0x"+b.Nonce
+		b.ToolKey, b.Amount, b.SettledAt = "other_tool", "1", base0.Add(time.Hour)
+		mustAppend(t, s, b, false)
+		// Another nonce, asset or network is another payment.
+		c := settlement(Wallet(1), "risk_levels", 2, "3400", "", base0.Add(time.Minute))
+		mustAppend(t, s, c, true)
+		d := a
+		d.Network = "eip155:84532"
+		mustAppend(t, s, d, true)
+		ps := mustPayerStats(t, s, Wallet(1))
+		if ps.PaidCalls != 3 || ps.Tools != 1 || !ps.FirstPaid.Equal(base0) || !ps.LastPaid.Equal(base0.Add(time.Minute)) {
+			t.Fatalf("PayerStats = %+v, want 3 calls of 1 tool from %v to %v", ps, base0, base0.Add(time.Minute))
+		}
+	})
+
+	t.Run("ConcurrentDuplicateAppends", func(t *testing.T) {
+		s := open(t)
+		a := settlement(Wallet(2), "risk_levels", 7, "3400", "", base0)
+		const n = 30
+		var inserted atomic.Int64
+		errs := parallel(n, func(int) error {
+			ok, err := s.Append(ctx, a)
+			if ok {
+				inserted.Add(1)
+			}
+			return err
+		})
+		for _, err := range errs {
+			t.Errorf("Append: %v", err)
+		}
+		if inserted.Load() != 1 {
+			t.Fatalf("%d appends reported inserted, want exactly 1", inserted.Load())
+		}
+		if ps := mustPayerStats(t, s, Wallet(2)); ps.PaidCalls != 1 {
+			t.Fatalf("PaidCalls = %d after duplicate appends, want 1", ps.PaidCalls)
+		}
+	})
+
+	t.Run("AppendValidates", func(t *testing.T) {
+		s := open(t)
+		good := settlement(Wallet(3), "risk_levels", 1, "3400", "", base0)
+		for name, mutate := range map[string]func(*store.Settlement){
+			"payer not an address":  func(x *store.Settlement) { x.Payer = "alice" },
+			"payer too short":       func(x *store.Settlement) { x.Payer = "0x1234" },
+			"negative amount":       func(x *store.Settlement) { x.Amount = "-1" },
+			"fractional amount":     func(x *store.Settlement) { x.Amount = "1.5" },
+			"empty amount":          func(x *store.Settlement) { x.Amount = "" },
+			"leading zero amount":   func(x *store.Settlement) { x.Amount = "0100" },
+			"79-digit amount":       func(x *store.Settlement) { x.Amount = strings.Repeat("9", 79) },
+			"missing nonce":         func(x *store.Settlement) { x.Nonce = "" },
+			"missing network":       func(x *store.Settlement) { x.Network = " " },
+			"missing asset":         func(x *store.Settlement) { x.Asset = "" },
+			"missing tool":          func(x *store.Settlement) { x.ToolKey = "" },
+			"oversized tool":        func(x *store.Settlement) { x.ToolKey = strings.Repeat("t", store.MaxFieldBytes+1) },
+			"invalid UTF-8 tool":    func(x *store.Settlement) { x.ToolKey = "\xff" },
+			"zero settlement time":  func(x *store.Settlement) { x.SettledAt = time.Time{} },
+			"oversized transaction": func(x *store.Settlement) { x.Transaction = strings.Repeat("f", store.MaxFieldBytes+1) },
+		} {
+			bad := good
+			mutate(&bad)
+			if ok, err := s.Append(ctx, bad); !errors.Is(err, store.ErrInvalid) || ok {
+				t.Errorf("%s: Append = %v, %v; want ErrInvalid", name, ok, err)
+			}
+		}
+		if tot := mustTotals(t, s); tot.SettledCalls != 0 {
+			t.Fatalf("refused settlements were recorded: %+v", tot)
+		}
+		// A malformed referral code never stops a settled payment from
+		// being recorded; it is recorded as none.
+		odd := good
+		odd.RefCode = "not a code!"
+		mustAppend(t, s, odd, true)
+		zero := settlement(Wallet(3), "risk_levels", 2, "0", "", base0)
+		mustAppend(t, s, zero, true)
+	})
+
+	t.Run("PayerStats", func(t *testing.T) {
+		s := open(t)
+		if ps := mustPayerStats(t, s, Wallet(4)); ps.PaidCalls != 0 || ps.Tools != 0 || !ps.FirstPaid.IsZero() || !ps.LastPaid.IsZero() {
+			t.Fatalf("PayerStats of a wallet that never paid = %+v, want zeros", ps)
+		}
+		t1, t2, t3 := base0, base0.Add(90*time.Second+1), base0.Add(26*time.Hour+7)
+		// Appended out of order: first and last come from SettledAt.
+		mustAppend(t, s, settlement(Wallet(4), "regex_test", 3, "100", "", t2), true)
+		mustAppend(t, s, settlement(Wallet(4), "risk_levels", 1, "3400", "", t3), true)
+		mustAppend(t, s, settlement(Wallet(4), "risk_levels", 2, "3400", "", t1), true)
+		mustAppend(t, s, settlement(Wallet(5), "risk_levels", 4, "3400", "", base0.Add(-time.Hour)), true)
+		ps := mustPayerStats(t, s, "0X"+strings.ToUpper(Wallet(4)[2:])) // any spelling
+		want := store.PayerStats{Wallet: checksum(t, Wallet(4)), PaidCalls: 3, Tools: 2, FirstPaid: t1, LastPaid: t3}
+		if ps.Wallet != want.Wallet || ps.PaidCalls != 3 || ps.Tools != 2 || !ps.FirstPaid.Equal(t1) || !ps.LastPaid.Equal(t3) {
+			t.Fatalf("PayerStats = %+v, want %+v", ps, want)
+		}
+		if _, err := s.PayerStats(ctx, "nobody"); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("PayerStats(nobody) err = %v, want ErrInvalid", err)
+		}
+	})
+
+	t.Run("ReferralStats", func(t *testing.T) {
+		s := open(t)
+		owner := Wallet(10)
+		ref, err := s.PutReferral(ctx, owner, base0)
+		if err != nil {
+			t.Fatalf("PutReferral: %v", err)
+		}
+		other, err := s.PutReferral(ctx, Wallet(11), base0)
+		if err != nil {
+			t.Fatalf("PutReferral: %v", err)
+		}
+		code := ref.Code
+		at := base0.Add(time.Minute)
+		mustAppend(t, s, settlement(Wallet(20), "risk_levels", 1, "3400", code, at), true)
+		mustAppend(t, s, settlement(Wallet(20), "risk_levels", 2, "3400", strings.ToLower(code), at), true) // codes are case-insensitive
+		mustAppend(t, s, settlement(Wallet(21), "regex_test", 3, "100", " "+code+" ", at), true)
+		mustAppend(t, s, settlement(owner, "risk_levels", 4, "3400", code, at), true) // self-referral: ignored
+		mustAppend(t, s, settlement(Wallet(22), "risk_levels", 5, "3400", other.Code, at), true)
+		mustAppend(t, s, settlement(Wallet(23), "risk_levels", 6, "3400", "", at), true)
+		rs, err := s.ReferralStats(ctx, strings.ToLower(code))
+		if err != nil {
+			t.Fatalf("ReferralStats: %v", err)
+		}
+		if !rs.Registered || rs.Code != code || rs.Owner != checksum(t, owner) || !rs.CreatedAt.Equal(base0) ||
+			rs.ReferredPayers != 2 || rs.PaidCalls != 3 {
+			t.Fatalf("ReferralStats = %+v, want %s owned by %s: 2 payers, 3 calls", rs, code, checksum(t, owner))
+		}
+		if rs, err := s.ReferralStats(ctx, other.Code); err != nil || rs.ReferredPayers != 1 || rs.PaidCalls != 1 {
+			t.Fatalf("ReferralStats(other) = %+v, %v; want 1 payer, 1 call", rs, err)
+		}
+		// A well-formed code nobody registered converts nothing, even if
+		// settlements carried it.
+		unreg, _ := store.ReferralCode(Wallet(12))
+		mustAppend(t, s, settlement(Wallet(24), "risk_levels", 7, "3400", unreg, at), true)
+		for _, c := range []string{unreg, "bogus", ""} {
+			rs, err := s.ReferralStats(ctx, c)
+			if err != nil || rs.Registered || rs.ReferredPayers != 0 || rs.PaidCalls != 0 || rs.Owner != "" {
+				t.Fatalf("ReferralStats(%q) = %+v, %v; want unregistered and zero", c, rs, err)
+			}
+		}
+		// Registering later counts the earlier settlements (computed at
+		// query time).
+		if _, err := s.PutReferral(ctx, Wallet(12), at); err != nil {
+			t.Fatalf("PutReferral: %v", err)
+		}
+		if rs, err := s.ReferralStats(ctx, unreg); err != nil || !rs.Registered || rs.ReferredPayers != 1 || rs.PaidCalls != 1 {
+			t.Fatalf("ReferralStats after registration = %+v, %v; want 1 payer, 1 call", rs, err)
+		}
+	})
+
+	t.Run("Totals", func(t *testing.T) {
+		s := open(t)
+		tot := mustTotals(t, s)
+		if tot.SettledCalls != 0 || tot.Payers != 0 || tot.ReferralCodes != 0 || len(tot.Revenue) != 0 {
+			t.Fatalf("Totals of an empty store = %+v, want zeros", tot)
+		}
+		big78 := strings.Repeat("9", 78)
+		mustAppend(t, s, settlement(Wallet(30), "a", 1, "9223372036854775807", "", base0), true) // max int64
+		mustAppend(t, s, settlement(Wallet(30), "a", 2, "9223372036854775807", "", base0), true)
+		mustAppend(t, s, settlement(Wallet(31), "a", 3, "123456789", "", base0), true)
+		x := settlement(Wallet(31), "a", 4, big78, "", base0)
+		x.Asset = "0x036CbD53842c5426634e7929541eC2318f3dCF7e" // another asset
+		mustAppend(t, s, x, true)
+		y := settlement(Wallet(32), "a", 5, "1", "", base0)
+		y.Asset = x.Asset
+		mustAppend(t, s, y, true)
+		if _, err := s.PutReferral(ctx, Wallet(30), base0); err != nil {
+			t.Fatalf("PutReferral: %v", err)
+		}
+		tot = mustTotals(t, s)
+		want := store.Totals{SettledCalls: 5, Payers: 3, ReferralCodes: 1, Revenue: []store.Revenue{
+			{Network: base, Asset: strings.ToLower(x.Asset), Calls: 2, Amount: "1" + strings.Repeat("0", 78)},
+			{Network: base, Asset: strings.ToLower(usdc), Calls: 3, Amount: "18446744073833008403"},
+		}}
+		if !reflect.DeepEqual(tot, want) {
+			t.Fatalf("Totals = %+v\nwant     %+v", tot, want)
+		}
+	})
+}
+
+func runReferrals(t *testing.T, open Opener) {
+	ctx := context.Background()
+
+	t.Run("PutAndGet", func(t *testing.T) {
+		s := open(t)
+		w := Wallet(40)
+		code, ok := store.ReferralCode(w)
+		if !ok {
+			t.Fatalf("ReferralCode(%s) not ok", w)
+		}
+		if _, found, err := s.Referral(ctx, code); err != nil || found {
+			t.Fatalf("Referral before PutReferral: found=%v err=%v", found, err)
+		}
+		if _, found, err := s.ReferralByOwner(ctx, w); err != nil || found {
+			t.Fatalf("ReferralByOwner before PutReferral: found=%v err=%v", found, err)
+		}
+		first, err := s.PutReferral(ctx, w, base0)
+		if err != nil {
+			t.Fatalf("PutReferral: %v", err)
+		}
+		want := store.Referral{Code: code, Owner: checksum(t, w), CreatedAt: base0}
+		if !sameReferral(first, want) {
+			t.Fatalf("PutReferral = %+v, want %+v", first, want)
+		}
+		// Idempotent whatever the spelling; the first registration wins.
+		again, err := s.PutReferral(ctx, checksum(t, w), base0.Add(time.Hour))
+		if err != nil || !sameReferral(again, want) {
+			t.Fatalf("second PutReferral = %+v, %v; want %+v", again, err, want)
+		}
+		for _, c := range []string{code, strings.ToLower(code), " " + code + "\n"} {
+			got, found, err := s.Referral(ctx, c)
+			if err != nil || !found || !sameReferral(got, want) {
+				t.Fatalf("Referral(%q) = %+v, %v, %v; want %+v", c, got, found, err, want)
+			}
+		}
+		got, found, err := s.ReferralByOwner(ctx, "0x"+strings.ToUpper(w[2:]))
+		if err != nil || !found || !sameReferral(got, want) {
+			t.Fatalf("ReferralByOwner = %+v, %v, %v; want %+v", got, found, err, want)
+		}
+		if _, found, err := s.Referral(ctx, "not-a-code"); err != nil || found {
+			t.Fatalf("Referral(malformed) found=%v err=%v, want not found", found, err)
+		}
+		if _, err := s.PutReferral(ctx, "0xnope", base0); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("PutReferral(bad wallet) err = %v, want ErrInvalid", err)
+		}
+		if _, err := s.PutReferral(ctx, Wallet(41), time.Time{}); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("PutReferral(zero time) err = %v, want ErrInvalid", err)
+		}
+		if _, _, err := s.ReferralByOwner(ctx, "0xnope"); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("ReferralByOwner(bad wallet) err = %v, want ErrInvalid", err)
+		}
+	})
+
+	t.Run("ConcurrentPuts", func(t *testing.T) {
+		s := open(t)
+		w := Wallet(42)
+		results := make([]store.Referral, 20)
+		errs := parallel(len(results), func(i int) error {
+			var err error
+			results[i], err = s.PutReferral(ctx, w, base0.Add(time.Duration(i)*time.Second))
+			return err
+		})
+		for _, err := range errs {
+			t.Fatalf("PutReferral: %v", err)
+		}
+		for _, r := range results[1:] {
+			if !sameReferral(r, results[0]) {
+				t.Fatalf("concurrent PutReferral disagree: %+v vs %+v", r, results[0])
+			}
+		}
+		if tot := mustTotals(t, s); tot.ReferralCodes != 1 {
+			t.Fatalf("ReferralCodes = %d, want 1", tot.ReferralCodes)
+		}
+	})
+}
+
+func runLounge(t *testing.T, open Opener) {
+	ctx := context.Background()
+	entry := func(i int, name string, at time.Time) store.LoungeEntry {
+		return store.LoungeEntry{Wallet: Wallet(i), AgentName: name, Role: "trader", Interests: []string{"gold", "risk"}, CheckedInAt: at}
+	}
+
+	t.Run("LatestWins", func(t *testing.T) {
+		s := open(t)
+		now := base0
+		mustCheckIn(t, s, entry(1, "first", now.Add(-2*time.Hour)))
+		later := entry(1, "second", now.Add(-time.Hour))
+		later.Wallet = checksum(t, later.Wallet) // any spelling is the same wallet
+		later.Interests = nil
+		later.Role = ""
+		mustCheckIn(t, s, later)
+		mustCheckIn(t, s, entry(1, "stale", now.Add(-3*time.Hour))) // arrives late, is older: ignored
+		got := mustLounge(t, s, now, 0)
+		want := []store.LoungeEntry{{Wallet: checksum(t, Wallet(1)), AgentName: "second", Role: "", Interests: []string{}, CheckedInAt: now.Add(-time.Hour)}}
+		if !sameEntries(got, want) {
+			t.Fatalf("Lounge = %+v, want %+v", got, want)
+		}
+	})
+
+	t.Run("NewestFirstAndLimit", func(t *testing.T) {
+		s := open(t)
+		now := base0
+		mustCheckIn(t, s, entry(1, "a", now.Add(-3*time.Minute)))
+		mustCheckIn(t, s, entry(2, "b", now.Add(-1*time.Minute)))
+		mustCheckIn(t, s, entry(4, "d", now.Add(-2*time.Minute)))
+		mustCheckIn(t, s, entry(3, "c", now.Add(-2*time.Minute))) // tie with d: by wallet
+		got := mustLounge(t, s, now, 10)
+		var names []string
+		for _, e := range got {
+			names = append(names, e.AgentName)
+		}
+		if strings.Join(names, ",") != "b,c,d,a" {
+			t.Fatalf("order = %v, want b,c,d,a", names)
+		}
+		if got[0].Interests[1] != "risk" || got[0].Role != "trader" || !got[0].CheckedInAt.Equal(now.Add(-time.Minute)) {
+			t.Fatalf("entry did not round-trip: %+v", got[0])
+		}
+		if got := mustLounge(t, s, now, 2); len(got) != 2 || got[0].AgentName != "b" || got[1].AgentName != "c" {
+			t.Fatalf("Lounge(limit 2) = %+v", got)
+		}
+	})
+
+	t.Run("CappedAtNewest100", func(t *testing.T) {
+		s := open(t)
+		now := base0
+		const n = store.LoungeCap + 7
+		for i := range n {
+			mustCheckIn(t, s, entry(i, fmt.Sprint(i), now.Add(-time.Hour+time.Duration(i)*time.Second)))
+		}
+		for _, limit := range []int{0, -1, store.LoungeCap, store.LoungeCap + 1, 1000} {
+			got := mustLounge(t, s, now, limit)
+			if len(got) != store.LoungeCap || got[0].AgentName != fmt.Sprint(n-1) || got[len(got)-1].AgentName != fmt.Sprint(n-store.LoungeCap) {
+				t.Fatalf("Lounge(limit %d): %d entries from %s to %s; want the newest %d", limit, len(got), got[0].AgentName, got[len(got)-1].AgentName, store.LoungeCap)
+			}
+		}
+		// The oldest are gone for good, not merely hidden: a newer entry
+		// dropping out of the cap later does not bring them back.
+		tot := 0
+		for _, e := range mustLounge(t, s, now, 0) {
+			if e.AgentName == "0" {
+				t.Fatal("the oldest entry survived the cap")
+			}
+			tot++
+		}
+		if tot != store.LoungeCap {
+			t.Fatalf("%d entries, want %d", tot, store.LoungeCap)
+		}
+	})
+
+	t.Run("ExpireAfter24h", func(t *testing.T) {
+		s := open(t)
+		now := base0
+		mustCheckIn(t, s, entry(1, "edge", now.Add(-store.LoungeTTL)))                // exactly 24 h: expired
+		mustCheckIn(t, s, entry(2, "old", now.Add(-store.LoungeTTL-time.Nanosecond))) // older: expired
+		mustCheckIn(t, s, entry(3, "fresh", now.Add(-store.LoungeTTL+time.Nanosecond)))
+		mustCheckIn(t, s, entry(4, "future", now.Add(time.Minute))) // clock skew: listed
+		got := mustLounge(t, s, now, 0)
+		if len(got) != 2 || got[0].AgentName != "future" || got[1].AgentName != "fresh" {
+			t.Fatalf("Lounge = %+v, want future, fresh", got)
+		}
+		// Expired entries were deleted, not merely hidden.
+		got = mustLounge(t, s, now.Add(-time.Hour), 0)
+		if len(got) != 2 {
+			t.Fatalf("expired entries came back: %+v", got)
+		}
+	})
+
+	t.Run("CheckInValidates", func(t *testing.T) {
+		s := open(t)
+		good := entry(1, "ok", base0)
+		for name, mutate := range map[string]func(*store.LoungeEntry){
+			"wallet":         func(e *store.LoungeEntry) { e.Wallet = "me" },
+			"time":           func(e *store.LoungeEntry) { e.CheckedInAt = time.Time{} },
+			"name too long":  func(e *store.LoungeEntry) { e.AgentName = strings.Repeat("n", store.MaxFieldBytes+1) },
+			"role not UTF-8": func(e *store.LoungeEntry) { e.Role = "\xc3" },
+			"interest NUL":   func(e *store.LoungeEntry) { e.Interests = []string{"a\x00b"} },
+			"too many interests": func(e *store.LoungeEntry) {
+				e.Interests = make([]string, store.MaxInterests+1)
+			},
+		} {
+			bad := good
+			mutate(&bad)
+			if err := s.CheckIn(ctx, bad); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("%s: CheckIn err = %v, want ErrInvalid", name, err)
+			}
+		}
+		if got := mustLounge(t, s, base0, 0); len(got) != 0 {
+			t.Fatalf("refused entries were kept: %+v", got)
+		}
+	})
+
+	t.Run("ConcurrentCheckIns", func(t *testing.T) {
+		s := open(t)
+		errs := parallel(40, func(i int) error {
+			return s.CheckIn(ctx, entry(i%10, fmt.Sprint(i), base0.Add(time.Duration(i)*time.Millisecond)))
+		})
+		for _, err := range errs {
+			t.Fatalf("CheckIn: %v", err)
+		}
+		got := mustLounge(t, s, base0.Add(time.Second), 0)
+		if len(got) != 10 {
+			t.Fatalf("%d entries, want one per wallet (10)", len(got))
+		}
+		for _, e := range got { // latest wins: i in 30..39
+			if i, err := strconv.Atoi(e.AgentName); err != nil || i < 30 {
+				t.Fatalf("entry %+v is not its wallet's latest", e)
+			}
+		}
+	})
+}
+
+func runNonces(t *testing.T, open Opener) {
+	ctx := context.Background()
+	var seq atomic.Int64
+	record := func(hash string, expires time.Time) x402.NonceRecord {
+		n := seq.Add(1)
+		return x402.NonceRecord{
+			Key:         x402.NonceKey(base, usdc, Wallet(int(n)), fmt.Sprintf("0x%064x", n)),
+			RequestHash: hash,
+			State:       x402.NonceReserved,
+			ExpiresAt:   expires,
+		}
+	}
+	response := func() x402.RecordedResponse {
+		return x402.RecordedResponse{
+			Status: http.StatusCreated,
+			Header: http.Header{"Content-Type": {"application/json"}, "Vary": {"Accept", "Origin"}, "X-Empty": {""}},
+			Body:   []byte("{\"ok\":true}\x00\xff\n"),
+			Settlement: x402.SettleResponse{
+				Success: true, Payer: Wallet(1), Transaction: fmt.Sprintf("0x%064x", 99), Network: base, Amount: "3400",
+				Extensions: map[string]any{"note": "dev", "n": float64(2)},
+				Extra:      map[string]any{"nested": map[string]any{"a": []any{"x", true}}},
+			},
+		}
+	}
+
+	t.Run("Lifecycle", func(t *testing.T) {
+		clk := NewClock(base0)
+		s := open(t, store.WithClock(clk.Now))
+		exp := base0.Add(time.Hour + 123*time.Nanosecond)
+		rec := record("GET /a", exp)
+		got, err := s.Reserve(ctx, rec)
+		if err != nil || got.Key != rec.Key || got.State != x402.NonceReserved || !got.ExpiresAt.Equal(exp) {
+			t.Fatalf("Reserve = %+v, %v; want the reservation", got, err)
+		}
+		other := rec
+		other.RequestHash = "GET /b"
+		other.ExpiresAt = exp.Add(time.Hour)
+		got, err = s.Reserve(ctx, other)
+		if err != x402.ErrNonceTaken || got.RequestHash != "GET /a" || got.State != x402.NonceReserved || got.Response != nil || !got.ExpiresAt.Equal(exp) {
+			t.Fatalf("conflicting Reserve = %+v, %v; want the existing reservation and ErrNonceTaken", got, err)
+		}
+		want := response()
+		if err := s.Complete(ctx, rec.Key, want); err != nil {
+			t.Fatalf("Complete: %v", err)
+		}
+		got, err = s.Reserve(ctx, rec)
+		if err != x402.ErrNonceTaken || got.State != x402.NonceSettled || got.RequestHash != "GET /a" || got.Response == nil {
+			t.Fatalf("Reserve after Complete = %+v, %v; want the settled record", got, err)
+		}
+		if !reflect.DeepEqual(*got.Response, want) {
+			t.Fatalf("replayed response = %#v\nwant %#v", *got.Response, want)
+		}
+		if err := s.Complete(ctx, rec.Key, want); !errors.Is(err, store.ErrNonceSettled) || !errors.Is(err, x402.ErrNonceSettled) {
+			t.Fatalf("second Complete err = %v, want ErrNonceSettled", err)
+		}
+		if err := s.Release(ctx, rec.Key); !errors.Is(err, store.ErrNonceSettled) {
+			t.Fatalf("Release of settled err = %v, want ErrNonceSettled", err)
+		}
+		if got, err := s.Reserve(ctx, rec); err != x402.ErrNonceTaken || got.State != x402.NonceSettled {
+			t.Fatalf("the settled record did not survive: %+v, %v", got, err)
+		}
+	})
+
+	t.Run("ReleaseAndReserveAgain", func(t *testing.T) {
+		s := open(t)
+		rec := record("GET /a", time.Now().Add(time.Hour))
+		if _, err := s.Reserve(ctx, rec); err != nil {
+			t.Fatalf("Reserve: %v", err)
+		}
+		if err := s.Release(ctx, rec.Key); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if err := s.Release(ctx, rec.Key); err != nil {
+			t.Fatalf("Release of a released key: %v, want nil (no-op)", err)
+		}
+		if err := s.Complete(ctx, rec.Key, response()); !errors.Is(err, store.ErrNonceNotReserved) {
+			t.Fatalf("Complete of a released key err = %v, want ErrNonceNotReserved", err)
+		}
+		rec.RequestHash = "GET /again"
+		if _, err := s.Reserve(ctx, rec); err != nil {
+			t.Fatalf("Reserve after Release: %v", err)
+		}
+		if got, err := s.Reserve(ctx, rec); err != x402.ErrNonceTaken || got.RequestHash != "GET /again" {
+			t.Fatalf("Reserve of the re-reserved key = %+v, %v", got, err)
+		}
+		if err := s.Complete(ctx, record("x", time.Now().Add(time.Hour)).Key, response()); !errors.Is(err, x402.ErrNonceNotReserved) {
+			t.Fatalf("Complete of an unknown key err = %v, want ErrNonceNotReserved", err)
+		}
+	})
+
+	t.Run("Validation", func(t *testing.T) {
+		s := open(t)
+		exp := time.Now().Add(time.Hour)
+		resp := response()
+		for name, rec := range map[string]x402.NonceRecord{
+			"empty key":      {RequestHash: "x", ExpiresAt: exp},
+			"zero expiry":    {Key: "k", RequestHash: "x"},
+			"settled state":  {Key: "k", State: x402.NonceSettled, ExpiresAt: exp},
+			"with response":  {Key: "k", ExpiresAt: exp, Response: &resp},
+			"oversized key":  {Key: strings.Repeat("k", store.MaxFieldBytes+1), ExpiresAt: exp},
+			"oversized hash": {Key: "k", RequestHash: strings.Repeat("h", store.MaxFieldBytes+1), ExpiresAt: exp},
+		} {
+			_, err := s.Reserve(ctx, rec)
+			if !errors.Is(err, x402.ErrNonceRecord) || !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("%s: Reserve err = %v, want ErrNonceRecord and ErrInvalid", name, err)
+			}
+		}
+		// State zero is taken as reserved.
+		if got, err := s.Reserve(ctx, x402.NonceRecord{Key: "k", ExpiresAt: exp}); err != nil || got.State != x402.NonceReserved {
+			t.Fatalf("Reserve with zero state = %+v, %v", got, err)
+		}
+		if err := s.Complete(ctx, "", resp); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("Complete(\"\") err = %v, want ErrInvalid", err)
+		}
+		if err := s.Release(ctx, ""); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("Release(\"\") err = %v, want ErrInvalid", err)
+		}
+	})
+
+	t.Run("ExpiredRecordsAreReclaimable", func(t *testing.T) {
+		clk := NewClock(base0)
+		s := open(t, store.WithClock(clk.Now))
+		// A reservation whose authorization has expired.
+		rec := record("GET /a", base0.Add(-time.Nanosecond))
+		if _, err := s.Reserve(ctx, rec); err != nil {
+			t.Fatalf("Reserve: %v", err)
+		}
+		rec.RequestHash, rec.ExpiresAt = "GET /b", base0.Add(time.Minute)
+		if _, err := s.Reserve(ctx, rec); err != nil {
+			t.Fatalf("Reserve over an expired reservation: %v", err)
+		}
+		// A settled record, once expired, too; at ExpiresAt exactly it still holds.
+		if err := s.Complete(ctx, rec.Key, response()); err != nil {
+			t.Fatalf("Complete: %v", err)
+		}
+		clk.Advance(time.Minute)
+		again := rec
+		again.RequestHash, again.ExpiresAt = "GET /c", base0.Add(time.Hour)
+		if got, err := s.Reserve(ctx, again); err != x402.ErrNonceTaken || got.State != x402.NonceSettled {
+			t.Fatalf("Reserve at ExpiresAt = %+v, %v; want the settled record", got, err)
+		}
+		clk.Advance(time.Nanosecond)
+		if _, err := s.Reserve(ctx, again); err != nil {
+			t.Fatalf("Reserve over an expired settled record: %v", err)
+		}
+		got, err := s.Reserve(ctx, again)
+		if err != x402.ErrNonceTaken || got.State != x402.NonceReserved || got.RequestHash != "GET /c" || got.Response != nil {
+			t.Fatalf("reclaimed record = %+v, %v; want a fresh reservation", got, err)
+		}
+	})
+
+	t.Run("StaleReservationsAreReclaimedAfterTheLease", func(t *testing.T) {
+		clk := NewClock(base0)
+		lease := 2 * time.Minute
+		s := open(t, store.WithClock(clk.Now), store.WithReservationLease(lease))
+		rec := record("GET /crashed", base0.Add(time.Hour))
+		if _, err := s.Reserve(ctx, rec); err != nil {
+			t.Fatalf("Reserve: %v", err)
+		}
+		retry := rec
+		retry.RequestHash = "GET /retry"
+		clk.Advance(lease - time.Second)
+		if _, err := s.Reserve(ctx, retry); err != x402.ErrNonceTaken {
+			t.Fatalf("Reserve within the lease err = %v, want ErrNonceTaken", err)
+		}
+		clk.Advance(time.Second)
+		if _, err := s.Reserve(ctx, retry); err != nil {
+			t.Fatalf("Reserve after the lease: %v", err)
+		}
+		// The reclaimer holds a fresh lease.
+		clk.Advance(lease / 2)
+		if got, err := s.Reserve(ctx, rec); err != x402.ErrNonceTaken || got.RequestHash != "GET /retry" {
+			t.Fatalf("Reserve of the reclaimed key = %+v, %v", got, err)
+		}
+		// A settled record is never reclaimed by the lease, only by expiry.
+		if err := s.Complete(ctx, rec.Key, response()); err != nil {
+			t.Fatalf("Complete: %v", err)
+		}
+		clk.Advance(10 * lease)
+		if got, err := s.Reserve(ctx, rec); err != x402.ErrNonceTaken || got.State != x402.NonceSettled {
+			t.Fatalf("Reserve of an old settled record = %+v, %v; want it kept", got, err)
+		}
+	})
+
+	t.Run("FarFutureExpiry", func(t *testing.T) {
+		// validBefore may name any instant; one beyond the store's range
+		// (2262) is clamped, so it still means "not expired".
+		s := open(t)
+		rec := record("GET /forever", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC))
+		if _, err := s.Reserve(ctx, rec); err != nil {
+			t.Fatalf("Reserve: %v", err)
+		}
+		got, err := s.Reserve(ctx, rec)
+		if err != x402.ErrNonceTaken || got.ExpiresAt.Before(time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Fatalf("Reserve of a far-future record = %+v, %v; want taken, expiring after 2262", got, err)
+		}
+	})
+
+	t.Run("ConcurrentReservesOneWinner", func(t *testing.T) {
+		s := open(t)
+		rec := record("", time.Now().Add(time.Hour))
+		const n = 50
+		hashes := make([]string, n)
+		var winner atomic.Int64
+		winner.Store(-1)
+		var wins atomic.Int64
+		errs := parallel(n, func(i int) error {
+			r := rec
+			r.RequestHash = fmt.Sprintf("GET /race/%d", i)
+			got, err := s.Reserve(ctx, r)
+			switch {
+			case err == nil:
+				wins.Add(1)
+				winner.Store(int64(i))
+				return nil
+			case err == x402.ErrNonceTaken:
+				hashes[i] = got.RequestHash
+				return nil
+			}
+			return err
+		})
+		for _, err := range errs {
+			t.Errorf("Reserve: %v", err)
+		}
+		if wins.Load() != 1 {
+			t.Fatalf("%d winners, want exactly 1", wins.Load())
+		}
+		w := int(winner.Load())
+		for i, h := range hashes {
+			if i != w && h != fmt.Sprintf("GET /race/%d", w) {
+				t.Fatalf("loser %d saw request hash %q, want the winner's (%d)", i, h, w)
+			}
+		}
+	})
+
+	t.Run("ManyKeysInParallel", func(t *testing.T) {
+		s := open(t)
+		const n = 120
+		recs := make([]x402.NonceRecord, n)
+		for i := range recs {
+			recs[i] = record(fmt.Sprintf("GET /%d", i), time.Now().Add(time.Hour))
+		}
+		for _, err := range parallel(n, func(i int) error { _, err := s.Reserve(ctx, recs[i]); return err }) {
+			t.Fatalf("Reserve: %v", err)
+		}
+		for _, err := range parallel(n, func(i int) error {
+			resp := response()
+			resp.Body = []byte(fmt.Sprint(i))
+			if i%2 == 0 {
+				return s.Complete(ctx, recs[i].Key, resp)
+			}
+			return s.Release(ctx, recs[i].Key)
+		}) {
+			t.Fatalf("Complete/Release: %v", err)
+		}
+		for i, rec := range recs {
+			got, err := s.Reserve(ctx, rec)
+			switch {
+			case i%2 == 0 && (err != x402.ErrNonceTaken || got.Response == nil || string(got.Response.Body) != fmt.Sprint(i)):
+				t.Fatalf("settled key %d: %+v, %v", i, got, err)
+			case i%2 == 1 && err != nil:
+				t.Fatalf("released key %d: Reserve err = %v", i, err)
+			}
+		}
+	})
+}
+
+func runHousekeeping(t *testing.T, open Opener) {
+	ctx := context.Background()
+
+	t.Run("Prune", func(t *testing.T) {
+		clk := NewClock(base0)
+		s := open(t, store.WithClock(clk.Now))
+		keep := x402.NonceRecord{Key: "keep", RequestHash: "h", ExpiresAt: base0.Add(time.Hour)}
+		edge := x402.NonceRecord{Key: "edge", RequestHash: "h", ExpiresAt: base0}
+		gone := x402.NonceRecord{Key: "gone", RequestHash: "h", ExpiresAt: base0.Add(time.Minute)}
+		for _, r := range []x402.NonceRecord{keep, edge, gone} {
+			if _, err := s.Reserve(ctx, r); err != nil {
+				t.Fatalf("Reserve %s: %v", r.Key, err)
+			}
+		}
+		if err := s.Complete(ctx, "gone", x402.RecordedResponse{Status: 200}); err != nil {
+			t.Fatalf("Complete: %v", err)
+		}
+		mustCheckIn(t, s, store.LoungeEntry{Wallet: Wallet(1), CheckedInAt: base0.Add(-25 * time.Hour)})
+		mustCheckIn(t, s, store.LoungeEntry{Wallet: Wallet(2), CheckedInAt: base0.Add(-23 * time.Hour)})
+		p, err := s.Prune(ctx, base0.Add(time.Minute+1))
+		if err != nil {
+			t.Fatalf("Prune: %v", err)
+		}
+		if p != (store.Pruned{Nonces: 2, LoungeEntries: 1}) {
+			t.Fatalf("Prune = %+v, want 2 nonces (edge, gone) and 1 lounge entry", p)
+		}
+		if _, err := s.Reserve(ctx, keep); err != x402.ErrNonceTaken {
+			t.Fatalf("Prune removed a live record: Reserve err = %v", err)
+		}
+		if err := s.Complete(ctx, "gone", x402.RecordedResponse{}); !errors.Is(err, store.ErrNonceNotReserved) {
+			t.Fatalf("pruned record still there: Complete err = %v", err)
+		}
+	})
+
+	t.Run("PingDialectAndCanceledContext", func(t *testing.T) {
+		s := open(t)
+		if err := s.Ping(ctx); err != nil {
+			t.Fatalf("Ping: %v", err)
+		}
+		if d := s.Dialect(); d != "sqlite" && d != "postgres" {
+			t.Fatalf("Dialect = %q", d)
+		}
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := s.Append(canceled, settlement(Wallet(1), "a", 1, "1", "", base0)); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Append with a canceled context err = %v, want context.Canceled", err)
+		}
+		if _, err := s.Reserve(canceled, x402.NonceRecord{Key: "k", ExpiresAt: base0}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Reserve with a canceled context err = %v, want context.Canceled", err)
+		}
+		// The store is still usable afterwards.
+		mustAppend(t, s, settlement(Wallet(1), "a", 1, "1", "", base0), true)
+	})
+
+	t.Run("Close", func(t *testing.T) {
+		s := open(t)
+		if err := s.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		if err := s.Ping(ctx); err == nil {
+			t.Fatal("Ping after Close succeeded")
+		}
+		if _, err := s.Reserve(ctx, x402.NonceRecord{Key: "k", ExpiresAt: time.Now().Add(time.Hour)}); err == nil || err == x402.ErrNonceTaken {
+			t.Fatalf("Reserve after Close err = %v, want a failure", err)
+		}
+	})
+
+	t.Run("OperationTimeout", func(t *testing.T) {
+		s := open(t, store.WithOpTimeout(time.Nanosecond))
+		if _, err := s.Totals(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Totals under a 1 ns operation timeout err = %v, want DeadlineExceeded", err)
+		}
+	})
+}
+
+// RunOpen checks opening by DSN: migrations are idempotent (a second Open
+// applies nothing and keeps the data) and safe when several openers start
+// together. newDSN returns a DSN naming a fresh, empty database.
+func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
+	ctx := context.Background()
+	openDSN := func(t *testing.T, dsn string) (store.Store, error) {
+		s, err := store.Open(ctx, dsn)
+		if err == nil {
+			t.Cleanup(func() { _ = s.Close() })
+		}
+		return s, err
+	}
+
+	t.Run("OpenTwice", func(t *testing.T) {
+		dsn := newDSN(t)
+		s1, err := openDSN(t, dsn)
+		if err != nil {
+			t.Fatalf("first Open: %v", err)
+		}
+		mustAppend(t, s1, settlement(Wallet(1), "a", 1, "1", "", base0), true)
+		if err := s1.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		s2, err := openDSN(t, dsn)
+		if err != nil {
+			t.Fatalf("second Open: %v", err)
+		}
+		if ps := mustPayerStats(t, s2, Wallet(1)); ps.PaidCalls != 1 {
+			t.Fatalf("data lost across reopen: %+v", ps)
+		}
+		mustAppend(t, s2, settlement(Wallet(1), "a", 1, "1", "", base0), false)
+	})
+
+	t.Run("OpenConcurrently", func(t *testing.T) {
+		dsn := newDSN(t)
+		const n = 4
+		stores := make([]store.Store, n)
+		errs := parallel(n, func(i int) error {
+			var err error
+			stores[i], err = store.Open(ctx, dsn)
+			return err
+		})
+		for _, s := range stores {
+			if s != nil {
+				t.Cleanup(func() { _ = s.Close() })
+			}
+		}
+		for _, err := range errs {
+			t.Fatalf("concurrent Open: %v", err)
+		}
+		// They share one database: a reservation made through one is seen
+		// by all, and exactly one of them wins a race.
+		rec := x402.NonceRecord{Key: "shared", RequestHash: "h", ExpiresAt: time.Now().Add(time.Hour)}
+		var wins atomic.Int64
+		for _, err := range parallel(n*5, func(i int) error {
+			_, err := stores[i%n].Reserve(ctx, rec)
+			if err == nil {
+				wins.Add(1)
+				return nil
+			}
+			if err == x402.ErrNonceTaken {
+				return nil
+			}
+			return err
+		}) {
+			t.Fatalf("Reserve: %v", err)
+		}
+		if wins.Load() != 1 {
+			t.Fatalf("%d winners across %d stores sharing a database, want 1", wins.Load(), n)
+		}
+	})
+}
+
+// parallel runs f(0..n-1) concurrently, released together, and returns the
+// non-nil errors. It fails the caller's test if they take longer than waitFor.
+func parallel(n int, f func(i int) error) []error {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errc := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if err := f(i); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	close(start)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(waitFor):
+		return []error{fmt.Errorf("%d concurrent calls still running after %v", n, waitFor)}
+	}
+	close(errc)
+	var errs []error
+	for err := range errc {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+func mustAppend(t *testing.T, s store.Ledger, st store.Settlement, wantInserted bool) {
+	t.Helper()
+	ok, err := s.Append(context.Background(), st)
+	if err != nil {
+		t.Fatalf("Append(%s, nonce %s): %v", st.Payer, st.Nonce, err)
+	}
+	if ok != wantInserted {
+		t.Fatalf("Append(%s, nonce %s) inserted = %v, want %v", st.Payer, st.Nonce, ok, wantInserted)
+	}
+}
+
+func mustPayerStats(t *testing.T, s store.Ledger, wallet string) store.PayerStats {
+	t.Helper()
+	ps, err := s.PayerStats(context.Background(), wallet)
+	if err != nil {
+		t.Fatalf("PayerStats(%s): %v", wallet, err)
+	}
+	return ps
+}
+
+func mustTotals(t *testing.T, s store.Ledger) store.Totals {
+	t.Helper()
+	tot, err := s.Totals(context.Background())
+	if err != nil {
+		t.Fatalf("Totals: %v", err)
+	}
+	return tot
+}
+
+func mustCheckIn(t *testing.T, s store.LoungeStore, e store.LoungeEntry) {
+	t.Helper()
+	if err := s.CheckIn(context.Background(), e); err != nil {
+		t.Fatalf("CheckIn(%s): %v", e.Wallet, err)
+	}
+}
+
+func mustLounge(t *testing.T, s store.LoungeStore, now time.Time, limit int) []store.LoungeEntry {
+	t.Helper()
+	got, err := s.Lounge(context.Background(), now, limit)
+	if err != nil {
+		t.Fatalf("Lounge: %v", err)
+	}
+	return got
+}
+
+func checksum(t *testing.T, w string) string {
+	t.Helper()
+	cs, ok := store.ChecksumAddress(w)
+	if !ok {
+		t.Fatalf("ChecksumAddress(%q) not ok", w)
+	}
+	return cs
+}
+
+func sameReferral(a, b store.Referral) bool {
+	return a.Code == b.Code && a.Owner == b.Owner && a.CreatedAt.Equal(b.CreatedAt)
+}
+
+func sameEntries(a, b []store.LoungeEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Wallet != y.Wallet || x.AgentName != y.AgentName || x.Role != y.Role ||
+			!x.CheckedInAt.Equal(y.CheckedInAt) || !reflect.DeepEqual(x.Interests, y.Interests) {
+			return false
+		}
+	}
+	return true
+}
