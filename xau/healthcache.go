@@ -1,0 +1,154 @@
+package xau
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Defaults of HealthCache.
+const (
+	// DefaultHealthTTL is how long a health result (up or down) is reused.
+	DefaultHealthTTL = 2 * time.Second
+	// DefaultHealthTimeout bounds one underlying Health call.
+	DefaultHealthTimeout = 2 * time.Second
+)
+
+// HealthCache answers the pre-payment availability check ("can this
+// terminal-backed request succeed?") without calling the terminal on every
+// request. It is safe for concurrent use.
+//
+// The last result, up or down, is reused for the TTL. When it has expired,
+// concurrent callers share a single underlying Health call (single flight),
+// which runs detached from any one caller's cancellation but bounded by the
+// call timeout; a caller whose context ends stops waiting. A Health call
+// that fails, times out, panics or reports Connected false counts as down,
+// and Check then returns an error wrapping ErrUnavailable.
+type HealthCache struct {
+	t   Terminal
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	timeout time.Duration
+	have    bool
+	at      time.Time
+	health  Health
+	err     error
+	flight  *healthFlight
+}
+
+// healthFlight is one underlying Health call shared by its waiters.
+type healthFlight struct {
+	done   chan struct{}
+	health Health
+	err    error
+}
+
+// NewHealthCache returns a cache in front of t. ttl ≤ 0 means
+// DefaultHealthTTL; now nil means time.Now (inject a clock in tests).
+func NewHealthCache(t Terminal, ttl time.Duration, now func() time.Time) *HealthCache {
+	if ttl <= 0 {
+		ttl = DefaultHealthTTL
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &HealthCache{t: t, ttl: ttl, now: now, timeout: DefaultHealthTimeout}
+}
+
+// SetTimeout changes the bound of one underlying Health call (d ≤ 0 means
+// DefaultHealthTimeout). It applies to the next call.
+func (c *HealthCache) SetTimeout(d time.Duration) {
+	if d <= 0 {
+		d = DefaultHealthTimeout
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timeout = d
+}
+
+// Check returns nil when the terminal is up and an error wrapping
+// ErrUnavailable when it is down, from a result at most TTL old.
+func (c *HealthCache) Check(ctx context.Context) error {
+	_, err := c.Status(ctx)
+	return err
+}
+
+// Status returns the cached Health and its error (nil when up), refreshing
+// it when older than the TTL. A /health endpoint can show the Health even
+// when the error is set.
+func (c *HealthCache) Status(ctx context.Context) (Health, error) {
+	if err := ctxErr(ctx, "health"); err != nil {
+		return Health{}, err
+	}
+	c.mu.Lock()
+	if c.have {
+		age := c.now().Sub(c.at)
+		if age >= 0 && age < c.ttl {
+			h, err := c.health, c.err
+			c.mu.Unlock()
+			return h, err
+		}
+	}
+	f := c.flight
+	if f == nil {
+		f = &healthFlight{done: make(chan struct{})}
+		c.flight = f
+		go c.run(context.WithoutCancel(ctx), c.timeout, f)
+	}
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.health, f.err
+	case <-ctx.Done():
+		return Health{}, ctxErr(ctx, "health")
+	}
+}
+
+// run performs the underlying call of flight f and publishes its result.
+func (c *HealthCache) run(ctx context.Context, timeout time.Duration, f *healthFlight) {
+	defer close(f.done)
+	h, err := c.call(ctx, timeout)
+	switch {
+	case err == nil && !h.Connected:
+		err = unavailable("health", "terminal disconnected", nil)
+	case err != nil && !errors.Is(err, ErrUnavailable):
+		// A foreign error from a custom Terminal still means "down".
+		err = unavailable("health", "terminal health check failed", err)
+	}
+	f.health, f.err = h, err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.have, c.at, c.health, c.err, c.flight = true, c.now(), h, err, nil
+}
+
+// call runs Health with a timeout. The timeout holds even for a terminal
+// that ignores its context (the call is then abandoned), and a panic in
+// Health becomes ErrUnavailable.
+func (c *HealthCache) call(ctx context.Context, timeout time.Duration) (Health, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		h   Health
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- result{err: unavailable("health", "terminal health check failed", fmt.Errorf("panic: %v", p))}
+			}
+		}()
+		h, err := c.t.Health(ctx)
+		ch <- result{h, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.h, r.err
+	case <-ctx.Done():
+		return Health{}, unavailable("health", "terminal health check timed out", fmt.Errorf("after %s: %w", timeout, context.DeadlineExceeded))
+	}
+}
