@@ -1,0 +1,2 @@
+// Intentionally empty: see package.json.
+export {};

@@ -1,0 +1,512 @@
+package x402
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// Signer holds a payer's private key. It signs EIP-3009 authorizations and
+// shows only its address: String, GoString and LogValue print the address,
+// and no method returns the key.
+type Signer struct {
+	key     *ecdsa.PrivateKey
+	address common.Address
+}
+
+// NewSigner wraps a secp256k1 private key.
+func NewSigner(key *ecdsa.PrivateKey) (*Signer, error) {
+	if key == nil || key.D == nil || key.D.Sign() <= 0 {
+		return nil, errors.New("x402: signer: a private key is required")
+	}
+	return &Signer{key: key, address: crypto.PubkeyToAddress(key.PublicKey)}, nil
+}
+
+// ParseSigner reads a private key written as 64 hex digits, with or without
+// "0x". The error never contains the key.
+func ParseSigner(hexKey string) (*Signer, error) {
+	k, err := crypto.HexToECDSA(strings.TrimPrefix(strings.TrimSpace(hexKey), "0x"))
+	if err != nil {
+		return nil, errors.New("x402: signer: the private key must be 64 hex digits (optionally 0x-prefixed) of a valid secp256k1 key")
+	}
+	return NewSigner(k)
+}
+
+// Address returns the payer's EIP-55 checksummed address.
+func (s *Signer) Address() string { return s.address.Hex() }
+
+// String shows the address only.
+func (s *Signer) String() string { return "x402.Signer(" + s.address.Hex() + ")" }
+
+// GoString shows the address only (for %#v).
+func (s *Signer) GoString() string { return s.String() }
+
+// LogValue shows the address only in slog records.
+func (s *Signer) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// NewPayload signs an exact/EIP-3009 payment of req (see NewExactPayload;
+// validity ≤ 0 means req.MaxTimeoutSeconds).
+func (s *Signer) NewPayload(req PaymentRequirements, now time.Time, validity time.Duration) (ExactEVMPayload, error) {
+	return NewExactPayload(s.key, req, now, validity)
+}
+
+// DefaultMaxAmount is the Transport's spending cap per payment when none is
+// set: one US dollar, as the reference TS client's default.
+const DefaultMaxAmount = "$1"
+
+// DefaultMaxReplayBodyBytes bounds the request body a Transport buffers to
+// send it again with the payment (8 MiB), when the request has no GetBody.
+const DefaultMaxReplayBodyBytes = 8 << 20
+
+// clMaxOfferBodyBytes bounds the 402 body read for a v1 offer.
+const clMaxOfferBodyBytes = 1 << 20
+
+// Errors of the paying client. A *NoAcceptableError matches
+// ErrNoAcceptableRequirements and the reason of each refused offer.
+var (
+	ErrNoAcceptableRequirements = errors.New("x402: no acceptable payment requirements")
+	ErrSchemeNotSupported       = errors.New("scheme not supported")
+	ErrNetworkNotAllowed        = errors.New("network not allowed")
+	ErrAssetNotAllowed          = errors.New("asset not allowed")
+	ErrAmountOverMax            = errors.New("amount over the maximum per payment")
+	ErrInvalidRequirements      = errors.New("invalid requirements")
+	// ErrInvalidPaymentRequired: a 402 with a PAYMENT-REQUIRED header that
+	// does not decode.
+	ErrInvalidPaymentRequired = errors.New("x402: invalid PAYMENT-REQUIRED header")
+	// ErrNoPaymentResponse: the answer has no PAYMENT-RESPONSE /
+	// X-PAYMENT-RESPONSE header.
+	ErrNoPaymentResponse = errors.New("x402: no payment response header")
+	// ErrNoSigner: the Transport has no Signer.
+	ErrNoSigner = errors.New("x402: transport has no signer")
+)
+
+// RejectedRequirement says why one offered requirement was not paid.
+type RejectedRequirement struct {
+	Index        int
+	Requirements PaymentRequirements
+	Err          error // one of ErrSchemeNotSupported, ErrNetworkNotAllowed, ErrAssetNotAllowed, ErrAmountOverMax, ErrInvalidRequirements
+	Detail       string
+}
+
+// NoAcceptableError is returned by Transport.RoundTrip when no offered
+// requirement is acceptable; nothing was signed.
+type NoAcceptableError struct {
+	Rejected []RejectedRequirement
+}
+
+// Error implements error.
+func (e *NoAcceptableError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrNoAcceptableRequirements.Error())
+	for _, r := range e.Rejected {
+		fmt.Fprintf(&b, "; accepts[%d]: %v", r.Index, r.Err)
+		if r.Detail != "" {
+			b.WriteString(" (" + r.Detail + ")")
+		}
+	}
+	if len(e.Rejected) == 0 {
+		b.WriteString(": the server offered none")
+	}
+	return b.String()
+}
+
+// Unwrap lets errors.Is match ErrNoAcceptableRequirements and each reason.
+func (e *NoAcceptableError) Unwrap() []error {
+	out := []error{ErrNoAcceptableRequirements}
+	for _, r := range e.Rejected {
+		out = append(out, r.Err)
+	}
+	return out
+}
+
+// Transport is an http.RoundTripper that pays x402 402s. On a 402 it reads
+// the offer (the PAYMENT-REQUIRED header of v2; else a v1 JSON body), picks
+// the first acceptable requirement (scheme exact, allowed network and
+// asset, amount at most MaxAmount), signs an EIP-3009 authorization with
+// Signer and sends the request once more with PAYMENT-SIGNATURE (v2) or
+// X-PAYMENT (v1). It pays at most once per request: the second answer is
+// returned as is (even a 402), and a request that already carries a payment
+// header is sent without paying. Use PaymentResponse on the answer to read
+// the settlement.
+type Transport struct {
+	// Base sends the requests; nil means http.DefaultTransport.
+	Base http.RoundTripper
+	// Signer pays; required to pay (ErrNoSigner otherwise).
+	Signer *Signer
+	// Networks allowed (CAIP-2 ids or v1 names); empty means NetworkBase.
+	Networks []string
+	// Assets allowed (token addresses, any case); empty means the USDC of
+	// each allowed network.
+	Assets []string
+	// MaxAmount caps one payment: atomic units ("2500") or, with a "$"
+	// prefix, US dollars of a 6-decimal stablecoin ("$0.01"). Empty means
+	// DefaultMaxAmount.
+	MaxAmount string
+	// Now is the clock used for the authorization's validity; nil means
+	// time.Now.
+	Now func() time.Time
+	// Validity of the authorization; zero means the requirement's
+	// maxTimeoutSeconds.
+	Validity time.Duration
+	// MaxReplayBodyBytes bounds a buffered request body; zero means
+	// DefaultMaxReplayBodyBytes.
+	MaxReplayBodyBytes int64
+}
+
+// ClientOption configures NewClient's Transport.
+type ClientOption func(*Transport)
+
+// WithBase sets the Transport's Base round tripper.
+func WithBase(rt http.RoundTripper) ClientOption { return func(t *Transport) { t.Base = rt } }
+
+// WithNetworks sets the allowed networks.
+func WithNetworks(ids ...string) ClientOption {
+	return func(t *Transport) { t.Networks = append([]string(nil), ids...) }
+}
+
+// WithAssets sets the allowed assets.
+func WithAssets(addrs ...string) ClientOption {
+	return func(t *Transport) { t.Assets = append([]string(nil), addrs...) }
+}
+
+// WithMaxAmount sets the cap per payment (atomic units, or "$" + dollars).
+func WithMaxAmount(max string) ClientOption { return func(t *Transport) { t.MaxAmount = max } }
+
+// WithClock sets the clock.
+func WithClock(now func() time.Time) ClientOption { return func(t *Transport) { t.Now = now } }
+
+// WithValidity sets the authorization's validity.
+func WithValidity(d time.Duration) ClientOption { return func(t *Transport) { t.Validity = d } }
+
+// NewClient returns an http.Client whose Transport pays 402s with signer.
+func NewClient(signer *Signer, opts ...ClientOption) *http.Client {
+	t := &Transport{Signer: signer}
+	for _, o := range opts {
+		o(t)
+	}
+	return &http.Client{Transport: t}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if req.Header.Get(HeaderPaymentSignature) != "" || req.Header.Get(HeaderV1Payment) != "" {
+		return base.RoundTrip(req) // already paying: never pay twice
+	}
+	getBody, err := t.replayableBody(req)
+	if err != nil {
+		return nil, err
+	}
+	first := req
+	if getBody != nil && req.GetBody == nil {
+		first = req.Clone(req.Context())
+		first.Body, _ = getBody()
+		first.GetBody = getBody
+	}
+	resp, err := base.RoundTrip(first)
+	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
+		return resp, err
+	}
+	offer, err := clReadOffer(resp)
+	if err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	if offer == nil { // not an x402 402: hand it back untouched
+		return resp, nil
+	}
+	name, value, err := t.pay(offer)
+	if err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, clMaxOfferBodyBytes))
+	resp.Body.Close()
+
+	retry := req.Clone(req.Context())
+	retry.Header.Set(name, value)
+	if getBody != nil {
+		if retry.Body, err = getBody(); err != nil {
+			return nil, fmt.Errorf("x402: replaying the request body: %w", err)
+		}
+		retry.GetBody = getBody
+	}
+	return base.RoundTrip(retry)
+}
+
+// replayableBody returns a function giving the request body again, or nil
+// for a request without body.
+func (t *Transport) replayableBody(req *http.Request) (func() (io.ReadCloser, error), error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	if req.GetBody != nil {
+		return req.GetBody, nil
+	}
+	limit := t.MaxReplayBodyBytes
+	if limit <= 0 {
+		limit = DefaultMaxReplayBodyBytes
+	}
+	defer req.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("x402: buffering the request body: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("x402: request body over %d bytes cannot be replayed with a payment (set GetBody)", limit)
+	}
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }, nil
+}
+
+// clOffer is a decoded 402: the v2 PaymentRequired, or the v1 body's
+// requirements converted to v2 (v1Accepts keeps the originals).
+type clOffer struct {
+	version   int
+	pr        PaymentRequired
+	v1Accepts []PaymentRequirementsV1
+}
+
+// clReadOffer decodes a 402. It returns nil, nil for a 402 that is not x402
+// (its body is then restored).
+func clReadOffer(resp *http.Response) (*clOffer, error) {
+	if h := resp.Header.Get(HeaderPaymentRequired); h != "" {
+		pr, err := DecodePaymentRequired(h)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidPaymentRequired, err)
+		}
+		return &clOffer{version: Version, pr: pr}, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, clMaxOfferBodyBytes))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("x402: reading the 402 body: %w", err)
+	}
+	var v1 PaymentRequiredV1
+	if json.Unmarshal(b, &v1) != nil || v1.X402Version != VersionV1 || len(v1.Accepts) == 0 {
+		return nil, nil
+	}
+	o := &clOffer{version: VersionV1, pr: PaymentRequired{X402Version: VersionV1, Error: v1.Error}}
+	for _, a := range v1.Accepts {
+		req, res, err := RequirementsFromV1(a)
+		if err != nil { // unknown v1 network: keep a placeholder the chooser refuses
+			req = PaymentRequirements{Scheme: a.Scheme, Network: a.Network, Amount: a.MaxAmountRequired, Asset: a.Asset, PayTo: a.PayTo}
+		}
+		if o.pr.Resource.URL == "" {
+			o.pr.Resource = res
+		}
+		o.pr.Accepts = append(o.pr.Accepts, req)
+		o.v1Accepts = append(o.v1Accepts, a)
+	}
+	return o, nil
+}
+
+// pay chooses a requirement and returns the payment header to send.
+func (t *Transport) pay(o *clOffer) (name, value string, err error) {
+	if t.Signer == nil {
+		return "", "", ErrNoSigner
+	}
+	i, err := t.Choose(o.pr.Accepts)
+	if err != nil {
+		return "", "", err
+	}
+	now := time.Now
+	if t.Now != nil {
+		now = t.Now
+	}
+	chosen := o.pr.Accepts[i]
+	ep, err := t.Signer.NewPayload(chosen, now(), t.Validity)
+	if err != nil {
+		return "", "", fmt.Errorf("x402: signing the payment: %w", err)
+	}
+	raw, err := json.Marshal(ep)
+	if err != nil {
+		return "", "", fmt.Errorf("x402: encoding the payment: %w", err)
+	}
+	if o.version == VersionV1 {
+		a := o.v1Accepts[i]
+		value, err = EncodeHeader(PaymentPayloadV1{X402Version: VersionV1, Scheme: a.Scheme, Network: a.Network, Payload: raw})
+		return HeaderV1Payment, value, err
+	}
+	res := o.pr.Resource
+	value, err = EncodeHeader(PaymentPayload{
+		X402Version: Version,
+		Resource:    &res,
+		Accepted:    chosen,
+		Payload:     raw,
+		Extensions:  o.pr.Extensions,
+	})
+	return HeaderPaymentSignature, value, err
+}
+
+// Choose returns the index of the first acceptable requirement: scheme
+// exact, an allowed network and asset, extra.name/extra.version present, a
+// valid payTo and a positive amount at most MaxAmount. The error is a
+// *NoAcceptableError listing why each one was refused, or a configuration
+// error of the Transport.
+func (t *Transport) Choose(accepts []PaymentRequirements) (int, error) {
+	networks := t.Networks
+	if len(networks) == 0 {
+		networks = []string{NetworkBase}
+	}
+	var allowedNets []Network
+	for _, id := range networks {
+		n, ok := LookupNetwork(id)
+		if !ok {
+			return -1, fmt.Errorf("x402: transport: %w %q", ErrUnknownNetwork, mwTrunc(id, 40))
+		}
+		allowedNets = append(allowedNets, n)
+	}
+	noErr := &NoAcceptableError{}
+	for i, req := range accepts {
+		reject := func(err error, format string, args ...any) {
+			noErr.Rejected = append(noErr.Rejected, RejectedRequirement{Index: i, Requirements: req, Err: err, Detail: fmt.Sprintf(format, args...)})
+		}
+		if req.Scheme != SchemeExact {
+			reject(ErrSchemeNotSupported, "scheme %q", mwTrunc(req.Scheme, 20))
+			continue
+		}
+		var net *Network
+		for j := range allowedNets {
+			if allowedNets[j].CAIP2 == req.Network || allowedNets[j].V1Name == req.Network {
+				net = &allowedNets[j]
+				break
+			}
+		}
+		if net == nil {
+			reject(ErrNetworkNotAllowed, "network %q", mwTrunc(req.Network, 40))
+			continue
+		}
+		if !t.assetAllowed(*net, req.Asset) {
+			reject(ErrAssetNotAllowed, "asset %q on %s", mwTrunc(req.Asset, 50), net.CAIP2)
+			continue
+		}
+		if name, _ := req.Extra["name"].(string); name == "" {
+			reject(ErrInvalidRequirements, "extra.name/extra.version (the token's EIP-712 domain) missing")
+			continue
+		}
+		if version, _ := req.Extra["version"].(string); version == "" {
+			reject(ErrInvalidRequirements, "extra.name/extra.version (the token's EIP-712 domain) missing")
+			continue
+		}
+		if _, ok := ChecksumAddress(req.PayTo); !ok {
+			reject(ErrInvalidRequirements, "payTo is not an address")
+			continue
+		}
+		amount, ok := clAtomic(req.Amount)
+		if !ok || amount.Sign() == 0 {
+			reject(ErrInvalidRequirements, "amount %q is not a positive integer", mwTrunc(req.Amount, 40))
+			continue
+		}
+		limit, err := t.maxAtomic(*net)
+		if err != nil {
+			return -1, err
+		}
+		if amount.Cmp(limit) > 0 {
+			reject(ErrAmountOverMax, "amount %s over the maximum %s", req.Amount, t.maxAmountText())
+			continue
+		}
+		return i, nil
+	}
+	return -1, noErr
+}
+
+func (t *Transport) assetAllowed(n Network, asset string) bool {
+	if len(t.Assets) == 0 {
+		return strings.EqualFold(asset, n.USDC)
+	}
+	for _, a := range t.Assets {
+		if strings.EqualFold(a, asset) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Transport) maxAmountText() string {
+	if t.MaxAmount == "" {
+		return DefaultMaxAmount
+	}
+	return t.MaxAmount
+}
+
+// maxAtomic is the cap per payment in atomic units (dollars converted with
+// the network's USDC decimals).
+func (t *Transport) maxAtomic(n Network) (*big.Int, error) {
+	s := t.maxAmountText()
+	if usd, ok := strings.CutPrefix(s, "$"); ok {
+		atomic, err := PriceToAtomic(usd, n.USDCDecimals)
+		if err != nil {
+			return nil, fmt.Errorf("x402: transport: MaxAmount %q: %w", mwTrunc(s, 40), err)
+		}
+		s = atomic
+	}
+	w, ok := clAtomic(s)
+	if !ok {
+		return nil, fmt.Errorf("x402: transport: MaxAmount %q is neither atomic units nor \"$\" + dollars", mwTrunc(s, 40))
+	}
+	return w, nil
+}
+
+// clAtomic parses a non-negative decimal integer of at most 78 digits (a
+// uint256).
+func clAtomic(s string) (*big.Int, bool) {
+	if s == "" || len(s) > 78 {
+		return nil, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return nil, false
+		}
+	}
+	v, ok := new(big.Int).SetString(s, 10)
+	return v, ok
+}
+
+// PaymentResponse decodes the settlement of a paid answer: the
+// PAYMENT-RESPONSE header (v2), else X-PAYMENT-RESPONSE (v1). A failed
+// settlement decodes fine with Success false. ErrNoPaymentResponse when
+// neither header is present.
+func PaymentResponse(resp *http.Response) (*SettleResponse, error) {
+	h := resp.Header.Get(HeaderPaymentResponse)
+	if h == "" {
+		h = resp.Header.Get(HeaderV1PaymentResponse)
+	}
+	if h == "" {
+		return nil, ErrNoPaymentResponse
+	}
+	sr, err := DecodeSettleResponse(h)
+	if err != nil {
+		return nil, err
+	}
+	return &sr, nil
+}
+
+// PaymentRequiredOf decodes the PAYMENT-REQUIRED header of a 402 (its Error
+// says why a payment was refused). ErrInvalidPaymentRequired wraps a
+// missing or undecodable header.
+func PaymentRequiredOf(resp *http.Response) (PaymentRequired, error) {
+	h := resp.Header.Get(HeaderPaymentRequired)
+	if h == "" {
+		return PaymentRequired{}, fmt.Errorf("%w: absent", ErrInvalidPaymentRequired)
+	}
+	pr, err := DecodePaymentRequired(h)
+	if err != nil {
+		return PaymentRequired{}, fmt.Errorf("%w: %w", ErrInvalidPaymentRequired, err)
+	}
+	return pr, nil
+}
