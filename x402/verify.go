@@ -1,0 +1,304 @@
+package x402
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// Reasons a payment is refused (VerifyError.Reason, VerifyResponse.
+// InvalidReason, SettleResponse.ErrorReason). The strings are those of the
+// reference facilitators where one exists; ReasonAssetMismatch,
+// ReasonNonceFormat, ReasonRequirementsMismatch and ReasonInvalidNetwork are
+// this package's. Clients should treat reasons as opaque.
+const (
+	ReasonInvalidX402Version    = "invalid_x402_version"
+	ReasonScheme                = "invalid_exact_evm_scheme"
+	ReasonNetworkMismatch       = "invalid_exact_evm_network_mismatch"
+	ReasonInvalidNetwork        = "invalid_network"
+	ReasonRequirementsMismatch  = "invalid_exact_evm_requirements_mismatch"
+	ReasonAssetMismatch         = "invalid_exact_evm_asset_mismatch"
+	ReasonMissingEIP712Domain   = "invalid_exact_evm_missing_eip712_domain"
+	ReasonTokenNameMismatch     = "invalid_exact_evm_token_name_mismatch"
+	ReasonTokenVersionMismatch  = "invalid_exact_evm_token_version_mismatch"
+	ReasonInvalidPayload        = "invalid_exact_evm_payload"
+	ReasonMissingSignature      = "invalid_exact_evm_payload_missing_signature"
+	ReasonSignatureFormat       = "invalid_exact_evm_signature_format"
+	ReasonNonceFormat           = "invalid_exact_evm_nonce_format"
+	ReasonRecipientMismatch     = "invalid_exact_evm_recipient_mismatch"
+	ReasonValueMismatch         = "invalid_exact_evm_payload_authorization_value_mismatch"
+	ReasonValidBefore           = "invalid_exact_evm_payload_authorization_valid_before"
+	ReasonValidAfter            = "invalid_exact_evm_payload_authorization_valid_after"
+	ReasonInvalidSignature      = "invalid_exact_evm_signature"
+	ReasonNonceAlreadyUsed      = "invalid_exact_evm_nonce_already_used"
+	ReasonUnexpectedVerifyError = "unexpected_verify_error"
+	ReasonUnexpectedSettleError = "unexpected_settle_error"
+)
+
+// DefaultMinValidity is the least time an authorization must remain valid
+// when verified: validBefore ≥ now + 6 s, as the reference facilitators
+// require (time for the settlement transaction to land).
+const DefaultMinValidity = 6 * time.Second
+
+// VerifyError is a payment refused by the local Verifier. Reason is one of
+// the Reason constants; Message explains it without echoing the payload.
+type VerifyError struct {
+	Reason  string
+	Message string
+}
+
+// Error implements error.
+func (e *VerifyError) Error() string { return "x402: " + e.Reason + ": " + e.Message }
+
+func verifyRefuse(reason, format string, args ...any) *VerifyError {
+	return &VerifyError{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// Verifier checks exact/EIP-3009 payments locally, without any network
+// call: everything a facilitator checks except what needs the chain (nonce
+// already used on chain, balance, smart-wallet signatures, simulation).
+// Only 65-byte EOA signatures are verifiable locally. The zero value is
+// ready to use.
+type Verifier struct {
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// MinValidity is the least remaining validity of the authorization;
+	// zero means DefaultMinValidity.
+	MinValidity time.Duration
+}
+
+// Verify checks payload against req (the server's own requirements) and
+// returns the payer's address (authorization.from as sent) on success.
+// On failure the error is a *VerifyError; payer is still set when the
+// payload could be parsed. The checks, in order:
+//
+//   - x402Version is 1 or 2 (ReasonInvalidX402Version);
+//   - accepted.scheme and req.scheme are "exact" (ReasonScheme);
+//   - accepted.network equals req.network (ReasonNetworkMismatch; for v1
+//     the v1 name and the CAIP-2 id of one network are equal), a known
+//     network (ReasonInvalidNetwork);
+//   - for v2, accepted.asset (case-insensitively), accepted.payTo
+//     (case-insensitively), accepted.amount (numerically) and
+//     accepted.maxTimeoutSeconds equal req's (ReasonAssetMismatch,
+//     ReasonRequirementsMismatch);
+//   - req.asset is the network's USDC, case-insensitively (ReasonAssetMismatch);
+//   - req.extra.name and req.extra.version are present
+//     (ReasonMissingEIP712Domain) and are USDC's on that network
+//     (ReasonTokenNameMismatch, ReasonTokenVersionMismatch);
+//   - the payload parses as an ExactEVMPayload with an authorization
+//     (ReasonInvalidPayload);
+//   - the signature is present (ReasonMissingSignature) and is 0x + 130 hex
+//     digits (ReasonSignatureFormat);
+//   - from and to are 0x + 40 hex, value/validAfter/validBefore decimal
+//     uint256 (ReasonInvalidPayload), nonce 0x + 64 hex (ReasonNonceFormat);
+//   - authorization.to equals req.payTo, case-insensitively
+//     (ReasonRecipientMismatch);
+//   - authorization.value equals req.amount numerically (ReasonValueMismatch);
+//   - validBefore ≥ now + MinValidity (ReasonValidBefore);
+//   - validAfter ≤ now (ReasonValidAfter);
+//   - the signature is well formed with v ∈ {27, 28, 0, 1} and low s, and
+//     recovers, over the EIP-712 digest, to authorization.from
+//     (ReasonInvalidSignature).
+func (v Verifier) Verify(payload PaymentPayload, req PaymentRequirements) (payer string, err error) {
+	if payload.X402Version != 1 && payload.X402Version != 2 {
+		return "", verifyRefuse(ReasonInvalidX402Version, "x402Version %d is not supported (1 or 2)", payload.X402Version)
+	}
+	acc := payload.Accepted
+	if acc.Scheme != SchemeExact || req.Scheme != SchemeExact {
+		return "", verifyRefuse(ReasonScheme, "scheme must be %q", SchemeExact)
+	}
+	n, known := LookupNetwork(req.Network)
+	if acc.Network != req.Network {
+		// A v1 payment names its network "base" where the requirements may
+		// say "eip155:8453": same network.
+		if an, ok := LookupNetwork(acc.Network); payload.X402Version != 1 || !ok || !known || an.CAIP2 != n.CAIP2 {
+			return "", verifyRefuse(ReasonNetworkMismatch, "accepted network %q differs from the required %q", truncForMsg(acc.Network, 40), req.Network)
+		}
+	}
+	if !known {
+		return "", verifyRefuse(ReasonInvalidNetwork, "network %q is not supported", truncForMsg(req.Network, 40))
+	}
+	if payload.X402Version == 2 {
+		switch {
+		case !equalAddressFold(acc.Asset, req.Asset):
+			return "", verifyRefuse(ReasonAssetMismatch, "accepted asset differs from the required asset %s", req.Asset)
+		case !equalAddressFold(acc.PayTo, req.PayTo):
+			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted payTo differs from the required payTo %s", req.PayTo)
+		case !sameAmount(acc.Amount, req.Amount):
+			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted amount differs from the required amount %s", req.Amount)
+		case acc.MaxTimeoutSeconds != req.MaxTimeoutSeconds:
+			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted maxTimeoutSeconds %d differs from the required %d", acc.MaxTimeoutSeconds, req.MaxTimeoutSeconds)
+		}
+	}
+	if !equalAddressFold(req.Asset, n.USDC) {
+		return "", verifyRefuse(ReasonAssetMismatch, "asset must be USDC on %s (%s)", n.CAIP2, n.USDC)
+	}
+	name, version, ok := extraDomain(req.Extra)
+	if !ok {
+		return "", verifyRefuse(ReasonMissingEIP712Domain, "requirements lack extra.name and extra.version")
+	}
+	if name != n.EIP712Name {
+		return "", verifyRefuse(ReasonTokenNameMismatch, "extra.name must be %q on %s", n.EIP712Name, n.CAIP2)
+	}
+	if version != n.EIP712Version {
+		return "", verifyRefuse(ReasonTokenVersionMismatch, "extra.version must be %q on %s", n.EIP712Version, n.CAIP2)
+	}
+
+	p, verr := parseExactEVMPayload(payload.Payload)
+	if verr != nil {
+		return "", verr
+	}
+	auth := p.Authorization
+	payer = auth.From
+	if p.Signature == "" {
+		return payer, verifyRefuse(ReasonMissingSignature, "payload.signature is empty")
+	}
+	var sig [65]byte
+	if !parseHexFixed(sig[:], p.Signature) {
+		return payer, verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by 130 hex digits (a 65-byte EOA signature)")
+	}
+	w, ferr := parseAuthorization(auth)
+	if ferr != nil {
+		return payer, verifyRefuse(ferr.reason, "authorization.%s %s", ferr.field, ferr.msg)
+	}
+	if !equalAddressFold(auth.To, req.PayTo) {
+		return payer, verifyRefuse(ReasonRecipientMismatch, "authorization.to must be payTo %s", req.PayTo)
+	}
+	amount, ok := parseUint256(req.Amount)
+	if !ok {
+		return payer, verifyRefuse(ReasonRequirementsMismatch, "required amount %q is not a decimal integer", truncForMsg(req.Amount, 40))
+	}
+	if w.value != amount {
+		return payer, verifyRefuse(ReasonValueMismatch, "authorization.value must equal the amount %s", req.Amount)
+	}
+	now := time.Now
+	if v.Now != nil {
+		now = v.Now
+	}
+	minValidity := v.MinValidity
+	if minValidity == 0 {
+		minValidity = DefaultMinValidity
+	}
+	t := now()
+	deadline := t.Add(minValidity).Unix()
+	if deadline < 0 {
+		deadline = 0
+	}
+	if compareUint256(w.validBefore, uint256FromUint64(uint64(deadline))) < 0 {
+		return payer, verifyRefuse(ReasonValidBefore, "authorization expires too soon: validBefore must be at least now + %s", minValidity)
+	}
+	nowUnix := t.Unix()
+	if nowUnix < 0 {
+		nowUnix = 0
+	}
+	if compareUint256(w.validAfter, uint256FromUint64(uint64(nowUnix))) > 0 {
+		return payer, verifyRefuse(ReasonValidAfter, "authorization is not valid yet: validAfter is in the future")
+	}
+	d := EIP712Domain{Name: name, Version: version, ChainID: n.ChainID, VerifyingContract: common.HexToAddress(req.Asset)}
+	digest := typedDataDigest(domainSeparatorCached(d), w.structHash())
+	signer, err := RecoverSigner(digest[:], sig[:])
+	if err != nil {
+		if errors.Is(err, ErrSignatureHighS) {
+			return payer, verifyRefuse(ReasonInvalidSignature, "signature has a high s value (not accepted by the token contract)")
+		}
+		return payer, verifyRefuse(ReasonInvalidSignature, "signature does not recover: %v", err)
+	}
+	if signer != w.from {
+		return payer, verifyRefuse(ReasonInvalidSignature, "signature was not made by authorization.from for this token and network")
+	}
+	return payer, nil
+}
+
+// ParseExactEVMPayload decodes the payload of an exact/EIP-3009 payment.
+// It fails (ReasonInvalidPayload) unless raw is a JSON object with an
+// "authorization" object; field syntax is checked by the Verifier.
+func ParseExactEVMPayload(raw json.RawMessage) (ExactEVMPayload, error) {
+	p, verr := parseExactEVMPayload(raw)
+	if verr != nil {
+		return ExactEVMPayload{}, verr
+	}
+	return p, nil
+}
+
+func parseExactEVMPayload(raw json.RawMessage) (ExactEVMPayload, *VerifyError) {
+	var w struct {
+		Signature     string         `json:"signature"`
+		Authorization *Authorization `json:"authorization"`
+	}
+	if !isJSONObject(raw) {
+		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload must be a JSON object")
+	}
+	if e, hasAuth, ok := fastExactEVMPayload(raw); ok {
+		if !hasAuth {
+			return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload.authorization is required (only EIP-3009 authorizations are accepted)")
+		}
+		return e, nil
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload is not an exact EVM payload: %v", jsonErrorSummary(err))
+	}
+	if w.Authorization == nil {
+		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload.authorization is required (only EIP-3009 authorizations are accepted)")
+	}
+	return ExactEVMPayload{Signature: w.Signature, Authorization: *w.Authorization}, nil
+}
+
+// jsonErrorSummary names what is wrong in a JSON error without the input.
+func jsonErrorSummary(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type)
+	}
+	return "invalid JSON"
+}
+
+// sameAmount compares two atomic amounts numerically; malformed amounts are
+// never equal.
+func sameAmount(a, b string) bool {
+	x, ok1 := parseUint256(a)
+	y, ok2 := parseUint256(b)
+	return ok1 && ok2 && x == y
+}
+
+// domainSeparatorCached returns d.Separator(), from a cache for the known
+// networks' USDC domains.
+func domainSeparatorCached(d EIP712Domain) common.Hash {
+	for _, k := range knownSeparators() {
+		if k.d == d {
+			return k.sep
+		}
+	}
+	return d.Separator()
+}
+
+type cachedSeparator struct {
+	d   EIP712Domain
+	sep common.Hash
+}
+
+// knownSeparators holds the domain separators of the known networks' USDC
+// (immutable once computed).
+var knownSeparators = sync.OnceValue(func() []cachedSeparator {
+	var out []cachedSeparator
+	for _, n := range knownNetworks() {
+		d := n.Domain()
+		out = append(out, cachedSeparator{d, d.Separator()})
+	}
+	return out
+})
+
+// NonceKey identifies a payment authorization for a NonceStore: the network
+// (CAIP-2 when known), the asset, the payer and the nonce, lower-cased and
+// joined with "/". The same authorization always yields the same key,
+// whatever the case of its hex digits or the network's spelling.
+func NonceKey(network, asset, from, nonce string) string {
+	if n, ok := LookupNetwork(network); ok {
+		network = n.CAIP2
+	}
+	return strings.ToLower(network) + "/" + strings.ToLower(asset) + "/" + strings.ToLower(from) + "/" + strings.ToLower(nonce)
+}
