@@ -76,3 +76,9 @@ func (s *Switchable) Bars(ctx context.Context, symbol string, tf Timeframe, coun
 	}
 	return s.t.Bars(ctx, symbol, tf, count)
 }
+
+// Source implements Terminal: scripted data.
+func (d Down) Source() Source { return SourceScripted }
+
+// Source implements Terminal: the wrapped terminal's source, up or down.
+func (s *Switchable) Source() Source { return s.t.Source() }

@@ -454,3 +454,6 @@ func parseBridgeNumber(raw json.RawMessage) (decimal.Decimal, error) {
 	}
 	return d, nil
 }
+
+// Source implements Terminal: mt5 data.
+func (m *MT5Bridge) Source() Source { return SourceMT5 }

@@ -237,3 +237,6 @@ func (rp *Replay) checkSymbol(op, symbol string) error {
 	}
 	return nil
 }
+
+// Source implements Terminal: replay data.
+func (r *Replay) Source() Source { return SourceReplay }

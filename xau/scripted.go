@@ -170,3 +170,6 @@ func (s *Scripted) precheck(ctx context.Context, op string) error {
 	}
 	return s.fail
 }
+
+// Source implements Terminal: scripted data.
+func (s *Scripted) Source() Source { return SourceScripted }

@@ -563,3 +563,6 @@ func simPrevOpen(t, tfs int64) int64 {
 
 // floorMod returns a mod b in [0, b) for b > 0.
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
+
+// Source implements Terminal: simulated data.
+func (s *Simulated) Source() Source { return SourceSimulated }

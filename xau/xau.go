@@ -34,6 +34,9 @@ type Terminal interface {
 	// start of the current period). count must be in [1, MaxBars]. Fewer
 	// bars are returned only when the terminal has less history.
 	Bars(ctx context.Context, symbol string, tf Timeframe, count int) ([]Bar, error)
+	// Source says where this terminal's data comes from (simulated, mt5,
+	// replay, ...), so that every response can carry it without a call.
+	Source() Source
 }
 
 // MaxBars is the largest count a Terminal accepts in one Bars call. The
