@@ -1,0 +1,399 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// SchemaDialect is the JSON Schema dialect of every published schema.
+const SchemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
+// numberNote ends the description of every input schema that holds a
+// number: svc.Number also decodes from a string holding a decimal.
+const numberNote = "Numbers are JSON numbers; a string holding a decimal (\"3500.25\") is accepted too and read exactly."
+
+// typeSchemas maps the Go types that jsonschema.For cannot infer to their
+// schemas: svc.Number is a JSON number (decimal strings are also accepted
+// on input, as numberNote says), json.RawMessage is any JSON value and
+// time.Time an RFC 3339 string.
+func typeSchemas() map[reflect.Type]*jsonschema.Schema {
+	return map[reflect.Type]*jsonschema.Schema{
+		numberType:                   {Type: "number"},
+		rawMessageType:               {},
+		reflect.TypeFor[time.Time](): {Type: "string", Format: "date-time"},
+	}
+}
+
+// inputSchema builds the JSON Schema of a request type: jsonschema.For,
+// then the structure of the decoder's shape (required members, arrays that
+// may not be null), the validator tags of the Go fields, the descriptor's
+// rules, field descriptions and defaults.
+func inputSchema(t reflect.Type, sh *shape, m *meta) (*jsonschema.Schema, error) {
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas()})
+	if err != nil {
+		return nil, fmt.Errorf("inferring the input schema: %w", err)
+	}
+	for _, path := range sortedKeys(m.rules) {
+		if err := requireAt(sh, path, m.rules[path]); err != nil {
+			return nil, fmt.Errorf("rule for %s: %w", path, err)
+		}
+	}
+	if err := alignInput(s, sh, ""); err != nil {
+		return nil, err
+	}
+	for _, path := range sortedKeys(m.rules) {
+		node, err := schemaAt(s, path)
+		if err != nil {
+			return nil, fmt.Errorf("rule for %s: %w", path, err)
+		}
+		fs, _, err := sh.lookup(path)
+		if err != nil {
+			return nil, fmt.Errorf("rule for %s: %w", path, err)
+		}
+		if _, err := applyTags(node, fs, m.rules[path]); err != nil {
+			return nil, fmt.Errorf("rule for %s: %w", path, err)
+		}
+	}
+	if err := annotate(s, m.fields, m.defaults); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	s.Schema = SchemaDialect
+	s.Title = m.operationID + " input"
+	where := "the JSON request body"
+	if m.location == InputQuery {
+		where = "the query parameters"
+	}
+	s.Description = fmt.Sprintf("Input of %s, sent as %s.", m.operationID, where)
+	if m.location == InputQuery {
+		s.Description += " Unknown query parameters are ignored; in a JSON input object (MCP, A2A, /api/route) unknown members are invalid."
+	} else {
+		s.Description += " Unknown members are invalid."
+	}
+	if hasNumber(sh) {
+		s.Description += " " + numberNote
+	}
+	return s, nil
+}
+
+// hasNumber reports whether a shape holds a svc.Number anywhere.
+func hasNumber(sh *shape) bool {
+	switch sh.kind {
+	case kindNumber:
+		return true
+	case kindArray:
+		return hasNumber(sh.elem)
+	case kindObject:
+		return slices.ContainsFunc(sh.fields, func(f *shapeField) bool { return hasNumber(f.shape) })
+	}
+	return false
+}
+
+// outputSchema builds the JSON Schema of a response type. Objects allow
+// additional members: every paid response may carry fields beyond those
+// listed.
+func outputSchema(t reflect.Type, m *meta) (*jsonschema.Schema, error) {
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas()})
+	if err != nil {
+		return nil, fmt.Errorf("inferring the output schema: %w", err)
+	}
+	openObjects(s)
+	if err := annotate(s, m.outFields, nil); err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
+	s.Schema = SchemaDialect
+	s.Title = m.operationID + " output"
+	s.Description = fmt.Sprintf("Output of %s (HTTP 200, application/json). Responses may carry members beyond those listed.", m.operationID)
+	return s, nil
+}
+
+// openObjects removes "additionalProperties": false from every object
+// schema in s (map value schemas are kept).
+func openObjects(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if isFalse(s.AdditionalProperties) {
+		s.AdditionalProperties = nil
+	} else {
+		openObjects(s.AdditionalProperties)
+	}
+	for _, p := range s.Properties {
+		openObjects(p)
+	}
+	openObjects(s.Items)
+}
+
+// isFalse reports whether s is the schema false ({"not": {}}).
+func isFalse(s *jsonschema.Schema) bool {
+	if s == nil {
+		return false
+	}
+	b, err := json.Marshal(s)
+	return err == nil && string(b) == "false"
+}
+
+// alignInput makes the inferred schema s agree with the decoder's shape:
+// the required members, arrays that are not pointers cannot be null (the
+// decoder rejects null there), and the validator tags of the Go fields.
+func alignInput(s *jsonschema.Schema, sh *shape, path string) error {
+	switch sh.kind {
+	case kindArray:
+		if !sh.nullable {
+			s.Types, s.Type = nil, "array"
+		}
+		if s.Items == nil {
+			return fmt.Errorf("schema of %s has no items", path)
+		}
+		return alignInput(s.Items, sh.elem, path+"[]")
+	case kindObject:
+		for _, f := range sh.fields {
+			p, ok := s.Properties[f.name]
+			if !ok {
+				return fmt.Errorf("schema has no property %s", joinPath(path, f.name))
+			}
+			if err := alignInput(p, f.shape, joinPath(path, f.name)); err != nil {
+				return err
+			}
+			if f.validate != "" {
+				req, err := applyTags(p, f.shape, f.validate)
+				if err != nil {
+					return fmt.Errorf("validate tag of %s: %w", joinPath(path, f.name), err)
+				}
+				f.required = f.required || req
+			}
+		}
+		s.Required = nil
+		for _, f := range sh.fields {
+			if f.required {
+				s.Required = append(s.Required, f.name)
+			}
+		}
+	}
+	return nil
+}
+
+// requireAt marks the member at a descriptor path as required in the shape
+// (the schema follows the shape in alignInput).
+func requireAt(sh *shape, path string, tags string) error {
+	for tag := range strings.SplitSeq(tags, ",") {
+		if tag == "dive" {
+			return nil
+		}
+		if tag == "required" {
+			_, f, err := sh.lookup(path)
+			if err != nil {
+				return err
+			}
+			if f == nil {
+				return fmt.Errorf("path %q: only object members can be required", path)
+			}
+			f.required = true
+		}
+	}
+	return nil
+}
+
+// schemaAt returns the schema at a descriptor path ("bars[].open").
+func schemaAt(s *jsonschema.Schema, path string) (*jsonschema.Schema, error) {
+	cur := s
+	for _, seg := range splitPath(path) {
+		if seg == "[]" {
+			if cur.Items == nil {
+				return nil, fmt.Errorf("path %q: not an array", path)
+			}
+			cur = cur.Items
+			continue
+		}
+		p, ok := cur.Properties[seg]
+		if !ok {
+			return nil, fmt.Errorf("path %q: no property %q", path, seg)
+		}
+		cur = p
+	}
+	return cur, nil
+}
+
+// applyTags turns validator tags (the syntax of go-playground/validator,
+// as the root package uses them, plus maxbytes) into JSON Schema keywords
+// on s, the schema of a value of shape sh:
+//
+//	required          the member is required (reported to the caller); a
+//	                  string must also be non-empty (minLength 1)
+//	omitempty         nothing (the rules apply when the value is given)
+//	oneof=a b c       enum
+//	min=, max=, len=  minimum/maximum (numbers), minLength/maxLength
+//	                  (strings, in characters), minItems/maxItems (arrays)
+//	gt=, gte=, lt=, lte=, dgt=, dgte=, dlt=, dlte=
+//	                  exclusiveMinimum, minimum, exclusiveMaximum, maximum
+//	whole             multipleOf 1
+//	maxbytes=n        maxLength n (a byte limit: a string of n characters
+//	                  can still be too long in bytes)
+//	dive              the following tags apply to the array's elements
+//
+// Any other tag is an error: a rule the schema cannot show must be
+// described in words in the descriptor instead.
+func applyTags(s *jsonschema.Schema, sh *shape, tags string) (required bool, err error) {
+	parts := strings.Split(tags, ",")
+	for i, tag := range parts {
+		name, param, _ := strings.Cut(strings.TrimSpace(tag), "=")
+		numeric := sh.kind == kindInteger || sh.kind == kindNumber
+		num := func() (*float64, error) {
+			f, err := strconv.ParseFloat(param, 64)
+			if err != nil {
+				return nil, fmt.Errorf("tag %q: %q is not a number", tag, param)
+			}
+			return &f, nil
+		}
+		count := func() (*int, error) {
+			n, err := strconv.Atoi(param)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("tag %q: %q is not a count", tag, param)
+			}
+			return &n, nil
+		}
+		switch name {
+		case "":
+		case "omitempty":
+		case "required":
+			required = true
+			if sh.kind == kindString && (s.MinLength == nil || *s.MinLength < 1) {
+				s.MinLength = jsonschema.Ptr(1)
+			}
+		case "dive":
+			if sh.kind != kindArray {
+				return false, fmt.Errorf("tag dive on a %s", sh.kind)
+			}
+			_, err := applyTags(s.Items, sh.elem, strings.Join(parts[i+1:], ","))
+			return required, err
+		case "oneof":
+			var enum []any
+			for v := range strings.FieldsSeq(param) {
+				switch sh.kind {
+				case kindString:
+					enum = append(enum, v)
+				case kindInteger, kindNumber:
+					f, err := strconv.ParseFloat(v, 64)
+					if err != nil {
+						return false, fmt.Errorf("tag %q: %q is not a number", tag, v)
+					}
+					enum = append(enum, f)
+				default:
+					return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
+				}
+			}
+			if sh.nullable {
+				enum = append(enum, nil)
+			}
+			s.Enum = enum
+		case "min", "max", "len":
+			switch {
+			case numeric:
+				f, err := num()
+				if err != nil {
+					return false, err
+				}
+				if name != "max" {
+					s.Minimum = f
+				}
+				if name != "min" {
+					s.Maximum = f
+				}
+			case sh.kind == kindString || sh.kind == kindArray:
+				n, err := count()
+				if err != nil {
+					return false, err
+				}
+				lo, hi := &s.MinLength, &s.MaxLength
+				if sh.kind == kindArray {
+					lo, hi = &s.MinItems, &s.MaxItems
+				}
+				if name != "max" {
+					*lo = n
+				}
+				if name != "min" {
+					*hi = n
+				}
+			default:
+				return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
+			}
+		case "gt", "gte", "lt", "lte", "dgt", "dgte", "dlt", "dlte":
+			if !numeric {
+				return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
+			}
+			f, err := num()
+			if err != nil {
+				return false, err
+			}
+			switch strings.TrimPrefix(name, "d") {
+			case "gt":
+				s.ExclusiveMinimum = f
+			case "gte":
+				s.Minimum = f
+			case "lt":
+				s.ExclusiveMaximum = f
+			case "lte":
+				s.Maximum = f
+			}
+		case "whole":
+			if !numeric {
+				return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
+			}
+			s.MultipleOf = jsonschema.Ptr(1.0)
+		case "maxbytes":
+			if sh.kind != kindString {
+				return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
+			}
+			n, err := count()
+			if err != nil {
+				return false, err
+			}
+			s.MaxLength = n
+		default:
+			return false, fmt.Errorf("tag %q cannot be shown in a JSON Schema; describe the rule in words", tag)
+		}
+	}
+	if s.Enum != nil && s.MinLength != nil && *s.MinLength == 1 {
+		s.MinLength = nil // the enum says it all
+	}
+	return required, nil
+}
+
+// annotate sets the descriptions and defaults of the members at the given
+// descriptor paths. An unknown path is an error.
+func annotate(s *jsonschema.Schema, docs map[string]string, defaults map[string]string) error {
+	for _, path := range sortedKeys(docs) {
+		node, err := schemaAt(s, path)
+		if err != nil {
+			return fmt.Errorf("description of %s: %w", path, err)
+		}
+		node.Description = docs[path]
+	}
+	for _, path := range sortedKeys(defaults) {
+		node, err := schemaAt(s, path)
+		if err != nil {
+			return fmt.Errorf("default of %s: %w", path, err)
+		}
+		if !json.Valid([]byte(defaults[path])) {
+			return fmt.Errorf("default of %s is not JSON: %s", path, defaults[path])
+		}
+		node.Default = json.RawMessage(defaults[path])
+	}
+	return nil
+}
+
+// sortedKeys returns the keys of m in order, for deterministic output.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
