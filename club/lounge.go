@@ -1,0 +1,283 @@
+package club
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/seed1284c1d2/svc/store"
+)
+
+// LoungeNote is attached to every lounge answer.
+const LoungeNote = "Self-declared: wallet ownership is not verified, and the name, role and interests are what the caller declared."
+
+// Entry is one lounge entry as served.
+type Entry struct {
+	Wallet       string    `json:"wallet"` // EIP-55 checksummed
+	AgentName    string    `json:"agentName"`
+	Role         string    `json:"role"`
+	Interests    []string  `json:"interests"`
+	CheckedInAt  time.Time `json:"checkedInAt"`
+	ExpiresAt    time.Time `json:"expiresAt"`
+	SelfDeclared bool      `json:"selfDeclared"` // always true
+}
+
+func entryOf(e store.LoungeEntry) Entry {
+	in := e.Interests
+	if in == nil {
+		in = []string{}
+	}
+	return Entry{
+		Wallet: e.Wallet, AgentName: e.AgentName, Role: e.Role, Interests: in,
+		CheckedInAt: e.CheckedInAt, ExpiresAt: e.CheckedInAt.Add(store.LoungeTTL), SelfDeclared: true,
+	}
+}
+
+// LoungeList is the answer of GET /api/club/lounge.
+type LoungeList struct {
+	OK         bool    `json:"ok"`
+	Count      int     `json:"count"`
+	Cap        int     `json:"cap"`
+	TTLSeconds int64   `json:"ttlSeconds"`
+	Entries    []Entry `json:"entries"` // newest first
+	Note       string  `json:"note"`
+	CheckIn    Link    `json:"checkIn"`
+}
+
+// ServeLounge answers GET /api/club/lounge: the unexpired entries, newest
+// first, at most store.LoungeCap, each marked selfDeclared. No IP address
+// is kept or shown.
+func (c *Club) ServeLounge(w http.ResponseWriter, r *http.Request) {
+	list, err := c.store.Lounge(r.Context(), c.now(), store.LoungeCap)
+	if err != nil {
+		c.writeStoreError(w, r, "lounge", err)
+		return
+	}
+	out := LoungeList{
+		OK: true, Count: len(list), Cap: store.LoungeCap, TTLSeconds: int64(store.LoungeTTL / time.Second),
+		Entries: make([]Entry, 0, len(list)), Note: LoungeNote,
+		CheckIn: Link{Method: http.MethodPost, URL: c.url(CheckInPath)},
+	}
+	for _, e := range list {
+		out.Entries = append(out.Entries, entryOf(e))
+	}
+	c.writeJSON(w, r, http.StatusOK, "no-store", out)
+}
+
+// CheckInRequest is the body of POST /api/club/lounge/check-in.
+type CheckInRequest struct {
+	// Wallet is required: a public EVM address (see the package doc).
+	Wallet string `json:"wallet"`
+	// AgentName is optional; when given it is trimmed and must then be 1 to
+	// MaxAgentNameRunes printable characters, without '<', '>' or control
+	// characters.
+	AgentName string `json:"agentName,omitempty"`
+	// Role is optional; when given it must be a word of the role
+	// vocabulary (case-insensitive; stored in lower case).
+	Role string `json:"role,omitempty"`
+	// Interests is optional: at most store.MaxInterests words of the
+	// interest vocabulary (case-insensitive; stored in lower case,
+	// duplicates dropped, first occurrence first).
+	Interests []string `json:"interests,omitempty"`
+}
+
+// CheckInResult is the answer of POST /api/club/lounge/check-in.
+type CheckInResult struct {
+	OK    bool   `json:"ok"`
+	Entry Entry  `json:"entry"`
+	Note  string `json:"note"`
+}
+
+// checkInFields are the members a check-in body may have.
+var checkInFields = [...]string{"wallet", "agentName", "role", "interests"}
+
+// validateCheckIn checks req against the rules of CheckInRequest and
+// returns the entry to store (without its time). Fields named in skip
+// already failed to decode and are not checked again.
+func (c *Club) validateCheckIn(fe *fieldErrors, req CheckInRequest, skip map[string]bool) store.LoungeEntry {
+	var e store.LoungeEntry
+	if !skip["wallet"] {
+		e.Wallet, _ = checkWallet(fe, "wallet", req.Wallet)
+	}
+	if !skip["agentName"] {
+		e.AgentName = checkAgentName(fe, req.AgentName)
+	}
+	if role := strings.TrimSpace(req.Role); role != "" && !skip["role"] {
+		low := strings.ToLower(role)
+		if !contains(c.roles, low) {
+			fe.add("role", RuleOneOf, "%q is not a role of the vocabulary: %s", cut(role, 32), strings.Join(c.roles, ", "))
+		} else {
+			e.Role = low
+		}
+	}
+	e.Interests = []string{}
+	if skip["interests"] {
+		return e
+	}
+	if len(req.Interests) > store.MaxInterests {
+		fe.add("interests", RuleMax, "has %d items; at most %d", len(req.Interests), store.MaxInterests)
+		return e
+	}
+	for i, s := range req.Interests {
+		low := strings.ToLower(strings.TrimSpace(s))
+		if !contains(c.interests, low) {
+			fe.add(fmt.Sprintf("interests[%d]", i), RuleOneOf, "%q is not an interest of the vocabulary: %s", cut(s, 32), strings.Join(c.interests, ", "))
+			continue
+		}
+		if !contains(e.Interests, low) {
+			e.Interests = append(e.Interests, low)
+		}
+	}
+	return e
+}
+
+// checkAgentName applies the agentName rules and returns the trimmed name.
+func checkAgentName(fe *fieldErrors, raw string) string {
+	if raw == "" {
+		return ""
+	}
+	name := strings.TrimSpace(raw)
+	n := utf8.RuneCountInString(name)
+	switch {
+	case n == 0:
+		fe.add("agentName", RuleMin, "must have at least 1 character besides spaces when given")
+		return ""
+	case n > MaxAgentNameRunes:
+		fe.add("agentName", RuleMax, "has %d characters; at most %d", n, MaxAgentNameRunes)
+		return ""
+	}
+	for _, r := range name {
+		switch {
+		case r == '<' || r == '>':
+			fe.add("agentName", RuleNoHTML, "must not contain '<' or '>' (no HTML)")
+			return ""
+		case unicode.IsControl(r):
+			fe.add("agentName", RuleControl, "must not contain control characters (found U+%04X)", r)
+			return ""
+		case r == utf8.RuneError || (!unicode.IsPrint(r) && r != ' '):
+			fe.add("agentName", RulePrintable, "must contain printable characters only (found U+%04X)", r)
+			return ""
+		}
+	}
+	return name
+}
+
+// decodeCheckIn reads a check-in body strictly. skip names the members
+// that failed to decode (wrong JSON type, too many items); members is nil
+// when the body is not a JSON object at all.
+func (c *Club) decodeCheckIn(r *http.Request) (req CheckInRequest, skip map[string]bool, fe fieldErrors, tooLarge *Problem) {
+	members, fe, tooLarge := c.decodeObject(r, checkInFields[:]...)
+	if tooLarge != nil || members == nil {
+		return req, nil, fe, tooLarge
+	}
+	skip = map[string]bool{}
+	for _, m := range []struct {
+		field string
+		dst   *string
+	}{{"wallet", &req.Wallet}, {"agentName", &req.AgentName}, {"role", &req.Role}} {
+		var ok bool
+		if *m.dst, ok = stringMember(&fe, members, m.field); !ok {
+			skip[m.field] = true
+		}
+	}
+	if raw := members["interests"]; !isNull(raw) {
+		var items []json.RawMessage
+		switch err := json.Unmarshal(raw, &items); {
+		case err != nil:
+			fe.add("interests", RuleArray, "must be an array of strings")
+			skip["interests"] = true
+		case len(items) > store.MaxInterests:
+			fe.add("interests", RuleMax, "has %d items; at most %d", len(items), store.MaxInterests)
+			skip["interests"] = true
+		default:
+			for i, it := range items {
+				var s string
+				if err := json.Unmarshal(it, &s); err != nil {
+					fe.add(fmt.Sprintf("interests[%d]", i), RuleString, "must be a string")
+					skip["interests"] = true
+					continue
+				}
+				req.Interests = append(req.Interests, s)
+			}
+		}
+	}
+	return req, skip, fe, nil
+}
+
+// CheckIn validates req and records it in the lounge at the club's clock,
+// without rate limits (ServeCheckIn applies them). A *CheckInError reports
+// the broken rules.
+func (c *Club) CheckIn(ctx context.Context, req CheckInRequest) (Entry, error) {
+	var fe fieldErrors
+	e := c.validateCheckIn(&fe, req, nil)
+	if len(fe) > 0 {
+		return Entry{}, &CheckInError{Fields: fe}
+	}
+	return c.checkIn(ctx, e)
+}
+
+func (c *Club) checkIn(ctx context.Context, e store.LoungeEntry) (Entry, error) {
+	e.CheckedInAt = c.now()
+	if err := c.store.CheckIn(ctx, e); err != nil {
+		return Entry{}, fmt.Errorf("club: check-in: %w", err)
+	}
+	return entryOf(e), nil
+}
+
+// CheckInError lists the rules a check-in broke.
+type CheckInError struct {
+	Fields []FieldError
+}
+
+func (e *CheckInError) Error() string {
+	msgs := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		msgs[i] = f.Message
+	}
+	return "club: invalid check-in: " + strings.Join(msgs, "; ")
+}
+
+// ServeCheckIn answers POST /api/club/lounge/check-in: 400 with every
+// broken rule (field and rule), 413 past the body limit, 429 with
+// Retry-After past the per-address or per-wallet limit, else 200 with the
+// stored entry and a note that wallet ownership is not verified. Only valid
+// check-ins count towards the limits.
+func (c *Club) ServeCheckIn(w http.ResponseWriter, r *http.Request) {
+	req, skip, fe, tooLarge := c.decodeCheckIn(r)
+	if tooLarge != nil {
+		writeProblem(w, r, *tooLarge)
+		return
+	}
+	var e store.LoungeEntry
+	if skip != nil { // the body was a JSON object: check every member
+		e = c.validateCheckIn(&fe, req, skip)
+	}
+	if len(fe) > 0 {
+		writeProblem(w, r, invalidProblem(fe))
+		return
+	}
+	addrKey := c.clientKey(r)
+	if ok, wait := c.perAddress.allow(addrKey); !ok {
+		writeRateLimited(w, r, wait, "from this address")
+		return
+	}
+	walletKey := strings.ToLower(e.Wallet)
+	if ok, wait := c.perWallet.allow(walletKey); !ok {
+		c.perAddress.refund(addrKey)
+		writeRateLimited(w, r, wait, "for this wallet")
+		return
+	}
+	entry, err := c.checkIn(r.Context(), e)
+	if err != nil {
+		c.perAddress.refund(addrKey)
+		c.perWallet.refund(walletKey)
+		c.writeStoreError(w, r, "check-in", err)
+		return
+	}
+	c.writeJSON(w, r, http.StatusOK, "no-store", CheckInResult{OK: true, Entry: entry, Note: LoungeNote})
+}

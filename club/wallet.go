@@ -1,0 +1,131 @@
+package club
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/seed1284c1d2/svc/store"
+)
+
+// checkWallet validates a wallet given as field and returns its EIP-55
+// form. The rules, in order: present (required); 0x followed by 40 hex
+// digits (evm_address); either all hex letters in one case or exactly the
+// EIP-55 checksummed spelling (checksum: a mixed-case address that fails it
+// is probably mistyped); not the zero address (nonzero). Surrounding space
+// is ignored.
+func checkWallet(fe *fieldErrors, field, s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		fe.add(field, RuleRequired, "is required: a public EVM address (0x followed by 40 hex digits)")
+		return "", false
+	}
+	if len(s) != 42 || s[0] != '0' || s[1] != 'x' || !isHex(s[2:]) {
+		fe.add(field, RuleEVMAddress, "%q is not an EVM address (0x followed by 40 hex digits)", cut(s, 48))
+		return "", false
+	}
+	sum, ok := store.ChecksumAddress(s)
+	if !ok {
+		fe.add(field, RuleEVMAddress, "%q is not an EVM address (0x followed by 40 hex digits)", cut(s, 48))
+		return "", false
+	}
+	hex := s[2:]
+	if hex != strings.ToLower(hex) && hex != strings.ToUpper(hex) && s != sum {
+		fe.add(field, RuleChecksum, "%s has mixed case but fails its EIP-55 checksum (probably a typo); send it in lower case or as %s if it is right", s, sum)
+		return "", false
+	}
+	if strings.Trim(hex, "0") == "" {
+		fe.add(field, RuleNonZero, "the zero address is not a wallet")
+		return "", false
+	}
+	return sum, true
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// RefFromRequest returns the referral code a request carries, normalized
+// (trimmed, upper case; see store.NormalizeReferralCode): the "ref" query
+// parameter when it is a well-formed code, else the X-Ref header when it
+// is one, else "". Whether the code is registered is not checked here: the
+// ledger counts only registered codes, and never the owner's own calls.
+//
+// The server records it with each settlement:
+//
+//	st.RefCode = club.RefFromRequest(r)
+func RefFromRequest(r *http.Request) string {
+	if r == nil {
+		return ""
+	}
+	if r.URL != nil {
+		if code, ok := store.NormalizeReferralCode(r.URL.Query().Get(QueryRef)); ok {
+			return code
+		}
+	}
+	if code, ok := store.NormalizeReferralCode(r.Header.Get(HeaderRef)); ok {
+		return code
+	}
+	return ""
+}
+
+// clientAddress returns the rate-limit key of a request: the client's IP
+// address (an IPv6 address by its /64, which one subscriber usually holds
+// whole). When the peer is one of the trusted proxies, the client is the
+// right-most X-Forwarded-For address that is not itself a trusted proxy.
+// It follows package httpserver's rule for its free-route limit.
+func clientAddress(r *http.Request, trusted []netip.Prefix) string {
+	addr := peerAddr(r.RemoteAddr)
+	if addr.IsValid() && len(trusted) > 0 && inPrefixes(addr, trusted) {
+		hops := r.Header.Values("X-Forwarded-For")
+		for i := len(hops) - 1; i >= 0 && inPrefixes(addr, trusted); i-- {
+			parts := strings.Split(hops[i], ",")
+			for j := len(parts) - 1; j >= 0; j-- {
+				a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
+				if err != nil {
+					break
+				}
+				addr = a.Unmap()
+				if !inPrefixes(addr, trusted) {
+					break
+				}
+			}
+		}
+	}
+	if !addr.IsValid() {
+		return r.RemoteAddr
+	}
+	if addr.Is6() {
+		p, _ := addr.Prefix(64)
+		return p.String()
+	}
+	return addr.String()
+}
+
+func peerAddr(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
