@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Reproduces the reference-server figures of BENCHMARKS.md.
+#
+# Loads, from a second process on loopback, in the same run:
+#   bare   a bare net/http handler (cmd/svcbench bare: fixed small JSON)  GET /
+#   free   svc's free route                                              GET /health
+#   402    svc answering a valid unpaid call with 402                    POST /api/risk-levels
+#   paid   svc paid calls, local verification (dev mode)                 POST /api/risk-levels + PAYMENT-SIGNATURE
+# bare and 402 are measured ROUNDS times, alternating, and the best run of
+# each is compared (robust to other load on the machine).
+#
+# The load generator is wrk when installed (Debian: apt-get install wrk),
+# else cmd/svcbench's Go load generator (LOADER=go forces it). Paid calls
+# use payments signed before the clock starts (svcbench sign), one per
+# request.
+#
+# svc runs in dev mode (local facilitator, SQLite store, simulated terminal),
+# with access logs off (--log-level warn) and the free-route rate limit
+# raised out of the way (--rate 1e9: the limiter still runs on every free
+# request).
+#
+# Optional: EXPRESS_DIR names a directory where the official @x402/express
+# middleware is installed (npm install @x402/express@2.27.0 @x402/core@2.27.0
+# @x402/evm@2.27.0 express@5); its 402 answers on the same route
+# (bench/express-402.mjs, facilitator: `svcbench facilitator`) are then
+# measured in every round too.
+#
+# Bounded in time: (2*ROUNDS + 2) * DUR plus the build and the signing,
+# about 1.5 minutes with the defaults (+ ROUNDS * DUR with EXPRESS_DIR).
+# Env: DUR (10, seconds), CONC (16), ROUNDS (2), LOADER (wrk|go), EXPRESS_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DUR=${DUR:-10}
+CONC=${CONC:-16}
+ROUNDS=${ROUNDS:-2}
+LOADER=${LOADER:-}
+if [ -z "$LOADER" ]; then
+  if command -v wrk >/dev/null; then LOADER=wrk; else LOADER=go; fi
+fi
+TMP=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+echo "== build" >&2
+go build -o "$TMP/svc" ./cmd/svc
+go build -o "$TMP/svcbench" ./cmd/svcbench
+
+wait_url() { # file → URL printed as "listening on http://..."
+  for _ in $(seq 1 300); do
+    if grep -qo 'listening on http://[0-9.:]*' "$1" 2>/dev/null; then
+      grep -o 'listening on http://[0-9.:]*' "$1" | head -1 | sed 's/listening on //'
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "server did not start: $(cat "$1")" >&2
+  return 1
+}
+
+timeout 900 "$TMP/svcbench" bare >"$TMP/bare.out" 2>&1 &
+pids+=($!)
+(cd "$TMP" && exec timeout 900 ./svc serve --addr 127.0.0.1:0 --db "$TMP/svc.db" --log-level warn --rate 1e9 --burst 1000000000) 2>"$TMP/svc.err" &
+pids+=($!)
+BARE=$(wait_url "$TMP/bare.out")
+SVC=$(wait_url "$TMP/svc.err")
+EXPRESS=
+if [ -n "${EXPRESS_DIR:-}" ]; then
+  timeout 900 "$TMP/svcbench" facilitator >"$TMP/fac.out" 2>&1 &
+  pids+=($!)
+  FAC=$(wait_url "$TMP/fac.out")
+  cp bench/express-402.mjs "$EXPRESS_DIR/"
+  (cd "$EXPRESS_DIR" && FACILITATOR_URL=$FAC exec timeout 900 node express-402.mjs 0) >"$TMP/express.out" 2>&1 &
+  pids+=($!)
+  EXPRESS=$(wait_url "$TMP/express.out")
+fi
+BODY='{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}'
+PAYER_KEY=0x$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export PAYER_KEY
+
+# run NAME URL [paid|post] → one line "NAME rps=… p99=…ms statuses"
+run() {
+  local name=$1 url=$2 kind=${3:-}
+  if [ "$LOADER" = wrk ]; then
+    local script=()
+    case $kind in
+      post) script=(-s bench/post.lua) ;;
+      paid) script=(-s bench/paid.lua) ;;
+    esac
+    local threads=2
+    [ "$kind" = paid ] && threads=1
+    local out
+    out=$(wrk -t"$threads" -c"$CONC" -d"${DUR}s" --latency "${script[@]}" "$url")
+    local rps p99 non2xx
+    rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+    p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
+    non2xx=$(echo "$out" | awk '/Non-2xx/ {print $5}')
+    echo "$name rps=$rps p99=$p99 non2xx=${non2xx:-0}"
+  else
+    local args=(--name "$name" --url "$url" --duration "${DUR}s" --concurrency "$CONC")
+    case $kind in
+      post) args+=(--method POST --body "$BODY") ;;
+      paid) args+=(--method POST --body "$BODY" --pay-key-env PAYER_KEY --prepay 60000) ;;
+    esac
+    "$TMP/svcbench" load "${args[@]}" |
+      sed -E 's/.*"rps":([0-9.]+).*"p99Ms":([0-9.]+).*"statuses":(\{[^}]*\}).*/'"$name"' rps=\1 p99=\2ms statuses=\3/'
+  fi
+}
+
+echo "== $(nproc) cores, $(go version | cut -d' ' -f3-4), loader $LOADER, $CONC connections, ${DUR}s per run, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq 1 "$ROUNDS"); do
+  run "bare#$r" "$BARE/"
+  run "402#$r" "$SVC/api/risk-levels" post
+  if [ -n "$EXPRESS" ]; then run "express402#$r" "$EXPRESS/api/risk-levels" post; fi
+done | tee "$TMP/rounds.txt"
+run free "$SVC/health"
+if [ "$LOADER" = wrk ]; then
+  "$TMP/svcbench" sign --url "$SVC/api/risk-levels" --body "$BODY" --pay-key-env PAYER_KEY --n 60000 --out "$TMP/payments.txt"
+  PAYMENTS_FILE="$TMP/payments.txt" run paid "$SVC/api/risk-levels" paid
+else
+  run paid "$SVC/api/risk-levels" paid
+fi
+
+best() { grep "^$1#" "$TMP/rounds.txt" | sed -E 's/.*rps=([0-9.]+).*/\1/' | sort -g | tail -1; }
+awk -v b="$(best bare)" -v p="$(best 402)" \
+  'BEGIN { printf "402 answers / bare handler (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 0.7x)\n", p, b, p / b }'
+if [ -n "$EXPRESS" ]; then
+  awk -v e="$(best express402)" -v p="$(best 402)" \
+    'BEGIN { printf "svc 402 answers / @x402/express 402 answers (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 10x)\n", p, e, p / e }'
+fi

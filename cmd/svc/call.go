@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// maxAnswerBytes bounds an answer `svc call` and `svc tools` read.
+const maxAnswerBytes = 16 << 20
+
+// callOutput is what `svc call` prints: the answer's status, its JSON
+// body and the decoded PAYMENT-RESPONSE.
+type callOutput struct {
+	Status     int                  `json:"status"`
+	Result     json.RawMessage      `json:"result"`
+	Settlement *x402.SettleResponse `json:"settlement"`
+}
+
+// call pays for one call of a tool and prints the result and the
+// settlement.
+func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	f := newEnvFlags("call", stderr, getenv, "svc call <tool-key> [--json '{...}' | --query k=v ...] --key-env VAR [--url URL] [--max 0.10]")
+	baseURL := f.String("url", "SVC_URL", "http://127.0.0.1:8080", "server base URL")
+	jsonInput := f.String("json", "", "", "input as a JSON object (the body of a POST tool; query parameters of a GET tool)")
+	query := f.List("query", "", "input parameter k=v (repeatable)")
+	keyEnv := f.String("key-env", "", "", "name of the environment variable holding the payer's private key (64 hex digits, 0x optional); required")
+	maxUSD := f.String("max", "", "0.10", "refuse to pay more than this many USD per call")
+	network := f.String("network", "", x402.NetworkBase, "network the client agrees to pay on")
+	timeout := f.Duration("timeout", "", 90*time.Second, "time limit of the whole call")
+	// The tool key may come before or after the flags.
+	var key string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		key, args = args[0], args[1:]
+	}
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if key == "" && f.NArg() > 0 {
+		key = f.Arg(0)
+	} else if f.NArg() > 0 {
+		return usageError(fmt.Sprintf("unexpected argument %q", f.Arg(0)))
+	}
+	if key == "" {
+		return usageError("svc call needs a tool key (svc tools lists them)")
+	}
+	if *keyEnv == "" {
+		return usageError("--key-env names the environment variable holding the payer's private key")
+	}
+	if *jsonInput != "" && len(query.values) > 0 {
+		return usageError("give the input with --json or with --query, not both")
+	}
+	hexKey := strings.TrimSpace(getenv(*keyEnv))
+	if hexKey == "" {
+		return usageError(fmt.Sprintf("the environment variable %s is empty", *keyEnv))
+	}
+	signer, err := x402.ParseSigner(hexKey)
+	if err != nil {
+		return fmt.Errorf("the key in %s: %w", *keyEnv, err)
+	}
+	base := strings.TrimRight(*baseURL, "/")
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError(fmt.Sprintf("--url %q is not an http(s) URL", *baseURL))
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	item, err := findTool(ctx, base, key)
+	if err != nil {
+		return err
+	}
+	req, err := buildCallRequest(ctx, base, item, *jsonInput, query.values)
+	if err != nil {
+		return err
+	}
+	client := x402.NewClient(signer, x402.WithMaxAmount("$"+strings.TrimPrefix(*maxUSD, "$")), x402.WithNetworks(*network))
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("calling %s %s: %w", item.Method, item.Path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	if err != nil {
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	out := callOutput{Status: resp.StatusCode, Result: jsonOrString(body)}
+	if sr, err := x402.PaymentResponse(resp); err == nil {
+		out.Settlement = sr
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		if resp.StatusCode == http.StatusPaymentRequired {
+			if pr, err := x402.PaymentRequiredOf(resp); err == nil && pr.Error != "" {
+				return fmt.Errorf("payment refused: %s", pr.Error)
+			}
+		}
+		return fmt.Errorf("the server answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// jsonOrString keeps a JSON body as is and turns anything else into a JSON
+// string.
+func jsonOrString(b []byte) json.RawMessage {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	if json.Valid(b) {
+		return b
+	}
+	s, _ := json.Marshal(string(b))
+	return s
+}
+
+// buildCallRequest builds the unpaid request of a tool call.
+func buildCallRequest(ctx context.Context, base string, item catalogTool, jsonInput string, query []string) (*http.Request, error) {
+	var input json.RawMessage
+	if jsonInput != "" {
+		if !json.Valid([]byte(jsonInput)) {
+			return nil, usageError("--json is not valid JSON")
+		}
+		input = json.RawMessage(jsonInput)
+	}
+	q := url.Values{}
+	for _, kv := range query {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageError(fmt.Sprintf("--query %q: want k=v", kv))
+		}
+		q.Add(k, v)
+	}
+	target := base + item.Path
+	var body io.Reader
+	switch item.Method {
+	case http.MethodGet:
+		if input != nil {
+			qi, err := tools.QueryOf(input)
+			if err != nil {
+				return nil, usageError("--json for a GET tool must be an object of scalar values: " + err.Error())
+			}
+			q = qi
+		}
+		if len(q) > 0 {
+			target += "?" + q.Encode()
+		}
+	default:
+		if input == nil && len(q) > 0 {
+			obj := map[string]json.RawMessage{}
+			for k := range q {
+				v := q.Get(k)
+				if json.Valid([]byte(v)) && !strings.HasPrefix(strings.TrimSpace(v), "\"") {
+					obj[k] = json.RawMessage(v) // numbers, booleans, objects
+				} else {
+					s, _ := json.Marshal(v)
+					obj[k] = s
+				}
+			}
+			b, _ := json.Marshal(obj)
+			input = b
+		}
+		if input == nil {
+			input = json.RawMessage("{}")
+		}
+		body = bytes.NewReader(input)
+	}
+	req, err := http.NewRequestWithContext(ctx, item.Method, target, body)
+	if err != nil {
+		return nil, fmt.Errorf("building the request: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	return req, nil
+}
+
+// catalogTool is what the CLI needs of a catalog item.
+type catalogTool struct {
+	Key         string      `json:"key"`
+	Name        string      `json:"name"`
+	Method      string      `json:"method"`
+	Path        string      `json:"path"`
+	URL         string      `json:"url"`
+	PriceUSD    json.Number `json:"priceUsd"`
+	Network     string      `json:"network"`
+	Description string      `json:"description"`
+	Tags        []string    `json:"tags"`
+}
+
+// catalogPage is the body of GET /api/catalog.
+type catalogPage struct {
+	OK     bool              `json:"ok"`
+	Total  int               `json:"total"`
+	Offset int               `json:"offset"`
+	Limit  int               `json:"limit"`
+	Items  []json.RawMessage `json:"items"`
+}
+
+// fetchCatalog reads every page of a server's /api/catalog.
+func fetchCatalog(ctx context.Context, base string) ([]json.RawMessage, error) {
+	var items []json.RawMessage
+	for offset := 0; ; {
+		u := fmt.Sprintf("%s/api/catalog?offset=%d&limit=100", base, offset)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("catalog: reading the answer: %w", err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("catalog: GET %s answered %d", u, resp.StatusCode)
+		}
+		var page catalogPage
+		if err := json.Unmarshal(b, &page); err != nil {
+			return nil, fmt.Errorf("catalog: the answer is not a catalog page: %w", err)
+		}
+		items = append(items, page.Items...)
+		offset += len(page.Items)
+		if len(page.Items) == 0 || offset >= page.Total {
+			return items, nil
+		}
+	}
+}
+
+// findTool looks a tool up in the server's catalog by its key (or its
+// operation id).
+func findTool(ctx context.Context, base, key string) (catalogTool, error) {
+	items, err := fetchCatalog(ctx, base)
+	if err != nil {
+		return catalogTool{}, err
+	}
+	want := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(key)), "_", "-")
+	var keys []string
+	for _, raw := range items {
+		var it catalogTool
+		if err := json.Unmarshal(raw, &it); err != nil {
+			continue
+		}
+		if it.Key == want {
+			if it.Method == "" || !strings.HasPrefix(it.Path, "/") {
+				return catalogTool{}, fmt.Errorf("catalog entry %s has no method or path", it.Key)
+			}
+			return it, nil
+		}
+		keys = append(keys, it.Key)
+	}
+	return catalogTool{}, usageError(fmt.Sprintf("no tool %q on %s; tools: %s", key, base, strings.Join(keys, ", ")))
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// envFlags is a flag set whose flags may take their default from an SVC_*
+// environment variable; an explicit flag wins over the variable.
+type envFlags struct {
+	*flag.FlagSet
+	getenv func(string) string
+	errs   []string
+}
+
+func newEnvFlags(name string, stderr io.Writer, getenv func(string) string, synopsis string) *envFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &envFlags{FlagSet: fs, getenv: getenv}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return f
+}
+
+// env returns the variable's value, "" when unset or no name is given.
+func (f *envFlags) env(name string) string {
+	if name == "" {
+		return ""
+	}
+	return strings.TrimSpace(f.getenv(name))
+}
+
+func withEnv(usage, env string) string {
+	if env == "" {
+		return usage
+	}
+	return usage + " (env " + env + ")"
+}
+
+// String defines a string flag defaulting to $env, else def.
+func (f *envFlags) String(name, env, def, usage string) *string {
+	if v := f.env(env); v != "" {
+		def = v
+	}
+	return f.FlagSet.String(name, def, withEnv(usage, env))
+}
+
+// Duration defines a duration flag defaulting to $env, else def.
+func (f *envFlags) Duration(name, env string, def time.Duration, usage string) *time.Duration {
+	if v := f.env(env); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			f.errs = append(f.errs, fmt.Sprintf("%s=%q is not a duration (e.g. 100ms, 2s)", env, v))
+		} else {
+			def = d
+		}
+	}
+	return f.FlagSet.Duration(name, def, withEnv(usage, env))
+}
+
+// Float defines a float flag defaulting to $env, else def.
+func (f *envFlags) Float(name, env string, def float64, usage string) *float64 {
+	if v := f.env(env); v != "" {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			f.errs = append(f.errs, fmt.Sprintf("%s=%q is not a number", env, v))
+		} else {
+			def = x
+		}
+	}
+	return f.FlagSet.Float64(name, def, withEnv(usage, env))
+}
+
+// Int defines an int flag defaulting to $env, else def.
+func (f *envFlags) Int(name, env string, def int, usage string) *int {
+	if v := f.env(env); v != "" {
+		x, err := strconv.Atoi(v)
+		if err != nil {
+			f.errs = append(f.errs, fmt.Sprintf("%s=%q is not an integer", env, v))
+		} else {
+			def = x
+		}
+	}
+	return f.FlagSet.Int(name, def, withEnv(usage, env))
+}
+
+// List defines a repeatable flag; $env holds comma-separated values used
+// when the flag is not given.
+func (f *envFlags) List(name, env, usage string) *listFlag {
+	l := &listFlag{}
+	if v := f.env(env); v != "" {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				l.values = append(l.values, p)
+			}
+		}
+		l.fromEnv = true
+	}
+	f.FlagSet.Var(l, name, withEnv(usage, env+", comma-separated"))
+	return l
+}
+
+// parse parses args and reports the environment's malformed values.
+func (f *envFlags) parse(args []string) error {
+	if err := f.FlagSet.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageError(err.Error())
+	}
+	if len(f.errs) > 0 {
+		return usageError(strings.Join(f.errs, "; "))
+	}
+	return nil
+}
+
+// listFlag is a repeatable flag. Values given on the command line replace
+// those from the environment.
+type listFlag struct {
+	values  []string
+	fromEnv bool
+}
+
+func (l *listFlag) String() string { return strings.Join(l.values, ",") }
+
+func (l *listFlag) Set(v string) error {
+	if l.fromEnv {
+		l.values, l.fromEnv = nil, false
+	}
+	l.values = append(l.values, v)
+	return nil
+}
+
+// parseBytes reads a byte size: a plain integer or one with a suffix KiB,
+// MiB, KB, MB, K or M ("2MiB", "512KiB", "2097152").
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"KB", 1000}, {"MB", 1000 * 1000}, {"K", 1 << 10}, {"M", 1 << 20}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("%q is not a positive byte size (e.g. 2MiB, 512KiB, 2097152)", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,497 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/seed1284c1d2/svc/httpserver"
+	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/xau"
+)
+
+// Defaults of svc serve.
+const (
+	defaultAddr            = "127.0.0.1:8080"
+	defaultDB              = "svc-data/svc.db"
+	defaultShutdownTimeout = 90 * time.Second
+	pruneInterval          = 10 * time.Minute
+)
+
+// devKeySeed derives the dev-mode payTo wallet's key. The key is public
+// (it is in this source file): the address is a placeholder that lets dev
+// mode run without configuration, never a wallet to receive real money —
+// and in dev mode nothing settles on chain anyway.
+const devKeySeed = "svc dev mode payTo: a public, well-known key; never send funds to this address"
+
+// devPayTo returns the dev-mode receiving address: the address of the key
+// SHA-256(devKeySeed).
+func devPayTo() (string, error) {
+	k := sha256.Sum256([]byte(devKeySeed))
+	s, err := x402.ParseSigner(hex.EncodeToString(k[:]))
+	if err != nil {
+		return "", fmt.Errorf("dev payTo: %w", err)
+	}
+	return s.Address(), nil
+}
+
+// serveConfig is the resolved configuration of svc serve.
+type serveConfig struct {
+	addr, baseURL, network, payTo string
+	devMode, devPayTo             bool
+	facilitatorURL, authHeader    string
+	prices                        map[string]string
+	bodyLimit                     int64
+	terminal                      string
+	bridgeURL, bridgeToken        string
+	replayFile, replayTimeframe   string
+	replayOffset                  time.Duration
+	symbol                        string
+	db                            string
+	rate                          float64
+	burst                         int
+	trusted                       []netip.Prefix
+	regexTimeout, toolTimeout     time.Duration
+	healthTTL, shutdownTimeout    time.Duration
+	logLevel, logFormat           string
+}
+
+// parseServe reads the flags and the SVC_* environment.
+func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*serveConfig, error) {
+	f := newEnvFlags("serve", stderr, getenv, "svc serve [flags]")
+	addr := f.String("addr", "SVC_ADDR", defaultAddr, "listen address (port 0 picks a free port; the bound address is printed)")
+	baseURL := f.String("base-url", "SVC_BASE_URL", "", "public base URL clients reach the server at (default http://<addr>)")
+	network := f.String("network", "SVC_NETWORK", x402.NetworkBase, "payment network (CAIP-2 id)")
+	payTo := f.String("pay-to", "SVC_PAY_TO", "", "wallet receiving the payments; required unless in dev mode")
+	facURL := f.String("facilitator-url", "SVC_FACILITATOR_URL", "", "x402 facilitator base URL; absent = dev mode with the local facilitator (nothing settles on chain)")
+	authHeader := f.String("facilitator-auth-header", "SVC_FACILITATOR_AUTH_HEADER", "", `header sent to the facilitator, "Name: value" (never logged)`)
+	prices := f.List("price", "SVC_PRICES", "price override key=usd, e.g. regex-test=0.004 (repeatable)")
+	bodyLimit := f.String("body-limit", "SVC_BODY_LIMIT", "2MiB", "request body limit (413 past it)")
+	terminal := f.String("terminal", "SVC_TERMINAL", "", "gold terminal: simulated, bridge, replay or none (default: bridge when --bridge-url is set, replay when --replay-file is set, simulated in dev mode, none otherwise)")
+	bridgeURL := f.String("bridge-url", "SVC_MT5_BRIDGE_URL", "", "MT5 bridge base URL (xau/bridge)")
+	bridgeTokenEnv := f.String("bridge-token-env", "", "", "name of the environment variable holding the MT5 bridge token (default SVC_MT5_BRIDGE_TOKEN)")
+	replayFile := f.String("replay-file", "SVC_REPLAY_FILE", "", "MT5 history export (CSV) to replay")
+	replayTF := f.String("replay-timeframe", "SVC_REPLAY_TIMEFRAME", "M1", "base timeframe of the replay file (M1, M5, M15, H1)")
+	replayOffset := f.Duration("replay-server-offset", "SVC_REPLAY_SERVER_OFFSET", 0, "UTC offset of the trading server whose times the replay file holds (e.g. 2h)")
+	symbol := f.String("symbol", "SVC_GOLD_SYMBOL", "", "terminal gold symbol (default XAUUSD)")
+	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
+	rate := f.Float("rate", "SVC_RATE", httpserver.DefaultRate, "free-route requests per second per client address (negative disables)")
+	burst := f.Int("burst", "SVC_BURST", httpserver.DefaultBurst, "free-route burst per client address")
+	trusted := f.List("trusted-proxy", "SVC_TRUSTED_PROXIES", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
+	regexTimeout := f.Duration("regex-timeout", "SVC_REGEX_TIMEOUT", 100*time.Millisecond, "time limit of one regex_test call")
+	toolTimeout := f.Duration("tool-timeout", "SVC_TOOL_TIMEOUT", httpserver.DefaultToolTimeout, "time limit of one tool run (504 past it, nothing settled)")
+	healthTTL := f.Duration("health-ttl", "SVC_HEALTH_TTL", xau.DefaultHealthTTL, "how long a terminal availability check is reused")
+	shutdown := f.Duration("shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", defaultShutdownTimeout, "how long a stop waits for calls in flight")
+	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)")
+	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
+	if err := f.parse(args); err != nil {
+		return nil, err
+	}
+	if f.NArg() > 0 {
+		return nil, usageError(fmt.Sprintf("svc serve takes no arguments, got %q", f.Arg(0)))
+	}
+	c := &serveConfig{
+		addr: strings.TrimSpace(*addr), baseURL: strings.TrimRight(strings.TrimSpace(*baseURL), "/"),
+		facilitatorURL: strings.TrimSpace(*facURL), authHeader: *authHeader,
+		terminal: strings.ToLower(strings.TrimSpace(*terminal)), bridgeURL: strings.TrimSpace(*bridgeURL),
+		replayFile: *replayFile, replayTimeframe: *replayTF, replayOffset: *replayOffset, symbol: *symbol,
+		db: strings.TrimSpace(*db), rate: *rate, burst: *burst,
+		regexTimeout: *regexTimeout, toolTimeout: *toolTimeout, healthTTL: *healthTTL, shutdownTimeout: *shutdown,
+		logLevel: *logLevel, logFormat: *logFormat,
+	}
+	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
+	if !ok {
+		return nil, usageError(fmt.Sprintf("--network %q is not a known network (eip155:8453 is Base, eip155:84532 Base Sepolia)", *network))
+	}
+	c.network = n.CAIP2
+	c.devMode = c.facilitatorURL == ""
+	c.payTo = strings.TrimSpace(*payTo)
+	if c.payTo == "" {
+		if !c.devMode {
+			return nil, usageError("--pay-to (SVC_PAY_TO) is required with a facilitator URL: it is the wallet that receives the payments")
+		}
+		p, err := devPayTo()
+		if err != nil {
+			return nil, err
+		}
+		c.payTo, c.devPayTo = p, true
+	}
+	if !x402.IsValidAddress(c.payTo) {
+		return nil, usageError(fmt.Sprintf("--pay-to %q is not a valid address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", c.payTo))
+	}
+	if c.authHeader != "" {
+		name, _, ok := strings.Cut(c.authHeader, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t\r\n") {
+			return nil, usageError(`--facilitator-auth-header must look like "Name: value"`)
+		}
+		if c.devMode {
+			return nil, usageError("--facilitator-auth-header needs --facilitator-url")
+		}
+	}
+	if len(prices.values) > 0 {
+		c.prices = map[string]string{}
+		for _, kv := range prices.values {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
+				return nil, usageError(fmt.Sprintf("--price %q: want key=price, e.g. regex-test=0.004", kv))
+			}
+			c.prices[strings.TrimSpace(k)] = strings.TrimPrefix(strings.TrimSpace(v), "$")
+		}
+	}
+	bl, err := parseBytes(*bodyLimit)
+	if err != nil {
+		return nil, usageError("--body-limit: " + err.Error())
+	}
+	c.bodyLimit = bl
+	tokenEnv := strings.TrimSpace(*bridgeTokenEnv)
+	if tokenEnv == "" {
+		tokenEnv = "SVC_MT5_BRIDGE_TOKEN"
+	}
+	c.bridgeToken = strings.TrimSpace(getenv(tokenEnv))
+	if c.terminal == "" {
+		switch {
+		case c.bridgeURL != "":
+			c.terminal = "bridge"
+		case c.replayFile != "":
+			c.terminal = "replay"
+		case c.devMode:
+			c.terminal = "simulated"
+		default:
+			c.terminal = "none"
+		}
+	}
+	switch c.terminal {
+	case "simulated", "none":
+	case "bridge":
+		if c.bridgeURL == "" {
+			return nil, usageError("--terminal bridge needs --bridge-url (SVC_MT5_BRIDGE_URL)")
+		}
+		if c.bridgeToken == "" {
+			return nil, usageError(fmt.Sprintf("--terminal bridge needs the bridge token in $%s", tokenEnv))
+		}
+	case "replay":
+		if c.replayFile == "" {
+			return nil, usageError("--terminal replay needs --replay-file (SVC_REPLAY_FILE)")
+		}
+	default:
+		return nil, usageError(fmt.Sprintf("--terminal %q: want simulated, bridge, replay or none", c.terminal))
+	}
+	for _, p := range trusted.values {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			a, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return nil, usageError(fmt.Sprintf("--trusted-proxy %q is not a CIDR or an address", p))
+			}
+			pfx = netip.PrefixFrom(a, a.BitLen())
+		}
+		c.trusted = append(c.trusted, pfx.Masked())
+	}
+	if c.db == "" {
+		c.db = defaultDB
+	}
+	return c, nil
+}
+
+// newLogger builds the slog logger on stderr.
+func newLogger(stderr io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError(fmt.Sprintf("--log-level %q: want debug, info, warn or error", level))
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+	}
+	return nil, usageError(fmt.Sprintf("--log-format %q: want text or json", format))
+}
+
+// serve runs the server until ctx ends (SIGINT, SIGTERM), then drains the
+// calls in flight.
+func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
+	c, err := parseServe(args, stderr, getenv)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, c.logLevel, c.logFormat)
+	if err != nil {
+		return err
+	}
+	if c.devMode {
+		if err := checkDevAddr(c.addr); err != nil {
+			return err
+		}
+	}
+
+	terminal, err := openTerminal(c)
+	if err != nil {
+		return err
+	}
+	facilitator, err := newFacilitator(c, log)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, c.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.addr, err)
+	}
+	bound := ln.Addr().String()
+	base := c.baseURL
+	if base == "" {
+		base = "http://" + bound
+	}
+	catalog, err := tools.New(tools.Options{Prices: c.prices, BaseURL: base, Network: c.network, BodyLimit: c.bodyLimit})
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	srv, err := httpserver.New(httpserver.Config{
+		Catalog:        catalog,
+		Terminal:       terminal,
+		Env:            tools.Env{DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout},
+		HealthTTL:      c.healthTTL,
+		Facilitator:    facilitator,
+		Store:          st,
+		PayTo:          c.payTo,
+		Network:        c.network,
+		PublicBaseURL:  base,
+		DevMode:        c.devMode,
+		Addr:           bound,
+		BodyLimit:      c.bodyLimit,
+		RateLimit:      c.rate,
+		RateBurst:      c.burst,
+		TrustedProxies: c.trusted,
+		ToolTimeout:    c.toolTimeout,
+		Logger:         log,
+		Version:        buildVersion(),
+	})
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+
+	printBanner(stderr, c, bound, base, st.Dialect(), catalog)
+	log.Info("svc: listening", "addr", bound, "base_url", base, "dev_mode", c.devMode, "network", c.network,
+		"pay_to", c.payTo, "terminal", c.terminal, "store", st.Dialect(), "tools", catalog.Len(), "version", buildVersion())
+	if c.devMode {
+		log.Warn("svc: " + httpserver.DevModeNote)
+	}
+	if c.terminal == "none" {
+		log.Warn("svc: no gold terminal configured: the three gold routes answer 503 (set --bridge-url or --terminal)")
+	}
+
+	go pruneLoop(ctx, st, log)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("svc: stopping; waiting for calls in flight", "in_flight", srv.InFlight(), "timeout", c.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("svc: stopped")
+	return nil
+}
+
+// checkDevAddr refuses dev mode on an address that is not loopback.
+func checkDevAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError(fmt.Sprintf("--addr %q: %v", addr, err))
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if a, err := netip.ParseAddr(host); err == nil && a.Unmap().IsLoopback() {
+		return nil
+	}
+	return usageError(fmt.Sprintf("dev mode (no --facilitator-url: the local facilitator settles nothing on chain) refuses to listen on %q, "+
+		"which is not a loopback address; use 127.0.0.1 or [::1], or configure --facilitator-url and --pay-to for production", addr))
+}
+
+// openTerminal builds the gold terminal; nil for "none".
+func openTerminal(c *serveConfig) (xau.Terminal, error) {
+	switch c.terminal {
+	case "simulated":
+		t, err := xau.NewSimulated(xau.SimConfig{Symbol: c.symbol})
+		if err != nil {
+			return nil, fmt.Errorf("simulated terminal: %w", err)
+		}
+		return t, nil
+	case "bridge":
+		t, err := xau.NewMT5Bridge(xau.MT5Config{BaseURL: c.bridgeURL, Token: c.bridgeToken})
+		if err != nil {
+			return nil, fmt.Errorf("MT5 bridge: %w", err)
+		}
+		return t, nil
+	case "replay":
+		tf, err := xau.ParseTimeframe(c.replayTimeframe)
+		if err != nil {
+			return nil, usageError(fmt.Sprintf("--replay-timeframe %q: want M1, M5, M15 or H1", c.replayTimeframe))
+		}
+		t, err := xau.OpenReplay(xau.ReplayConfig{Symbol: c.symbol, Timeframe: tf, ServerUTCOffset: c.replayOffset}, c.replayFile)
+		if err != nil {
+			return nil, fmt.Errorf("replay terminal: %w", err)
+		}
+		return t, nil
+	}
+	return nil, nil
+}
+
+// newFacilitator builds the local facilitator (dev mode) or the remote
+// one.
+func newFacilitator(c *serveConfig, log *slog.Logger) (x402.Facilitator, error) {
+	if c.devMode {
+		f, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{Networks: []string{c.network}, PayTo: c.payTo})
+		if err != nil {
+			return nil, fmt.Errorf("local facilitator: %w", err)
+		}
+		return f, nil
+	}
+	cfg := x402.HTTPFacilitatorConfig{URL: c.facilitatorURL, Logger: log}
+	if c.authHeader != "" {
+		name, value, _ := strings.Cut(c.authHeader, ":")
+		h := http.Header{}
+		h.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+		cfg.AuthHeaders = func(context.Context, string) (http.Header, error) { return h.Clone(), nil }
+	}
+	f, err := x402.NewHTTPFacilitator(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("facilitator: %w", err)
+	}
+	return f, nil
+}
+
+// openStore opens the SQLite file (creating its directory) or PostgreSQL.
+func openStore(ctx context.Context, dsn string) (store.Store, error) {
+	lower := strings.ToLower(dsn)
+	if !strings.HasPrefix(lower, "postgres://") && !strings.HasPrefix(lower, "postgresql://") {
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("store directory: %w", err)
+			}
+		}
+	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", redactDSN(err, dsn))
+	}
+	return st, nil
+}
+
+// redactDSN keeps a PostgreSQL password out of an error message.
+func redactDSN(err error, dsn string) error {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.LastIndex(dsn, "@"); at > i {
+			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
+				pw := dsn[i+3+colon+1 : at]
+				if pw != "" && strings.Contains(err.Error(), pw) {
+					return errors.New(strings.ReplaceAll(err.Error(), pw, "***"))
+				}
+			}
+		}
+	}
+	return err
+}
+
+// pruneLoop deletes expired nonce records and lounge entries periodically.
+func pruneLoop(ctx context.Context, st store.Store, log *slog.Logger) {
+	t := time.NewTicker(pruneInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, time.Minute)
+			p, err := st.Prune(pctx, now)
+			cancel()
+			if err != nil {
+				log.Warn("svc: pruning the store failed", "error", err)
+				continue
+			}
+			log.Debug("svc: pruned the store", "nonces", p.Nonces, "lounge_entries", p.LoungeEntries)
+		}
+	}
+}
+
+// printBanner tells a human on stderr what is running and what it means.
+func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catalog *tools.Catalog) {
+	var b strings.Builder
+	mode := "production"
+	if c.devMode {
+		mode = "DEV MODE"
+	}
+	fmt.Fprintf(&b, "\nsvc %s — %s — listening on http://%s\n", buildVersion(), mode, bound)
+	if base != "http://"+bound {
+		fmt.Fprintf(&b, "  public URL:  %s\n", base)
+	}
+	if c.devMode {
+		b.WriteString("  payments:    LOCAL facilitator: payment signatures are verified for real, but NOTHING is settled on chain\n")
+		b.WriteString("               (every PAYMENT-RESPONSE says onChain:false; /health says devMode:true)\n")
+	} else {
+		fmt.Fprintf(&b, "  payments:    facilitator %s\n", c.facilitatorURL)
+	}
+	fmt.Fprintf(&b, "  network:     %s (USDC)\n", c.network)
+	if c.devPayTo {
+		fmt.Fprintf(&b, "  payTo:       %s  (DEV address from a public key: never send funds to it)\n", c.payTo)
+	} else {
+		fmt.Fprintf(&b, "  payTo:       %s\n", c.payTo)
+	}
+	switch c.terminal {
+	case "simulated":
+		b.WriteString("  gold data:   SIMULATED terminal (responses say \"source\":\"simulated\")\n")
+	case "none":
+		b.WriteString("  gold data:   none configured: the gold routes answer 503\n")
+	default:
+		fmt.Fprintf(&b, "  gold data:   %s\n", c.terminal)
+	}
+	fmt.Fprintf(&b, "  store:       %s (%s)\n", dialect, displayDSN(c.db))
+	fmt.Fprintf(&b, "  tools:       %d paid routes; free: /health /metrics /api/catalog\n", catalog.Len())
+	fmt.Fprintf(&b, "  try:         curl -i %s/api/session-state\n\n", base)
+	_, _ = io.WriteString(w, b.String())
+}
+
+// displayDSN shows a database location without credentials.
+func displayDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.LastIndex(dsn, "@"); at > i {
+			return dsn[:i+3] + "***@" + dsn[at+1:]
+		}
+	}
+	return dsn
+}

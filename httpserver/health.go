@@ -1,0 +1,201 @@
+package httpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/xau"
+)
+
+// Cache lifetimes and bounds of the /health checks.
+const (
+	// supportedTTL is how long a successful facilitator /supported answer
+	// is reused; supportedFailTTL how long a failure is.
+	supportedTTL     = 5 * time.Minute
+	supportedFailTTL = 10 * time.Second
+	// healthCheckTimeout bounds each check of GET /health.
+	healthCheckTimeout = 2 * time.Second
+)
+
+// DevModeNote explains dev mode wherever it is reported.
+const DevModeNote = "dev mode: the local facilitator verifies payment signatures for real but settles nothing on chain; no money moves"
+
+// supportedCache reuses the facilitator's /supported answer.
+type supportedCache struct {
+	f   x402.Facilitator
+	now func() time.Time
+
+	mu   sync.Mutex
+	at   time.Time
+	have bool
+	resp x402.SupportedResponse
+	err  error
+}
+
+func (c *supportedCache) get(ctx context.Context) (x402.SupportedResponse, time.Time, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	ttl := supportedTTL
+	if c.err != nil {
+		ttl = supportedFailTTL
+	}
+	if c.have && now.Sub(c.at) < ttl {
+		return c.resp, c.at, c.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, healthCheckTimeout)
+	defer cancel()
+	resp, err := c.f.Supported(ctx)
+	c.resp, c.err, c.at, c.have = resp, err, now, true
+	return resp, now, err
+}
+
+// Health is the body of GET /health.
+type Health struct {
+	// Status is "ok", "degraded" (the terminal is down: the gold tools
+	// answer 503, the others work) or "down" (the store or the facilitator
+	// is unavailable: paid calls cannot be taken; the answer is then 503).
+	Status      string            `json:"status"`
+	Version     string            `json:"version"`
+	DevMode     bool              `json:"devMode"`
+	DevModeNote string            `json:"devModeNote,omitempty"`
+	Network     string            `json:"network"`
+	PayTo       string            `json:"payTo"`
+	Tools       int               `json:"tools"`
+	Terminal    TerminalHealth    `json:"terminal"`
+	Store       ComponentHealth   `json:"store"`
+	Facilitator FacilitatorHealth `json:"facilitator"`
+	UptimeSec   int64             `json:"uptimeSeconds"`
+	Time        string            `json:"time"`
+}
+
+// ComponentHealth is the state of one dependency.
+type ComponentHealth struct {
+	Status string `json:"status"` // "up" or "down"
+	Kind   string `json:"kind,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// TerminalHealth is the state of the trading terminal.
+type TerminalHealth struct {
+	Status     string `json:"status"` // "up" or "down"
+	Source     string `json:"source,omitempty"`
+	Terminal   string `json:"terminal,omitempty"`
+	Server     string `json:"server,omitempty"`
+	LastTick   string `json:"lastTick,omitempty"`
+	LagSeconds int64  `json:"lagSeconds,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// FacilitatorHealth is the state of the payment facilitator.
+type FacilitatorHealth struct {
+	Status    string   `json:"status"` // "up" or "down"
+	Kind      string   `json:"kind"`   // "local" (dev mode) or "remote"
+	Networks  []string `json:"networks,omitempty"`
+	CheckedAt string   `json:"checkedAt,omitempty"`
+	Error     string   `json:"error,omitempty"`
+}
+
+// health answers GET /health.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), healthCheckTimeout+time.Second)
+	defer cancel()
+	now := s.now()
+	h := Health{
+		Status:    "ok",
+		Version:   s.cfg.Version,
+		DevMode:   s.cfg.DevMode,
+		Network:   s.network.CAIP2,
+		PayTo:     s.payTo,
+		Tools:     len(s.paid),
+		UptimeSec: int64(now.Sub(s.metrics.start).Seconds()),
+		Time:      now.UTC().Format(time.RFC3339),
+	}
+	if s.cfg.DevMode {
+		h.DevModeNote = DevModeNote
+	}
+
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		h.Terminal = s.terminalHealth(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		h.Store = ComponentHealth{Status: "up"}
+		if d, ok := s.cfg.Store.(interface{ Dialect() string }); ok {
+			h.Store.Kind = d.Dialect()
+		}
+		sctx, cancel := context.WithTimeout(ctx, healthCheckTimeout)
+		defer cancel()
+		if err := s.cfg.Store.Ping(sctx); err != nil {
+			s.log.Warn("health: store ping failed", "error", err)
+			h.Store.Status, h.Store.Error = "down", "the store does not answer"
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		f := FacilitatorHealth{Status: "up", Kind: "remote"}
+		if s.cfg.DevMode {
+			f.Kind = "local"
+		}
+		resp, at, err := s.supported.get(ctx)
+		f.CheckedAt = at.UTC().Format(time.RFC3339)
+		if err != nil {
+			s.log.Warn("health: facilitator /supported failed", "error", err)
+			f.Status, f.Error = "down", "the facilitator does not answer /supported"
+		} else {
+			seen := map[string]bool{}
+			for _, k := range resp.Kinds {
+				if k.Scheme == x402.SchemeExact && !seen[k.Network] {
+					seen[k.Network] = true
+					f.Networks = append(f.Networks, k.Network)
+				}
+			}
+			sort.Strings(f.Networks)
+			if !seen[s.network.CAIP2] {
+				f.Status, f.Error = "down", "the facilitator does not support the exact scheme on "+s.network.CAIP2
+			}
+		}
+		h.Facilitator = f
+	}()
+	wg.Wait()
+
+	status := http.StatusOK
+	switch {
+	case h.Store.Status != "up" || h.Facilitator.Status != "up":
+		h.Status, status = "down", http.StatusServiceUnavailable
+	case h.Terminal.Status != "up":
+		h.Status = "degraded"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(h)
+}
+
+func (s *Server) terminalHealth(ctx context.Context) TerminalHealth {
+	if s.cfg.Terminal == nil {
+		return TerminalHealth{Status: "down", Error: "no terminal configured"}
+	}
+	hl, err := s.healthCache.Status(ctx)
+	th := TerminalHealth{Status: "up", Source: string(hl.Source), Terminal: hl.Terminal, Server: hl.Server}
+	if !hl.LastTick.IsZero() {
+		th.LastTick = hl.LastTick.UTC().Format(time.RFC3339)
+		th.LagSeconds = int64(hl.Lag.Seconds())
+	}
+	if err != nil || !hl.Connected {
+		th.Status = "down"
+		th.Error = "terminal unavailable"
+		if r := xau.Reason(err); r != "" {
+			th.Error = r
+		}
+	}
+	return th
+}

@@ -1,0 +1,532 @@
+package httpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed1284c1d2/svc/httpserver"
+	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/xau"
+)
+
+func TestNotFoundAndMethodNotAllowed(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	resp, body := do(t, f.rawQueryRequest(t, "/api/nope", "secret=abc"))
+	p := mustProblem(t, resp, body, http.StatusNotFound)
+	if p.Code != "not_found" || p.Instance != "/api/nope" || p.RequestID == "" {
+		t.Fatalf("404 problem %s", body)
+	}
+
+	req, _ := http.NewRequest(http.MethodDelete, f.url+"/api/risk-levels", nil)
+	resp, body = do(t, req)
+	p = mustProblem(t, resp, body, http.StatusMethodNotAllowed)
+	if p.Code != "method_not_allowed" || resp.Header.Get("Allow") != "POST" {
+		t.Fatalf("405 problem %s, Allow %q", body, resp.Header.Get("Allow"))
+	}
+	req, _ = http.NewRequest(http.MethodPost, f.url+"/api/session-state", strings.NewReader("{}"))
+	resp, body = do(t, req)
+	mustProblem(t, resp, body, http.StatusMethodNotAllowed)
+	if allow := resp.Header.Get("Allow"); !strings.Contains(allow, "GET") {
+		t.Fatalf("Allow %q", allow)
+	}
+}
+
+func TestBodyLimit413(t *testing.T) {
+	const limit = 4096
+	f := newFixture(t, fixtureOptions{bodyLimit: limit})
+	big := `{"csv":"` + strings.Repeat("a,b\\n", limit) + `"}`
+	// Announced length over the limit.
+	resp, body := do(t, f.request(t, f.tool(t, "csv-profile"), big))
+	p := mustProblem(t, resp, body, http.StatusRequestEntityTooLarge)
+	if resp.Header.Get(x402.HeaderPaymentRequired) != "" || p.Code != "too_large" {
+		t.Fatalf("413 %s with an offer %q", body, resp.Header.Get(x402.HeaderPaymentRequired))
+	}
+	// Chunked body (no Content-Length) over the limit.
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/csv-profile", io.MultiReader(strings.NewReader(big)))
+	req.ContentLength = -1
+	resp, body = do(t, req)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || resp.Header.Get(x402.HeaderPaymentRequired) != "" {
+		t.Fatalf("chunked: status %d %s", resp.StatusCode, body)
+	}
+	// Under the limit: offered payment.
+	resp, _ = do(t, f.request(t, f.tool(t, "csv-profile"), `{"csv":"a,b\n1,2"}`))
+	if resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("small body: status %d", resp.StatusCode)
+	}
+}
+
+func TestRateLimitFreeRoutesOnly(t *testing.T) {
+	f := newFixture(t, fixtureOptions{rate: 1, burst: 3})
+	for i := range 3 {
+		resp, body := do(t, f.rawQueryRequest(t, "/api/catalog", ""))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	resp, body := do(t, f.rawQueryRequest(t, "/health", ""))
+	p := mustProblem(t, resp, body, http.StatusTooManyRequests)
+	ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	if err != nil || ra < 1 || p.Code != "rate_limited" {
+		t.Fatalf("429 Retry-After %q, problem %s", resp.Header.Get("Retry-After"), body)
+	}
+	// Unknown routes are free routes too.
+	resp, body = do(t, f.rawQueryRequest(t, "/nope", ""))
+	mustProblem(t, resp, body, http.StatusTooManyRequests)
+	// Paid routes are not limited.
+	tool := f.tool(t, "risk-levels")
+	for i := range 20 {
+		resp, body := do(t, f.request(t, tool, string(tool.ExampleInput)))
+		if resp.StatusCode != http.StatusPaymentRequired {
+			t.Fatalf("paid request %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+}
+
+// slowTerminal wraps a terminal: Quote signals that it started and waits
+// for release (or its context).
+type slowTerminal struct {
+	xau.Terminal
+	started chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *slowTerminal) Quote(ctx context.Context, symbol string) (xau.Quote, error) {
+	s.once.Do(func() { close(s.started) })
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return xau.Quote{}, ctx.Err()
+	}
+	return s.Terminal.Quote(ctx, symbol)
+}
+
+// TestGracefulShutdownDrainsPaidCall: Shutdown waits for a paid call in
+// flight, which completes with its settlement.
+func TestGracefulShutdownDrainsPaidCall(t *testing.T) {
+	slow := &slowTerminal{Terminal: simulated(t), started: make(chan struct{}), release: make(chan struct{})}
+	f := newFixture(t, fixtureOptions{terminal: slow})
+	payer := newPayer(t)
+	type result struct {
+		status int
+		sr     *x402.SettleResponse
+		body   string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, f.url+"/api/xau/quote", nil)
+		resp, err := x402.NewClient(payer, x402.WithMaxAmount("$0.10")).Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		sr, _ := x402.PaymentResponse(resp)
+		done <- result{status: resp.StatusCode, sr: sr, body: string(b)}
+	}()
+	select {
+	case <-slow.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the paid call never reached the tool")
+	}
+	if n := f.srv.InFlight(); n != 1 {
+		t.Fatalf("%d requests in flight, want 1", n)
+	}
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- f.srv.Shutdown(ctx)
+	}()
+	// New connections are refused once shutdown began.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", strings.TrimPrefix(f.url, "http://"), 200*time.Millisecond)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the listener still accepts connections during shutdown")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v before the paid call finished", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(slow.release)
+	r := <-done
+	if r.err != nil || r.status != http.StatusOK || r.sr == nil || !r.sr.Success {
+		t.Fatalf("paid call during shutdown: %+v", r)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	ps, err := f.st.PayerStats(context.Background(), payer.Address())
+	if err != nil || ps.PaidCalls != 1 {
+		t.Fatalf("ledger after shutdown: %+v %v", ps, err)
+	}
+}
+
+// TestToolFailureAfterVerificationNotSettled: a terminal that passes the
+// health check but fails the call gives 503, and a regex over its time
+// limit gives 504; neither is settled nor recorded.
+func TestToolFailureAfterVerificationNotSettled(t *testing.T) {
+	sc := xau.NewScripted(testNow)
+	sc.SetFailure(&xau.Error{Op: "quote", Kind: xau.ErrUnavailable, Reason: "upstream timed out"})
+	f := newFixture(t, fixtureOptions{terminal: sc, env: tools.Env{RegexTimeout: 20 * time.Millisecond}})
+	payer := newPayer(t)
+
+	resp, body := pay(t, payer, f.rawQueryRequest(t, "/api/xau/quote", ""))
+	mustProblem(t, resp, body, http.StatusServiceUnavailable)
+	if resp.Header.Get(x402.HeaderPaymentResponse) != "" {
+		t.Fatal("a failed call carries a PAYMENT-RESPONSE")
+	}
+
+	start := time.Now()
+	resp, body = pay(t, payer, f.request(t, f.tool(t, "regex-test"), `{"pattern":"(a+)+$","text":"`+strings.Repeat("a", 40)+`!"}`))
+	p := mustProblem(t, resp, body, http.StatusGatewayTimeout)
+	if p.Code != "timeout" || time.Since(start) > 5*time.Second {
+		t.Fatalf("regex timeout: %s after %s", body, time.Since(start))
+	}
+	if n := len(f.local.Settlements()); n != 0 {
+		t.Fatalf("%d settlements after failed calls", n)
+	}
+	ps, err := f.st.PayerStats(context.Background(), payer.Address())
+	if err != nil || ps.PaidCalls != 0 {
+		t.Fatalf("ledger: %+v %v", ps, err)
+	}
+	if sc.Calls().Quote != 1 {
+		t.Fatalf("terminal quote calls %d, want 1 (after payment verification)", sc.Calls().Quote)
+	}
+}
+
+func TestDevModeRefusesPublicAddress(t *testing.T) {
+	cat, err := tools.New(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openTestStore(t)
+	cfg := httpserver.Config{Catalog: cat, Facilitator: local, Store: st, PayTo: testPayTo, Logger: slog.New(slog.DiscardHandler)}
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.0.2.1:8080"} {
+		c := cfg
+		c.Addr = addr
+		if _, err := httpserver.New(c); err == nil || !strings.Contains(err.Error(), "dev mode") {
+			t.Fatalf("dev mode on %s: %v", addr, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:8080", "[::1]:8080", "localhost:8080"} {
+		c := cfg
+		c.Addr = addr
+		if _, err := httpserver.New(c); err != nil {
+			t.Fatalf("dev mode on %s: %v", addr, err)
+		}
+	}
+	// Serve refuses a listener on all interfaces, even without Addr: the
+	// local facilitator means dev mode whatever DevMode says.
+	srv, err := httpserver.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !srv.DevMode() {
+		t.Fatal("a LocalFacilitator must mean dev mode")
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Skipf("cannot listen on all interfaces: %v", err)
+	}
+	if err := srv.Serve(ln); err == nil || !strings.Contains(err.Error(), "dev mode") {
+		t.Fatalf("Serve on %s: %v", ln.Addr(), err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cat, err := tools.New(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openTestStore(t)
+	ok := httpserver.Config{Catalog: cat, Facilitator: local, Store: st, PayTo: testPayTo}
+	cases := map[string]func(*httpserver.Config){
+		"no catalog":     func(c *httpserver.Config) { c.Catalog = nil },
+		"no facilitator": func(c *httpserver.Config) { c.Facilitator = nil },
+		"no store":       func(c *httpserver.Config) { c.Store = nil },
+		"bad payTo":      func(c *httpserver.Config) { c.PayTo = "0x1234" },
+		"zero payTo":     func(c *httpserver.Config) { c.PayTo = "0x0000000000000000000000000000000000000000" },
+		"other network":  func(c *httpserver.Config) { c.Network = "eip155:84532" },
+		"body limit":     func(c *httpserver.Config) { c.BodyLimit = 1 << 10 },
+		"route conflict": func(c *httpserver.Config) {
+			c.Routes = []httpserver.Route{{Pattern: "POST /api/risk-levels", Handler: http.NotFoundHandler(), Free: true}}
+		},
+	}
+	for name, mut := range cases {
+		c := ok
+		mut(&c)
+		if _, err := httpserver.New(c); err == nil {
+			t.Errorf("%s: New accepted the configuration", name)
+		}
+	}
+	if _, err := httpserver.New(ok); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMountedRoutes: extra routes are served, free ones rate-limited, and
+// a "GET /api/catalog" route replaces the built-in listing.
+func TestMountedRoutes(t *testing.T) {
+	find := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok":true,"q":"`+r.URL.Query().Get("q")+`"}`)
+	})
+	catalog := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"replaced":true}`)
+	})
+	f := newFixture(t, fixtureOptions{rate: 1, burst: 2, routes: []httpserver.Route{
+		{Pattern: "GET /api/find", Handler: find, Free: true},
+		{Pattern: "GET /api/catalog", Handler: catalog, Free: true},
+	}})
+	resp, body := do(t, f.rawQueryRequest(t, "/api/find", "q=gold"))
+	if resp.StatusCode != http.StatusOK || string(body) != `{"ok":true,"q":"gold"}` {
+		t.Fatalf("find: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, f.rawQueryRequest(t, "/api/catalog", ""))
+	if resp.StatusCode != http.StatusOK || string(body) != `{"replaced":true}` {
+		t.Fatalf("replaced catalog: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, f.rawQueryRequest(t, "/api/find", "q=x"))
+	mustProblem(t, resp, body, http.StatusTooManyRequests)
+	if err := f.srv.Mount("GET /late", find, true); err == nil {
+		t.Fatal("Mount after the server started succeeded")
+	}
+}
+
+func TestCatalogListing(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	resp, body := do(t, f.rawQueryRequest(t, "/api/catalog", ""))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("catalog: %d %s", resp.StatusCode, body)
+	}
+	var page struct {
+		OK     bool              `json:"ok"`
+		Total  int               `json:"total"`
+		Offset int               `json:"offset"`
+		Limit  int               `json:"limit"`
+		Items  []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		t.Fatal(err)
+	}
+	if !page.OK || page.Total != 13 || page.Offset != 0 || page.Limit != 50 || len(page.Items) != 13 {
+		t.Fatalf("page ok=%v total=%d offset=%d limit=%d items=%d", page.OK, page.Total, page.Offset, page.Limit, len(page.Items))
+	}
+	var first map[string]any
+	if err := json.Unmarshal(page.Items[0], &first); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"key", "name", "method", "path", "url", "priceUsd", "network", "description", "tags", "inputSchema", "exampleInput", "outputExample"} {
+		if _, ok := first[k]; !ok {
+			t.Fatalf("catalog item lacks %s: %s", k, page.Items[0])
+		}
+	}
+	resp, body = do(t, f.rawQueryRequest(t, "/api/catalog", "offset=12&limit=5"))
+	if err := json.Unmarshal(body, &page); err != nil || resp.StatusCode != 200 || len(page.Items) != 1 || page.Offset != 12 || page.Limit != 5 {
+		t.Fatalf("second page: %d %s", resp.StatusCode, body)
+	}
+	resp, body = do(t, f.rawQueryRequest(t, "/api/catalog", "limit=abc&offset=-1"))
+	p := mustProblem(t, resp, body, http.StatusBadRequest)
+	if !p.hasField("limit", "integer") || !p.hasField("offset", "min") {
+		t.Fatalf("catalog paging errors %s", body)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	sw := xau.NewSwitchable(simulated(t))
+	f := newFixture(t, fixtureOptions{terminal: sw})
+	resp, body := do(t, f.rawQueryRequest(t, "/health", ""))
+	var h httpserver.Health
+	if err := json.Unmarshal(body, &h); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("health %d %s: %v", resp.StatusCode, body, err)
+	}
+	if h.Status != "ok" || !h.DevMode || !strings.Contains(h.DevModeNote, "settles nothing on chain") || h.Version != "test" ||
+		h.Network != "eip155:8453" || h.PayTo != testPayTo || h.Tools != 13 ||
+		h.Terminal.Status != "up" || h.Terminal.Source != "simulated" || h.Store.Status != "up" || h.Store.Kind == "" ||
+		h.Facilitator.Status != "up" || h.Facilitator.Kind != "local" {
+		t.Fatalf("health %s", body)
+	}
+	// A terminal that goes down degrades the service (after the cache TTL).
+	sw.SetDown(true)
+	time.Sleep(xau.DefaultHealthTTL + 100*time.Millisecond)
+	resp, body = do(t, f.rawQueryRequest(t, "/health", ""))
+	if err := json.Unmarshal(body, &h); err != nil || resp.StatusCode != http.StatusOK || h.Status != "degraded" || h.Terminal.Status != "down" {
+		t.Fatalf("health with the terminal down: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestRequestIDAndAccessLog: X-Request-Id is echoed (or generated), and the
+// access log has one line per request without bodies, query values or
+// payment headers.
+func TestRequestIDAndAccessLog(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	payer := newPayer(t)
+	req := f.request(t, f.tool(t, "risk-levels"), `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`)
+	req.URL.RawQuery = "ref=SECRETREFCODE1"
+	req.Header.Set("X-Request-Id", "client-id-42")
+	resp, body := pay(t, payer, req)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Request-Id") != "client-id-42" {
+		t.Fatalf("status %d, request id %q, body %s", resp.StatusCode, resp.Header.Get("X-Request-Id"), body)
+	}
+	req = f.rawQueryRequest(t, "/health", "")
+	req.Header.Set("X-Request-Id", "bad id with spaces")
+	resp, _ = do(t, req)
+	if id := resp.Header.Get("X-Request-Id"); id == "" || strings.Contains(id, " ") {
+		t.Fatalf("generated request id %q", id)
+	}
+
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(f.logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		if m["msg"] == "http request" {
+			lines = append(lines, m)
+		}
+	}
+	// The paid call is two requests (402, then the paid retry) and /health one.
+	if len(lines) != 3 {
+		t.Fatalf("%d access log lines, want 3:\n%s", len(lines), f.logs.String())
+	}
+	for _, k := range []string{"method", "path", "route", "status", "duration", "bytes", "request_id"} {
+		if _, ok := lines[1][k]; !ok {
+			t.Fatalf("access log line lacks %s: %v", k, lines[1])
+		}
+	}
+	if lines[0]["status"] != float64(402) || lines[1]["status"] != float64(200) || lines[1]["request_id"] != "client-id-42" || lines[1]["path"] != "/api/risk-levels" {
+		t.Fatalf("access log lines %v", lines)
+	}
+	all := f.logs.String()
+	sig := ""
+	for _, s := range []string{"SECRETREFCODE1", "3498.25", `"entry"`, "PAYMENT-SIGNATURE", "Payment-Signature", "eyJ"} {
+		if strings.Contains(all, s) {
+			sig = s
+		}
+	}
+	if sig != "" {
+		t.Fatalf("the logs contain %q:\n%s", sig, all)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	payer := newPayer(t)
+	tool := f.tool(t, "tick-pnl")
+	if resp, body := pay(t, payer, f.request(t, tool, string(tool.ExampleInput))); resp.StatusCode != 200 {
+		t.Fatalf("paid call %d %s", resp.StatusCode, body)
+	}
+	do(t, f.request(t, tool, `{}`))
+	do(t, f.rawQueryRequest(t, "/nope", ""))
+	resp, body := do(t, f.rawQueryRequest(t, "/metrics", ""))
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Fatalf("metrics %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	text := string(body)
+	for _, want := range []string{
+		`svc_http_requests_total{route="/api/tick-pnl",kind="paid",method="POST",status="402"} 1`,
+		`svc_http_requests_total{route="/api/tick-pnl",kind="paid",method="POST",status="200"} 1`,
+		`svc_http_requests_total{route="/api/tick-pnl",kind="paid",method="POST",status="400"} 1`,
+		`svc_http_requests_total{route="unmatched",kind="unmatched",method="GET",status="404"} 1`,
+		`svc_x402_payment_required_total{route="/api/tick-pnl"} 1`,
+		`svc_x402_settlements_total{route="/api/tick-pnl"} 1`,
+		`svc_failures_total{reason="invalid_input"} 1`,
+		`svc_failures_total{reason="not_found"} 1`,
+		`svc_http_request_duration_seconds_count{route="/api/tick-pnl"} 3`,
+		`svc_http_request_duration_seconds_bucket{route="/api/tick-pnl",le="+Inf"} 3`,
+		"# TYPE svc_http_request_duration_seconds histogram",
+	} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("metrics lack %q:\n%s", want, text)
+		}
+	}
+	// A refused payment counts under its reason.
+	req := f.request(t, tool, string(tool.ExampleInput))
+	req.Header.Set(x402.HeaderPaymentSignature, "bm90IGpzb24")
+	do(t, req)
+	_, body = do(t, f.rawQueryRequest(t, "/metrics", ""))
+	if !strings.Contains(string(body), `svc_failures_total{reason="invalid_payment_header"} 1`) {
+		t.Fatalf("metrics lack the refused payment:\n%s", body)
+	}
+}
+
+// TestServeAfterShutdown: Serve returns ErrServerClosed after Shutdown,
+// also when Shutdown came first.
+func TestServeAfterShutdown(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-f.done; !errors.Is(err, http.ErrServerClosed) {
+		t.Fatalf("Serve after Shutdown: %v", err)
+	}
+	f.done <- http.ErrServerClosed // for the cleanup
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		t.Fatalf("Serve after Shutdown: %v", err)
+	}
+}
+
+// failingLedger is a store whose ledger refuses every settlement.
+type failingLedger struct{ store.Store }
+
+func (failingLedger) Append(context.Context, store.Settlement) (bool, error) {
+	return false, errors.New("ledger down")
+}
+
+// TestLedgerFailureDoesNotLoseTheAnswer: a settled payment whose ledger
+// append fails still gets its answer; the failure is logged with what is
+// needed to reconcile and counted.
+func TestLedgerFailureDoesNotLoseTheAnswer(t *testing.T) {
+	f := newFixture(t, fixtureOptions{wrapStore: func(s store.Store) httpserver.Store { return failingLedger{s} }})
+	payer := newPayer(t)
+	tool := f.tool(t, "tick-pnl")
+	resp, body := pay(t, payer, f.request(t, tool, string(tool.ExampleInput)))
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(x402.HeaderPaymentResponse) == "" {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+	_, metrics := do(t, f.rawQueryRequest(t, "/metrics", ""))
+	if !strings.Contains(string(metrics), "svc_ledger_append_failures_total 1") {
+		t.Fatalf("metrics:\n%s", metrics)
+	}
+	logs := f.logs.String()
+	if !strings.Contains(logs, "ledger: recording a settled payment failed") || !strings.Contains(logs, payer.Address()) || !strings.Contains(logs, `"nonce":"0x`) {
+		t.Fatalf("logs:\n%s", logs)
+	}
+}

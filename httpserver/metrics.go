@@ -1,0 +1,268 @@
+package httpserver
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MetricsContentType is the media type of GET /metrics: the Prometheus text
+// exposition format 0.0.4.
+const MetricsContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// latencyBuckets are the upper bounds, in seconds, of the request latency
+// histogram.
+var latencyBuckets = [...]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
+// maxReasonLabels bounds the distinct reason labels of svc_failures_total;
+// further reasons are counted as "other". Reasons can come from a remote
+// facilitator, so their set is not ours to trust.
+const maxReasonLabels = 64
+
+// unmatchedRoute labels requests that matched no route (404, 405).
+const unmatchedRoute = "unmatched"
+
+// metrics holds the server's counters: a hand-written Prometheus text
+// exposition (a handful of counters and one histogram do not justify a
+// client library). Per-route series are created when the route is
+// registered, so the hot path takes no lock but a read lock on the
+// per-route status map.
+type metrics struct {
+	start time.Time
+
+	mu     sync.RWMutex
+	routes map[string]*routeMetrics // by route label
+
+	reasonsMu sync.RWMutex
+	reasons   map[string]*atomic.Uint64
+
+	rateLimited atomic.Uint64
+	ledgerFails atomic.Uint64
+}
+
+// routeMetrics are the series of one route.
+type routeMetrics struct {
+	label string
+	kind  string // "paid", "free" or "unmatched"
+
+	mu       sync.RWMutex
+	byStatus map[statusKey]*atomic.Uint64
+
+	buckets [len(latencyBuckets) + 1]atomic.Uint64 // last: +Inf
+	sumNS   atomic.Uint64
+	count   atomic.Uint64
+
+	paymentRequired atomic.Uint64 // 402s offering payment (no payment sent)
+	settled         atomic.Uint64 // settled payments
+}
+
+type statusKey struct {
+	method string
+	code   int
+}
+
+func newMetrics(now time.Time) *metrics {
+	m := &metrics{start: now, routes: map[string]*routeMetrics{}, reasons: map[string]*atomic.Uint64{}}
+	m.route(unmatchedRoute, "unmatched")
+	return m
+}
+
+// route returns the series of a route label, creating them.
+func (m *metrics) route(label, kind string) *routeMetrics {
+	m.mu.RLock()
+	rm := m.routes[label]
+	m.mu.RUnlock()
+	if rm != nil {
+		return rm
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rm = m.routes[label]; rm == nil {
+		rm = &routeMetrics{label: label, kind: kind, byStatus: map[statusKey]*atomic.Uint64{}}
+		m.routes[label] = rm
+	}
+	return rm
+}
+
+// observe records one answered request.
+func (rm *routeMetrics) observe(method string, status int, d time.Duration) {
+	k := statusKey{method: metricMethod(method), code: status}
+	rm.mu.RLock()
+	c := rm.byStatus[k]
+	rm.mu.RUnlock()
+	if c == nil {
+		rm.mu.Lock()
+		if c = rm.byStatus[k]; c == nil {
+			c = &atomic.Uint64{}
+			rm.byStatus[k] = c
+		}
+		rm.mu.Unlock()
+	}
+	c.Add(1)
+	s := d.Seconds()
+	i := sort.SearchFloat64s(latencyBuckets[:], s)
+	rm.buckets[i].Add(1)
+	if d > 0 {
+		rm.sumNS.Add(uint64(d))
+	}
+	rm.count.Add(1)
+}
+
+// failure counts an error answer by its reason.
+func (m *metrics) failure(reason string) {
+	reason = sanitizeReason(reason)
+	m.reasonsMu.RLock()
+	c := m.reasons[reason]
+	m.reasonsMu.RUnlock()
+	if c != nil {
+		c.Add(1)
+		return
+	}
+	m.reasonsMu.Lock()
+	if c = m.reasons[reason]; c == nil {
+		if len(m.reasons) >= maxReasonLabels {
+			reason = "other"
+			c = m.reasons[reason]
+		}
+		if c == nil {
+			c = &atomic.Uint64{}
+			m.reasons[reason] = c
+		}
+	}
+	m.reasonsMu.Unlock()
+	c.Add(1)
+}
+
+// sanitizeReason keeps reasons that look like identifiers (letters, digits,
+// "_", "-", ".", at most 64 bytes) and lower-cases them; anything else is
+// "other".
+func sanitizeReason(s string) string {
+	if s == "" || len(s) > 64 {
+		return "other"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return "other"
+		}
+	}
+	return strings.ToLower(s)
+}
+
+// metricMethod bounds the method label to the standard methods.
+func metricMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
+}
+
+// write renders the exposition.
+func (m *metrics) write(w io.Writer, now time.Time) error {
+	bw := bufio.NewWriter(w)
+	m.mu.RLock()
+	routes := make([]*routeMetrics, 0, len(m.routes))
+	for _, rm := range m.routes {
+		routes = append(routes, rm)
+	}
+	m.mu.RUnlock()
+	sort.Slice(routes, func(i, j int) bool { return routes[i].label < routes[j].label })
+
+	bw.WriteString("# HELP svc_http_requests_total HTTP requests answered, by route, method and status.\n")
+	bw.WriteString("# TYPE svc_http_requests_total counter\n")
+	for _, rm := range routes {
+		rm.mu.RLock()
+		keys := make([]statusKey, 0, len(rm.byStatus))
+		for k := range rm.byStatus {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].method != keys[j].method {
+				return keys[i].method < keys[j].method
+			}
+			return keys[i].code < keys[j].code
+		})
+		for _, k := range keys {
+			bw.WriteString(`svc_http_requests_total{route="` + escapeLabel(rm.label) + `",kind="` + rm.kind + `",method="` + k.method + `",status="` + strconv.Itoa(k.code) + `"} `)
+			bw.WriteString(strconv.FormatUint(rm.byStatus[k].Load(), 10))
+			bw.WriteByte('\n')
+		}
+		rm.mu.RUnlock()
+	}
+
+	bw.WriteString("# HELP svc_http_request_duration_seconds Time from the request's arrival to the end of its answer, by route.\n")
+	bw.WriteString("# TYPE svc_http_request_duration_seconds histogram\n")
+	for _, rm := range routes {
+		if rm.count.Load() == 0 {
+			continue
+		}
+		lbl := `route="` + escapeLabel(rm.label) + `"`
+		var cum uint64
+		for i, ub := range latencyBuckets {
+			cum += rm.buckets[i].Load()
+			bw.WriteString("svc_http_request_duration_seconds_bucket{" + lbl + `,le="` + formatFloat(ub) + `"} ` + strconv.FormatUint(cum, 10) + "\n")
+		}
+		cum += rm.buckets[len(latencyBuckets)].Load()
+		bw.WriteString("svc_http_request_duration_seconds_bucket{" + lbl + `,le="+Inf"} ` + strconv.FormatUint(cum, 10) + "\n")
+		bw.WriteString("svc_http_request_duration_seconds_sum{" + lbl + "} " + formatFloat(float64(rm.sumNS.Load())/1e9) + "\n")
+		bw.WriteString("svc_http_request_duration_seconds_count{" + lbl + "} " + strconv.FormatUint(cum, 10) + "\n")
+	}
+
+	bw.WriteString("# HELP svc_x402_payment_required_total 402 answers offering payment (requests that came without one), by route.\n")
+	bw.WriteString("# TYPE svc_x402_payment_required_total counter\n")
+	for _, rm := range routes {
+		if rm.kind == "paid" {
+			bw.WriteString(`svc_x402_payment_required_total{route="` + escapeLabel(rm.label) + `"} ` + strconv.FormatUint(rm.paymentRequired.Load(), 10) + "\n")
+		}
+	}
+	bw.WriteString("# HELP svc_x402_settlements_total Settled payments, by route.\n")
+	bw.WriteString("# TYPE svc_x402_settlements_total counter\n")
+	for _, rm := range routes {
+		if rm.kind == "paid" {
+			bw.WriteString(`svc_x402_settlements_total{route="` + escapeLabel(rm.label) + `"} ` + strconv.FormatUint(rm.settled.Load(), 10) + "\n")
+		}
+	}
+
+	m.reasonsMu.RLock()
+	reasons := make([]string, 0, len(m.reasons))
+	for r := range m.reasons {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	bw.WriteString("# HELP svc_failures_total Error answers and refused payments, by reason (problem code or x402 reason).\n")
+	bw.WriteString("# TYPE svc_failures_total counter\n")
+	for _, r := range reasons {
+		bw.WriteString(`svc_failures_total{reason="` + escapeLabel(r) + `"} ` + strconv.FormatUint(m.reasons[r].Load(), 10) + "\n")
+	}
+	m.reasonsMu.RUnlock()
+
+	bw.WriteString("# HELP svc_rate_limited_total Free-route requests refused with 429.\n")
+	bw.WriteString("# TYPE svc_rate_limited_total counter\n")
+	bw.WriteString("svc_rate_limited_total " + strconv.FormatUint(m.rateLimited.Load(), 10) + "\n")
+	bw.WriteString("# HELP svc_ledger_append_failures_total Settled payments the ledger could not record.\n")
+	bw.WriteString("# TYPE svc_ledger_append_failures_total counter\n")
+	bw.WriteString("svc_ledger_append_failures_total " + strconv.FormatUint(m.ledgerFails.Load(), 10) + "\n")
+	bw.WriteString("# HELP svc_uptime_seconds Seconds since the server was built.\n")
+	bw.WriteString("# TYPE svc_uptime_seconds gauge\n")
+	bw.WriteString("svc_uptime_seconds " + formatFloat(math.Max(0, now.Sub(m.start).Seconds())) + "\n")
+	return bw.Flush()
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// escapeLabel escapes a label value for the text format.
+func escapeLabel(s string) string {
+	if !strings.ContainsAny(s, "\\\"\n") {
+		return s
+	}
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}

@@ -1,0 +1,388 @@
+package httpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// HeaderRef carries a referral code on a paid call (as does the "ref" query
+// parameter); the settled payment is attributed to the code in the ledger.
+const HeaderRef = "X-Ref"
+
+// paidRoute is one tool behind the payment pipeline. The pipeline, in
+// order (no one pays for a request that cannot succeed):
+//
+//  1. decode and validate the input (tools.Tool.Decode): invalid → 400;
+//  2. for the terminal-backed tools, the cached availability check: down →
+//     503;
+//  3. the x402 middleware: no payment → 402; payment checked locally, the
+//     authorization reserved, the facilitator's /verify;
+//  4. the tool runs on the call decoded in step 1; its failure (503, 504,
+//     ...) settles nothing;
+//  5. settlement, then 200 with PAYMENT-RESPONSE, and the ledger records it
+//     (OnSettled).
+//
+// Steps 1 and 2 are the middleware's Preflight, so they happen before any
+// 402; the decoded call travels to step 4 in the request's context.
+type paidRoute struct {
+	s    *Server
+	tool *tools.Tool
+	env  tools.Env
+	rm   *routeMetrics
+	// offer is the middleware's 402 answer to an unpaid request, recorded
+	// once (nil when the resource URL depends on the request).
+	offer *recordedOffer
+}
+
+// recordedOffer is a 402 answer as the x402 middleware writes it.
+type recordedOffer struct {
+	header http.Header
+	body   []byte
+}
+
+// paidCall is the per-request state shared by the pipeline's steps.
+type paidCall struct {
+	r    *http.Request
+	call *tools.Call
+}
+
+type paidCallKey struct{}
+
+func paidCallOf(ctx context.Context) *paidCall {
+	pc, _ := ctx.Value(paidCallKey{}).(*paidCall)
+	return pc
+}
+
+// buildPaid registers one paid route per catalog tool.
+func (s *Server) buildPaid() error {
+	list := s.cfg.Catalog.All()
+	if len(list) == 0 {
+		return fmt.Errorf("httpserver: the catalog has no tools")
+	}
+	for _, t := range list {
+		if t.Network != "" && t.Network != s.network.CAIP2 {
+			return fmt.Errorf("httpserver: tool %s is priced on network %s, the server on %s", t.Key, t.Network, s.network.CAIP2)
+		}
+		route, err := s.x402Route(t)
+		if err != nil {
+			return err
+		}
+		if s.cfg.PublicBaseURL != "" {
+			// The resource is the endpoint (as the reference servers
+			// name it), not the request with its query string: one URL
+			// per tool for discovery services, and an offer that is the
+			// same for every request.
+			route.Resource.URL = strings.TrimRight(s.cfg.PublicBaseURL, "/") + t.Path
+		}
+		pattern := t.Method + " " + t.Path
+		terms, err := x402.NewTerms(pattern, route)
+		if err != nil {
+			return fmt.Errorf("httpserver: tool %s: payment terms: %w", t.Key, err)
+		}
+		pr := &paidRoute{s: s, tool: t, env: s.cfg.Env}
+		pr.env.Terminal = s.cfg.Terminal
+		mw, err := x402.NewMiddleware(x402.Config{
+			Facilitator:     s.cfg.Facilitator,
+			NonceStore:      s.cfg.Store,
+			Terms:           func(*http.Request) (x402.Terms, bool) { return terms, true },
+			Preflight:       pr.preflight,
+			WriteError:      WriteError,
+			OnSettled:       pr.onSettled,
+			Logger:          s.log,
+			Now:             s.now,
+			PublicBaseURL:   s.cfg.PublicBaseURL,
+			VerifyTimeout:   s.cfg.VerifyTimeout,
+			SettleTimeout:   s.cfg.SettleTimeout,
+			MaxRequestBytes: s.bodyLimit,
+			RequestID:       RequestIDOf,
+		})
+		if err != nil {
+			return fmt.Errorf("httpserver: tool %s: payment middleware: %w", t.Key, err)
+		}
+		pr.rm = s.metrics.route(routeLabel(pattern), "paid")
+		if route.Resource.URL != "" {
+			if pr.offer, err = recordOffer(t, terms, s.cfg.Facilitator); err != nil {
+				return err
+			}
+		}
+		inner := mw.Wrap(http.HandlerFunc(pr.run))
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > s.bodyLimit {
+				WriteProblem(w, r, s.tooLarge())
+				return
+			}
+			if pr.offer != nil && r.Method != http.MethodOptions &&
+				r.Header.Get(x402.HeaderPaymentSignature) == "" && r.Header.Get(x402.HeaderV1Payment) == "" {
+				pr.serveUnpaid(w, r)
+				return
+			}
+			pc := &paidCall{}
+			r = r.WithContext(context.WithValue(r.Context(), paidCallKey{}, pc))
+			pc.r = r
+			inner.ServeHTTP(w, r)
+		})
+		if err := s.handle(pattern, s.wrapRoute(pr.rm, false, h)); err != nil {
+			return err
+		}
+		s.paid = append(s.paid, pr)
+	}
+	return nil
+}
+
+// recordOffer records the 402 the x402 middleware answers to an unpaid
+// request of the tool, when the offer does not depend on the request (its
+// resource URL is fixed). Encoding the offer (the bazaar extension holds
+// the tool's schemas) is most of the cost of a 402; replaying the recorded
+// bytes keeps 402s as cheap as the input validation before them.
+func recordOffer(t *tools.Tool, terms x402.Terms, f x402.Facilitator) (*recordedOffer, error) {
+	mw, err := x402.NewMiddleware(x402.Config{Facilitator: f, Terms: func(*http.Request) (x402.Terms, bool) { return terms, true },
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: %w", t.Key, err)
+	}
+	req, err := http.NewRequest(t.Method, "http://offer.invalid"+t.Path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: %w", t.Key, err)
+	}
+	rec := &offerRecorder{header: http.Header{}}
+	mw.Wrap(http.NotFoundHandler()).ServeHTTP(rec, req)
+	if rec.status != http.StatusPaymentRequired || rec.header.Get(x402.HeaderPaymentRequired) == "" {
+		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: the middleware answered %d", t.Key, rec.status)
+	}
+	rec.header.Set("Content-Length", strconv.Itoa(rec.body.Len()))
+	return &recordedOffer{header: rec.header, body: rec.body.Bytes()}, nil
+}
+
+// offerRecorder records one answer.
+type offerRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (o *offerRecorder) Header() http.Header { return o.header }
+
+func (o *offerRecorder) WriteHeader(status int) {
+	if o.status == 0 {
+		o.status = status
+	}
+}
+
+func (o *offerRecorder) Write(b []byte) (int, error) {
+	if o.status == 0 {
+		o.status = http.StatusOK
+	}
+	return o.body.Write(b)
+}
+
+// serveUnpaid answers a request without payment as the middleware would
+// (steps 1 and 2 of Wrap): the bounded body, the preflight (400, 503, ...),
+// then the recorded 402.
+func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, pr.s.bodyLimit))
+		_ = r.Body.Close()
+		if err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				WriteProblem(w, r, pr.s.tooLarge())
+				return
+			}
+			WriteProblem(w, r, NewProblem(http.StatusBadRequest, CodeInvalidInput, "the request body could not be read"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	if err := pr.preflight(r); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	h := w.Header()
+	for k, v := range pr.offer.header {
+		h[k] = slices.Clone(v)
+	}
+	w.WriteHeader(http.StatusPaymentRequired)
+	_, _ = w.Write(pr.offer.body)
+}
+
+// x402Route builds the payment configuration of a tool: its price on the
+// server's network to PayTo, with the bazaar discovery extension (the
+// tool's input schema, an input example and an output example).
+//
+// The output schema is left out of the 402: the offer travels in a header
+// that clients echo in PAYMENT-SIGNATURE (bounded at x402.MaxHeaderBytes)
+// and that proxies buffer (often 4 KiB); with it the largest offer is
+// 5.2 KiB encoded, without it 3.5 KiB. The catalog publishes the full
+// output schema.
+func (s *Server) x402Route(t *tools.Tool) (x402.Route, error) {
+	bz := &x402.BazaarInfo{Method: t.Method, InputSchema: t.InputSchemaMap()}
+	if len(t.ExampleInput) > 0 {
+		if t.InputLocation == tools.InputQuery {
+			q, err := tools.QueryOf(t.ExampleInput)
+			if err != nil {
+				return x402.Route{}, fmt.Errorf("httpserver: tool %s: example input: %w", t.Key, err)
+			}
+			params := map[string]any{}
+			for k := range q {
+				params[k] = q.Get(k)
+			}
+			bz.InputExample = params
+		} else {
+			var v any
+			if err := json.Unmarshal(t.ExampleInput, &v); err != nil {
+				return x402.Route{}, fmt.Errorf("httpserver: tool %s: example input: %w", t.Key, err)
+			}
+			bz.InputExample = v
+		}
+	}
+	if len(t.OutputExample) > 0 {
+		var v any
+		if err := json.Unmarshal(t.OutputExample, &v); err != nil {
+			return x402.Route{}, fmt.Errorf("httpserver: tool %s: output example: %w", t.Key, err)
+		}
+		bz.OutputExample = v
+	}
+	route := x402.Route{
+		Price:    t.Price,
+		Network:  s.network.CAIP2,
+		PayTo:    s.payTo,
+		Resource: x402.ResourceInfo{Description: resourceDescription(t), MimeType: "application/json"},
+		Bazaar:   bz,
+	}
+	if err := route.Validate(); err != nil {
+		return x402.Route{}, fmt.Errorf("httpserver: tool %s: %w", t.Key, err)
+	}
+	return route, nil
+}
+
+// resourceDescription is the first sentence of the tool's description
+// (the 402 travels in a header; the whole text is in the catalog).
+func resourceDescription(t *tools.Tool) string {
+	d := t.Description
+	if i := strings.Index(d, ". "); i > 0 {
+		d = d[:i+1]
+	}
+	if len(d) > 200 {
+		d = d[:200]
+	}
+	if d == "" {
+		d = t.Name
+	}
+	return d
+}
+
+// preflight decodes and validates the input and, for a terminal-backed
+// tool, checks the terminal's availability: both before any 402.
+func (pr *paidRoute) preflight(r *http.Request) error {
+	call, err := pr.tool.Decode(r.Context(), r)
+	if err != nil {
+		return err
+	}
+	if pr.tool.Terminal {
+		if err := pr.s.healthCache.Check(r.Context()); err != nil {
+			return &svc.Error{Kind: svc.KindUnavailable, Message: "the trading terminal is unavailable; no payment was requested, try again later", Cause: err}
+		}
+	}
+	if pc := paidCallOf(r.Context()); pc != nil {
+		pc.call = call
+	}
+	return nil
+}
+
+// run runs the tool after the payment was verified. An error answer makes
+// the middleware settle nothing.
+func (pr *paidRoute) run(w http.ResponseWriter, r *http.Request) {
+	var call *tools.Call
+	if pc := paidCallOf(r.Context()); pc != nil {
+		call = pc.call
+	}
+	if call == nil { // the preflight always stores it; decode again rather than fail
+		c, err := pr.tool.Decode(r.Context(), r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		call = c
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), pr.s.cfg.ToolTimeout)
+	defer cancel()
+	out, err := call.RunJSON(ctx, pr.env)
+	if err != nil {
+		if svc.KindOf(err) == svc.KindInternal {
+			pr.s.log.Error("tool failed", "tool", pr.tool.Key, "request_id", RequestIDOf(r), "error", err)
+		}
+		WriteError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(out, '\n'))
+}
+
+// onSettled records a settled payment in the ledger.
+func (pr *paidRoute) onSettled(ctx context.Context, ev x402.SettledEvent) {
+	pr.rm.settled.Add(1)
+	st := store.Settlement{
+		Payer:       ev.Payer,
+		ToolKey:     pr.tool.Key,
+		Amount:      ev.Amount,
+		Asset:       ev.Asset,
+		Network:     ev.Network,
+		Transaction: ev.Transaction,
+		SettledAt:   ev.SettledAt,
+	}
+	if pc := paidCallOf(ctx); pc != nil && pc.r != nil {
+		st.Nonce = paymentNonce(pc.r)
+		st.RefCode = refCode(pc.r)
+	}
+	if _, err := pr.s.cfg.Store.Append(ctx, st); err != nil {
+		pr.s.metrics.ledgerFails.Add(1)
+		pr.s.metrics.failure("ledger_append_failed")
+		// Enough to reconcile by hand: the payment was settled.
+		pr.s.log.Error("ledger: recording a settled payment failed", "tool", pr.tool.Key, "request_id", ev.RequestID,
+			"payer", truncate(st.Payer, 42), "nonce", truncate(st.Nonce, 66), "amount", st.Amount, "network", st.Network,
+			"transaction", truncate(ev.Transaction, 100), "error", err)
+	}
+}
+
+// paymentNonce reads the EIP-3009 nonce of the request's payment (the
+// SettledEvent does not carry it).
+func paymentNonce(r *http.Request) string {
+	h := r.Header.Get(x402.HeaderPaymentSignature)
+	if h == "" {
+		h = r.Header.Get(x402.HeaderV1Payment)
+	}
+	p, err := x402.DecodePaymentPayload(h)
+	if err != nil {
+		return ""
+	}
+	ep, err := x402.ParseExactEVMPayload(p.Payload)
+	if err != nil {
+		return ""
+	}
+	return ep.Authorization.Nonce
+}
+
+// refCode returns the referral code a call carries: the "ref" query
+// parameter, else the X-Ref header.
+func refCode(r *http.Request) string {
+	if ref := r.URL.Query().Get("ref"); ref != "" {
+		return truncate(strings.TrimSpace(ref), 64)
+	}
+	return truncate(strings.TrimSpace(r.Header.Get(HeaderRef)), 64)
+}

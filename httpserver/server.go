@@ -1,0 +1,492 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/xau"
+)
+
+// Defaults of Config.
+const (
+	// DefaultBodyLimit bounds request bodies (2 MiB); past it, 413. It is
+	// the catalog's default (tools.DefaultBodyLimit).
+	DefaultBodyLimit = tools.DefaultBodyLimit
+	// DefaultToolTimeout bounds one tool run after payment verification;
+	// past it the answer is 504 and nothing is settled.
+	DefaultToolTimeout = 20 * time.Second
+	// DefaultReadHeaderTimeout, DefaultReadTimeout, DefaultWriteTimeout and
+	// DefaultIdleTimeout are the http.Server timeouts. The write timeout
+	// covers the body, the tool, the facilitator's /verify and /settle
+	// (x402.DefaultVerifyTimeout + x402.DefaultSettleTimeout) with margin.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 120 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	// DefaultMaxHeaderBytes bounds the request headers (a payment header is
+	// at most x402.MaxHeaderBytes).
+	DefaultMaxHeaderBytes = 64 << 10
+)
+
+// Store is what the server needs of the durable store: the x402 replay
+// guard, the settlement ledger and a ping for /health. store.Store
+// implements it.
+type Store interface {
+	x402.NonceStore
+	Append(ctx context.Context, s store.Settlement) (inserted bool, err error)
+	Ping(ctx context.Context) error
+}
+
+// Route is an extra route registered next to the paid tools, typically a
+// free discovery surface. Pattern is an http.ServeMux pattern with a
+// method ("GET /api/find"). Free routes are rate-limited per client address
+// and their bodies are bounded by the body limit; a route that is not free
+// is served as is (it handles its own payment and limits).
+type Route struct {
+	Pattern string
+	Handler http.Handler
+	Free    bool
+}
+
+// Config configures a Server. Catalog, Facilitator and Store are required,
+// and so is PayTo.
+type Config struct {
+	// Catalog lists the paid tools; each descriptor becomes a route (its
+	// method and path) with its price.
+	Catalog *tools.Catalog
+	// Terminal backs the three gold tools; nil means no terminal (they
+	// answer 503 before any 402).
+	Terminal xau.Terminal
+	// Env configures the tools (default gold symbol, regex time limit,
+	// clock); its Terminal is replaced by Terminal.
+	Env tools.Env
+	// HealthTTL is how long a terminal health result is reused by the
+	// pre-payment check; zero means xau.DefaultHealthTTL.
+	HealthTTL time.Duration
+	// Facilitator verifies and settles payments.
+	Facilitator x402.Facilitator
+	// Store is the replay guard, the ledger and the /health store check.
+	Store Store
+	// PayTo is the wallet paid (0x + 40 hex).
+	PayTo string
+	// Network is the CAIP-2 id (or v1 name) of the payment network; empty
+	// means the catalog's (eip155:8453, Base, by default). It must be the
+	// catalog's.
+	Network string
+	// PublicBaseURL is the scheme and host clients reach the server at
+	// ("https://api.example.com"); empty means the request's own.
+	PublicBaseURL string
+	// DevMode marks the local facilitator: nothing settles on chain. It is
+	// reported in /health, and the server refuses to listen on anything but
+	// a loopback address. A *x402.LocalFacilitator always means dev mode.
+	DevMode bool
+	// Addr is the listen address of ListenAndServe ("127.0.0.1:8080").
+	Addr string
+	// BodyLimit bounds request bodies; zero means the catalog's (whose
+	// default is DefaultBodyLimit). It must equal the catalog's, which
+	// publishes it and enforces it when decoding.
+	BodyLimit int64
+	// RateLimit is the sustained rate of free requests per client address
+	// per second (zero means DefaultRate, negative disables the limit);
+	// RateBurst the burst (zero means DefaultBurst); RateClients the number
+	// of addresses tracked (zero means DefaultRateClients).
+	RateLimit   float64
+	RateBurst   int
+	RateClients int
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// finding a client's address; empty means the TCP peer is the client.
+	TrustedProxies []netip.Prefix
+	// ToolTimeout bounds one tool run; zero means DefaultToolTimeout.
+	ToolTimeout time.Duration
+	// VerifyTimeout and SettleTimeout bound the facilitator calls; zero
+	// means the x402 defaults.
+	VerifyTimeout time.Duration
+	SettleTimeout time.Duration
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout and
+	// MaxHeaderBytes configure the http.Server; zero means the defaults
+	// above.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	// Routes are extra routes. A route for "GET /api/catalog" replaces the
+	// built-in catalog listing.
+	Routes []Route
+	// Logger receives the access log (Info) and errors; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Version is reported by /health.
+	Version string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is the reference HTTP server: the paid tools behind x402, /health,
+// /metrics, the catalog and any extra routes, with request ids, access
+// logs, limits and problem+json errors. Build it with New.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	now       func() time.Time
+	network   x402.Network
+	payTo     string
+	bodyLimit int64
+
+	mux         *http.ServeMux
+	handler     http.Handler
+	metrics     *metrics
+	limiter     *rateLimiter // nil: free routes are not limited
+	ids         *requestIDs
+	healthCache *xau.HealthCache
+	supported   *supportedCache
+	paid        []*paidRoute
+	patterns    map[string]bool
+
+	inflight atomic.Int64
+
+	mu       sync.Mutex
+	srv      *http.Server
+	ln       net.Listener
+	started  bool
+	shutdown bool
+}
+
+// New checks cfg and builds the server and its routes.
+func New(cfg Config) (*Server, error) {
+	if cfg.Catalog == nil {
+		return nil, errors.New("httpserver: Config.Catalog is required")
+	}
+	if cfg.Facilitator == nil {
+		return nil, errors.New("httpserver: Config.Facilitator is required")
+	}
+	if cfg.Store == nil {
+		return nil, errors.New("httpserver: Config.Store is required")
+	}
+	if _, ok := cfg.Facilitator.(*x402.LocalFacilitator); ok {
+		cfg.DevMode = true
+	}
+	if cfg.DevMode && cfg.Addr != "" {
+		if err := checkLoopback(cfg.Addr); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Network == "" {
+		cfg.Network = cfg.Catalog.Network()
+	}
+	network, ok := x402.LookupNetwork(cfg.Network)
+	if !ok {
+		return nil, fmt.Errorf("httpserver: unknown network %q", cfg.Network)
+	}
+	if network.CAIP2 != cfg.Catalog.Network() {
+		return nil, fmt.Errorf("httpserver: the catalog is priced on %s, the server on %s; build the catalog with the server's network", cfg.Catalog.Network(), network.CAIP2)
+	}
+	payTo, ok := x402.ChecksumAddress(cfg.PayTo)
+	if !ok || !x402.IsValidAddress(cfg.PayTo) {
+		return nil, fmt.Errorf("httpserver: PayTo %q is not a valid EVM address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", truncate(cfg.PayTo, 60))
+	}
+	if cfg.BodyLimit < 0 || cfg.ToolTimeout < 0 || cfg.RateBurst < 0 || cfg.RateClients < 0 {
+		return nil, errors.New("httpserver: limits and timeouts must not be negative")
+	}
+	if cfg.BodyLimit == 0 {
+		cfg.BodyLimit = cfg.Catalog.BodyLimit()
+	}
+	if cfg.BodyLimit != cfg.Catalog.BodyLimit() {
+		return nil, fmt.Errorf("httpserver: body limit %d differs from the %d bytes the catalog publishes; build the catalog with the same limit", cfg.BodyLimit, cfg.Catalog.BodyLimit())
+	}
+	if cfg.ToolTimeout == 0 {
+		cfg.ToolTimeout = DefaultToolTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		network:   network,
+		payTo:     payTo,
+		bodyLimit: cfg.BodyLimit,
+		mux:       http.NewServeMux(),
+		metrics:   newMetrics(cfg.Now()),
+		ids:       newRequestIDs(),
+		supported: &supportedCache{f: cfg.Facilitator, now: cfg.Now},
+		patterns:  map[string]bool{},
+	}
+	if cfg.RateLimit >= 0 {
+		rate, burst, clients := cfg.RateLimit, cfg.RateBurst, cfg.RateClients
+		if rate == 0 {
+			rate = DefaultRate
+		}
+		if burst == 0 {
+			burst = DefaultBurst
+		}
+		if clients == 0 {
+			clients = DefaultRateClients
+		}
+		s.limiter = newRateLimiter(rate, burst, clients, cfg.Now)
+	}
+	terminal := cfg.Terminal
+	if terminal == nil {
+		terminal = xau.Down{}
+	}
+	s.healthCache = xau.NewHealthCache(terminal, cfg.HealthTTL, cfg.Now)
+
+	if err := s.buildPaid(); err != nil {
+		return nil, err
+	}
+	for _, rt := range cfg.Routes {
+		if err := s.Mount(rt.Pattern, rt.Handler, rt.Free); err != nil {
+			return nil, err
+		}
+	}
+	builtins := []Route{
+		{Pattern: "GET /health", Handler: http.HandlerFunc(s.health), Free: true},
+		{Pattern: "GET /metrics", Handler: http.HandlerFunc(s.serveMetrics), Free: true},
+		{Pattern: "GET /api/catalog", Handler: http.HandlerFunc(s.catalog), Free: true},
+	}
+	for _, rt := range builtins {
+		if s.patterns[rt.Pattern] {
+			continue // replaced by a Config route
+		}
+		if err := s.Mount(rt.Pattern, rt.Handler, rt.Free); err != nil {
+			return nil, err
+		}
+	}
+	s.handler = s.observe(s.mux)
+	return s, nil
+}
+
+// Handler returns the server's root handler (request ids, access log,
+// metrics, routing), for use with any http.Server or httptest.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Mount registers an extra route (see Route). It fails when the pattern is
+// malformed or conflicts with a registered one, and once the server is
+// serving.
+func (s *Server) Mount(pattern string, h http.Handler, free bool) (err error) {
+	if h == nil {
+		return fmt.Errorf("httpserver: route %q has no handler", pattern)
+	}
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if started {
+		return fmt.Errorf("httpserver: route %q mounted after the server started", pattern)
+	}
+	kind := "free"
+	if !free {
+		kind = "unlimited"
+	}
+	rm := s.metrics.route(routeLabel(pattern), kind)
+	return s.handle(pattern, s.wrapRoute(rm, free, h))
+}
+
+// handle registers on the mux, turning its panics (bad or conflicting
+// patterns) into errors.
+func (s *Server) handle(pattern string, h http.Handler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("httpserver: route %q: %v", pattern, v)
+		}
+	}()
+	s.mux.Handle(pattern, h)
+	s.patterns[pattern] = true
+	return nil
+}
+
+// routeLabel is the metrics label of a pattern: its path part.
+func routeLabel(pattern string) string {
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		return strings.TrimSpace(path)
+	}
+	return pattern
+}
+
+// wrapRoute marks the answer with its route and, for free routes, applies
+// the rate limit and the body limit.
+func (s *Server) wrapRoute(rm *routeMetrics, free bool, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if sw, ok := w.(*statusWriter); ok {
+			sw.route = rm
+		}
+		if free {
+			if ok, wait := s.allowFree(r); !ok {
+				s.metrics.rateLimited.Add(1)
+				w.Header().Set("Retry-After", retryAfter(wait))
+				WriteProblem(w, r, NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many requests from this address; retry after "+retryAfter(wait)+" s"))
+				return
+			}
+			if r.ContentLength > s.bodyLimit {
+				WriteProblem(w, r, s.tooLarge())
+				return
+			}
+			if r.Body != nil && r.Body != http.NoBody {
+				r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit)
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) tooLarge() Problem {
+	return NewProblem(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", s.bodyLimit))
+}
+
+// allowFree applies the free-route rate limit to r.
+func (s *Server) allowFree(r *http.Request) (bool, time.Duration) {
+	if s.limiter == nil {
+		return true, 0
+	}
+	return s.limiter.allow(clientKey(r, s.cfg.TrustedProxies))
+}
+
+// serveMetrics answers GET /metrics.
+func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", MetricsContentType)
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.metrics.write(w, s.now()); err != nil {
+		s.log.Debug("metrics: write failed", "error", err)
+	}
+}
+
+// checkLoopback refuses a listen address that is not loopback-only.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("httpserver: listen address %q: %w", addr, err)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil || !a.Unmap().IsLoopback() {
+		return fmt.Errorf("httpserver: dev mode (local facilitator: nothing is settled on chain) refuses to listen on %q, which is not a loopback address; "+
+			"listen on 127.0.0.1 or [::1], or configure a facilitator URL and a payTo wallet for production", addr)
+	}
+	return nil
+}
+
+// ListenAndServe listens on Config.Addr and serves until Shutdown. It
+// returns http.ErrServerClosed after Shutdown.
+func (s *Server) ListenAndServe() error {
+	addr := s.cfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	if s.cfg.DevMode {
+		if err := checkLoopback(addr); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("httpserver: listen: %w", err)
+	}
+	return s.Serve(ln)
+}
+
+// Serve serves on ln until Shutdown; it returns http.ErrServerClosed after
+// Shutdown. In dev mode a listener on a non-loopback address is refused
+// (and closed).
+func (s *Server) Serve(ln net.Listener) error {
+	if s.cfg.DevMode {
+		if err := checkLoopback(ln.Addr().String()); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: orDefault(s.cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(s.cfg.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      orDefault(s.cfg.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       orDefault(s.cfg.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	if srv.MaxHeaderBytes <= 0 {
+		srv.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return http.ErrServerClosed
+	}
+	if s.srv != nil {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return errors.New("httpserver: already serving")
+	}
+	s.srv, s.ln, s.started = srv, ln, true
+	s.mu.Unlock()
+	return srv.Serve(ln)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Addr returns the address the server listens on, once Serve has started
+// ("" before).
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Shutdown stops accepting connections and waits for the requests in
+// flight, paid calls included (their tool runs and settlements complete),
+// until ctx ends; then it closes the remaining connections and returns
+// ctx's error. A Serve called after Shutdown returns http.ErrServerClosed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	srv := s.srv
+	s.shutdown = true
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("httpserver: shutdown: %w", err)
+	}
+	return nil
+}
+
+// InFlight returns the number of requests being served.
+func (s *Server) InFlight() int64 { return s.inflight.Load() }
+
+// DevMode reports whether the server runs in dev mode.
+func (s *Server) DevMode() bool { return s.cfg.DevMode }
+
+// PayTo returns the checksummed receiving wallet.
+func (s *Server) PayTo() string { return s.payTo }
+
+// Network returns the payment network.
+func (s *Server) Network() x402.Network { return s.network }
