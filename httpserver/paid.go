@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seed1284c1d2/svc/club"
 	"io"
 	"log/slog"
 	"net/http"
@@ -344,11 +345,11 @@ func (pr *paidRoute) onSettled(ctx context.Context, ev x402.SettledEvent) {
 		Asset:       ev.Asset,
 		Network:     ev.Network,
 		Transaction: ev.Transaction,
+		Nonce:       ev.Nonce,
 		SettledAt:   ev.SettledAt,
 	}
 	if pc := paidCallOf(ctx); pc != nil && pc.r != nil {
-		st.Nonce = paymentNonce(pc.r)
-		st.RefCode = refCode(pc.r)
+		st.RefCode = club.RefFromRequest(pc.r)
 	}
 	if _, err := pr.s.cfg.Store.Append(ctx, st); err != nil {
 		pr.s.metrics.ledgerFails.Add(1)
@@ -358,31 +359,4 @@ func (pr *paidRoute) onSettled(ctx context.Context, ev x402.SettledEvent) {
 			"payer", truncate(st.Payer, 42), "nonce", truncate(st.Nonce, 66), "amount", st.Amount, "network", st.Network,
 			"transaction", truncate(ev.Transaction, 100), "error", err)
 	}
-}
-
-// paymentNonce reads the EIP-3009 nonce of the request's payment (the
-// SettledEvent does not carry it).
-func paymentNonce(r *http.Request) string {
-	h := r.Header.Get(x402.HeaderPaymentSignature)
-	if h == "" {
-		h = r.Header.Get(x402.HeaderV1Payment)
-	}
-	p, err := x402.DecodePaymentPayload(h)
-	if err != nil {
-		return ""
-	}
-	ep, err := x402.ParseExactEVMPayload(p.Payload)
-	if err != nil {
-		return ""
-	}
-	return ep.Authorization.Nonce
-}
-
-// refCode returns the referral code a call carries: the "ref" query
-// parameter, else the X-Ref header.
-func refCode(r *http.Request) string {
-	if ref := r.URL.Query().Get("ref"); ref != "" {
-		return truncate(strings.TrimSpace(ref), 64)
-	}
-	return truncate(strings.TrimSpace(r.Header.Get(HeaderRef)), 64)
 }

@@ -113,6 +113,7 @@ type SettledEvent struct {
 	Network     string    // CAIP-2 id
 	PayTo       string    // receiving address
 	Transaction string    // facilitator transaction id (a hash on chain)
+	Nonce       string    // EIP-3009 authorization nonce (0x + 64 hex)
 	X402Version int       // protocol version the client spoke (1 or 2)
 	Status      int       // status of the paid answer
 	SettledAt   time.Time // Config.Now at settlement
@@ -317,6 +318,7 @@ type mwPaid struct {
 	payload   PaymentPayload
 	req       PaymentRequirements
 	payer     string
+	nonce     string
 	key       string
 	hash      string
 	requestID string
@@ -465,6 +467,7 @@ func (m *Middleware) reserve(w http.ResponseWriter, p *mwPaid) bool {
 		m.write402(w, p.pr, ReasonInvalidPayload)
 		return false
 	}
+	p.nonce = ep.Authorization.Nonce
 	p.key = NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
 	p.hash = RequestHash(p.r, p.body)
 	rec := NonceRecord{
@@ -620,6 +623,7 @@ func (m *Middleware) settle(w http.ResponseWriter, p *mwPaid, rec *mwRecorder) {
 			Network:     p.req.Network,
 			PayTo:       p.req.PayTo,
 			Transaction: sr.Transaction,
+			Nonce:       p.nonce,
 			X402Version: p.version,
 			Status:      rec.status,
 			SettledAt:   m.cfg.Now(),
