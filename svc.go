@@ -1,15 +1,26 @@
 // Package svc is a library of small, deterministic tools for autonomous
 // agents: a trading-session clock, risk and tick-PnL calculators, a strategy
-// grader, CSV and JSON profilers, a JWT decoder, an EVM address checker,
-// OHLCV statistics and a JavaScript regular-expression tester.
+// grader, gold (XAUUSD) quotes, bars and market state, CSV and JSON
+// profilers, a JWT decoder, an EVM address checker, OHLCV statistics and a
+// JavaScript regular-expression tester.
 //
 // Every tool is a plain function of the same shape:
 //
 //	func Name(ctx context.Context, req NameRequest) (NameResponse, error)
 //
+// except the three gold tools (XAUQuote, XAUBars, XAUMarketState), which
+// also take the read-only trading terminal they read from:
+//
+//	func XAUBars(ctx context.Context, t xau.Terminal, req XAUBarsRequest) (XAUBarsResponse, error)
+//
+// Package xau provides that port with a simulated terminal (deterministic,
+// every value marked "source":"simulated"), an MT5 bridge client and a CSV
+// replay terminal.
+//
 // NameRequest decodes from the JSON of the interface specification with
 // encoding/json (field names such as "entry", "slPct", "csv") and
-// NameResponse encodes back to it. The functions do no network or disk I/O,
+// NameResponse encodes back to it. The functions do no network or disk I/O
+// of their own (the gold tools read only through the Terminal given to them),
 // keep no state between calls and are safe for concurrent use. Selling them
 // over HTTP with x402 payments is the job of other packages (tools, x402,
 // httpserver); a Go program can simply call them.
