@@ -267,8 +267,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		_ = ln.Close()
 		return err
 	}
+	routes, err := freeRoutes(c, st, base, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	srv, err := httpserver.New(httpserver.Config{
 		Catalog:        catalog,
+		Routes:         routes,
 		Terminal:       terminal,
 		Env:            tools.Env{DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout},
 		HealthTTL:      c.healthTTL,
