@@ -1,0 +1,422 @@
+// Package mcp serves the free discovery surface of svc over the Model
+// Context Protocol at POST /mcp.
+//
+// The endpoint is built on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk) in stateless Streamable HTTP mode
+// with JSON responses. One POST carries one JSON-RPC message and nothing is
+// kept between requests, so it serves both eras on the same path:
+//
+//   - MCP 2026-07-28: every request carries the MCP-Protocol-Version,
+//     Mcp-Method (and, for tools/call, Mcp-Name) headers and the _meta
+//     triple (protocolVersion, clientCapabilities, clientInfo); the SDK
+//     checks them and answers server/discover, with resultType and
+//     _meta serverInfo on every result.
+//   - The legacy initialize exchange (2024-11-05 to 2025-11-25): initialize,
+//     notifications/initialized (202), then tools/list and tools/call, with
+//     no Mcp-Session-Id ever issued.
+//
+// Four read-only tools answer through a [discovery.Surfaces]:
+//
+//   - find_tool {query, limit}: ranks the paid tools for a need;
+//   - route_tool {query, input}: a machine-ready call plan for the best
+//     match, validating input with the tool's own rules before anyone pays;
+//   - catalog {q, category, offset, limit}: a page of the catalog;
+//   - tool_info {pathOrKey}: one tool's catalog entry.
+//
+// Each has an input and an output schema; results carry structuredContent
+// and the same JSON as text. Invalid arguments and errors of the discovery
+// core come back as tool errors (isError true, HTTP 200) with a message
+// naming the field and the rule. tools/list and server/discover carry the
+// cache hints ttlMs (one hour by default) and cacheScope "public".
+//
+// In front of the SDK the handler adds:
+//
+//   - an Origin check: a browser request from another origin is refused with
+//     403 unless its origin is the configured base URL's or is listed in
+//     [Options.AllowedOrigins] (those also get CORS headers); requests
+//     without Origin (agents, CLIs) pass;
+//   - a Host check against DNS rebinding: a request that reached a loopback
+//     listener must name a loopback host or the base URL's host;
+//   - JSON-RPC errors where the SDK would answer in plain text: -32700 for a
+//     body that is not JSON, -32600 for a message that is not a JSON-RPC 2.0
+//     request, -32601 for methods this server does not offer (prompts,
+//     resources, completion and logging are not declared, so they are
+//     refused even though the SDK implements them). A -32601 answer has HTTP
+//     status 404 on a 2026-07-28 request, 200 on a legacy one.
+//
+// GET and DELETE get 405 with Allow: POST (there is no standalone stream).
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seed1284c1d2/svc/discovery"
+)
+
+// Defaults of Options.
+const (
+	// ServerName is the serverInfo name.
+	ServerName = "svc"
+	// DefaultVersion is the serverInfo version when Options.Version is
+	// empty: the service interface version.
+	DefaultVersion = discovery.DefaultVersion
+	// DefaultListTTL is the freshness hint (ttlMs) of tools/list and
+	// server/discover: the tool list only changes with a deployment.
+	DefaultListTTL = time.Hour
+	// DefaultMaxBodyBytes bounds one JSON-RPC message; past it, 413.
+	DefaultMaxBodyBytes int64 = 4 << 20
+)
+
+// Options configure the MCP handler. The zero value serves the four tools
+// with serverInfo {svc, 2.0.0}, accepts browser requests from no other
+// origin and bounds messages to 4 MiB.
+type Options struct {
+	// Version is the serverInfo version; empty means DefaultVersion.
+	Version string
+	// BaseURL is the public base URL of the server
+	// ("https://api.example.com", path prefix allowed). Its origin is an
+	// allowed browser origin and its host an allowed Host header on a
+	// loopback listener (a reverse proxy on the same machine). Empty means
+	// neither.
+	BaseURL string
+	// AllowedOrigins are further browser origins ("https://app.example.com",
+	// scheme://host[:port] exactly) whose cross-origin requests are served,
+	// with CORS headers.
+	AllowedOrigins []string
+	// AllowedHosts are further Host header values (host names, with or
+	// without port) accepted on a loopback listener.
+	AllowedHosts []string
+	// Instructions replace the default instructions of initialize and
+	// server/discover.
+	Instructions string
+	// ListTTL is the ttlMs hint of tools/list and server/discover; zero
+	// means DefaultListTTL, negative means 0 (stale at once).
+	ListTTL time.Duration
+	// MaxBodyBytes bounds one request body; zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives internal errors (never user input); nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultInstructions tell a model how the tools chain together.
+const DefaultInstructions = "These free, read-only tools find and explain svc's paid HTTP tools; " +
+	"they never call or pay for them. Start with find_tool (or catalog to browse), " +
+	"then route_tool to get a ready-to-send request with its price and the x402 payment steps " +
+	"(pass input to check it before paying), and tool_info for one tool's schemas and examples."
+
+// handler is the MCP endpoint: the checks of ServeHTTP in front of the
+// SDK's stateless transport.
+type handler struct {
+	sdk     http.Handler
+	origins *http.CrossOriginProtection
+	allowed map[string]bool // allowed cross origins, for CORS
+	hosts   map[string]bool // allowed non-loopback hosts on a loopback listener
+	maxBody int64
+}
+
+// NewHandler returns the http.Handler of POST /mcp, answering through s.
+// It fails when an option is malformed (a base URL or allowed origin that
+// is not an absolute http(s) origin, an empty allowed host, a negative
+// body limit).
+//
+// Mount it on the path "/mcp" for every method (not only POST), so that
+// GET and DELETE get the transport's 405 and CORS preflights are answered.
+func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
+	if s == nil {
+		return nil, errors.New("mcp: nil discovery.Surfaces")
+	}
+	if opts.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("mcp: MaxBodyBytes %d is negative", opts.MaxBodyBytes)
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Version == "" {
+		opts.Version = DefaultVersion
+	}
+	if opts.Instructions == "" {
+		opts.Instructions = DefaultInstructions
+	}
+	ttl := opts.ListTTL
+	switch {
+	case ttl == 0:
+		ttl = DefaultListTTL
+	case ttl < 0:
+		ttl = 0
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	h := &handler{
+		origins: http.NewCrossOriginProtection(),
+		allowed: map[string]bool{},
+		hosts:   map[string]bool{},
+		maxBody: opts.MaxBodyBytes,
+	}
+	origins := append([]string(nil), opts.AllowedOrigins...)
+	if opts.BaseURL != "" {
+		u, err := url.Parse(opts.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("mcp: BaseURL %q is not an absolute http(s) URL", cut(opts.BaseURL, 80))
+		}
+		origins = append(origins, u.Scheme+"://"+u.Host)
+		h.hosts[strings.ToLower(u.Hostname())] = true
+	}
+	for _, o := range origins {
+		if err := h.origins.AddTrustedOrigin(o); err != nil {
+			return nil, fmt.Errorf("mcp: allowed origin: %w", err)
+		}
+		h.allowed[o] = true
+	}
+	for _, host := range opts.AllowedHosts {
+		if host == "" {
+			return nil, errors.New("mcp: empty allowed host")
+		}
+		h.hosts[strings.ToLower(hostOnly(host))] = true
+	}
+	srv := newServer(s, opts.Version, opts.Instructions, ttl, log)
+	h.sdk = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		// The Host check below replaces the SDK's, which refuses every
+		// non-loopback Host on a loopback listener and so breaks a
+		// reverse proxy on the same machine.
+		DisableLocalhostProtection:   true,
+		MaxRequestBodyBytes:          opts.MaxBodyBytes,
+		PropagateRequestCancellation: true,
+		Logger:                       log,
+	})
+	return h, nil
+}
+
+// JSON-RPC error codes answered by the handler itself.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+)
+
+// offered reports whether a method is served. Every other method is
+// answered -32601, including those the SDK implements for features this
+// server does not declare (prompts, resources, completion, logging).
+func offered(method string) bool {
+	switch method {
+	case "initialize", // legacy handshake (the SDK refuses it with modern _meta)
+		"ping",                 // legacy
+		"server/discover",      // 2026-07-28
+		"subscriptions/listen", // 2026-07-28; no list change is ever sent
+		"tools/list",
+		"tools/call",
+		"notifications/initialized",
+		"notifications/cancelled",
+		"notifications/progress":
+		return true
+	}
+	return false
+}
+
+// ServeHTTP checks the Host and the Origin, answers CORS preflights and
+// the JSON-RPC errors the SDK would answer in plain text, and hands the
+// rest to the SDK.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r) {
+		writeRPCError(w, http.StatusForbidden, nil, codeInvalidRequest,
+			"request refused: Host "+cut(r.Host, 100)+" is not allowed on this listener")
+		return
+	}
+	origin := r.Header.Get("Origin")
+	if origin != "" && h.allowed[origin] {
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.Header().Set("Access-Control-Allow-Methods", "POST")
+			if hs := r.Header.Get("Access-Control-Request-Headers"); hs != "" {
+				w.Header().Set("Access-Control-Allow-Headers", hs)
+			}
+			w.Header().Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	if err := h.origins.Check(r); err != nil {
+		writeRPCError(w, http.StatusForbidden, nil, codeInvalidRequest,
+			"cross-origin request refused: Origin "+cut(origin, 100)+" is not allowed to call this MCP endpoint")
+		return
+	}
+	if r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")) {
+		h.sdk.ServeHTTP(w, r) // 405 with Allow: POST, 415
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
+				fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+			return
+		}
+		writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "cannot read the request body")
+		return
+	}
+	if status, id, code, msg := h.precheck(r, body); status != 0 {
+		if status == http.StatusAccepted {
+			w.WriteHeader(status)
+			return
+		}
+		writeRPCError(w, status, id, code, msg)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	h.sdk.ServeHTTP(w, r)
+}
+
+// precheck parses a body: it returns a non-zero status with a JSON-RPC
+// error for a body that is not JSON (-32700), a message that is not a
+// JSON-RPC 2.0 request (-32600) or a method that is not offered (-32601),
+// 202 for a notification of a method that is not offered, and 0 to let the
+// SDK serve the message. Batches (JSON arrays) go to the SDK, which serves
+// them for 2025-03-26 only.
+func (h *handler) precheck(r *http.Request, body []byte) (status int, id json.RawMessage, code int, msg string) {
+	if !json.Valid(body) {
+		return http.StatusBadRequest, nil, codeParseError, "parse error: the body is not valid JSON"
+	}
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return 0, nil, 0, ""
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  *string         `json:"method"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return http.StatusBadRequest, nil, codeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object"
+	}
+	id = m.ID
+	if !validID(id) {
+		return http.StatusBadRequest, nil, codeInvalidRequest, "invalid request: id must be a string or a number"
+	}
+	if m.JSONRPC != "2.0" {
+		return http.StatusBadRequest, id, codeInvalidRequest, `invalid request: jsonrpc must be "2.0"`
+	}
+	if m.Method == nil {
+		if m.Result != nil || m.Error != nil {
+			return 0, nil, 0, "" // a response: the SDK decides
+		}
+		return http.StatusBadRequest, id, codeInvalidRequest, "invalid request: method is missing"
+	}
+	if offered(*m.Method) {
+		return 0, nil, 0, ""
+	}
+	if id == nil {
+		return http.StatusAccepted, nil, 0, "" // a notification is never answered
+	}
+	status = http.StatusOK
+	if v := r.Header.Get("MCP-Protocol-Version"); v >= "2026-07-28" {
+		status = http.StatusNotFound
+	}
+	return status, id, codeMethodNotFound, "method not found: " + cut(*m.Method, 60) +
+		" (this server offers tools only: tools/list, tools/call, server/discover or the legacy initialize)"
+}
+
+// validID reports whether a JSON-RPC id is absent, a string, a number or
+// null.
+func validID(id json.RawMessage) bool {
+	if id == nil {
+		return true
+	}
+	switch id[0] {
+	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// hostAllowed is the DNS rebinding guard: a request that reached a
+// loopback listener must name a loopback host or an allowed one.
+func (h *handler) hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	host := strings.ToLower(hostOnly(r.Host))
+	return host == "" || isLoopback(host) || h.hosts[host]
+}
+
+// isLoopback reports whether an address or host name is a loopback one.
+func isLoopback(addr string) bool {
+	host := hostOnly(addr)
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// hostOnly drops the port and the IPv6 brackets of a host[:port].
+func hostOnly(hostport string) string {
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		return host
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// isJSON reports whether a Content-Type is application/json.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// writeRPCError writes a JSON-RPC error response.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// cut returns at most n runes of s, with an ellipsis when cut, so that no
+// message echoes much user input.
+func cut(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
+}
