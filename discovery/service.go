@@ -3,8 +3,14 @@ package discovery
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
 
+	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
 )
 
 // This file is the contract shared by every free surface: the HTTP handlers
@@ -12,26 +18,80 @@ import (
 // all answer through one Service, so a finder, a plan or a catalog page is
 // computed the same way whichever protocol asks.
 
+// Defaults of Config.
+const (
+	// DefaultName is the service name published in manifests and the
+	// agent card.
+	DefaultName = "svc"
+	// DefaultVersion is the interface version (section 9 of the interface
+	// specification).
+	DefaultVersion = "2.0.0"
+	// LocalFacilitator is the facilitator named in the payment manifest
+	// when Config.Facilitator is empty (dev mode: the server's local
+	// facilitator verifies signatures and settles nothing on chain).
+	LocalFacilitator = "local-dev"
+)
+
+// Limits of the free surfaces' inputs.
+const (
+	// MaxQueryLen is the longest q (or query) accepted, in characters.
+	MaxQueryLen = 500
+	// DefaultFindLimit and MaxFindLimit bound /api/find's limit.
+	DefaultFindLimit = 5
+	MaxFindLimit     = 20
+	// DefaultCatalogLimit and MaxCatalogLimit bound /api/catalog's limit.
+	DefaultCatalogLimit = 50
+	MaxCatalogLimit     = 100
+	// MaxCategoryLen is the longest category accepted.
+	MaxCategoryLen = 64
+	// MaxAlternatives is the number of runner-up matches of a plan.
+	MaxAlternatives = 3
+)
+
 // Config is what the free surfaces need to know about the deployment.
 type Config struct {
 	// Catalog is the single source of truth for the paid tools.
 	Catalog *tools.Catalog
 	// BaseURL is the public base URL (scheme://host[:port], no trailing
 	// slash). Every absolute URL a surface returns is built from it, never
-	// from a request's Host header.
+	// from a request's Host header. Required; when the catalog has a base
+	// URL too, both must be equal.
 	BaseURL string
-	// Network is the CAIP-2 network payments are taken on (eip155:8453).
+	// Network is the CAIP-2 network payments are taken on (eip155:8453);
+	// empty means the catalog's. It must be the catalog's.
 	Network string
-	// Asset is the token address of USDC on Network.
+	// Asset is the token address of USDC on Network; empty means the
+	// network's USDC.
 	Asset string
-	// PayTo is the wallet receiving payments.
+	// PayTo is the wallet receiving payments. Required.
 	PayTo string
-	// Facilitator is the facilitator URL, or "" in dev mode (local facilitator).
+	// Facilitator is the facilitator URL, or "" in dev mode (local
+	// facilitator; the manifests name it LocalFacilitator).
 	Facilitator string
-	// DevMode is true when the server settles nothing on chain.
+	// DevMode is true when the server settles nothing on chain; an empty
+	// Facilitator implies it.
 	DevMode bool
-	// Version is the service interface version (2.0.0).
+	// Version is the service interface version; empty means DefaultVersion
+	// (2.0.0).
 	Version string
+
+	// Name is the service name in manifests, the agent card and skill.md;
+	// empty means DefaultName.
+	Name string
+	// FreeRoutes are the free routes other components serve (httpserver's
+	// /health and /metrics, /mcp, /a2a, the club), declared in
+	// /openapi.json and the manifests next to this package's own routes.
+	// Nil means DefaultExternalRoutes(); pass exactly what the server
+	// mounts. A route this package serves must not be listed.
+	FreeRoutes []RouteDoc
+	// ManifestLinks are extra links added to the links of every manifest
+	// (name → absolute URL), for instance
+	// {"club": BaseURL + "/.well-known/svc-club.json"}. Names must not
+	// collide with the built-in ones.
+	ManifestLinks map[string]string
+	// Stats receives the aggregate counters served by the stats routes;
+	// nil means a new Stats with the real clock.
+	Stats *Stats
 }
 
 // FindMatch is one ranked tool: the catalog item plus why it matched.
@@ -76,4 +136,244 @@ type Surfaces interface {
 	// Try returns a free preview: the best match for q with its price,
 	// example output and next routes, or a tour of the service when q is "".
 	Try(ctx context.Context, q string) (TryResult, error)
+}
+
+// Service is the discovery core: the finder, the router, the catalog, the
+// preview, the machine-readable documents (OpenAPI, skill.md, manifests,
+// agent card) and the aggregate stats, all derived from the tools catalog
+// and the Config. Documents are built once by New; a Service is immutable
+// afterwards (apart from its Stats counters) and safe for concurrent use.
+type Service struct {
+	cfg     Config
+	base    string
+	network x402.Network
+	asset   string
+	payTo   string
+	facil   string // facilitator URL or LocalFacilitator
+
+	tools  []*tools.Tool
+	items  []tools.Item // catalog views with absolute URLs
+	index  map[string]int
+	finder *Finder
+	stats  *Stats
+
+	own      []ownRoute // routes this package serves, in Routes order
+	external []RouteDoc // free routes served by others
+	docs     map[string]*staticDoc
+	card     *staticDoc
+}
+
+var _ Surfaces = (*Service)(nil)
+
+// New checks cfg and builds the Service: the finder index, the catalog
+// views and every static document (OpenAPI, skill.md, manifests, agent
+// card), so that serving them costs nothing per request.
+func New(cfg Config) (*Service, error) {
+	if cfg.Catalog == nil {
+		return nil, errors.New("discovery: Config.Catalog is required")
+	}
+	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	u, err := url.Parse(base)
+	if base == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("discovery: Config.BaseURL %q must be an absolute http(s) URL without query or fragment", cfg.BaseURL)
+	}
+	if cb := strings.TrimRight(cfg.Catalog.BaseURL(), "/"); cb != "" && cb != base {
+		return nil, fmt.Errorf("discovery: Config.BaseURL %q differs from the catalog's base URL %q", base, cb)
+	}
+	if cfg.Network == "" {
+		cfg.Network = cfg.Catalog.Network()
+	}
+	network, ok := x402.LookupNetwork(cfg.Network)
+	if !ok {
+		return nil, fmt.Errorf("discovery: unknown network %q", cfg.Network)
+	}
+	if network.CAIP2 != cfg.Catalog.Network() {
+		return nil, fmt.Errorf("discovery: the catalog is priced on %s, Config.Network is %s", cfg.Catalog.Network(), network.CAIP2)
+	}
+	asset := network.USDC
+	if cfg.Asset != "" {
+		a, ok := x402.ChecksumAddress(cfg.Asset)
+		if !ok {
+			return nil, fmt.Errorf("discovery: Config.Asset %q is not an EVM address", cfg.Asset)
+		}
+		asset = a
+	}
+	payTo, ok := x402.ChecksumAddress(cfg.PayTo)
+	if !ok || !x402.IsValidAddress(cfg.PayTo) {
+		return nil, fmt.Errorf("discovery: Config.PayTo %q is not a valid EVM address", cfg.PayTo)
+	}
+	facil := strings.TrimSpace(cfg.Facilitator)
+	if facil == "" {
+		facil = LocalFacilitator
+		cfg.DevMode = true // the local facilitator settles nothing on chain
+	}
+	if cfg.Version == "" {
+		cfg.Version = DefaultVersion
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultName
+	}
+	if cfg.FreeRoutes == nil {
+		cfg.FreeRoutes = DefaultExternalRoutes()
+	}
+	if cfg.Stats == nil {
+		cfg.Stats = NewStats(nil)
+	}
+	for name, link := range cfg.ManifestLinks {
+		if lu, err := url.Parse(link); name == "" || err != nil || !lu.IsAbs() {
+			return nil, fmt.Errorf("discovery: manifest link %q: %q is not an absolute URL", name, link)
+		}
+	}
+	cfg.BaseURL = base
+	s := &Service{
+		cfg: cfg, base: base, network: network, asset: asset, payTo: payTo, facil: facil,
+		tools: cfg.Catalog.All(), index: map[string]int{}, stats: cfg.Stats,
+		external: cfg.FreeRoutes,
+	}
+	for i, t := range s.tools {
+		it := t.Item()
+		it.URL = base + t.Path
+		s.items = append(s.items, it)
+		for _, k := range []string{t.Key, t.OperationID, t.Path, t.Method + " " + t.Path, it.URL} {
+			s.index[strings.ToLower(k)] = i
+		}
+	}
+	s.finder = NewFinder(DocsFromTools(s.tools))
+	s.own = s.ownRoutes()
+	if err := s.checkRoutes(); err != nil {
+		return nil, err
+	}
+	if err := s.buildDocs(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// BaseURL returns the public base URL every absolute URL is built from.
+func (s *Service) BaseURL() string { return s.base }
+
+// Stats returns the aggregate counters (feed them from the server, see
+// Stats.Observe and Stats.Middleware).
+func (s *Service) Stats() *Stats { return s.stats }
+
+// Finder returns the finder ranking the paid tools.
+func (s *Service) Finder() *Finder { return s.finder }
+
+// Config returns the effective configuration (defaults filled in).
+func (s *Service) Config() Config { return s.cfg }
+
+// absURL returns the absolute URL of a path on the service.
+func (s *Service) absURL(path string) string { return s.base + path }
+
+// item returns the catalog view of tool i (a copy the caller may keep).
+func (s *Service) item(i int) tools.Item {
+	it := s.items[i]
+	it.Tags = append([]string(nil), it.Tags...)
+	return it
+}
+
+// checkQuery validates a free-text query: 1 to MaxQueryLen characters, not
+// blank.
+func discCheckQuery(field, q string) error {
+	n := len([]rune(q))
+	switch {
+	case strings.TrimSpace(q) == "":
+		return svc.InvalidField(field, "required", "%s is required: describe the need in words (1 to %d characters)", field, MaxQueryLen)
+	case n > MaxQueryLen:
+		return svc.InvalidField(field, "max", "%s must be at most %d characters, got %d", field, MaxQueryLen, n)
+	}
+	return nil
+}
+
+// Find ranks the paid tools for q (1–500 characters) and returns at most
+// limit (1–20; 0 means 5) matches, best first, each with every catalog item
+// field, its matchScore in (0, 1) and the query tokens that matched. A
+// query sharing nothing with any tool has no matches (ok is still true).
+func (s *Service) Find(ctx context.Context, q string, limit int) (FindResult, error) {
+	if err := ctx.Err(); err != nil {
+		return FindResult{}, err
+	}
+	var errs []svc.FieldError
+	if err := discCheckQuery("q", q); err != nil {
+		errs = append(errs, discFieldsOf(err)...)
+	}
+	if limit == 0 {
+		limit = DefaultFindLimit
+	}
+	if limit < 1 || limit > MaxFindLimit {
+		errs = append(errs, svc.FieldError{Field: "limit", Rule: "range", Message: fmt.Sprintf("limit: must be between 1 and %d, got %d", MaxFindLimit, limit)})
+	}
+	if len(errs) > 0 {
+		return FindResult{}, &svc.Error{Kind: svc.KindInvalid, Message: "invalid input", Fields: errs}
+	}
+	res := FindResult{OK: true, Query: q, Matches: []FindMatch{}}
+	for _, m := range s.finder.Find(q, limit) {
+		i, ok := s.index[m.Key]
+		if !ok {
+			continue
+		}
+		res.Matches = append(res.Matches, FindMatch{Item: s.item(i), MatchScore: m.Score, MatchedTokens: discNonNil(m.MatchedTokens)})
+	}
+	return res, nil
+}
+
+// ToolInfo returns the catalog item of a tool named by its key
+// ("risk-levels"), operation id ("risk_levels"), path ("/api/risk-levels"),
+// "METHOD path" or full URL; case is ignored. An unknown name is a
+// KindInvalid error on field pathOrKey (rule "unknown").
+func (s *Service) ToolInfo(ctx context.Context, pathOrKey string) (tools.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return tools.Item{}, err
+	}
+	i, ok := s.lookup(pathOrKey)
+	if !ok {
+		keys := make([]string, len(s.tools))
+		for j, t := range s.tools {
+			keys[j] = t.Key
+		}
+		return tools.Item{}, svc.InvalidField("pathOrKey", "unknown", "pathOrKey: no tool %q; known keys: %s", discClip(pathOrKey, 60), strings.Join(keys, ", "))
+	}
+	return s.item(i), nil
+}
+
+// lookup finds a tool by key, operation id, path, "METHOD path" or URL.
+func (s *Service) lookup(name string) (int, bool) {
+	k := strings.ToLower(strings.TrimSpace(name))
+	if k == "" {
+		return 0, false
+	}
+	i, ok := s.index[k]
+	if !ok {
+		i, ok = s.index[strings.TrimSuffix(k, "/")]
+	}
+	return i, ok
+}
+
+// fieldsOf returns the field errors of an *svc.Error.
+func discFieldsOf(err error) []svc.FieldError {
+	var se *svc.Error
+	if errors.As(err, &se) {
+		return se.Fields
+	}
+	return nil
+}
+
+// nonNil returns s, or an empty slice when s is nil (so it encodes as []).
+func discNonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// clip cuts user input echoed in a message to n runes.
+func discClip(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
 }

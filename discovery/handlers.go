@@ -1,0 +1,389 @@
+package discovery
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/seed1284c1d2/svc"
+)
+
+// Route is one HTTP route of the discovery surfaces, in the shape of
+// httpserver.Route (convert with httpserver.Route(r)): Pattern is an
+// http.ServeMux pattern with a method ("GET /api/find"), Free marks a free
+// route (rate-limited per client and body-bounded by the server).
+type Route struct {
+	Pattern string
+	Handler http.Handler
+	Free    bool
+}
+
+// ownRoute is a route this package serves: its description and handler.
+type ownRoute struct {
+	doc     RouteDoc
+	handler http.Handler
+}
+
+// Media types and cache policies of the answers.
+const (
+	// ProblemContentType is the media type of error answers (RFC 9457).
+	ProblemContentType = "application/problem+json"
+	// ProblemTypePrefix starts the type URI of every problem, followed by
+	// its code ("urn:svc:problem:invalid_input"), as httpserver's.
+	ProblemTypePrefix = "urn:svc:problem:"
+	// DocumentCacheControl is the Cache-Control of the static documents
+	// (manifests, agent card, OpenAPI, skill.md), which also carry a
+	// strong ETag and answer If-None-Match with 304.
+	DocumentCacheControl = "public, max-age=300"
+	// QueryCacheControl is the Cache-Control of the GET answers computed
+	// from the query (find, catalog, try).
+	QueryCacheControl = "public, max-age=60"
+	jsonContentType   = "application/json"
+	markdownType      = "text/markdown; charset=utf-8"
+)
+
+// Routes returns every route this package serves, to mount on the server
+// (all free): /api/find, /api/route, /api/catalog, /api/try,
+// /openapi.json, /skill.md, the manifests, the agent card (two paths) and
+// the three stats routes.
+func (s *Service) Routes() []Route {
+	out := make([]Route, len(s.own))
+	for i, o := range s.own {
+		out[i] = Route{Pattern: o.doc.Method + " " + o.doc.Path, Handler: o.handler, Free: true}
+	}
+	return out
+}
+
+// Handler returns an http.Handler serving Routes alone (for tests and for
+// embedding without httpserver; 404 and 405 are net/http's).
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range s.Routes() {
+		mux.Handle(r.Pattern, r.Handler)
+	}
+	return mux
+}
+
+// ownRoutes lists the routes of this package with their handlers.
+func (s *Service) ownRoutes() []ownRoute {
+	doc := func(path string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.docs[path].ServeHTTP(w, r) })
+	}
+	stats := func(surface, purpose string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			discWriteJSON(w, http.StatusOK, "no-store", s.stats.Snapshot(surface, purpose))
+		})
+	}
+	docs := s.ownRouteDocs()
+	handlers := map[string]http.Handler{
+		"/api/find":                          http.HandlerFunc(s.serveFind),
+		"/api/route":                         http.HandlerFunc(s.serveRoute),
+		"/api/catalog":                       http.HandlerFunc(s.serveCatalog),
+		"/api/try":                           http.HandlerFunc(s.serveTry),
+		"/api/amplifier/stats":               stats("amplifier", "aggregate inbound telemetry counters, including requests per minute"),
+		"/api/distribution/stats":            stats("distribution", "aggregate inbound telemetry counters"),
+		"/api/magnet/stats":                  stats("magnet", "privacy-safe scanner aggregates"),
+		"/openapi.json":                      doc("/openapi.json"),
+		"/skill.md":                          doc("/skill.md"),
+		"/.well-known/x402":                  doc("/.well-known/x402"),
+		"/.well-known/svc-router.json":       doc("/.well-known/svc-router.json"),
+		"/.well-known/svc-distribution.json": doc("/.well-known/svc-distribution.json"),
+		"/.well-known/svc-magnet.json":       doc("/.well-known/svc-magnet.json"),
+		"/api/magnet":                        doc("/api/magnet"),
+		"/.well-known/agent-card.json":       doc("/.well-known/agent-card.json"),
+		"/.well-known/agent.json":            doc("/.well-known/agent.json"),
+	}
+	out := make([]ownRoute, 0, len(docs))
+	for _, d := range docs {
+		out = append(out, ownRoute{doc: d, handler: handlers[d.Path]})
+	}
+	return out
+}
+
+// serveFind answers GET /api/find?q=&limit=.
+func (s *Service) serveFind(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var errs []svc.FieldError
+	limit, ok := discQueryInt(q.Get("limit"), "limit", &errs)
+	if ok && q.Get("limit") != "" && limit == 0 {
+		errs = append(errs, svc.FieldError{Field: "limit", Rule: "range", Message: fmt.Sprintf("limit: must be between 1 and %d, got 0", MaxFindLimit)})
+	}
+	if len(errs) > 0 {
+		if err := discCheckQuery("q", q.Get("q")); err != nil {
+			errs = append(discFieldsOf(err), errs...) // report q too
+		}
+		discWriteProblem(w, r, &svc.Error{Kind: svc.KindInvalid, Message: "invalid input", Fields: errs})
+		return
+	}
+	res, err := s.Find(r.Context(), q.Get("q"), limit)
+	if err != nil {
+		discWriteProblem(w, r, err)
+		return
+	}
+	discWriteJSON(w, http.StatusOK, QueryCacheControl, res)
+}
+
+// serveCatalog answers GET /api/catalog?offset=&limit=&q=&category=.
+func (s *Service) serveCatalog(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var errs []svc.FieldError
+	offset, _ := discQueryInt(q.Get("offset"), "offset", &errs)
+	limit, ok := discQueryInt(q.Get("limit"), "limit", &errs)
+	if ok && q.Get("limit") != "" && limit == 0 {
+		errs = append(errs, svc.FieldError{Field: "limit", Rule: "range", Message: fmt.Sprintf("limit: must be between 1 and %d, got 0", MaxCatalogLimit)})
+	}
+	if len(errs) > 0 {
+		discWriteProblem(w, r, &svc.Error{Kind: svc.KindInvalid, Message: "invalid input", Fields: errs})
+		return
+	}
+	page, err := s.Catalog(r.Context(), q.Get("q"), q.Get("category"), offset, limit)
+	if err != nil {
+		discWriteProblem(w, r, err)
+		return
+	}
+	discWriteJSON(w, http.StatusOK, QueryCacheControl, page)
+}
+
+// serveTry answers GET /api/try?q=.
+func (s *Service) serveTry(w http.ResponseWriter, r *http.Request) {
+	res, err := s.Try(r.Context(), r.URL.Query().Get("q"))
+	if err != nil {
+		discWriteProblem(w, r, err)
+		return
+	}
+	discWriteJSON(w, http.StatusOK, QueryCacheControl, res)
+}
+
+// RouteRequest is the body of POST /api/route: a need in words and,
+// optionally, the input to validate and plan with.
+type RouteRequest struct {
+	Query string          `json:"query"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// serveRoute answers POST /api/route with a strict JSON body {query,
+// input}: unknown members, a non-object body, wrong types, malformed JSON
+// and data after the object are 400.
+func (s *Service) serveRoute(w http.ResponseWriter, r *http.Request) {
+	limit := s.cfg.Catalog.BodyLimit()
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || int64(len(body)) > limit {
+		discWriteProblem(w, r, &svc.Error{Kind: svc.KindTooLarge, Message: fmt.Sprintf("the request body is over the limit of %d bytes", limit),
+			Fields: []svc.FieldError{{Field: "", Rule: "max_bytes", Message: fmt.Sprintf("body: at most %d bytes", limit)}}})
+		return
+	}
+	if err != nil {
+		discWriteProblem(w, r, &svc.Error{Kind: svc.KindInvalid, Message: "the request body could not be read",
+			Fields: []svc.FieldError{{Field: "", Rule: "json", Message: "body: could not be read"}}})
+		return
+	}
+	req, err := discDecodeRouteRequest(body)
+	if err != nil {
+		discWriteProblem(w, r, err)
+		return
+	}
+	plan, err := s.Route(r.Context(), req.Query, req.Input)
+	if err != nil {
+		discWriteProblem(w, r, err)
+		return
+	}
+	discWriteJSON(w, http.StatusOK, "no-store", plan)
+}
+
+// discDecodeRouteRequest decodes the body of POST /api/route strictly.
+func discDecodeRouteRequest(body []byte) (RouteRequest, error) {
+	var req RouteRequest
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return req, svc.InvalidField("query", "required", "query is required: the body must be a JSON object {\"query\": \"...\", \"input\": {...}}")
+	}
+	if trimmed[0] != '{' {
+		return req, svc.InvalidField("", "object", "body: must be a JSON object {\"query\": \"...\", \"input\": {...}}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, discJSONError(body, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return req, svc.InvalidField("", "json", "body: data after the JSON object (at byte %d)", dec.InputOffset())
+	}
+	return req, nil
+}
+
+// discJSONError turns an encoding/json error into a field error.
+func discJSONError(body []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		line, col := discLineCol(body, syn.Offset)
+		return svc.InvalidField("", "json", "body: malformed JSON at line %d, column %d (byte %d): %s", line, col, syn.Offset, syn.Error())
+	case errors.As(err, &typ):
+		field := typ.Field
+		want := typ.Type.Kind().String()
+		if field == "" {
+			return svc.InvalidField("", "object", "body: must be a JSON object, got %s", typ.Value)
+		}
+		if want == "slice" {
+			want = "object"
+		}
+		return svc.InvalidField(field, want, "%s: must be a %s, got %s", field, want, typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return svc.InvalidField("", "json", "body: the JSON object is cut short")
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		return svc.InvalidField(discClip(name, 40), "unknown_field", "%s: unknown member; allowed: query, input", discClip(name, 40))
+	}
+	return svc.InvalidField("", "json", "body: malformed JSON")
+}
+
+// discLineCol returns the 1-based line and column of a byte offset.
+func discLineCol(b []byte, off int64) (int, int) {
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	line, col := 1, 1
+	for _, c := range b[:off] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// discQueryInt parses an optional integer query parameter; "" is 0. A
+// malformed value adds a field error (rule "integer").
+func discQueryInt(v, field string, errs *[]svc.FieldError) (int, bool) {
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		*errs = append(*errs, svc.FieldError{Field: field, Rule: "integer", Message: fmt.Sprintf("%s: must be an integer, got %q", field, discClip(v, 20))})
+		return 0, false
+	}
+	return n, true
+}
+
+// discProblem is an RFC 9457 problem, in the shape httpserver writes.
+type discProblem struct {
+	Type      string           `json:"type"`
+	Title     string           `json:"title"`
+	Status    int              `json:"status"`
+	Detail    string           `json:"detail,omitempty"`
+	Instance  string           `json:"instance,omitempty"`
+	Code      string           `json:"code"`
+	Errors    []svc.FieldError `json:"errors,omitempty"`
+	RequestID string           `json:"requestId,omitempty"`
+}
+
+// discWriteProblem writes err as application/problem+json: KindInvalid is
+// 400 with the field errors, KindTooLarge 413, anything else 500 with a
+// detail that reveals nothing.
+func discWriteProblem(w http.ResponseWriter, r *http.Request, err error) {
+	p := discProblem{Status: http.StatusInternalServerError, Code: string(svc.KindInternal), Detail: "internal error"}
+	var se *svc.Error
+	if errors.As(err, &se) && se != nil {
+		switch se.Kind {
+		case svc.KindInvalid:
+			p.Status, p.Code, p.Detail, p.Errors = http.StatusBadRequest, string(se.Kind), se.Message, se.Fields
+		case svc.KindTooLarge:
+			p.Status, p.Code, p.Detail, p.Errors = http.StatusRequestEntityTooLarge, string(se.Kind), se.Message, se.Fields
+		}
+	}
+	if p.Detail == "" {
+		p.Detail = http.StatusText(p.Status)
+	}
+	if len(p.Errors) == 0 {
+		p.Errors = nil
+	}
+	p.Type = ProblemTypePrefix + p.Code
+	p.Title = http.StatusText(p.Status)
+	p.Instance = discClip(r.URL.Path, 200)
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
+		p.RequestID = id
+	}
+	b, _ := json.Marshal(p)
+	h := w.Header()
+	h.Set("Content-Type", ProblemContentType)
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// discWriteJSON writes v as JSON (no HTML escaping).
+func discWriteJSON(w http.ResponseWriter, status int, cache string, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, `{"ok":false}`, http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", jsonContentType)
+	h.Set("Cache-Control", cache)
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// staticDoc is a document built once by New: its bytes, media type and
+// strong ETag (a hash of the bytes).
+type staticDoc struct {
+	body  []byte
+	ctype string
+	etag  string
+}
+
+func newStaticDoc(body []byte, ctype string) *staticDoc {
+	sum := sha256.Sum256(body)
+	return &staticDoc{body: body, ctype: ctype, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+}
+
+// ServeHTTP serves the document with Cache-Control, ETag and CORS open to
+// all origins; a matching If-None-Match is answered 304 without a body.
+func (d *staticDoc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", DocumentCacheControl)
+	h.Set("ETag", d.etag)
+	h.Set("Access-Control-Allow-Origin", "*")
+	if discETagMatch(r.Header.Get("If-None-Match"), d.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", d.ctype)
+	h.Set("Content-Length", strconv.Itoa(len(d.body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(d.body)
+	}
+}
+
+// discETagMatch reports whether an If-None-Match value matches etag (weak
+// comparison, RFC 9110 section 13.1.2; "*" matches).
+func discETagMatch(inm, etag string) bool {
+	if inm == "" {
+		return false
+	}
+	for _, t := range strings.Split(inm, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}

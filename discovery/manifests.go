@@ -1,0 +1,373 @@
+package discovery
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// ManifestVersion is the version of the format of the svc manifests
+// (svc-router, svc-distribution, svc-magnet, the x402 manifest).
+const ManifestVersion = "1.0"
+
+// serviceDescription says what the service is, in every document.
+const serviceDescription = "Small, mostly deterministic tools for autonomous agents, sold per call over HTTP with x402 v2 payments in USDC: " +
+	"trading-session state (Europe/Vienna), risk-level, strategy-grade and tick P&L calculators, gold (XAUUSD) quote, bars and market state " +
+	"from a read-only trading terminal, local CSV and JSON profiling, JWT decoding, EVM address syntax, OHLCV statistics and JavaScript " +
+	"regular expressions. Discovery (find, route, catalog, try, MCP, A2A, manifests) is free."
+
+// Paths of the static documents.
+const (
+	PathOpenAPI          = "/openapi.json"
+	PathSkill            = "/skill.md"
+	PathX402Manifest     = "/.well-known/x402"
+	PathRouterFeed       = "/.well-known/svc-router.json"
+	PathDistribution     = "/.well-known/svc-distribution.json"
+	PathMagnet           = "/.well-known/svc-magnet.json"
+	PathMagnetAPI        = "/api/magnet"
+	PathAgentCard        = "/.well-known/agent-card.json"
+	PathAgentCardLegacy  = "/.well-known/agent.json"
+	PathMCP              = "/mcp"
+	PathA2A              = "/a2a"
+	PathAmplifierStats   = "/api/amplifier/stats"
+	PathDistributionStat = "/api/distribution/stats"
+	PathMagnetStats      = "/api/magnet/stats"
+)
+
+// buildDocs builds every static document once.
+func (s *Service) buildDocs() error {
+	s.docs = map[string]*staticDoc{}
+	oas, err := s.buildOpenAPI()
+	if err != nil {
+		return err
+	}
+	s.docs[PathOpenAPI] = newStaticDoc(oas, jsonContentType)
+	s.docs[PathSkill] = newStaticDoc([]byte(s.buildSkill()), markdownType)
+	builders := []struct {
+		path string
+		doc  func() (any, error)
+	}{
+		{PathX402Manifest, s.x402Manifest},
+		{PathRouterFeed, func() (any, error) { return s.routerFeed(), nil }},
+		{PathDistribution, func() (any, error) { return s.distributionManifest(), nil }},
+		{PathMagnet, func() (any, error) { return s.magnetManifest(), nil }},
+		{PathAgentCard, func() (any, error) { return s.agentCard(), nil }},
+	}
+	for _, b := range builders {
+		v, err := b.doc()
+		if err != nil {
+			return err
+		}
+		body, err := discMarshal(v)
+		if err != nil {
+			return fmt.Errorf("discovery: encoding %s: %w", b.path, err)
+		}
+		s.docs[b.path] = newStaticDoc(body, jsonContentType)
+	}
+	s.docs[PathMagnetAPI] = s.docs[PathMagnet]
+	s.docs[PathAgentCardLegacy] = s.docs[PathAgentCard]
+	s.card = s.docs[PathAgentCard]
+	return nil
+}
+
+// Document returns the bytes of a static document by path (PathOpenAPI,
+// PathSkill, PathX402Manifest, ...) and whether it exists. The bytes are
+// a copy.
+func (s *Service) Document(path string) ([]byte, bool) {
+	d, ok := s.docs[path]
+	if !ok {
+		return nil, false
+	}
+	return bytes.Clone(d.body), true
+}
+
+// discMarshal encodes v as indented JSON without HTML escaping, ending
+// with a newline.
+func discMarshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// links are the links of every manifest: the built-in ones plus
+// Config.ManifestLinks.
+func (s *Service) links() map[string]string {
+	m := map[string]string{
+		"self":              s.base,
+		"find":              s.absURL("/api/find"),
+		"route":             s.absURL("/api/route"),
+		"catalog":           s.absURL("/api/catalog"),
+		"try":               s.absURL("/api/try"),
+		"openapi":           s.absURL(PathOpenAPI),
+		"skill":             s.absURL(PathSkill),
+		"x402":              s.absURL(PathX402Manifest),
+		"router":            s.absURL(PathRouterFeed),
+		"distribution":      s.absURL(PathDistribution),
+		"magnet":            s.absURL(PathMagnet),
+		"agentCard":         s.absURL(PathAgentCard),
+		"mcp":               s.absURL(PathMCP),
+		"a2a":               s.absURL(PathA2A),
+		"amplifierStats":    s.absURL(PathAmplifierStats),
+		"distributionStats": s.absURL(PathDistributionStat),
+		"magnetStats":       s.absURL(PathMagnetStats),
+	}
+	for k, v := range s.cfg.ManifestLinks {
+		if _, taken := m[k]; !taken {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// paymentHeaders names the x402 headers.
+func paymentHeaders() map[string]string {
+	return map[string]string{
+		"paymentRequired":  x402.HeaderPaymentRequired,
+		"paymentSignature": x402.HeaderPaymentSignature,
+		"paymentResponse":  x402.HeaderPaymentResponse,
+	}
+}
+
+// rail is the payment rail of the service.
+func (s *Service) rail() map[string]any {
+	d := s.network.Domain()
+	return map[string]any{
+		"scheme":            x402.SchemeExact,
+		"network":           s.network.CAIP2,
+		"chainId":           s.network.ChainID,
+		"asset":             s.asset,
+		"assetSymbol":       "USDC",
+		"decimals":          s.network.USDCDecimals,
+		"payTo":             s.payTo,
+		"facilitator":       s.facil,
+		"transferMethod":    "eip3009",
+		"eip712":            map[string]any{"name": d.Name, "version": d.Version},
+		"maxTimeoutSeconds": x402.DefaultMaxTimeoutSeconds,
+		"devMode":           s.cfg.DevMode,
+		"testnet":           s.network.Testnet,
+	}
+}
+
+// x402Manifest is /.well-known/x402.
+func (s *Service) x402Manifest() (any, error) {
+	resources := []map[string]any{}
+	for i, t := range s.tools {
+		it := s.items[i]
+		req, err := x402.Route{Price: t.Price, Network: s.network.CAIP2, PayTo: s.payTo}.Requirements()
+		if err != nil {
+			return nil, fmt.Errorf("discovery: tool %s: payment requirements: %w", t.Key, err)
+		}
+		req.Asset = s.asset
+		bz, err := bazaarOf(t)
+		if err != nil {
+			return nil, err
+		}
+		resources = append(resources, map[string]any{
+			"key":           t.Key,
+			"operationId":   t.OperationID,
+			"name":          t.Name,
+			"method":        t.Method,
+			"url":           it.URL,
+			"path":          t.Path,
+			"price":         t.PriceFixed6(),
+			"priceUsd":      it.PriceUSD,
+			"amount":        strconv.FormatInt(t.PriceAtomic, 10),
+			"currency":      "USDC",
+			"description":   trySummary(t.Description),
+			"mimeType":      jsonContentType,
+			"inputLocation": t.InputLocation,
+			"inputSchema":   json.RawMessage(t.InputSchema),
+			"outputSchema":  json.RawMessage(t.OutputSchema),
+			"terminal":      t.Terminal,
+			"tags":          t.Tags,
+			"accepts":       []x402.PaymentRequirements{req},
+			"extensions":    map[string]any{x402.BazaarExtensionKey: bz.Extension()},
+		})
+	}
+	free := []map[string]any{}
+	for _, d := range s.freeDocs() {
+		free = append(free, map[string]any{"method": d.Method, "url": s.absURL(d.Path), "purpose": d.Summary, "free": true})
+	}
+	return map[string]any{
+		"x402Version":     x402.Version,
+		"manifestVersion": ManifestVersion,
+		"version":         s.cfg.Version,
+		"name":            s.cfg.Name,
+		"description":     serviceDescription,
+		"purpose":         "Payment manifest: how every paid resource of this service is paid for with x402 v2 (exact scheme, EIP-3009 USDC), and which resources are free.",
+		"protocol":        "x402",
+		"headers":         paymentHeaders(),
+		"flow": []string{
+			"send the request without payment",
+			"receive 402 with the " + x402.HeaderPaymentRequired + " header (base64 JSON PaymentRequired)",
+			"sign an EIP-3009 TransferWithAuthorization for the chosen accepts entry (x402 exact scheme)",
+			"retry the identical request with the " + x402.HeaderPaymentSignature + " header (base64 JSON PaymentPayload)",
+			"read the 200 answer and the " + x402.HeaderPaymentResponse + " header (base64 JSON SettleResponse)",
+		},
+		"rails":         []map[string]any{s.rail()},
+		"resources":     resources,
+		"freeResources": free,
+		"links":         s.links(),
+		"devMode":       s.cfg.DevMode,
+	}, nil
+}
+
+// bazaarOf is the bazaar discovery info of a tool (as in its 402).
+func bazaarOf(t *tools.Tool) (x402.BazaarInfo, error) {
+	bz := x402.BazaarInfo{Method: t.Method, InputSchema: t.InputSchemaMap(), OutputSchema: t.OutputSchemaMap()}
+	if t.InputLocation == tools.InputQuery {
+		q, err := tools.QueryOf(t.ExampleInput)
+		if err != nil {
+			return bz, fmt.Errorf("discovery: tool %s: example input: %w", t.Key, err)
+		}
+		params := map[string]any{}
+		for k := range q {
+			params[k] = q.Get(k)
+		}
+		bz.InputExample = params
+	} else {
+		var v any
+		if err := json.Unmarshal(t.ExampleInput, &v); err != nil {
+			return bz, fmt.Errorf("discovery: tool %s: example input: %w", t.Key, err)
+		}
+		bz.InputExample = v
+	}
+	var out any
+	if err := json.Unmarshal(t.OutputExample, &out); err != nil {
+		return bz, fmt.Errorf("discovery: tool %s: output example: %w", t.Key, err)
+	}
+	bz.OutputExample = out
+	return bz, nil
+}
+
+// toolSummaries is the short tool list of the feeds.
+func (s *Service) toolSummaries() []map[string]any {
+	out := []map[string]any{}
+	for i, t := range s.tools {
+		it := s.items[i]
+		out = append(out, map[string]any{
+			"key": t.Key, "operationId": t.OperationID, "name": t.Name, "method": t.Method, "url": it.URL, "path": t.Path,
+			"priceUsd": it.PriceUSD, "price": t.PriceFixed6(), "network": s.network.CAIP2, "tags": t.Tags,
+			"inputLocation": t.InputLocation, "terminal": t.Terminal, "summary": trySummary(t.Description),
+		})
+	}
+	return out
+}
+
+// routerFeed is /.well-known/svc-router.json.
+func (s *Service) routerFeed() any {
+	return map[string]any{
+		"manifestVersion": ManifestVersion,
+		"version":         s.cfg.Version,
+		"name":            s.cfg.Name,
+		"description":     serviceDescription,
+		"purpose":         "Router feed: how to turn a need in words into a paid call (find, route, catalog, try) and the list of paid tools with keys, prices and URLs.",
+		"router": map[string]any{
+			"find":    map[string]any{"method": "GET", "url": s.absURL("/api/find"), "params": map[string]any{"q": "need in words, 1-500 characters (required)", "limit": "1-20, default 5"}},
+			"route":   map[string]any{"method": "POST", "url": s.absURL("/api/route"), "body": map[string]any{"query": "need in words or a tool key (required)", "input": "the tool's input object (optional; validated for free)"}},
+			"catalog": map[string]any{"method": "GET", "url": s.absURL("/api/catalog"), "params": map[string]any{"offset": ">= 0, default 0", "limit": "1-100, default 50", "q": "free-text filter", "category": "tag filter"}},
+			"try":     map[string]any{"method": "GET", "url": s.absURL("/api/try"), "params": map[string]any{"q": "optional need in words"}},
+			"mcp":     map[string]any{"method": "POST", "url": s.absURL(PathMCP), "tools": []string{"find_tool", "route_tool", "catalog", "tool_info"}},
+			"a2a":     map[string]any{"method": "POST", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard)},
+		},
+		"categories": s.Categories(),
+		"payment":    map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC", "payTo": s.payTo, "headers": paymentHeaders()},
+		"tools":      s.toolSummaries(),
+		"links":      s.links(),
+		"devMode":    s.cfg.DevMode,
+	}
+}
+
+// distributionManifest is /.well-known/svc-distribution.json.
+func (s *Service) distributionManifest() any {
+	return map[string]any{
+		"manifestVersion": ManifestVersion,
+		"version":         s.cfg.Version,
+		"name":            s.cfg.Name,
+		"description":     serviceDescription,
+		"purpose":         "Distribution manifest: every channel through which agents and programs can discover and call this service, and how inbound traffic is attributed (aggregate counters only).",
+		"channels": []map[string]any{
+			{"kind": "http", "url": s.base, "description": "Paid tools over HTTP with x402 v2; free discovery routes", "spec": s.absURL(PathOpenAPI)},
+			{"kind": "openapi", "url": s.absURL(PathOpenAPI), "version": OpenAPIVersion},
+			{"kind": "mcp", "url": s.absURL(PathMCP), "transport": "streamable-http", "protocolVersion": "2026-07-28", "legacyInitialize": true},
+			{"kind": "a2a", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard), "protocolVersions": []string{"1.0", "0.3"}},
+			{"kind": "x402", "url": s.absURL(PathX402Manifest), "x402Version": x402.Version},
+			{"kind": "skill", "url": s.absURL(PathSkill), "mediaType": "text/markdown"},
+			{"kind": "router", "url": s.absURL(PathRouterFeed)},
+			{"kind": "beacon", "url": s.absURL(PathMagnet)},
+			{"kind": "go", "module": "github.com/seed1284c1d2/svc", "description": "The tools as plain Go functions: no HTTP, no payment"},
+		},
+		"attribution": map[string]any{
+			"sourceParam": "src",
+			"description": "Append ?src=<your-id> (letters, digits, . _ -; at most 48 characters) to any URL to be counted in the aggregate per-source counters. Identifier-like values (e-mail addresses, wallets, tokens) are redacted; at most 100 distinct sources are kept.",
+			"referral":    "A paid call carrying ref (query) or X-Ref (header) attributes the settled payer to the referral code's owner (membership club).",
+			"stats":       s.absURL(PathDistributionStat),
+		},
+		"pricing":  s.priceRange(),
+		"payment":  map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC"},
+		"tools":    len(s.tools),
+		"links":    s.links(),
+		"privacy":  StatsPrivacy,
+		"devMode":  s.cfg.DevMode,
+		"freeOnly": []string{"discovery", "manifests", "stats", "club"},
+	}
+}
+
+// priceRange is the cheapest and dearest tool.
+func (s *Service) priceRange() map[string]any {
+	lo, hi := 0, 0
+	for i, t := range s.tools {
+		if t.PriceAtomic < s.tools[lo].PriceAtomic {
+			lo = i
+		}
+		if t.PriceAtomic > s.tools[hi].PriceAtomic {
+			hi = i
+		}
+	}
+	return map[string]any{
+		"currency": "USDC", "minUsd": s.items[lo].PriceUSD, "maxUsd": s.items[hi].PriceUSD,
+		"min": s.tools[lo].PriceFixed6(), "max": s.tools[hi].PriceFixed6(), "unit": "per call",
+	}
+}
+
+// magnetManifest is /.well-known/svc-magnet.json and /api/magnet.
+func (s *Service) magnetManifest() any {
+	keys := make([]string, len(s.tools))
+	for i, t := range s.tools {
+		keys[i] = t.Key
+	}
+	return map[string]any{
+		"manifestVersion": ManifestVersion,
+		"version":         s.cfg.Version,
+		"name":            s.cfg.Name,
+		"beacon":          true,
+		"description":     serviceDescription,
+		"purpose":         "Discovery beacon: a compact document for scanners and agents saying what this service sells, for how much, and where to start.",
+		"capabilities":    s.Categories(),
+		"tools":           keys,
+		"pricing":         s.priceRange(),
+		"payment":         map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "currency": "USDC"},
+		"entryPoints": []Link{
+			{Method: http.MethodGet, URL: s.absURL("/api/try"), Purpose: "free tour and previews"},
+			{Method: http.MethodGet, URL: s.absURL("/api/find") + "?q=", Purpose: "rank the tools for a need in words"},
+			{Method: http.MethodPost, URL: s.absURL("/api/route"), Purpose: "call plan with free input validation"},
+			{Method: http.MethodGet, URL: s.absURL(PathAgentCard), Purpose: "A2A agent card"},
+			{Method: http.MethodPost, URL: s.absURL(PathMCP), Purpose: "MCP server"},
+			{Method: http.MethodGet, URL: s.absURL(PathOpenAPI), Purpose: "OpenAPI 3.1"},
+		},
+		"stats":   s.absURL(PathMagnetStats),
+		"privacy": StatsPrivacy,
+		"links":   s.links(),
+		"devMode": s.cfg.DevMode,
+	}
+}

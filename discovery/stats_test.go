@@ -1,0 +1,346 @@
+package discovery
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// discClock is a settable clock.
+type discClock struct{ ns atomic.Int64 }
+
+func (c *discClock) now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *discClock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
+func (c *discClock) add(d time.Duration) { c.ns.Add(int64(d)) }
+func discCount(cs []StatsCount, name string) int64 {
+	for _, c := range cs {
+		if c.Name == name {
+			return c.Count
+		}
+	}
+	return 0
+}
+
+func discReq(method, target, ua string) *http.Request {
+	r := httptest.NewRequest(method, target, nil)
+	if ua != "" {
+		r.Header.Set("User-Agent", ua)
+	}
+	return r
+}
+
+func TestStatsCounts(t *testing.T) {
+	var clk discClock
+	clk.set(time.Date(2025, 6, 4, 13, 45, 0, 0, time.UTC))
+	st := NewStats(clk.now)
+	st.Observe("/api/find", discReq("GET", "/api/find?q=gold&src=Partner.One", "Mozilla/5.0 (X11) Gecko/20100101 Firefox/128.0"), 200)
+	st.Observe("/api/find", discReq("GET", "/api/find?q=x&src=partner.one", "curl/8.5"), 400)
+	st.Observe("/api/risk-levels", discReq("POST", "/api/risk-levels", "x402-fetch/2.27"), 402)
+	paid := discReq("POST", "/api/risk-levels", "node")
+	paid.Header.Set(x402.HeaderPaymentSignature, "eyJ4NDAyVmVyc2lvbiI6Mn0=")
+	st.Observe("/api/risk-levels", paid, 200)
+	st.ObserveSettled()
+	st.Observe("/mcp", discReq("POST", "/mcp", "python-httpx"), 200)
+	st.Observe("/a2a", discReq("POST", "/a2a", ""), 200)
+	st.Observe("", discReq("GET", "/nope", "Googlebot/2.1"), 404)
+	st.Observe("/.well-known/x402", discReq("GET", "/.well-known/x402", "Mozilla/5.0 (compatible; bingbot/2.0)"), 304)
+	st.Observe402()
+	clk.add(10 * time.Second)
+
+	snap := st.Snapshot("amplifier", "test")
+	if !snap.OK || snap.Surface != "amplifier" || snap.Purpose != "test" || snap.Since != "2025-06-04T13:45:00Z" || snap.UptimeSeconds != 10 {
+		t.Errorf("header: %+v", snap)
+	}
+	if snap.Requests != 8 || snap.RequestsPerMinute != 8 || snap.PaymentRequired != 2 || snap.Settled != 1 {
+		t.Errorf("requests %d rpm %d 402 %d settled %d", snap.Requests, snap.RequestsPerMinute, snap.PaymentRequired, snap.Settled)
+	}
+	if discCount(snap.Routes, "/api/find") != 2 || discCount(snap.Routes, "/api/risk-levels") != 2 || discCount(snap.Routes, "unmatched") != 1 {
+		t.Errorf("routes %v", snap.Routes)
+	}
+	if snap.Routes[0].Count < snap.Routes[len(snap.Routes)-1].Count {
+		t.Errorf("routes not sorted by count: %v", snap.Routes)
+	}
+	if discCount(snap.Sources, "partner.one") != 2 || len(snap.Sources) != 1 {
+		t.Errorf("sources %v", snap.Sources)
+	}
+	wantKinds := map[string]int64{ClientBrowser: 1, ClientOther: 1, ClientX402: 2, ClientMCP: 1, ClientA2A: 1, ClientCrawler: 2}
+	for k, n := range wantKinds {
+		if snap.Clients[k] != n {
+			t.Errorf("clients[%s] = %d, want %d (%v)", k, snap.Clients[k], n, snap.Clients)
+		}
+	}
+	if len(snap.Clients) != 6 {
+		t.Errorf("clients %v", snap.Clients)
+	}
+	if snap.Status["2xx"] != 4 || snap.Status["4xx"] != 3 || snap.Status["3xx"] != 1 {
+		t.Errorf("status %v", snap.Status)
+	}
+	if snap.DiscoveryHits != 1 {
+		t.Errorf("discovery hits %d", snap.DiscoveryHits)
+	}
+}
+
+func TestStatsSlidingMinute(t *testing.T) {
+	var clk discClock
+	t0 := time.Date(2025, 6, 4, 13, 45, 0, 0, time.UTC)
+	clk.set(t0)
+	st := NewStats(clk.now)
+	obs := func(n int) {
+		for range n {
+			st.Observe("/api/find", nil, 200)
+		}
+	}
+	rpm := func() int64 { return st.Snapshot("x", "").RequestsPerMinute }
+	obs(5)
+	clk.add(30 * time.Second)
+	obs(3)
+	if got := rpm(); got != 8 {
+		t.Errorf("at +30 s: %d, want 8", got)
+	}
+	clk.set(t0.Add(59 * time.Second))
+	if got := rpm(); got != 8 {
+		t.Errorf("at +59 s: %d, want 8", got)
+	}
+	clk.set(t0.Add(60 * time.Second))
+	if got := rpm(); got != 3 {
+		t.Errorf("at +60 s: %d, want 3 (the first second left the window)", got)
+	}
+	obs(2) // reuses the bucket of t0 (same second modulo 60)
+	if got := rpm(); got != 5 {
+		t.Errorf("at +60 s after 2 more: %d, want 5", got)
+	}
+	clk.set(t0.Add(91 * time.Second))
+	if got := rpm(); got != 2 {
+		t.Errorf("at +91 s: %d, want 2", got)
+	}
+	clk.set(t0.Add(10 * time.Minute))
+	if got := rpm(); got != 0 {
+		t.Errorf("after 10 min: %d, want 0", got)
+	}
+	if st.Snapshot("x", "").Requests != 10 {
+		t.Error("the total is not a window")
+	}
+}
+
+func TestStatsSourceCap(t *testing.T) {
+	st := NewStats(nil)
+	for i := range MaxStatsSources + 50 {
+		st.Observe("/api/try", discReq("GET", fmt.Sprintf("/api/try?src=agent-%d", i), ""), 200)
+	}
+	st.Observe("/api/try", discReq("GET", "/api/try?src=agent-0", ""), 200)
+	snap := st.Snapshot("x", "")
+	if len(snap.Sources) != MaxStatsSources+1 {
+		t.Fatalf("%d sources, want %d + other", len(snap.Sources), MaxStatsSources)
+	}
+	if discCount(snap.Sources, "other") != 50 || discCount(snap.Sources, "agent-0") != 2 {
+		t.Errorf("other %d agent-0 %d", discCount(snap.Sources, "other"), discCount(snap.Sources, "agent-0"))
+	}
+	if snap.Sources[len(snap.Sources)-1].Name != "other" {
+		t.Error("other is not last")
+	}
+}
+
+func TestSanitizeSource(t *testing.T) {
+	cases := map[string]string{
+		"Partner.One":    "partner.one",
+		"news_letter-7":  "news_letter-7",
+		"<script>x</sc>": "scriptxsc",
+		"0x209693Bc6afc0C5328bA36FaF03C514EF312287C": "redacted",
+		"wallet-209693bc6afc0c5328":                  "redacted",
+		"alice@example.com":                          "redacted",
+		"!!!":                                        "invalid",
+		strings.Repeat("z", 100):                     strings.Repeat("z", MaxStatsSourceLen),
+		strings.Repeat("a", 16):                      "redacted",
+		"ünïcode":                                    "ncode",
+		"deadbeef-cafe":                              "deadbeef-cafe",
+	}
+	for in, want := range cases {
+		if got := SanitizeSource(in); got != want {
+			t.Errorf("SanitizeSource(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestClientKind(t *testing.T) {
+	cases := []struct{ route, ua, want string }{
+		{"/mcp", "anything", ClientMCP},
+		{"/a2a", "", ClientA2A},
+		{"/api/find", "mcp-remote/0.1", ClientMCP},
+		{"/api/find", "@modelcontextprotocol/sdk", ClientMCP},
+		{"/api/find", "a2a-js/1.3.0", ClientA2A},
+		{"/api/find", "x402-axios/2.0", ClientX402},
+		{"/api/find", "Mozilla/5.0 (Macintosh) AppleWebKit/605.1.15 Version/17.0 Safari/605.1.15", ClientBrowser},
+		{"/api/find", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", ClientCrawler},
+		{"/api/find", "Mozilla/5.0 HeadlessChrome/120", ClientCrawler},
+		{"/api/find", "zgrab/0.x censys scanner", ClientCrawler},
+		{"/api/find", "curl/8.5.0", ClientOther},
+		{"/api/find", "", ClientOther},
+	}
+	for _, c := range cases {
+		if got := ClientKind(discReq("GET", "/x", c.ua), c.route); got != c.want {
+			t.Errorf("%s %q: %s, want %s", c.route, c.ua, got, c.want)
+		}
+	}
+	r := discReq("GET", "/x", "Mozilla/5.0 Chrome/120")
+	r.Header.Set(x402.HeaderV1Payment, "e30=")
+	if ClientKind(r, "/api/xau/quote") != ClientX402 {
+		t.Error("X-PAYMENT is an x402 client")
+	}
+}
+
+func TestStatsMiddleware(t *testing.T) {
+	st := NewStats(nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/risk-levels", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(x402.HeaderPaymentSignature) == "" {
+			w.WriteHeader(http.StatusPaymentRequired)
+			return
+		}
+		w.Header().Set(x402.HeaderPaymentResponse, "eyJzdWNjZXNzIjp0cnVlfQ==")
+		_, _ = w.Write([]byte(`{}`))
+	})
+	mux.HandleFunc("GET /api/club/referral/{code}", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{}`)) })
+	srv := httptest.NewServer(st.Middleware(mux))
+	defer srv.Close()
+	send := func(method, path string, hdr map[string]string) {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	send("POST", "/api/risk-levels", nil)
+	send("POST", "/api/risk-levels", map[string]string{x402.HeaderPaymentSignature: "e30="})
+	send("GET", "/api/club/referral/SECRETCODE42", nil)
+	send("GET", "/nothing-here", nil)
+	snap := st.Snapshot("x", "")
+	if snap.Requests != 4 || snap.PaymentRequired != 1 || snap.Settled != 1 {
+		t.Errorf("requests %d 402 %d settled %d", snap.Requests, snap.PaymentRequired, snap.Settled)
+	}
+	if discCount(snap.Routes, "/api/risk-levels") != 2 || discCount(snap.Routes, "/api/club/referral/{code}") != 1 || discCount(snap.Routes, "unmatched") != 1 {
+		t.Errorf("routes %v", snap.Routes)
+	}
+	b, _ := json.Marshal(snap)
+	if strings.Contains(string(b), "SECRETCODE42") || strings.Contains(string(b), "nothing-here") {
+		t.Errorf("a raw path leaked into the stats: %s", b)
+	}
+}
+
+func TestStatsPrivacy(t *testing.T) {
+	s, base := discServe(t, nil, func(s *Service) http.Handler { return s.Stats().Middleware(s.Handler()) })
+	const (
+		ip     = "203.0.113.77"
+		wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+		token  = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZ2VudC00MiJ9.c2lnbmF0dXJl"
+		ua     = "SecretAgent/9.9 (owner=bob)"
+	)
+	hdr := map[string]string{"X-Forwarded-For": ip, "X-Real-Ip": ip, "User-Agent": ua, x402.HeaderPaymentSignature: "c2VjcmV0LXBheW1lbnQ=", "Authorization": "Bearer " + token}
+	discDo(t, "GET", base+"/api/find?q=gold&wallet="+wallet+"&src="+wallet, "", hdr)
+	discDo(t, "GET", base+"/api/find?q=gold&src=alice@example.com", "", hdr)
+	discDo(t, "POST", base+"/api/route", `{"query":"jwt","input":{"token":"`+token+`"}}`, hdr)
+	discDo(t, "POST", base+"/api/route", `{"query":"evm address","input":{"address":"`+wallet+`"}}`, hdr)
+	discDo(t, "GET", base+"/api/try?src=newsletter", "", hdr)
+	for _, path := range []string{PathAmplifierStats, PathDistributionStat, PathMagnetStats} {
+		resp, body := discDo(t, "GET", base+path, "", nil)
+		if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		var snap StatsSnapshot
+		if err := json.Unmarshal(body, &snap); err != nil {
+			t.Fatal(err)
+		}
+		if snap.Requests < 5 || snap.Privacy == "" || discCount(snap.Sources, "redacted") != 2 || discCount(snap.Sources, "newsletter") != 1 {
+			t.Errorf("%s: %+v", path, snap)
+		}
+		low := strings.ToLower(string(body))
+		for _, secret := range []string{ip, strings.ToLower(wallet), strings.ToLower(wallet[2:12]), "alice", token[:20], "secretagent", "bob", "c2vjcmv0", "bearer"} {
+			if strings.Contains(low, strings.ToLower(secret)) {
+				t.Errorf("%s leaks %q: %s", path, secret, body)
+			}
+		}
+		if !strings.Contains(string(body), `"surface":"`+strings.Split(path, "/")[2]+`"`) {
+			t.Errorf("%s: surface missing: %s", path, body)
+		}
+	}
+	_ = s
+}
+
+func TestStatsConcurrent(t *testing.T) {
+	st := NewStats(nil)
+	var wg sync.WaitGroup
+	const workers, each = 8, 2000
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := discReq("GET", fmt.Sprintf("/api/find?src=w%d", w), "curl/8")
+			for i := range each {
+				st.Observe(fmt.Sprintf("/r%d", i%4), r, 200+(i%2)*202)
+			}
+		}()
+	}
+	wg.Wait()
+	snap := st.Snapshot("x", "")
+	if snap.Requests != workers*each || snap.PaymentRequired != workers*each/2 || snap.RequestsPerMinute != workers*each {
+		t.Errorf("requests %d 402 %d rpm %d", snap.Requests, snap.PaymentRequired, snap.RequestsPerMinute)
+	}
+	var sum int64
+	for _, c := range snap.Sources {
+		sum += c.Count
+	}
+	if sum != workers*each || len(snap.Sources) != workers {
+		t.Errorf("sources %v", snap.Sources)
+	}
+}
+
+// BenchmarkStatsObserveParallel measures Observe under parallel load
+// (route label and src already admitted, as in steady state).
+func BenchmarkStatsObserveParallel(b *testing.B) {
+	st := NewStats(nil)
+	routes := []string{"/api/find", "/api/route", "/api/risk-levels", "/.well-known/x402"}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := discReq("GET", "/api/find?q=gold&src=partner", "Mozilla/5.0 (X11) Firefox/128.0")
+		i := 0
+		for pb.Next() {
+			st.Observe(routes[i%len(routes)], r, 200)
+			i++
+		}
+	})
+}
+
+// BenchmarkStatsObserveParallelNoSrc is the common case: no src parameter.
+func BenchmarkStatsObserveParallelNoSrc(b *testing.B) {
+	st := NewStats(nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := discReq("GET", "/api/find?q=gold", "curl/8.5")
+		for pb.Next() {
+			st.Observe("/api/find", r, 200)
+		}
+	})
+}
+
+func TestStatsHeaderNamesAreCanonical(t *testing.T) {
+	for name, want := range map[string]string{
+		x402.HeaderPaymentSignature: statsHeaderSignature,
+		x402.HeaderV1Payment:        statsHeaderV1Payment,
+		x402.HeaderPaymentResponse:  statsHeaderResponse,
+	} {
+		if got := http.CanonicalHeaderKey(name); got != want {
+			t.Errorf("canonical %s = %s, want %s", name, got, want)
+		}
+	}
+}
