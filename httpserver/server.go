@@ -125,6 +125,10 @@ type Config struct {
 	// Routes are extra routes. A route for "GET /api/catalog" replaces the
 	// built-in catalog listing.
 	Routes []Route
+	// Middleware, when set, wraps the whole handler (outside request ids,
+	// access logs and rate limits), for instance discovery's aggregate
+	// stats counter.
+	Middleware func(http.Handler) http.Handler
 	// Logger receives the access log (Info) and errors; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -272,6 +276,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.handler = s.observe(s.mux)
+	if s.cfg.Middleware != nil {
+		s.handler = s.cfg.Middleware(s.handler)
+	}
 	return s, nil
 }
 

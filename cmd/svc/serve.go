@@ -267,7 +267,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		_ = ln.Close()
 		return err
 	}
-	routes, err := freeRoutes(c, st, base, log)
+	routes, disc, err := freeRoutes(c, catalog, st, base, log)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -275,6 +275,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	srv, err := httpserver.New(httpserver.Config{
 		Catalog:        catalog,
 		Routes:         routes,
+		Middleware:     disc.Stats().Middleware,
 		Terminal:       terminal,
 		Env:            tools.Env{DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout},
 		HealthTTL:      c.healthTTL,
