@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,103 +17,29 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 )
 
-// tsInstallTimeout bounds `npm ci` in e2e/; tsScriptTimeout one client run.
-const (
-	tsInstallTimeout = 5 * time.Minute
-	tsScriptTimeout  = 60 * time.Second
-)
+// tsScriptTimeout bounds one client run.
+const tsScriptTimeout = 60 * time.Second
 
 // tsSkipOrFail skips the test, or fails it under CI=true, where the
 // official client must run.
 func tsSkipOrFail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("end-to-end test cannot run under CI=true: %s", msg)
-	}
-	t.Skipf("end-to-end test skipped: %s", msg)
+	nodetest.SkipOrFail(t, format, args...)
 }
 
 // tsSetup finds node (20 or later) and e2e/, installing the locked
 // clients with `npm ci` when they are missing (see e2e/README.md).
 func tsSetup(t *testing.T) (node, dir string) {
 	t.Helper()
-	if os.Getenv("SVC_E2E") == "0" {
-		t.Skip("end-to-end test skipped: SVC_E2E=0")
-	}
+	node = nodetest.Node(t, 20)
 	dir, err := filepath.Abs(filepath.Join("..", "e2e"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err = exec.LookPath("node")
-	if err != nil {
-		tsSkipOrFail(t, "node not found in PATH")
-	}
-	out, err := exec.Command(node, "-e", "process.stdout.write(process.versions.node)").Output()
-	if err != nil {
-		tsSkipOrFail(t, "node does not run: %v", err)
-	}
-	var major int
-	if _, err := fmt.Sscanf(string(out), "%d.", &major); err != nil || major < 20 {
-		tsSkipOrFail(t, "node %s found, version 20 or later needed", out)
-	}
-	installed := func() bool {
-		for _, p := range []string{"@x402/fetch", "@x402/evm", "@x402/core", "viem"} {
-			if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p), "package.json")); err != nil {
-				return false
-			}
-		}
-		return true
-	}
-	if installed() {
-		return node, dir
-	}
-	// Other packages' tests may install at the same time (go test runs
-	// packages in parallel): take the install lock, then look again.
-	unlock := tsInstallLock(t, dir)
-	defer unlock()
-	if installed() {
-		return node, dir
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		tsSkipOrFail(t, "e2e/node_modules is missing and npm is not in PATH")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), tsInstallTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tsSkipOrFail(t, "npm ci in e2e/ failed: %v\n%s", err, out)
-	}
-	if !installed() {
-		tsSkipOrFail(t, "npm ci in e2e/ did not install the clients")
-	}
+	nodetest.Install(t, dir, func() bool {
+		return nodetest.Installed(dir, "@x402/fetch", "@x402/evm", "@x402/core", "viem")
+	})
 	return node, dir
-}
-
-// tsInstallLock serializes `npm ci` in dir between test processes with an
-// exclusively created lock file (a lock older than the install timeout is
-// stale and taken over).
-func tsInstallLock(t *testing.T, dir string) (unlock func()) {
-	t.Helper()
-	path := filepath.Join(dir, ".npm-ci.lock")
-	deadline := time.Now().Add(tsInstallTimeout)
-	for {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err == nil {
-			f.Close()
-			return func() { _ = os.Remove(path) }
-		}
-		if fi, serr := os.Stat(path); serr == nil && time.Since(fi.ModTime()) > tsInstallTimeout {
-			_ = os.Remove(path)
-			continue
-		}
-		if time.Now().After(deadline) {
-			tsSkipOrFail(t, "waited %s for another npm ci in e2e/", tsInstallTimeout)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
 }
 
 // tsResult is what e2e/pay-call.mjs prints.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,21 +20,13 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 )
 
-// e2eInstallTimeout bounds `npm ci` in e2e/.
-const e2eInstallTimeout = 5 * time.Minute
-
 // e2eScriptTimeout bounds one node client run.
 const e2eScriptTimeout = 45 * time.Second
 
-// e2eSkipOrFail skips the test, or fails it when CI=true (where the
-// end-to-end peers must run).
+// e2eSkipOrFail skips the test, or fails it when CI=true.
 func e2eSkipOrFail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("end-to-end test cannot run under CI=true: %s", msg)
-	}
-	t.Skipf("end-to-end test skipped: %s", msg)
+	nodetest.SkipOrFail(t, format, args...)
 }
 
 // e2eSetup finds node and the e2e/ folder and installs its locked
@@ -42,58 +34,15 @@ func e2eSkipOrFail(t *testing.T, format string, args ...any) {
 // binary and the folder.
 func e2eSetup(t *testing.T) (node, dir string) {
 	t.Helper()
-	if os.Getenv("SVC_E2E") == "0" {
-		t.Skip("end-to-end test skipped: SVC_E2E=0")
-	}
+	node = nodetest.Node(t, 20)
 	dir, err := filepath.Abs(filepath.Join("..", "e2e"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "package-lock.json")); err != nil {
-		t.Fatalf("e2e/package-lock.json: %v", err)
-	}
-	node, err = exec.LookPath("node")
-	if err != nil {
-		e2eSkipOrFail(t, "node not found in PATH")
-	}
-	out, err := exec.Command(node, "-e", "process.stdout.write(process.versions.node)").Output()
-	if err != nil {
-		e2eSkipOrFail(t, "node does not run: %v", err)
-	}
-	var major int
-	if _, err := fmt.Sscanf(string(out), "%d.", &major); err != nil || major < 20 {
-		e2eSkipOrFail(t, "node %s found, version 20 or later needed", out)
-	}
-	if e2eInstalled(dir) {
-		return node, dir
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		e2eSkipOrFail(t, "e2e/node_modules is missing and npm is not in PATH")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), e2eInstallTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e2eSkipOrFail(t, "npm ci in e2e/ failed after %s: %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
-	}
-	t.Logf("npm ci in e2e/ took %s", time.Since(start).Round(time.Millisecond))
-	if !e2eInstalled(dir) {
-		e2eSkipOrFail(t, "npm ci in e2e/ did not install the clients")
-	}
+	nodetest.Install(t, dir, func() bool {
+		return nodetest.Installed(dir, "@x402/fetch", "@x402/evm", "@x402/core", "viem", "x402-fetch")
+	})
 	return node, dir
-}
-
-// e2eInstalled reports whether the clients the scripts import are there.
-func e2eInstalled(dir string) bool {
-	for _, p := range []string{"@x402/fetch", "@x402/evm", "@x402/core", "viem", "x402-fetch"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p), "package.json")); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // e2eResult is what a client run reports (the JSON the e2e/ scripts print).

@@ -791,7 +791,8 @@ func TestMiddlewareSuccess(t *testing.T) {
 	e := newMWEnv(t, func(c *x402.Config) {
 		c.RequestID = func(r *http.Request) string { return r.Header.Get("X-Req") }
 	})
-	hdr := mwSig(e.pay(t))
+	signed := mwSign(t, e.key, e.req(), time.Now())
+	hdr := mwSig(mwHeader(t, e.req(), signed))
 	hdr["X-Req"] = "req-42"
 	r := mwDo(t, "GET", e.srv.URL+"/tool?x=7", hdr, "")
 	if r.status != 200 {
@@ -818,7 +819,7 @@ func TestMiddlewareSuccess(t *testing.T) {
 	}
 	want := x402.SettledEvent{
 		RequestID: "req-42", Route: "GET /tool", Method: "GET", Path: "/tool", Payer: sr.Payer, Amount: mwAmount,
-		Asset: e.req().Asset, Network: "eip155:8453", PayTo: mwPayTo, Transaction: sr.Transaction, X402Version: 2, Status: 200,
+		Asset: e.req().Asset, Network: "eip155:8453", PayTo: mwPayTo, Transaction: sr.Transaction, Nonce: signed.Authorization.Nonce, X402Version: 2, Status: 200,
 	}
 	got := ev[0]
 	if got.SettledAt.IsZero() {

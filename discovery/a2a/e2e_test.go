@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -35,58 +35,19 @@ var e2ePackages = [][2]string{{"@a2a-js/sdk", "1.3.0"}, {"a2a-sdk-03", "0.3.14"}
 // official clients must run.
 func e2eSkipOrFail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("end-to-end test cannot run under CI=true: %s", msg)
-	}
-	t.Skipf("end-to-end test skipped: %s", msg)
+	nodetest.SkipOrFail(t, format, args...)
 }
 
 // e2eSetup finds node (20 or later) and e2e/a2a, installing the locked
 // clients with `npm ci` when node_modules lacks them or holds other versions.
 func e2eSetup(t *testing.T) (node, dir string) {
 	t.Helper()
-	if os.Getenv("SVC_E2E") == "0" {
-		t.Skip("end-to-end test skipped: SVC_E2E=0")
-	}
+	node = nodetest.Node(t, 20)
 	dir, err := filepath.Abs(filepath.Join("..", "..", "e2e", "a2a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "package-lock.json")); err != nil {
-		t.Fatalf("e2e/a2a/package-lock.json: %v", err)
-	}
-	node, err = exec.LookPath("node")
-	if err != nil {
-		e2eSkipOrFail(t, "node not found in PATH")
-	}
-	out, err := exec.Command(node, "-e", "process.stdout.write(process.versions.node)").Output()
-	if err != nil {
-		e2eSkipOrFail(t, "node does not run: %v", err)
-	}
-	var major int
-	if _, err := fmt.Sscanf(string(out), "%d.", &major); err != nil || major < 20 {
-		e2eSkipOrFail(t, "node %s found, version 20 or later needed", out)
-	}
-	if e2eInstalled(dir) {
-		return node, dir
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		e2eSkipOrFail(t, "e2e/a2a/node_modules is missing and npm is not in PATH")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), e2eInstallTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e2eSkipOrFail(t, "npm ci in e2e/a2a failed after %s: %v\n%s", time.Since(start).Round(time.Millisecond), err, out)
-	}
-	t.Logf("npm ci in e2e/a2a took %s", time.Since(start).Round(time.Millisecond))
-	if !e2eInstalled(dir) {
-		e2eSkipOrFail(t, "npm ci in e2e/a2a did not install %v", e2ePackages)
-	}
+	nodetest.Install(t, dir, func() bool { return e2eInstalled(dir) })
 	return node, dir
 }
 

