@@ -1,7 +1,3 @@
-// Package discovery implements the free discovery surfaces of svc. Its
-// natural-language finder (Finder, behind GET /api/find) ranks the paid
-// tools for a need written in plain words: "stop loss for a long at 3500",
-// "is the london market open", "chek my etherium adress".
 package discovery
 
 import (

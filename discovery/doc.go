@@ -1,0 +1,20 @@
+// Package discovery implements the free surfaces of svc, all generated from
+// the tools catalog so nothing is written twice:
+//
+//   - a natural-language finder (Finder, GET /api/find) that ranks the paid
+//     tools for a need written in plain words ("stop loss for a long at
+//     3500", "is the london market open", "chek my etherium adress") with
+//     tokenisation, stemming, a synonym table, field weights and typo
+//     tolerance;
+//   - a router (POST /api/route) returning a machine-ready call plan, with the
+//     input validated by the tool's own rules before anyone pays;
+//   - the paginated catalog (GET /api/catalog) and a free preview (GET /api/try);
+//   - documents built once at start-up: /openapi.json (OpenAPI 3.1.0 with
+//     x-payment-info), /skill.md, the x402 payment manifest, the router,
+//     distribution and magnet manifests, and the A2A agent card;
+//   - aggregate, privacy-safe statistics (Stats).
+//
+// Service implements Surfaces, the interface the protocol adapters in
+// discovery/mcp (POST /mcp) and discovery/a2a (POST /a2a) answer through.
+// Every absolute URL comes from Config.BaseURL, never from a request.
+package discovery
