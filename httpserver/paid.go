@@ -337,7 +337,9 @@ func (pr *paidRoute) run(w http.ResponseWriter, r *http.Request) {
 
 // onSettled records a settled payment in the ledger.
 func (pr *paidRoute) onSettled(ctx context.Context, ev x402.SettledEvent) {
-	pr.rm.settled.Add(1)
+	if !ev.Replay { // a replay re-records (idempotently) what may have been lost
+		pr.rm.settled.Add(1)
+	}
 	st := store.Settlement{
 		Payer:       ev.Payer,
 		ToolKey:     pr.tool.Key,

@@ -110,6 +110,9 @@ func newE2EServer(t *testing.T) *e2eServer {
 		Terms:       func(*http.Request) (x402.Terms, bool) { return terms, true },
 		RequestID:   func(r *http.Request) string { return r.URL.Query().Get("case") },
 		OnSettled: func(_ context.Context, ev x402.SettledEvent) {
+			if ev.Replay { // a replayed answer re-announces; not a new settlement
+				return
+			}
 			s.mu.Lock()
 			s.settled[ev.RequestID] = append(s.settled[ev.RequestID], ev)
 			s.mu.Unlock()

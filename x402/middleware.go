@@ -116,7 +116,13 @@ type SettledEvent struct {
 	Nonce       string    // EIP-3009 authorization nonce (0x + 64 hex)
 	X402Version int       // protocol version the client spoke (1 or 2)
 	Status      int       // status of the paid answer
-	SettledAt   time.Time // Config.Now at settlement
+	SettledAt   time.Time // Config.Now at settlement (at the replay for a replay)
+	// Replay is true when the event re-announces a settlement whose recorded
+	// answer is being replayed to the same request: nothing new was
+	// settled, but a consumer that missed the first event (a crash between
+	// recording and OnSettled) can record it now. Keep handlers idempotent
+	// per (network, asset, payer, nonce).
+	Replay bool
 }
 
 // StatusCoder is implemented by errors that choose their HTTP status; the
@@ -149,7 +155,9 @@ type Config struct {
 	WriteError func(w http.ResponseWriter, r *http.Request, err error)
 	// OnSettled, when set, is called once per settled payment, after the
 	// settlement is recorded and before the answer is written, with a
-	// context that the client's disconnection does not cancel.
+	// context that the client's disconnection does not cancel; and again,
+	// with Replay set, each time the recorded answer is replayed (so a
+	// crash between recording and OnSettled loses nothing).
 	OnSettled func(ctx context.Context, ev SettledEvent)
 	// Logger receives one record per payment decision (never a signature or
 	// a key); nil means slog.Default().
@@ -483,6 +491,7 @@ func (m *Middleware) reserve(w http.ResponseWriter, p *mwPaid) bool {
 	case errors.Is(err, ErrNonceTaken):
 		if existing.State == NonceSettled && existing.Response != nil && existing.RequestHash == p.hash {
 			p.log.Info("x402: replaying the answer of a settled payment")
+			m.announce(p, existing.Response.Settlement, existing.Response.Status, true)
 			m.writeRecorded(w, p.version, *existing.Response)
 			return false
 		}
@@ -607,29 +616,43 @@ func (m *Middleware) settle(w http.ResponseWriter, p *mwPaid, rec *mwRecorder) {
 		p.log.Error("x402: recording the settled answer failed (a retry will not be replayed)", "error", err)
 	}
 	p.log.Info("x402: payment settled", "transaction", mwTrunc(sr.Transaction, 100), "amount", p.req.Amount)
-	if m.cfg.OnSettled != nil {
-		amount := sr.Amount
-		if amount == "" {
-			amount = p.req.Amount
-		}
-		m.cfg.OnSettled(context.WithoutCancel(p.r.Context()), SettledEvent{
-			RequestID:   p.requestID,
-			Route:       p.terms.Route,
-			Method:      p.r.Method,
-			Path:        p.r.URL.Path,
-			Payer:       p.payer,
-			Amount:      amount,
-			Asset:       p.req.Asset,
-			Network:     p.req.Network,
-			PayTo:       p.req.PayTo,
-			Transaction: sr.Transaction,
-			Nonce:       p.nonce,
-			X402Version: p.version,
-			Status:      rec.status,
-			SettledAt:   m.cfg.Now(),
-		})
-	}
+	m.announce(p, sr, rec.status, false)
 	m.writeRecorded(w, p.version, recorded)
+}
+
+// announce calls OnSettled for p's settlement sr. A replay announces the
+// recorded settlement again: the process may have died between recording
+// the answer and OnSettled's ledger append, and the client's retry is then
+// the only chance to record it; consumers keep appends idempotent per nonce.
+func (m *Middleware) announce(p *mwPaid, sr SettleResponse, status int, replay bool) {
+	if m.cfg.OnSettled == nil {
+		return
+	}
+	amount := sr.Amount
+	if amount == "" {
+		amount = p.req.Amount
+	}
+	payer := p.payer
+	if payer == "" {
+		payer = sr.Payer
+	}
+	m.cfg.OnSettled(context.WithoutCancel(p.r.Context()), SettledEvent{
+		RequestID:   p.requestID,
+		Route:       p.terms.Route,
+		Method:      p.r.Method,
+		Path:        p.r.URL.Path,
+		Payer:       payer,
+		Amount:      amount,
+		Asset:       p.req.Asset,
+		Network:     p.req.Network,
+		PayTo:       p.req.PayTo,
+		Transaction: sr.Transaction,
+		Nonce:       p.nonce,
+		X402Version: p.version,
+		Status:      status,
+		SettledAt:   m.cfg.Now(),
+		Replay:      replay,
+	})
 }
 
 // writeSettleFailure writes the 402 of a failed settlement: a failing

@@ -147,6 +147,7 @@ type mwEnv struct {
 
 	mu      sync.Mutex
 	settled []x402.SettledEvent
+	replays []x402.SettledEvent // OnSettled events of replayed answers
 }
 
 // mwTool is the paid handler: GET /tool?x=… answers {"ok":true,"x":…,
@@ -197,7 +198,11 @@ func newMWEnv(t *testing.T, mutate ...func(*x402.Config)) *mwEnv {
 		},
 		OnSettled: func(_ context.Context, ev x402.SettledEvent) {
 			e.mu.Lock()
-			e.settled = append(e.settled, ev)
+			if ev.Replay {
+				e.replays = append(e.replays, ev)
+			} else {
+				e.settled = append(e.settled, ev)
+			}
 			e.mu.Unlock()
 		},
 		Logger:           slog.New(slog.DiscardHandler),
@@ -851,6 +856,15 @@ func TestMiddlewareIdempotentReplay(t *testing.T) {
 	mwExposes(t, again.header)
 	if e.runs.Load() != 1 || e.fac.settles.Load() != 1 || len(e.events()) != 1 || len(e.local.Settlements()) != 1 {
 		t.Fatalf("runs %d settles %d events %d", e.runs.Load(), e.fac.settles.Load(), len(e.events()))
+	}
+	// The replay re-announces the settlement (for a ledger that may have
+	// missed it), marked as a replay and identical otherwise.
+	e.mu.Lock()
+	replays := append([]x402.SettledEvent(nil), e.replays...)
+	e.mu.Unlock()
+	if len(replays) != 1 || replays[0].Nonce != e.events()[0].Nonce || replays[0].Transaction != e.events()[0].Transaction ||
+		replays[0].Payer != e.events()[0].Payer || replays[0].Amount != e.events()[0].Amount {
+		t.Fatalf("replay events %+v, first %+v", replays, e.events())
 	}
 	// Another request with the same payment: refused.
 	for _, u := range []string{"/tool?x=2&y=2", "/other?x=1&y=2"} {

@@ -641,10 +641,6 @@ func clusterConcurrency(t *testing.T, nodes int) {
 	clusterStop(t, c, ns...)
 }
 
-// clusterKnownBugsEnv enables the tests that reproduce bugs reported but not
-// yet fixed (they fail until the fix lands).
-const clusterKnownBugsEnv = "SVC_TEST_KNOWN_BUGS"
-
 // TestDurabilityRetryAfterCrashBetweenCompleteAndAppend reproduces,
 // deterministically, the state a SIGKILL leaves when it falls between the
 // middleware's NonceStore.Complete (the settled answer recorded) and the
@@ -656,12 +652,10 @@ const clusterKnownBugsEnv = "SVC_TEST_KNOWN_BUGS"
 // recorded 200 from the nonce store, and the ledger still has no row for a
 // 200 the client received.
 //
-// Expected behaviour: every 200 has its ledger row. It fails today (the
-// replay path never appends), so it runs only with SVC_TEST_KNOWN_BUGS=1.
+// Expected behaviour: every 200 has its ledger row (the replay re-announces
+// the settlement and the ledger append is idempotent per nonce).
 func TestDurabilityRetryAfterCrashBetweenCompleteAndAppend(t *testing.T) {
-	if os.Getenv(clusterKnownBugsEnv) == "" {
-		t.Skipf("reproduces a reported bug (a retried payment settled before a crash is answered 200 with no ledger row); set %s=1 to run it", clusterKnownBugsEnv)
-	}
+
 	dbPath := filepath.Join(t.TempDir(), "svc.db")
 	c := clusterHTTP(t)
 	first := clusterStart(t, "first", dbPath)
