@@ -262,20 +262,22 @@ func (c *Club) ServeCheckIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addrKey := c.clientKey(r)
-	if ok, wait := c.perAddress.allow(addrKey); !ok {
+	addrTok, ok, wait := c.perAddress.take(addrKey)
+	if !ok {
 		writeRateLimited(w, r, wait, "from this address")
 		return
 	}
 	walletKey := strings.ToLower(e.Wallet)
-	if ok, wait := c.perWallet.allow(walletKey); !ok {
-		c.perAddress.refund(addrKey)
+	walletTok, ok, wait := c.perWallet.take(walletKey)
+	if !ok {
+		c.perAddress.refund(addrTok)
 		writeRateLimited(w, r, wait, "for this wallet")
 		return
 	}
 	entry, err := c.checkIn(r.Context(), e)
 	if err != nil {
-		c.perAddress.refund(addrKey)
-		c.perWallet.refund(walletKey)
+		c.perAddress.refund(addrTok)
+		c.perWallet.refund(walletTok)
 		c.writeStoreError(w, r, "check-in", err)
 		return
 	}

@@ -278,7 +278,7 @@ func (c *Club) rateLimitText() string {
 		if l == nil {
 			return "no limit " + what
 		}
-		return fmt.Sprintf("%g check-ins per %s %s", l.capacity, windowText(l.per), what)
+		return fmt.Sprintf("%d check-ins per %s %s", l.capacity, windowText(l.per), what)
 	}
 	return desc(c.perAddress, "per client address") + "; " + desc(c.perWallet, "per wallet") + " (429 with Retry-After past them)"
 }

@@ -1,30 +1,20 @@
 package club
 
 import (
-	"container/list"
 	"fmt"
-	"sync"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clientlimit"
 )
 
-// limiter is a token bucket per key (Events tokens at most, refilled at
-// Events per Per), kept in a bounded LRU map: past max keys, the least
-// recently seen key is forgotten. Safe for concurrent use.
+// limiter throttles check-ins per key: Events tokens at most, refilled at
+// Events per Per, over a bounded LRU map of keys (internal/clientlimit, on
+// golang.org/x/time/rate). A nil limiter allows everything.
 type limiter struct {
-	capacity float64
-	per      time.Duration // time to refill capacity tokens
-	max      int
+	l        *clientlimit.Limiter
+	capacity int           // Events
+	per      time.Duration // Per
 	now      func() time.Time
-
-	mu sync.Mutex
-	ll *list.List // front: most recently used; values *bucket
-	m  map[string]*list.Element
-}
-
-type bucket struct {
-	key    string
-	tokens float64
-	last   time.Time
 }
 
 // newLimiter builds the limiter of l (def when l is zero); nil when l
@@ -39,60 +29,32 @@ func newLimiter(name string, l, def Limit, max int, now func() time.Time) (*limi
 	if l.Events == 0 || l.Per <= 0 {
 		return nil, fmt.Errorf("club: Config.%s must have Events > 0 and Per > 0 (or Events < 0 to disable it), got %d per %v", name, l.Events, l.Per)
 	}
-	return &limiter{capacity: float64(l.Events), per: l.Per, max: max, now: now, ll: list.New(), m: map[string]*list.Element{}}, nil
+	perSecond := float64(l.Events) / l.Per.Seconds()
+	return &limiter{l: clientlimit.New(perSecond, l.Events, max), capacity: l.Events, per: l.Per, now: now}, nil
 }
 
-// allow takes a token for key. When none is left it returns false and how
-// long until one is. A nil limiter allows everything.
+// take takes a token for key. When none is left it returns false and how
+// long until one is.
+func (l *limiter) take(key string) (clientlimit.Token, bool, time.Duration) {
+	if l == nil {
+		return clientlimit.Token{}, true, 0
+	}
+	tok, wait, ok := l.l.Take(key, l.now())
+	return tok, ok, wait
+}
+
+// allow is take without the token.
 func (l *limiter) allow(key string) (bool, time.Duration) {
-	if l == nil {
-		return true, 0
-	}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var b *bucket
-	if e, ok := l.m[key]; ok {
-		l.ll.MoveToFront(e)
-		b = e.Value.(*bucket)
-		if el := now.Sub(b.last); el > 0 {
-			b.tokens = min(l.capacity, b.tokens+l.capacity*float64(el)/float64(l.per))
-			b.last = now
-		}
-	} else {
-		if l.ll.Len() >= l.max {
-			old := l.ll.Back()
-			l.ll.Remove(old)
-			delete(l.m, old.Value.(*bucket).key)
-		}
-		b = &bucket{key: key, tokens: l.capacity, last: now}
-		l.m[key] = l.ll.PushFront(b)
-	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	wait := time.Duration((1 - b.tokens) / l.capacity * float64(l.per))
-	return false, wait
+	_, ok, wait := l.take(key)
+	return ok, wait
 }
 
-// refund gives back a token taken by allow (the request it was taken for
-// did not happen).
-func (l *limiter) refund(key string) {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e, ok := l.m[key]; ok {
-		b := e.Value.(*bucket)
-		b.tokens = min(l.capacity, b.tokens+1)
+// refund gives back a token taken by take (its request did not happen).
+func (l *limiter) refund(tok clientlimit.Token) {
+	if l != nil {
+		tok.Refund(l.now())
 	}
 }
 
 // len returns the number of tracked keys.
-func (l *limiter) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ll.Len()
-}
+func (l *limiter) len() int { return l.l.Len() }

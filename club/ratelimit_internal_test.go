@@ -2,6 +2,7 @@ package club
 
 import (
 	"fmt"
+	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"testing"
 	"time"
 )
@@ -29,15 +30,18 @@ func TestLimiterBoundedAndRefills(t *testing.T) {
 		t.Fatal("no token after the refill interval")
 	}
 	now = now.Add(time.Hour) // refills to 3, not more
+	var last clientlimit.Token
 	for i := range 3 {
-		if ok, _ := l.allow("a"); !ok {
+		tok, ok, _ := l.take("a")
+		if !ok {
 			t.Fatalf("token %d after an hour refused", i)
 		}
+		last = tok
 	}
 	if ok, _ := l.allow("a"); ok {
 		t.Fatal("the bucket held more than Events tokens")
 	}
-	l.refund("a")
+	l.refund(last)
 	if ok, _ := l.allow("a"); !ok {
 		t.Fatal("a refunded token was not given back")
 	}

@@ -1,6 +1,7 @@
 package club
 
 import (
+	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"net"
 	"net/http"
 	"net/netip"
@@ -76,37 +77,10 @@ func RefFromRequest(r *http.Request) string {
 	return ""
 }
 
-// clientAddress returns the rate-limit key of a request: the client's IP
-// address (an IPv6 address by its /64, which one subscriber usually holds
-// whole). When the peer is one of the trusted proxies, the client is the
-// right-most X-Forwarded-For address that is not itself a trusted proxy.
-// It follows package httpserver's rule for its free-route limit.
+// clientAddress is the throttling key of a request, by the same rule as the
+// server's free-route limit (internal/clientlimit.Key).
 func clientAddress(r *http.Request, trusted []netip.Prefix) string {
-	addr := peerAddr(r.RemoteAddr)
-	if addr.IsValid() && len(trusted) > 0 && inPrefixes(addr, trusted) {
-		hops := r.Header.Values("X-Forwarded-For")
-		for i := len(hops) - 1; i >= 0 && inPrefixes(addr, trusted); i-- {
-			parts := strings.Split(hops[i], ",")
-			for j := len(parts) - 1; j >= 0; j-- {
-				a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
-				if err != nil {
-					break
-				}
-				addr = a.Unmap()
-				if !inPrefixes(addr, trusted) {
-					break
-				}
-			}
-		}
-	}
-	if !addr.IsValid() {
-		return r.RemoteAddr
-	}
-	if addr.Is6() {
-		p, _ := addr.Prefix(64)
-		return p.String()
-	}
-	return addr.String()
+	return clientlimit.Key(r, trusted)
 }
 
 func peerAddr(remote string) netip.Addr {
