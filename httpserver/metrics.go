@@ -52,8 +52,12 @@ type routeMetrics struct {
 	label string
 	kind  string // "paid", "free" or "unmatched"
 
-	mu       sync.RWMutex
-	byStatus map[statusKey]*atomic.Uint64
+	// byStatus counts answers by method and status. The map is never
+	// modified once published: a request loads it with one atomic read
+	// (no lock, no shared write besides its counter); a new method and
+	// status pair, rare, publishes a copy under mu.
+	byStatus atomic.Pointer[map[uint32]*statusCounter]
+	mu       sync.Mutex
 
 	buckets [len(latencyBuckets) + 1]atomic.Uint64 // last: +Inf
 	sumNS   atomic.Uint64
@@ -63,10 +67,15 @@ type routeMetrics struct {
 	settled         atomic.Uint64 // settled payments
 }
 
-type statusKey struct {
+// statusCounter counts the answers of one method and status.
+type statusCounter struct {
 	method string
 	code   int
+	n      atomic.Uint64
 }
+
+// statusKey packs a method label (metricMethodIndex) and a status code.
+func statusKey(methodIndex, code int) uint32 { return uint32(methodIndex)<<16 | uint32(code)&0xffff }
 
 func newMetrics(now time.Time) *metrics {
 	m := &metrics{start: now, routes: map[string]*routeMetrics{}, reasons: map[string]*atomic.Uint64{}}
@@ -85,7 +94,8 @@ func (m *metrics) route(label, kind string) *routeMetrics {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rm = m.routes[label]; rm == nil {
-		rm = &routeMetrics{label: label, kind: kind, byStatus: map[statusKey]*atomic.Uint64{}}
+		rm = &routeMetrics{label: label, kind: kind}
+		rm.byStatus.Store(&map[uint32]*statusCounter{})
 		m.routes[label] = rm
 	}
 	return rm
@@ -93,26 +103,49 @@ func (m *metrics) route(label, kind string) *routeMetrics {
 
 // observe records one answered request.
 func (rm *routeMetrics) observe(method string, status int, d time.Duration) {
-	k := statusKey{method: metricMethod(method), code: status}
-	rm.mu.RLock()
-	c := rm.byStatus[k]
-	rm.mu.RUnlock()
+	k := statusKey(metricMethodIndex(method), status)
+	c := (*rm.byStatus.Load())[k]
 	if c == nil {
-		rm.mu.Lock()
-		if c = rm.byStatus[k]; c == nil {
-			c = &atomic.Uint64{}
-			rm.byStatus[k] = c
-		}
-		rm.mu.Unlock()
+		c = rm.addStatus(k, metricMethod(method), status)
 	}
-	c.Add(1)
-	s := d.Seconds()
-	i := sort.SearchFloat64s(latencyBuckets[:], s)
-	rm.buckets[i].Add(1)
+	c.n.Add(1)
+	rm.buckets[latencyBucket(d)].Add(1)
 	if d > 0 {
 		rm.sumNS.Add(uint64(d))
 	}
 	rm.count.Add(1)
+}
+
+// addStatus returns the counter of a method and status, publishing a new
+// map holding it when it is new.
+func (rm *routeMetrics) addStatus(k uint32, method string, status int) *statusCounter {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	old := *rm.byStatus.Load()
+	if c := old[k]; c != nil {
+		return c
+	}
+	next := make(map[uint32]*statusCounter, len(old)+1)
+	for kk, c := range old {
+		next[kk] = c
+	}
+	c := &statusCounter{method: method, code: status}
+	next[k] = c
+	rm.byStatus.Store(&next)
+	return c
+}
+
+// latencyBucket returns the index of the histogram bucket of d: the first
+// upper bound at or above d in seconds (as sort.SearchFloat64s finds it),
+// or the +Inf bucket.
+func latencyBucket(d time.Duration) int {
+	s := d.Seconds()
+	for i, ub := range latencyBuckets {
+		if s <= ub {
+			return i
+		}
+	}
+	return len(latencyBuckets)
 }
 
 // failure counts an error answer by its reason.
@@ -166,6 +199,32 @@ func metricMethod(m string) string {
 	return "OTHER"
 }
 
+// metricMethodIndex numbers the method labels of metricMethod (for the
+// counters' keys).
+func metricMethodIndex(m string) int {
+	switch m {
+	case http.MethodGet:
+		return 1
+	case http.MethodHead:
+		return 2
+	case http.MethodPost:
+		return 3
+	case http.MethodPut:
+		return 4
+	case http.MethodPatch:
+		return 5
+	case http.MethodDelete:
+		return 6
+	case http.MethodOptions:
+		return 7
+	case http.MethodConnect:
+		return 8
+	case http.MethodTrace:
+		return 9
+	}
+	return 0 // OTHER
+}
+
 // write renders the exposition.
 func (m *metrics) write(w io.Writer, now time.Time) error {
 	bw := bufio.NewWriter(w)
@@ -180,23 +239,21 @@ func (m *metrics) write(w io.Writer, now time.Time) error {
 	bw.WriteString("# HELP svc_http_requests_total HTTP requests answered, by route, method and status.\n")
 	bw.WriteString("# TYPE svc_http_requests_total counter\n")
 	for _, rm := range routes {
-		rm.mu.RLock()
-		keys := make([]statusKey, 0, len(rm.byStatus))
-		for k := range rm.byStatus {
-			keys = append(keys, k)
+		counters := make([]*statusCounter, 0, len(*rm.byStatus.Load()))
+		for _, c := range *rm.byStatus.Load() {
+			counters = append(counters, c)
 		}
-		sort.Slice(keys, func(i, j int) bool {
-			if keys[i].method != keys[j].method {
-				return keys[i].method < keys[j].method
+		sort.Slice(counters, func(i, j int) bool {
+			if counters[i].method != counters[j].method {
+				return counters[i].method < counters[j].method
 			}
-			return keys[i].code < keys[j].code
+			return counters[i].code < counters[j].code
 		})
-		for _, k := range keys {
-			bw.WriteString(`svc_http_requests_total{route="` + escapeLabel(rm.label) + `",kind="` + rm.kind + `",method="` + k.method + `",status="` + strconv.Itoa(k.code) + `"} `)
-			bw.WriteString(strconv.FormatUint(rm.byStatus[k].Load(), 10))
+		for _, c := range counters {
+			bw.WriteString(`svc_http_requests_total{route="` + escapeLabel(rm.label) + `",kind="` + rm.kind + `",method="` + c.method + `",status="` + strconv.Itoa(c.code) + `"} `)
+			bw.WriteString(strconv.FormatUint(c.n.Load(), 10))
 			bw.WriteByte('\n')
 		}
-		rm.mu.RUnlock()
 	}
 
 	bw.WriteString("# HELP svc_http_request_duration_seconds Time from the request's arrival to the end of its answer, by route.\n")

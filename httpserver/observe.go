@@ -35,7 +35,10 @@ func newRequestIDs() *requestIDs {
 	return &requestIDs{prefix: hex.EncodeToString(b[:]) + "-"}
 }
 
-func (g *requestIDs) next() string { return g.prefix + strconv.FormatUint(g.n.Add(1), 10) }
+func (g *requestIDs) next() string {
+	var buf [40]byte
+	return string(strconv.AppendUint(append(buf[:0], g.prefix...), g.n.Add(1), 10))
+}
 
 // validRequestID accepts ids of 1 to 128 characters from A-Z a-z 0-9 and
 // "-_.:", so that a client's id can be echoed and logged safely.
@@ -56,6 +59,28 @@ func validRequestID(s string) bool {
 // (the X-Request-Id the server accepted or generated).
 func RequestIDOf(r *http.Request) string { return r.Header.Get(HeaderRequestID) }
 
+// Canonical forms (textproto.CanonicalMIMEHeaderKey) of the header names
+// read on every request: http.Header.Get would canonicalise the x402
+// names, which are upper case, on each call, allocating.
+const (
+	canonicalPaymentSignature = "Payment-Signature" // x402.HeaderPaymentSignature
+	canonicalV1Payment        = "X-Payment"         // x402.HeaderV1Payment
+	canonicalNosniff          = "X-Content-Type-Options"
+)
+
+// headerValue is h.Get(key) for a canonical key.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// unpaid reports whether r carries no x402 payment header (v2 or v1).
+func unpaid(r *http.Request) bool {
+	return headerValue(r.Header, canonicalPaymentSignature) == "" && headerValue(r.Header, canonicalV1Payment) == ""
+}
+
 // statusWriter records what a request's answer was, for the access log and
 // the metrics, and turns the router's plain-text 404 and 405 into problems.
 type statusWriter struct {
@@ -70,6 +95,11 @@ type statusWriter struct {
 	reason  string        // error code, when this package wrote the problem
 	errBody []byte        // start of an error answer whose reason is unknown
 	swallow bool          // the router's own error body is being discarded
+
+	// Backing arrays of the header values observe sets, allocated with
+	// the writer rather than one by one.
+	idValue      [1]string
+	nosniffValue [1]string
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
@@ -206,7 +236,7 @@ func (sw *statusWriter) failureReason() string {
 // offeredPayment reports whether the answer is a 402 offering payment to a
 // request that carried none.
 func (sw *statusWriter) offeredPayment() bool {
-	return sw.status == http.StatusPaymentRequired && sw.r.Header.Get(x402.HeaderPaymentSignature) == "" && sw.r.Header.Get(x402.HeaderV1Payment) == ""
+	return sw.status == http.StatusPaymentRequired && unpaid(sw.r)
 }
 
 // observe wraps the router: request id, answer recording, metrics and the
@@ -214,14 +244,20 @@ func (sw *statusWriter) offeredPayment() bool {
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()
-		id := r.Header.Get(HeaderRequestID)
+		sw := &statusWriter{ResponseWriter: w, s: s, r: r}
+		id := headerValue(r.Header, HeaderRequestID)
 		if !validRequestID(id) {
 			id = s.ids.next()
-			r.Header.Set(HeaderRequestID, id)
+			sw.idValue[0] = id
+			r.Header[HeaderRequestID] = sw.idValue[:] // r.Header.Set
+		} else {
+			sw.idValue[0] = id
 		}
-		w.Header().Set(HeaderRequestID, id)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		sw := &statusWriter{ResponseWriter: w, s: s, r: r}
+		// w.Header().Set, without allocating a value slice each.
+		sw.nosniffValue[0] = "nosniff"
+		h := w.Header()
+		h[HeaderRequestID] = sw.idValue[:]
+		h[canonicalNosniff] = sw.nosniffValue[:]
 		s.inflight.Add(1)
 		defer s.inflight.Add(-1)
 		defer func() {
@@ -261,7 +297,8 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 	if !s.log.Enabled(r.Context(), slog.LevelInfo) {
 		return
 	}
-	attrs := []slog.Attr{
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs,
 		slog.String("method", metricMethod(r.Method)),
 		slog.String("path", truncate(r.URL.Path, 200)),
 		slog.String("route", rm.label),
@@ -269,7 +306,7 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 		slog.Duration("duration", d),
 		slog.Int64("bytes", sw.bytes),
 		slog.String("request_id", id),
-	}
+	)
 	if reason != "" {
 		attrs = append(attrs, slog.String("reason", sanitizeReason(reason)))
 	}

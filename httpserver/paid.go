@@ -9,6 +9,7 @@ import (
 	"github.com/seed1284c1d2/svc/club"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -53,6 +54,17 @@ type paidRoute struct {
 type recordedOffer struct {
 	header http.Header
 	body   []byte
+	// fields are header's entries, in a fixed order, each value slice
+	// clipped (len == cap) so that an Add on the answer's header copies
+	// rather than writes into the shared array. Handlers never modify a
+	// header value in place.
+	fields []offerField
+}
+
+// offerField is one header of a recorded offer.
+type offerField struct {
+	key    string
+	values []string
 }
 
 // paidCall is the per-request state shared by the pipeline's steps.
@@ -126,8 +138,7 @@ func (s *Server) buildPaid() error {
 				WriteProblem(w, r, s.tooLarge())
 				return
 			}
-			if pr.offer != nil && r.Method != http.MethodOptions &&
-				r.Header.Get(x402.HeaderPaymentSignature) == "" && r.Header.Get(x402.HeaderV1Payment) == "" {
+			if pr.offer != nil && r.Method != http.MethodOptions && unpaid(r) {
 				pr.serveUnpaid(w, r)
 				return
 			}
@@ -165,7 +176,12 @@ func recordOffer(t *tools.Tool, terms x402.Terms, f x402.Facilitator) (*recorded
 		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: the middleware answered %d", t.Key, rec.status)
 	}
 	rec.header.Set("Content-Length", strconv.Itoa(rec.body.Len()))
-	return &recordedOffer{header: rec.header, body: rec.body.Bytes()}, nil
+	o := &recordedOffer{header: rec.header, body: rec.body.Bytes()}
+	for _, k := range slices.Sorted(maps.Keys(rec.header)) {
+		v := slices.Clone(rec.header[k])
+		o.fields = append(o.fields, offerField{key: k, values: v[:len(v):len(v)]})
+	}
+	return o, nil
 }
 
 // offerRecorder records one answer.
@@ -195,7 +211,7 @@ func (o *offerRecorder) Write(b []byte) (int, error) {
 // then the recorded 402.
 func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Body != http.NoBody {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, pr.s.bodyLimit))
+		body, err := readUnpaidBody(w, r, pr.s.bodyLimit)
 		_ = r.Body.Close()
 		if err != nil {
 			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -205,20 +221,59 @@ func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
 			WriteProblem(w, r, NewProblem(http.StatusBadRequest, CodeInvalidInput, "the request body could not be read"))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		rb := &bytesBody{}
+		rb.Reset(body)
+		r.Body = rb
 		r.ContentLength = int64(len(body))
 	}
 	if err := pr.preflight(r); err != nil {
 		WriteError(w, r, err)
 		return
 	}
-	h := w.Header()
-	for k, v := range pr.offer.header {
-		h[k] = slices.Clone(v)
-	}
-	w.WriteHeader(http.StatusPaymentRequired)
-	_, _ = w.Write(pr.offer.body)
+	writeCoalesced(w, r, func() {
+		h := w.Header()
+		for _, f := range pr.offer.fields {
+			h[f.key] = f.values
+		}
+		w.WriteHeader(http.StatusPaymentRequired)
+		_, _ = w.Write(pr.offer.body)
+	})
 }
+
+// readUnpaidBody reads the body of r, bounded by limit as
+// io.ReadAll(http.MaxBytesReader(w, r.Body, limit)) is. A body of known
+// length (at most limit: larger ones were refused before) is read into one
+// buffer of that size, without the MaxBytesReader it could never trip.
+func readUnpaidBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	n := r.ContentLength
+	if n < 0 || n > limit {
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
+	// One byte more than announced, so that the end is seen in one pass.
+	buf := make([]byte, 0, n+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if int64(len(buf)) > limit { // a body longer than announced
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// bytesBody is a request body over bytes already read.
+type bytesBody struct{ bytes.Reader }
+
+// Close does nothing.
+func (*bytesBody) Close() error { return nil }
 
 // x402Route builds the payment configuration of a tool: its price on the
 // server's network to PayTo, with the bazaar discovery extension (the

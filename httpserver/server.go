@@ -429,6 +429,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		IdleTimeout:       orDefault(s.cfg.IdleTimeout, DefaultIdleTimeout),
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnContext:       withCoalescingConn,
 	}
 	if srv.MaxHeaderBytes <= 0 {
 		srv.MaxHeaderBytes = DefaultMaxHeaderBytes
@@ -446,7 +447,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.srv, s.ln, s.started = srv, ln, true
 	s.mu.Unlock()
-	return srv.Serve(ln)
+	return srv.Serve(&coalescingListener{Listener: ln, pool: &sync.Pool{New: func() any {
+		b := make([]byte, 0, 8<<10)
+		return &b
+	}}})
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -101,7 +101,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit, nil)
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	b, err := readAtMost(r.Body, limit+1, r.ContentLength)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, tooLarge(limit, err)
@@ -115,12 +115,39 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	return bytes.TrimPrefix(b, []byte("\uFEFF")), nil
 }
 
+// readAtMost reads r to its end or to n bytes, whichever comes first, as
+// io.ReadAll(io.LimitReader(r, n)) does. size is the expected length (the
+// request's Content-Length, -1 when unknown): a body of that size fills
+// one buffer allocated once.
+func readAtMost(r io.Reader, n, size int64) ([]byte, error) {
+	if size < 0 || size >= n {
+		return io.ReadAll(io.LimitReader(r, n))
+	}
+	// One byte more than announced, so that the end is seen in one pass.
+	b := make([]byte, 0, size+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		m, err := r.Read(b[len(b):min(int64(cap(b)), n)])
+		b = b[:len(b)+m]
+		switch {
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return b, err
+		case int64(len(b)) == n: // io.LimitReader's next read: EOF
+			return b, nil
+		}
+	}
+}
+
 // jsonContentType reports whether the Content-Type header announces JSON
 // (application/json, any +json type) or is absent. It only shapes error
 // messages: the body is parsed as JSON whatever it says.
 func jsonContentType(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
-	if ct == "" {
+	if ct == "" || ct == "application/json" {
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)
@@ -405,7 +432,18 @@ func joinPath(path, name string) string {
 // returns the structural errors (unknown, duplicate, missing members,
 // wrong types) or a fatal *svc.Error for a document that is not a
 // well-formed JSON object. Empty input (only white space) counts as {}.
+// A clean document (the common case) is recognised by fastCheck in one
+// pass; anything else is walked token by token.
 func checkDocument(src []byte, s *shape, hint string) ([]svc.FieldError, []byte, error) {
+	if fastCheck(src, s) {
+		return nil, src, nil
+	}
+	return walkDocument(src, s, hint)
+}
+
+// walkDocument is checkDocument without the fast path: the token walk that
+// finds and describes every problem.
+func walkDocument(src []byte, s *shape, hint string) ([]svc.FieldError, []byte, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		src = []byte("{}")
 	}

@@ -67,13 +67,17 @@ func define[Req, Resp any](d def[Req, Resp]) func() (*entry, error) {
 		}
 		e := &entry{meta: d.meta, reqType: reqType, respType: respType, shape: sh}
 		e.prepare = func(ctx context.Context, doc []byte) (*Call, error) {
-			var req Req
-			if err := json.Unmarshal(doc, &req); err != nil {
-				// The walker has checked every member's type, so this is
-				// a value the request type itself refuses.
-				return nil, invalid(fieldErr("", RuleJSON, "the input does not decode: %s", cut(err.Error(), 120)))
+			pc := &prepared[Req, Resp]{d: &d}
+			if !fastDecode(doc, sh, reflect.ValueOf(&pc.req).Elem()) {
+				var zero Req
+				pc.req = zero // fastDecode gave up half-way: start afresh
+				if err := json.Unmarshal(doc, &pc.req); err != nil {
+					// The walker has checked every member's type, so this is
+					// a value the request type itself refuses.
+					return nil, invalid(fieldErr("", RuleJSON, "the input does not decode: %s", cut(err.Error(), 120)))
+				}
 			}
-			var cached *Resp
+			req := pc.req
 			if d.check != nil {
 				if err := d.check(ctx, req); err != nil {
 					return nil, err
@@ -84,27 +88,46 @@ func define[Req, Resp any](d def[Req, Resp]) func() (*entry, error) {
 					return nil, err
 				}
 				if d.pure {
-					cached = &resp
+					pc.resp, pc.cached = resp, true
 				}
 			}
-			return &Call{
-				req:   req,
-				input: sync.OnceValues(func() (json.RawMessage, error) { return encodeJSON(req) }),
-				run: func(ctx context.Context, env Env) (any, error) {
-					if cached != nil {
-						if err := ctx.Err(); err != nil {
-							return nil, &svc.Error{Kind: svc.KindTimeout, Message: fmt.Sprintf("%s: %v", d.operationID, err), Cause: err}
-						}
-						return *cached, nil
-					}
-					resp, err := d.run(ctx, env, req)
-					if err != nil {
-						return nil, err
-					}
-					return resp, nil
-				},
-			}, nil
+			return &Call{req: req, input: pc.input, run: pc.run}, nil
 		}
 		return e, nil
 	}
+}
+
+// prepared is the state of one decoded call: the request, the output of
+// the validating run when it is the answer (pure tools), and the input
+// encoded on first use. One allocation holds it all.
+type prepared[Req, Resp any] struct {
+	d      *def[Req, Resp]
+	req    Req
+	resp   Resp
+	cached bool
+
+	once  sync.Once
+	in    json.RawMessage
+	inErr error
+}
+
+// input returns the request encoded as JSON, encoding it once.
+func (p *prepared[Req, Resp]) input() (json.RawMessage, error) {
+	p.once.Do(func() { p.in, p.inErr = encodeJSON(p.req) })
+	return p.in, p.inErr
+}
+
+// run returns the cached output of a pure tool, or runs the tool.
+func (p *prepared[Req, Resp]) run(ctx context.Context, env Env) (any, error) {
+	if p.cached {
+		if err := ctx.Err(); err != nil {
+			return nil, &svc.Error{Kind: svc.KindTimeout, Message: fmt.Sprintf("%s: %v", p.d.operationID, err), Cause: err}
+		}
+		return p.resp, nil
+	}
+	resp, err := p.d.run(ctx, env, p.req)
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }

@@ -69,6 +69,9 @@ type shape struct {
 	fields   []*shapeField // objects, in declaration order
 	byName   map[string]*shapeField
 	elem     *shape // arrays
+	// fastDecodable: values of this shape's Go type are decoded by
+	// fastDecode exactly as encoding/json decodes them.
+	fastDecodable bool
 }
 
 // shapeField is one member of an object shape.
@@ -80,6 +83,13 @@ type shapeField struct {
 	index []int
 	// validate is the field's `validate` tag.
 	validate string
+	// pos is the field's position in its object's fields (the bit of the
+	// fast scanner's seen-set).
+	pos int
+	// jsonString is set by the ",string" option of the json tag, which
+	// changes how encoding/json decodes the value (the fast decoder then
+	// leaves the type to encoding/json).
+	jsonString bool
 }
 
 // names returns the member names of an object shape, in order.
@@ -115,10 +125,12 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 	switch {
 	case t == numberType:
 		s.kind = kindNumber
+		s.fastDecodable = true
 		return s, nil
 	case t == rawMessageType:
 		s.kind = kindAny
 		s.nullable = true
+		s.fastDecodable = true
 		return s, nil
 	}
 	switch t.Kind() {
@@ -162,13 +174,17 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 			if err != nil {
 				return nil, fmt.Errorf("field %s.%s: %w", t, sf.Name, err)
 			}
-			optional := false
+			optional, jsonString := false, false
 			for o := range strings.SplitSeq(opts, ",") {
-				if o == "omitempty" || o == "omitzero" {
+				switch o {
+				case "omitempty", "omitzero":
 					optional = true
+				case "string":
+					jsonString = true
 				}
 			}
-			f := &shapeField{name: name, required: !optional, shape: fs, index: sf.Index, validate: sf.Tag.Get("validate")}
+			f := &shapeField{name: name, required: !optional, shape: fs, index: sf.Index, validate: sf.Tag.Get("validate"),
+				pos: len(s.fields), jsonString: jsonString}
 			if _, dup := s.byName[name]; dup {
 				return nil, fmt.Errorf("type %s: two fields named %q", t, name)
 			}
@@ -178,6 +194,7 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 	default:
 		return nil, fmt.Errorf("type %s (%s) is not supported in a request", t, t.Kind())
 	}
+	s.fastDecodable = fastDecodableType(t, s)
 	return s, nil
 }
 

@@ -1,0 +1,348 @@
+package httpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// countingConn records the write calls made on a connection.
+type countingConn struct {
+	net.Conn
+	mu     sync.Mutex
+	writes []int
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, len(p))
+	c.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// takeWrites returns the sizes of the writes since the last call.
+func (c *countingConn) takeWrites() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.writes
+	c.writes = nil
+	return w
+}
+
+// countingListener hands out countingConns.
+type countingListener struct {
+	net.Listener
+	conns chan *countingConn
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	cc := &countingConn{Conn: c}
+	l.conns <- cc
+	return cc, nil
+}
+
+// newConnTestServer builds a dev-mode server with a fixed public URL.
+func newConnTestServer(t *testing.T, addr string) *Server {
+	t.Helper()
+	cat, err := tools.New(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const payTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
+	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: payTo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "svc.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	srv, err := New(Config{Catalog: cat, Facilitator: local, Store: st, PayTo: payTo, PublicBaseURL: "http://" + addr,
+		Logger: slog.New(slog.DiscardHandler), Addr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// readAnswer reads one HTTP/1.1 answer and returns its raw bytes.
+func readAnswer(t *testing.T, br *bufio.Reader) (status int, header textproto.MIMEHeader, body []byte) {
+	t.Helper()
+	tp := textproto.NewReader(br)
+	line, err := tp.ReadLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err = strconv.Atoi(strings.Fields(line)[1]); err != nil {
+		t.Fatal(err)
+	}
+	if header, err = tp.ReadMIMEHeader(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(header.Get("Content-Length"))
+	if err != nil {
+		t.Fatalf("no Content-Length: %v", header)
+	}
+	body = make([]byte, n)
+	if _, err := io.ReadFull(br, body); err != nil {
+		t.Fatal(err)
+	}
+	return status, header, body
+}
+
+// TestPaymentRequiredIsOneWrite: over a real connection, the recorded 402
+// leaves in one write call (with the same header and body as through
+// Handler, where nothing is coalesced), and the connection goes on serving
+// other answers normally.
+func TestPaymentRequiredIsOneWrite(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &countingListener{Listener: inner, conns: make(chan *countingConn, 4)}
+	srv := newConnTestServer(t, inner.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+
+	c, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	server := <-ln.conns
+	br := bufio.NewReader(c)
+	const body = `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`
+	post := func(b string) {
+		t.Helper()
+		req := "POST /api/risk-levels HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Request-Id: conn-test\r\nContent-Length: " +
+			strconv.Itoa(len(b)) + "\r\n\r\n" + b
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The same offer through Handler, for comparison.
+	rec := httptest.NewRecorder()
+	hreq := httptest.NewRequest(http.MethodPost, "/api/risk-levels", strings.NewReader(body))
+	hreq.Header.Set("X-Request-Id", "conn-test")
+	srv.Handler().ServeHTTP(rec, hreq)
+	if rec.Code != http.StatusPaymentRequired {
+		t.Fatalf("Handler: status %d", rec.Code)
+	}
+
+	for round := range 3 {
+		post(body)
+		status, header, got := readAnswer(t, br)
+		if status != http.StatusPaymentRequired {
+			t.Fatalf("round %d: status %d: %s", round, status, got)
+		}
+		writes := server.takeWrites()
+		if len(writes) != 1 {
+			t.Errorf("round %d: the 402 left in %d writes %v, want 1", round, len(writes), writes)
+		}
+		if !bytes.Equal(got, rec.Body.Bytes()) {
+			t.Errorf("round %d: body differs from Handler's", round)
+		}
+		for k, v := range rec.Header() {
+			if strings.Join(header[k], "\n") != strings.Join(v, "\n") {
+				t.Errorf("round %d: header %s = %q, Handler's %q", round, k, header[k], v)
+			}
+		}
+		if len(header) != len(rec.Header())+1 || header.Get("Date") == "" { // + Date, which net/http adds
+			t.Errorf("round %d: headers %v, Handler's %v", round, header, rec.Header())
+		}
+	}
+
+	// Other answers on the same connection are untouched.
+	post(`{"entry":3500}`)
+	if status, _, got := readAnswer(t, br); status != http.StatusBadRequest || !bytes.Contains(got, []byte("direction")) {
+		t.Fatalf("invalid input: %d %s", status, got)
+	}
+	if _, err := io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := readAnswer(t, br); status != http.StatusOK && status != http.StatusServiceUnavailable {
+		t.Fatalf("health: %d", status)
+	}
+}
+
+// pipeConn is one end of a net.Pipe that records its writes and can
+// close its writing side.
+type pipeConn struct {
+	net.Conn
+	out         bytes.Buffer
+	writes      int
+	closedWrite bool
+}
+
+func (p *pipeConn) Write(b []byte) (int, error) { p.writes++; return p.out.Write(b) }
+func (p *pipeConn) CloseWrite() error           { p.closedWrite = true; return nil }
+
+func newTestCoalescingConn() (*coalescingConn, *pipeConn) {
+	a, b := net.Pipe()
+	_ = b.Close()
+	pc := &pipeConn{Conn: a}
+	pool := &sync.Pool{New: func() any { s := make([]byte, 0, 16); return &s }}
+	return &coalescingConn{Conn: pc, pool: pool}, pc
+}
+
+func TestCoalescingConn(t *testing.T) {
+	c, pc := newTestCoalescingConn()
+	_, _ = c.Write([]byte("a"))
+	if pc.writes != 1 {
+		t.Fatalf("writes %d: a connection not held writes through", pc.writes)
+	}
+	c.hold()
+	for _, s := range []string{"bb", "ccc", strings.Repeat("d", 100)} {
+		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("held Write: %d %v", n, err)
+		}
+	}
+	if pc.writes != 1 {
+		t.Fatalf("writes %d while held", pc.writes)
+	}
+	if err := c.release(); err != nil {
+		t.Fatal(err)
+	}
+	if pc.writes != 2 || pc.out.String() != "abbccc"+strings.Repeat("d", 100) {
+		t.Fatalf("after release: %d writes, %q", pc.writes, pc.out.String())
+	}
+	if err := c.release(); err != nil || pc.writes != 2 {
+		t.Fatalf("a second release wrote: %v %d", err, pc.writes)
+	}
+
+	// Past maxHeldBytes the held bytes go out and the rest goes through.
+	c, pc = newTestCoalescingConn()
+	c.hold()
+	big := bytes.Repeat([]byte("x"), maxHeldBytes)
+	_, _ = c.Write([]byte("head"))
+	_, _ = c.Write(big)
+	if pc.writes != 2 || pc.out.Len() != 4+maxHeldBytes {
+		t.Fatalf("over the bound: %d writes, %d bytes", pc.writes, pc.out.Len())
+	}
+	_ = c.release()
+
+	// ReadFrom while held is held too; CloseWrite and Close flush.
+	c, pc = newTestCoalescingConn()
+	c.hold()
+	if n, err := c.ReadFrom(strings.NewReader("from")); n != 4 || err != nil || pc.writes != 0 {
+		t.Fatalf("held ReadFrom: %d %v, %d writes", n, err, pc.writes)
+	}
+	if err := c.CloseWrite(); err != nil || !pc.closedWrite || pc.out.String() != "from" {
+		t.Fatalf("CloseWrite: %v %v %q", err, pc.closedWrite, pc.out.String())
+	}
+	c.hold()
+	_, _ = c.Write([]byte("!"))
+	_ = c.Close()
+	if pc.out.String() != "from!" {
+		t.Fatalf("Close lost held bytes: %q", pc.out.String())
+	}
+	if c.NetConn() != pc {
+		t.Fatal("NetConn")
+	}
+}
+
+// TestCanonicalHeaderNames: the constants read on every request are the
+// canonical forms of the names they stand for.
+func TestCanonicalHeaderNames(t *testing.T) {
+	for name, canonical := range map[string]string{
+		x402.HeaderPaymentSignature: canonicalPaymentSignature,
+		x402.HeaderV1Payment:        canonicalV1Payment,
+		"X-Content-Type-Options":    canonicalNosniff,
+		HeaderRequestID:             HeaderRequestID,
+	} {
+		if got := textproto.CanonicalMIMEHeaderKey(name); got != canonical {
+			t.Errorf("%s: canonical %s, the constant says %s", name, got, canonical)
+		}
+	}
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	if !unpaid(r) {
+		t.Error("a request without payment is paid")
+	}
+	for _, h := range []string{x402.HeaderPaymentSignature, x402.HeaderV1Payment} {
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set(h, "x")
+		if unpaid(r) {
+			t.Errorf("a request with %s is unpaid", h)
+		}
+	}
+}
+
+// TestLatencyBucket: the bucket search agrees with sort.SearchFloat64s on
+// the bounds, around them and far past them.
+func TestLatencyBucket(t *testing.T) {
+	ds := []time.Duration{0, -time.Second, time.Nanosecond, time.Hour}
+	for _, ub := range latencyBuckets {
+		d := time.Duration(ub * float64(time.Second))
+		ds = append(ds, d-1, d, d+1)
+	}
+	for _, d := range ds {
+		if got, want := latencyBucket(d), sort.SearchFloat64s(latencyBuckets[:], d.Seconds()); got != want {
+			t.Errorf("latencyBucket(%v) = %d, want %d", d, got, want)
+		}
+	}
+}
+
+// TestRouteMetricsConcurrent counts answers from many goroutines, new
+// method and status pairs included.
+func TestRouteMetricsConcurrent(t *testing.T) {
+	m := newMetrics(time.Now())
+	rm := m.route("/x", "paid")
+	methods := []string{http.MethodGet, http.MethodPost, "BREW"}
+	codes := []int{200, 400, 402, 503}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 1000 {
+				rm.observe(methods[(g+i)%len(methods)], codes[i%len(codes)], time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	var total uint64
+	for _, c := range *rm.byStatus.Load() {
+		total += c.n.Load()
+	}
+	if total != 8000 || rm.count.Load() != 8000 || len(*rm.byStatus.Load()) != len(methods)*len(codes) {
+		t.Fatalf("total %d, count %d, series %d", total, rm.count.Load(), len(*rm.byStatus.Load()))
+	}
+	var buf bytes.Buffer
+	if err := m.write(&buf, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `svc_http_requests_total{route="/x",kind="paid",method="OTHER",status="402"} `) {
+		t.Errorf("exposition:\n%s", buf.String())
+	}
+}
