@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"log/slog"
 	"net"
 	"net/http"
@@ -152,7 +153,7 @@ type Server struct {
 	mux         *http.ServeMux
 	handler     http.Handler
 	metrics     *metrics
-	limiter     *rateLimiter // nil: free routes are not limited
+	limiter     *clientlimit.Limiter // nil: free routes are not limited
 	ids         *requestIDs
 	healthCache *xau.HealthCache
 	supported   *supportedCache
@@ -246,7 +247,7 @@ func New(cfg Config) (*Server, error) {
 		if clients == 0 {
 			clients = DefaultRateClients
 		}
-		s.limiter = newRateLimiter(rate, burst, clients, cfg.Now)
+		s.limiter = clientlimit.New(rate, burst, clients)
 	}
 	terminal := cfg.Terminal
 	if terminal == nil {
@@ -363,7 +364,7 @@ func (s *Server) allowFree(r *http.Request) (bool, time.Duration) {
 	if s.limiter == nil {
 		return true, 0
 	}
-	return s.limiter.allow(clientKey(r, s.cfg.TrustedProxies))
+	return s.limiter.Allow(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now())
 }
 
 // serveMetrics answers GET /metrics.
