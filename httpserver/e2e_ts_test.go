@@ -31,15 +31,11 @@ func tsSkipOrFail(t *testing.T, format string, args ...any) {
 // clients with `npm ci` when they are missing (see e2e/README.md).
 func tsSetup(t *testing.T) (node, dir string) {
 	t.Helper()
-	node = nodetest.Node(t, 20)
 	dir, err := filepath.Abs(filepath.Join("..", "e2e"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodetest.Install(t, dir, func() bool {
-		return nodetest.Installed(dir, "@x402/fetch", "@x402/evm", "@x402/core", "viem")
-	})
-	return node, dir
+	return nodetest.Setup(t, 20, dir, "@x402/fetch", "@x402/evm", "@x402/core", "viem"), dir
 }
 
 // tsResult is what e2e/pay-call.mjs prints.

@@ -34,15 +34,11 @@ func e2eSkipOrFail(t *testing.T, format string, args ...any) {
 // binary and the folder.
 func e2eSetup(t *testing.T) (node, dir string) {
 	t.Helper()
-	node = nodetest.Node(t, 20)
 	dir, err := filepath.Abs(filepath.Join("..", "e2e"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodetest.Install(t, dir, func() bool {
-		return nodetest.Installed(dir, "@x402/fetch", "@x402/evm", "@x402/core", "viem", "x402-fetch")
-	})
-	return node, dir
+	return nodetest.Setup(t, 20, dir, "@x402/fetch", "@x402/evm", "@x402/core", "viem", "x402-fetch"), dir
 }
 
 // e2eResult is what a client run reports (the JSON the e2e/ scripts print).

@@ -119,3 +119,13 @@ func lock(t testing.TB, dir string) (unlock func()) {
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// Setup is the usual start of an end-to-end test: a node of at least
+// minMajor and dir's locked packages installed (pkgs must all be present).
+// It returns the node binary.
+func Setup(t testing.TB, minMajor int, dir string, pkgs ...string) string {
+	t.Helper()
+	node := Node(t, minMajor)
+	Install(t, dir, func() bool { return Installed(dir, pkgs...) })
+	return node
+}
