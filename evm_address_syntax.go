@@ -79,10 +79,10 @@ func EVMAddressSyntax(ctx context.Context, req EVMAddressSyntaxRequest) (EVMAddr
 	if err := ctx.Err(); err != nil {
 		return EVMAddressSyntaxResponse{}, errorf(KindTimeout, err, "evm_address_syntax: %v", err)
 	}
-	a := req.Address
-	if a == "" {
-		return EVMAddressSyntaxResponse{}, InvalidField("address", "required", "is required")
+	if err := req.Validate(); err != nil {
+		return EVMAddressSyntaxResponse{}, err
 	}
+	a := req.Address
 	if code, reason := evmSyntaxProblem(a); code != "" {
 		return EVMAddressSyntaxResponse{Valid: false, Reason: reason, ReasonCode: code}, nil
 	}
@@ -151,4 +151,17 @@ func evmChecksummed(hexDigits string) string {
 		}
 	}
 	return string(out)
+}
+
+// Validate reports whether EVMAddressSyntax accepts req: the address is
+// required. A present but malformed address is not invalid input; it is
+// the answer (valid false with its reason).
+func (req *EVMAddressSyntaxRequest) Validate() error {
+	if req == nil {
+		return InvalidField("", "required", "the request is missing")
+	}
+	if req.Address == "" {
+		return InvalidField("address", "required", "is required")
+	}
+	return nil
 }

@@ -141,7 +141,7 @@ func (n Number) checkRange(fe *fieldErrors, field string) bool {
 	if !n.set {
 		return true
 	}
-	if n.d.Abs().Cmp(decimal.New(1, maxMagnitudeExp)) >= 0 {
+	if !belowPow10(n.d, maxMagnitudeExp) {
 		fe.add(field, "max_magnitude", "must be smaller than 1e%d in absolute value", maxMagnitudeExp)
 		return false
 	}
@@ -150,6 +150,16 @@ func (n Number) checkRange(fe *fieldErrors, field string) bool {
 		return false
 	}
 	return true
+}
+
+// belowPow10 reports whether |d| < 10^k, exactly and (for coefficients
+// that fit in an int64) without allocating: d = c·10^e is below 10^k when
+// c has at most k − e digits.
+func belowPow10(d decimal.Decimal, k int32) bool {
+	if d.IsZero() {
+		return true
+	}
+	return int64(d.NumDigits())+int64(d.Exponent()) <= int64(k)
 }
 
 // percent is 1/100 as an exact decimal: multiply by it instead of dividing

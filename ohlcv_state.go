@@ -88,13 +88,7 @@ func OHLCVState(ctx context.Context, req OHLCVStateRequest) (OHLCVStateResponse,
 	if err := ctx.Err(); err != nil {
 		return OHLCVStateResponse{}, errorf(KindTimeout, err, "ohlcv_state: %v", err)
 	}
-	var fe fieldErrors
-	validateStruct(&fe, req)
-	if err := fe.err(); err != nil {
-		return OHLCVStateResponse{}, err
-	}
-	ohlcvValidateBars(&fe, req.Bars)
-	if err := fe.err(); err != nil {
+	if err := req.Validate(); err != nil {
 		return OHLCVStateResponse{}, err
 	}
 
@@ -181,4 +175,20 @@ func ohlcvValidateBar(fe *fieldErrors, p string, b *OHLCVBar) {
 	if n := utf8.RuneCountInString(b.Time); n > ohlcvMaxTime {
 		fe.add(p+".time", "max", "must have at most %d characters, got %d", ohlcvMaxTime, n)
 	}
+}
+
+// Validate reports whether OHLCVState accepts req, without computing: the
+// same *Error (KindInvalid, one FieldError per broken rule) OHLCVState
+// returns for it, or nil.
+func (req *OHLCVStateRequest) Validate() error {
+	if req == nil {
+		return InvalidField("", "required", "the request is missing")
+	}
+	var fe fieldErrors
+	validateStruct(&fe, req)
+	if err := fe.err(); err != nil {
+		return err
+	}
+	ohlcvValidateBars(&fe, req.Bars)
+	return fe.err()
 }

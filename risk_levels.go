@@ -56,30 +56,10 @@ func RiskLevels(ctx context.Context, req RiskLevelsRequest) (RiskLevelsResponse,
 	if err := ctx.Err(); err != nil {
 		return RiskLevelsResponse{}, errorf(KindTimeout, err, "risk_levels: %v", err)
 	}
-	var fe fieldErrors
-	calcPositive(&fe, "entry", req.Entry)
-	validateStruct(&fe, req)
-	calcPositive(&fe, "slPct", req.SlPct)
-	calcPositive(&fe, "tpPct", req.TpPct)
-	if err := fe.err(); err != nil {
+	if err := req.Validate(); err != nil {
 		return RiskLevelsResponse{}, err
 	}
-
-	entry := req.Entry.Decimal()
-	stopDist := entry.Mul(req.SlPct.Decimal()).Mul(percent) // exact
-	targetDist := entry.Mul(req.TpPct.Decimal()).Mul(percent)
-	s := decimal.NewFromInt(req.Direction.sign())
-	stop := entry.Sub(stopDist.Mul(s))
-	target := entry.Add(targetDist.Mul(s))
-	if !stop.IsPositive() {
-		fe.add("slPct", "level_positive", "puts the stop at %s, which is not above zero", stop.String())
-	}
-	if !target.IsPositive() {
-		fe.add("tpPct", "level_positive", "puts the target at %s, which is not above zero", target.String())
-	}
-	if err := fe.err(); err != nil {
-		return RiskLevelsResponse{}, err
-	}
+	stopDist, targetDist, stop, target := req.levels()
 	return RiskLevelsResponse{
 		Entry:          req.Entry,
 		Direction:      req.Direction,
@@ -91,6 +71,46 @@ func RiskLevels(ctx context.Context, req RiskLevelsRequest) (RiskLevelsResponse,
 		SlPct:          req.SlPct,
 		TpPct:          req.TpPct,
 	}, nil
+}
+
+// Validate reports whether RiskLevels accepts req, without computing the
+// levels: the same *Error (KindInvalid, one FieldError per broken rule)
+// RiskLevels returns for it, or nil.
+//
+// A stop or target at or below zero is the only rule that depends on more
+// than one field; with entry > 0 it reduces to slPct < 100 for a long and
+// tpPct < 100 for a short, so it is checked by comparison.
+func (req *RiskLevelsRequest) Validate() error {
+	if req == nil {
+		return InvalidField("", "required", "the request is missing")
+	}
+	var fe fieldErrors
+	calcPositive(&fe, "entry", req.Entry)
+	validateDirection(&fe, req.Direction, req)
+	calcPositive(&fe, "slPct", req.SlPct)
+	calcPositive(&fe, "tpPct", req.TpPct)
+	if err := fe.err(); err != nil {
+		return err
+	}
+	// Both percentages are > 0 here: below 100 means below 10².
+	if req.Direction == Long && !belowPow10(req.SlPct.Decimal(), 2) {
+		_, _, stop, _ := req.levels()
+		fe.add("slPct", "level_positive", "puts the stop at %s, which is not above zero", stop.String())
+	}
+	if req.Direction == Short && !belowPow10(req.TpPct.Decimal(), 2) {
+		_, _, _, target := req.levels()
+		fe.add("tpPct", "level_positive", "puts the target at %s, which is not above zero", target.String())
+	}
+	return fe.err()
+}
+
+// levels computes the exact distances and levels of a valid request.
+func (req *RiskLevelsRequest) levels() (stopDist, targetDist, stop, target decimal.Decimal) {
+	entry := req.Entry.Decimal()
+	stopDist = entry.Mul(req.SlPct.Decimal()).Mul(percent) // exact
+	targetDist = entry.Mul(req.TpPct.Decimal()).Mul(percent)
+	s := decimal.NewFromInt(req.Direction.sign())
+	return stopDist, targetDist, entry.Sub(stopDist.Mul(s)), entry.Add(targetDist.Mul(s))
 }
 
 // The helpers below validate Number inputs of the calculators (risk_levels,

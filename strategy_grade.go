@@ -101,16 +101,7 @@ func StrategyGrade(ctx context.Context, req StrategyGradeRequest) (StrategyGrade
 	if err := ctx.Err(); err != nil {
 		return StrategyGradeResponse{}, errorf(KindTimeout, err, "strategy_grade: %v", err)
 	}
-	zero, hundred := decimal.Zero, decimal.NewFromInt(100)
-	var fe fieldErrors
-	if calcBetween(&fe, "trades", req.Trades, &zero, nil) && !req.Trades.Decimal().IsInteger() {
-		fe.add("trades", "integer", "must be a whole number, got %s", req.Trades.String())
-	}
-	calcBetween(&fe, "profitFactor", req.ProfitFactor, &zero, nil)
-	calcBetween(&fe, "winRatePct", req.WinRatePct, &zero, &hundred)
-	calcBetween(&fe, "maxDrawdownPct", req.MaxDrawdownPct, &zero, &hundred)
-	calcBetween(&fe, "walkForwardPassPct", req.WalkForwardPassPct, &zero, &hundred)
-	if err := fe.err(); err != nil {
+	if err := req.Validate(); err != nil {
 		return StrategyGradeResponse{}, err
 	}
 
@@ -217,4 +208,23 @@ func strategyLetter(score decimal.Decimal) string {
 	default:
 		return "F"
 	}
+}
+
+// Validate reports whether StrategyGrade accepts req, without grading: the
+// same *Error (KindInvalid, one FieldError per broken rule) StrategyGrade
+// returns for it, or nil.
+func (req *StrategyGradeRequest) Validate() error {
+	if req == nil {
+		return InvalidField("", "required", "the request is missing")
+	}
+	zero, hundred := decimal.Zero, decimal.NewFromInt(100)
+	var fe fieldErrors
+	if calcBetween(&fe, "trades", req.Trades, &zero, nil) && !req.Trades.Decimal().IsInteger() {
+		fe.add("trades", "integer", "must be a whole number, got %s", req.Trades.String())
+	}
+	calcBetween(&fe, "profitFactor", req.ProfitFactor, &zero, nil)
+	calcBetween(&fe, "winRatePct", req.WinRatePct, &zero, &hundred)
+	calcBetween(&fe, "maxDrawdownPct", req.MaxDrawdownPct, &zero, &hundred)
+	calcBetween(&fe, "walkForwardPassPct", req.WalkForwardPassPct, &zero, &hundred)
+	return fe.err()
 }

@@ -69,14 +69,7 @@ func TickPnL(ctx context.Context, req TickPnLRequest) (TickPnLResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return TickPnLResponse{}, errorf(KindTimeout, err, "tick_pnl: %v", err)
 	}
-	var fe fieldErrors
-	calcRequire(&fe, "entry", req.Entry)
-	calcRequire(&fe, "exit", req.Exit)
-	calcPositive(&fe, "contracts", req.Contracts)
-	calcPositive(&fe, "tickSize", req.TickSize)
-	calcPositive(&fe, "tickValue", req.TickValue)
-	validateStruct(&fe, req)
-	if err := fe.err(); err != nil {
+	if err := req.Validate(); err != nil {
 		return TickPnLResponse{}, err
 	}
 
@@ -105,4 +98,21 @@ func TickPnL(ctx context.Context, req TickPnLRequest) (TickPnLResponse, error) {
 func tickPnLWhole(move, tickSize decimal.Decimal) bool {
 	_, r := move.QuoRem(tickSize, 0)
 	return r.IsZero()
+}
+
+// Validate reports whether TickPnL accepts req, without computing: the same
+// *Error (KindInvalid, one FieldError per broken rule) TickPnL returns for
+// it, or nil.
+func (req *TickPnLRequest) Validate() error {
+	if req == nil {
+		return InvalidField("", "required", "the request is missing")
+	}
+	var fe fieldErrors
+	calcRequire(&fe, "entry", req.Entry)
+	calcRequire(&fe, "exit", req.Exit)
+	calcPositive(&fe, "contracts", req.Contracts)
+	calcPositive(&fe, "tickSize", req.TickSize)
+	calcPositive(&fe, "tickValue", req.TickValue)
+	validateDirection(&fe, req.Direction, req)
+	return fe.err()
 }

@@ -2,7 +2,9 @@
 # Reproduces the reference-server figures of BENCHMARKS.md.
 #
 # Loads, from a second process on loopback, in the same run:
-#   bare   a bare net/http handler (cmd/svcbench bare: fixed small JSON)  GET /
+#   bare   a bare net/http handler (cmd/svcbench bare: reads the body,
+#          answers a fixed small JSON), sent the same POST as the 402 runs;
+#          measured once with GET / too                                  POST /
 #   free   svc's free route                                              GET /health
 #   402    svc answering a valid unpaid call with 402                    POST /api/risk-levels
 #   paid   svc paid calls, local verification (dev mode)                 POST /api/risk-levels + PAYMENT-SIGNATURE
@@ -19,15 +21,16 @@
 # raised out of the way (--rate 1e9: the limiter still runs on every free
 # request).
 #
-# Optional: EXPRESS_DIR names a directory where the official @x402/express
-# middleware is installed (npm install @x402/express@2.27.0 @x402/core@2.27.0
-# @x402/evm@2.27.0 express@5); its 402 answers on the same route
-# (bench/express-402.mjs, facilitator: `svcbench facilitator`) are then
-# measured in every round too.
+# The official @x402/express middleware (bench/express: versions pinned in
+# its package.json and package-lock.json, installed with npm ci into the
+# git-ignored bench/express/node_modules) answers 402s on the same route
+# (bench/express/express-402.mjs; its facilitator is `svcbench facilitator`)
+# and is measured in every round too, when node and npm are installed.
+# EXPRESS=0 leaves it out.
 #
 # Bounded in time: (2*ROUNDS + 2) * DUR plus the build and the signing,
-# about 1.5 minutes with the defaults (+ ROUNDS * DUR with EXPRESS_DIR).
-# Env: DUR (10, seconds), CONC (16), ROUNDS (2), LOADER (wrk|go), EXPRESS_DIR.
+# about 2 minutes with the defaults (ROUNDS * DUR less without express).
+# Env: DUR (10, seconds), CONC (16), ROUNDS (2), LOADER (wrk|go), EXPRESS (1|0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,13 +72,18 @@ pids+=($!)
 pids+=($!)
 BARE=$(wait_url "$TMP/bare.out")
 SVC=$(wait_url "$TMP/svc.err")
+EXPRESS_ON=${EXPRESS:-}
+if [ -z "$EXPRESS_ON" ]; then
+  if command -v node >/dev/null && command -v npm >/dev/null; then EXPRESS_ON=1; else EXPRESS_ON=0; fi
+fi
 EXPRESS=
-if [ -n "${EXPRESS_DIR:-}" ]; then
+if [ "$EXPRESS_ON" = 1 ]; then
+  echo "== npm ci (bench/express)" >&2
+  (cd bench/express && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
   timeout 900 "$TMP/svcbench" facilitator >"$TMP/fac.out" 2>&1 &
   pids+=($!)
   FAC=$(wait_url "$TMP/fac.out")
-  cp bench/express-402.mjs "$EXPRESS_DIR/"
-  (cd "$EXPRESS_DIR" && FACILITATOR_URL=$FAC exec timeout 900 node express-402.mjs 0) >"$TMP/express.out" 2>&1 &
+  (cd bench/express && FACILITATOR_URL=$FAC exec timeout 900 node express-402.mjs 0) >"$TMP/express.out" 2>&1 &
   pids+=($!)
   EXPRESS=$(wait_url "$TMP/express.out")
 fi
@@ -114,10 +122,11 @@ run() {
 
 echo "== $(nproc) cores, $(go version | cut -d' ' -f3-4), loader $LOADER, $CONC connections, ${DUR}s per run, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$ROUNDS"); do
-  run "bare#$r" "$BARE/"
+  run "bare#$r" "$BARE/" post
   run "402#$r" "$SVC/api/risk-levels" post
   if [ -n "$EXPRESS" ]; then run "express402#$r" "$EXPRESS/api/risk-levels" post; fi
 done | tee "$TMP/rounds.txt"
+run bare-get "$BARE/"
 run free "$SVC/health"
 if [ "$LOADER" = wrk ]; then
   "$TMP/svcbench" sign --url "$SVC/api/risk-levels" --body "$BODY" --pay-key-env PAYER_KEY --n 60000 --out "$TMP/payments.txt"

@@ -647,12 +647,11 @@ func (s *Service) oasComponentSchemas() map[string]any {
 		"Alternative": alt,
 		"PaymentRequiredBody": map[string]any{
 			"type":        "object",
-			"description": "The x402 v1 fields (x402Version 1 clients read the body) and the v2 PaymentRequired under paymentRequired.",
+			"description": "The x402 v1 offer, read by x402Version 1 clients. x402 v2 clients read the PAYMENT-REQUIRED header (base64 JSON PaymentRequired, x402Version 2).",
 			"properties": map[string]any{
-				"x402Version":     oasInt(""),
-				"error":           oasString(""),
-				"accepts":         oasArray(oasAnyObject(""), ""),
-				"paymentRequired": oasAnyObject("x402 v2 PaymentRequired, as in the header."),
+				"x402Version": oasInt("1"),
+				"error":       oasString(""),
+				"accepts":     oasArray(oasAnyObject("v1 PaymentRequirements: scheme, network (base), maxAmountRequired, resource, description, mimeType, outputSchema, payTo, maxTimeoutSeconds, asset, extra."), ""),
 			},
 		},
 		"FindResult": oasObject(map[string]any{

@@ -290,22 +290,28 @@ func (s *Stats) sum(f func(*statsShard) *atomic.Int64) int64 {
 func (s *Stats) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statsWriter{ResponseWriter: w}
-		defer func() {
-			status := sw.status
-			if status == 0 {
-				status = http.StatusOK
-			}
-			route := r.Pattern
-			if _, p, ok := strings.Cut(route, " "); ok {
-				route = strings.TrimSpace(p)
-			}
-			s.Observe(route, r, status)
-			if status < 300 && status >= 200 && len(w.Header()[statsHeaderResponse]) > 0 {
-				s.ObserveSettled()
-			}
-		}()
+		defer func() { s.ObserveServed(r, sw.status, w.Header()) }()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// ObserveServed counts one answered request as Middleware does: r after
+// routing (its Pattern set by the http.ServeMux that matched it), the
+// final status (0 counts as 200) and the answer's header (a 2xx carrying
+// PAYMENT-RESPONSE is a settled paid call). A server that already wraps
+// every answer calls it instead of adding the Middleware's wrapper.
+func (s *Stats) ObserveServed(r *http.Request, status int, h http.Header) {
+	if status == 0 {
+		status = http.StatusOK
+	}
+	route := r.Pattern
+	if _, p, ok := strings.Cut(route, " "); ok {
+		route = strings.TrimSpace(p)
+	}
+	s.Observe(route, r, status)
+	if status < 300 && status >= 200 && len(h[statsHeaderResponse]) > 0 {
+		s.ObserveSettled()
+	}
 }
 
 // statsWriter records the status of an answer.

@@ -42,7 +42,20 @@
 // (PublicBaseURL + path), the offer is the same for every request, and the
 // 402 the middleware writes is recorded once and replayed to unpaid
 // requests after steps 1 and 2: encoding the offer is most of the cost of a
-// 402 otherwise.
+// 402 otherwise. The 402's JSON body is the x402 v1 offer (for v1 clients;
+// v2 clients read the header).
+//
+// # Browsers (CORS)
+//
+// A payment is a signature in a header, not an ambient credential, so the
+// paid routes are open to every origin: each answer carries
+// Access-Control-Allow-Origin "*" and exposes PAYMENT-REQUIRED and
+// PAYMENT-RESPONSE, and OPTIONS on a paid path answers the preflight (204,
+// the route's method, Access-Control-Allow-Headers with Content-Type,
+// PAYMENT-SIGNATURE, X-PAYMENT, X-Ref, X-Request-Id and
+// Access-Control-Expose-Headers, which the official x402 browser clients
+// send on the paid retry; a plain list of requested names is allowed as
+// asked). Preflights are free and rate-limited as free routes are.
 //
 // # Errors
 //

@@ -32,7 +32,7 @@ func TestNotFoundAndMethodNotAllowed(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodDelete, f.url+"/api/risk-levels", nil)
 	resp, body = do(t, req)
 	p = mustProblem(t, resp, body, http.StatusMethodNotAllowed)
-	if p.Code != "method_not_allowed" || resp.Header.Get("Allow") != "POST" {
+	if p.Code != "method_not_allowed" || resp.Header.Get("Allow") != "OPTIONS, POST" {
 		t.Fatalf("405 problem %s, Allow %q", body, resp.Header.Get("Allow"))
 	}
 	req, _ = http.NewRequest(http.MethodPost, f.url+"/api/session-state", strings.NewReader("{}"))

@@ -282,6 +282,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 // finish records a served request in the metrics and the access log.
 func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time.Time) {
 	d := s.now().Sub(start)
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.ObserveServed(r, sw.status, sw.Header())
+	}
 	rm := sw.route
 	if rm == nil {
 		rm = s.metrics.route(unmatchedRoute, "unmatched")

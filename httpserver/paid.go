@@ -86,6 +86,9 @@ func (s *Server) buildPaid() error {
 	if len(list) == 0 {
 		return fmt.Errorf("httpserver: the catalog has no tools")
 	}
+	// The Access-Control-Allow-Origin value, shared by every answer
+	// (clipped: an Add on an answer's header copies it).
+	anyOrigin := []string{"*"}[:1:1]
 	for _, t := range list {
 		if t.Network != "" && t.Network != s.network.CAIP2 {
 			return fmt.Errorf("httpserver: tool %s is priced on network %s, the server on %s", t.Key, t.Network, s.network.CAIP2)
@@ -134,6 +137,7 @@ func (s *Server) buildPaid() error {
 		}
 		inner := mw.Wrap(http.HandlerFunc(pr.run))
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header()[headerAllowOrigin] = anyOrigin
 			if r.ContentLength > s.bodyLimit {
 				WriteProblem(w, r, s.tooLarge())
 				return
@@ -150,9 +154,72 @@ func (s *Server) buildPaid() error {
 		if err := s.handle(pattern, s.wrapRoute(pr.rm, false, h)); err != nil {
 			return err
 		}
+		// CORS preflights are free (and rate-limited as free routes are).
+		preflight := corsPreflight(t.Method, anyOrigin)
+		if err := s.handle(http.MethodOptions+" "+t.Path, s.wrapRoute(pr.rm, true, preflight)); err != nil {
+			return err
+		}
 		s.paid = append(s.paid, pr)
 	}
 	return nil
+}
+
+// CORS on the paid routes. A payment is a signature in a header, not a
+// cookie or other ambient credential, so every origin may call a tool: each
+// answer carries Access-Control-Allow-Origin "*" (and the x402 middleware
+// exposes PAYMENT-REQUIRED and PAYMENT-RESPONSE to scripts), and OPTIONS
+// answers preflights.
+const (
+	headerAllowOrigin = "Access-Control-Allow-Origin"
+	// corsAllowHeaders are the request headers a paying browser client
+	// sends: the v2 and v1 payment headers, the JSON body's type, the
+	// attribution and request-id headers, and Access-Control-Expose-Headers,
+	// which the official x402 fetch and axios clients add to the paid retry.
+	corsAllowHeaders = "Content-Type, PAYMENT-SIGNATURE, X-PAYMENT, X-Ref, X-Request-Id, Access-Control-Expose-Headers"
+	// corsMaxAge lets a browser reuse a preflight for 10 minutes.
+	corsMaxAge = "600"
+)
+
+// corsPreflight answers OPTIONS on a paid route whose method is method:
+// 204 with the allowed method and headers (a preflight), or with Allow (a
+// plain OPTIONS). Requested headers are allowed as asked when they are a
+// plain list of header names, so that a client adding its own header
+// still gets through; otherwise the fixed list is sent.
+func corsPreflight(method string, anyOrigin []string) http.Handler {
+	allow := method + ", " + http.MethodOptions
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Allow", allow)
+		if r.Header.Get("Access-Control-Request-Method") != "" {
+			h[headerAllowOrigin] = anyOrigin
+			h.Set("Access-Control-Allow-Methods", allow)
+			headers := corsAllowHeaders
+			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" && len(req) <= 1024 && headerNameList(req) {
+				headers = req
+			}
+			h.Set("Access-Control-Allow-Headers", headers)
+			h.Set("Access-Control-Max-Age", corsMaxAge)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// headerNameList reports whether s is a comma-separated list of header
+// names (RFC 9110 tokens), spaces allowed around the commas.
+func headerNameList(s string) bool {
+	for name := range strings.SplitSeq(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return false
+		}
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // recordOffer records the 402 the x402 middleware answers to an unpaid
@@ -210,8 +277,10 @@ func (o *offerRecorder) Write(b []byte) (int, error) {
 // (steps 1 and 2 of Wrap): the bounded body, the preflight (400, 503, ...),
 // then the recorded 402.
 func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
+	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
-		body, err := readUnpaidBody(w, r, pr.s.bodyLimit)
+		var err error
+		body, err = readUnpaidBody(w, r, pr.s.bodyLimit)
 		_ = r.Body.Close()
 		if err != nil {
 			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -221,12 +290,8 @@ func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
 			WriteProblem(w, r, NewProblem(http.StatusBadRequest, CodeInvalidInput, "the request body could not be read"))
 			return
 		}
-		rb := &bytesBody{}
-		rb.Reset(body)
-		r.Body = rb
-		r.ContentLength = int64(len(body))
 	}
-	if err := pr.preflight(r); err != nil {
+	if _, err := pr.check(r, body, true); err != nil {
 		WriteError(w, r, err)
 		return
 	}
@@ -269,12 +334,6 @@ func readUnpaidBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte
 	}
 }
 
-// bytesBody is a request body over bytes already read.
-type bytesBody struct{ bytes.Reader }
-
-// Close does nothing.
-func (*bytesBody) Close() error { return nil }
-
 // x402Route builds the payment configuration of a tool: its price on the
 // server's network to PayTo, with the bazaar discovery extension (the
 // tool's input schema, an input example and an output example).
@@ -285,7 +344,12 @@ func (*bytesBody) Close() error { return nil }
 // 5.2 KiB encoded, without it 3.5 KiB. The catalog publishes the full
 // output schema.
 func (s *Server) x402Route(t *tools.Tool) (x402.Route, error) {
-	bz := &x402.BazaarInfo{Method: t.Method, InputSchema: t.InputSchemaMap()}
+	// The input schema is nested in the bazaar schema: its own "$schema"
+	// (meaningless in a subschema) and "title" stay in the catalog.
+	in := t.InputSchemaMap()
+	delete(in, "$schema")
+	delete(in, "title")
+	bz := &x402.BazaarInfo{Method: t.Method, InputSchema: in}
 	if len(t.ExampleInput) > 0 {
 		if t.InputLocation == tools.InputQuery {
 			q, err := tools.QueryOf(t.ExampleInput)
@@ -344,19 +408,36 @@ func resourceDescription(t *tools.Tool) string {
 // preflight decodes and validates the input and, for a terminal-backed
 // tool, checks the terminal's availability: both before any 402.
 func (pr *paidRoute) preflight(r *http.Request) error {
-	call, err := pr.tool.Decode(r.Context(), r)
+	call, err := pr.check(r, nil, false)
 	if err != nil {
 		return err
-	}
-	if pr.tool.Terminal {
-		if err := pr.s.healthCache.Check(r.Context()); err != nil {
-			return &svc.Error{Kind: svc.KindUnavailable, Message: "the trading terminal is unavailable; no payment was requested, try again later", Cause: err}
-		}
 	}
 	if pc := paidCallOf(r.Context()); pc != nil {
 		pc.call = call
 	}
 	return nil
+}
+
+// check decodes and validates the input of r (from body when read is
+// true: the bytes of r's body, read already; else from r) and checks the
+// terminal of a terminal-backed tool.
+func (pr *paidRoute) check(r *http.Request, body []byte, read bool) (*tools.Call, error) {
+	var call *tools.Call
+	var err error
+	if read {
+		call, err = pr.tool.DecodeBody(r.Context(), r, body)
+	} else {
+		call, err = pr.tool.Decode(r.Context(), r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pr.tool.Terminal {
+		if err := pr.s.healthCache.Check(r.Context()); err != nil {
+			return nil, &svc.Error{Kind: svc.KindUnavailable, Message: "the trading terminal is unavailable; no payment was requested, try again later", Cause: err}
+		}
+	}
+	return call, nil
 }
 
 // run runs the tool after the payment was verified. An error answer makes

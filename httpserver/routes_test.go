@@ -81,9 +81,12 @@ func TestPaymentRequiredEveryRoute(t *testing.T) {
 			if _, ok := bz["schema"].(map[string]any); !ok {
 				t.Fatalf("bazaar extension without schema: %+v", bz)
 			}
-			// The JSON body repeats the offer for body-reading agents.
+			// The JSON body is the v1 offer (v1 clients and body-reading
+			// agents): the same price and recipient in v1 names.
 			var pb x402.PaymentRequiredBody
-			if err := json.Unmarshal(body, &pb); err != nil || pb.PaymentRequired.Accepts[0].Amount != rt.atomic {
+			if err := json.Unmarshal(body, &pb); err != nil || pb.X402Version != 1 || len(pb.Accepts) != 1 ||
+				pb.Accepts[0].MaxAmountRequired != rt.atomic || pb.Accepts[0].Network != "base" ||
+				!strings.EqualFold(pb.Accepts[0].PayTo, pr.Accepts[0].PayTo) {
 				t.Fatalf("402 body %s: %v", body, err)
 			}
 		})

@@ -61,6 +61,14 @@ type Route struct {
 	Free    bool
 }
 
+// RequestObserver is told about every request the server answered: r after
+// routing (r.Pattern is the route matched, "" for none), the final status
+// and the answer's header. It runs on the request's goroutine, after the
+// answer was written, and must not block.
+type RequestObserver interface {
+	ObserveServed(r *http.Request, status int, header http.Header)
+}
+
 // Config configures a Server. Catalog, Facilitator and Store are required,
 // and so is PayTo.
 type Config struct {
@@ -127,9 +135,12 @@ type Config struct {
 	// built-in catalog listing.
 	Routes []Route
 	// Middleware, when set, wraps the whole handler (outside request ids,
-	// access logs and rate limits), for instance discovery's aggregate
-	// stats counter.
+	// access logs and rate limits).
 	Middleware func(http.Handler) http.Handler
+	// Observer, when set, is told about every answered request, after the
+	// access log's own bookkeeping and without a wrapper of its own: for
+	// instance discovery's aggregate stats counter (*discovery.Stats).
+	Observer RequestObserver
 	// Logger receives the access log (Info) and errors; nil means
 	// slog.Default().
 	Logger *slog.Logger

@@ -92,8 +92,8 @@ func cut(s string, n int) string {
 // body (Content-Encoding other than identity) is KindInvalid. A leading
 // UTF-8 byte-order mark is dropped.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
-	if ce := strings.TrimSpace(r.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
-		return nil, invalid(fieldErr("", RuleContentEncoding, "compressed request bodies (Content-Encoding %q) are not accepted; send plain JSON", cut(ce, 24)))
+	if err := checkEncoding(r); err != nil {
+		return nil, err
 	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
@@ -113,6 +113,24 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		return nil, tooLarge(limit, nil)
 	}
 	return bytes.TrimPrefix(b, []byte("\uFEFF")), nil
+}
+
+// checkEncoding refuses a compressed body (Content-Encoding other than
+// identity) with KindInvalid.
+func checkEncoding(r *http.Request) error {
+	if ce := strings.TrimSpace(headerFirst(r.Header, "Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
+		return invalid(fieldErr("", RuleContentEncoding, "compressed request bodies (Content-Encoding %q) are not accepted; send plain JSON", cut(ce, 24)))
+	}
+	return nil
+}
+
+// headerFirst is h.Get(key) for a canonical key, without canonicalising it
+// again.
+func headerFirst(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // readAtMost reads r to its end or to n bytes, whichever comes first, as

@@ -87,6 +87,24 @@ func fastDecode(src []byte, s *shape, v reflect.Value) bool {
 	return p.i == len(src)
 }
 
+// fastCheckDecode is fastCheck and fastDecode in one pass: it reports
+// true when src is a document fastCheck accepts and v (as for fastDecode)
+// now holds it as fastDecode would have decoded it. False says nothing
+// about src: v may be partly written and the caller takes the two-step
+// path (the walker for the errors, then a decode into a fresh value).
+func fastCheckDecode(src []byte, s *shape, v reflect.Value) bool {
+	if s.kind != kindObject || !s.fastDecodable || !v.CanSet() {
+		return false
+	}
+	p := fastScanner{src: src, check: true}
+	p.ws()
+	if p.peek() != '{' || !p.object(s, 0, v) {
+		return false
+	}
+	p.ws()
+	return p.i == len(src)
+}
+
 // peek returns the current byte, or 0 at the end.
 func (p *fastScanner) peek() byte {
 	if p.i < len(p.src) {

@@ -22,9 +22,10 @@ func fastEntries(t testing.TB) []*builtEntry {
 	return list
 }
 
-// fastAgree checks the fast path's two promises on one document: fastCheck
-// accepts only what the walker finds nothing wrong with, and fastDecode
-// fills the request exactly as encoding/json does. It reports whether
+// fastAgree checks the fast path's promises on one document: fastCheck
+// and fastCheckDecode accept only what the walker finds nothing wrong
+// with, and fastDecode and fastCheckDecode fill the request exactly as
+// encoding/json does. It reports whether
 // each fast step accepted the document.
 func fastAgree(t testing.TB, e *entry, doc []byte) (checked, decoded bool) {
 	t.Helper()
@@ -32,6 +33,20 @@ func fastAgree(t testing.TB, e *entry, doc []byte) (checked, decoded bool) {
 	errs, _, fatal := walkDocument(doc, e.shape, "")
 	if checked && (fatal != nil || len(errs) > 0) {
 		t.Fatalf("%s: fastCheck accepted %q, the walker reports %v %v", e.key, doc, errs, fatal)
+	}
+	// The one-pass fastCheckDecode: it accepts only clean documents, and
+	// decodes them as encoding/json does.
+	fused := reflect.New(e.reqType)
+	if fastCheckDecode(doc, e.shape, fused.Elem()) {
+		if fatal != nil || len(errs) > 0 {
+			t.Fatalf("%s: fastCheckDecode accepted %q, the walker reports %v %v", e.key, doc, errs, fatal)
+		}
+		want := reflect.New(e.reqType)
+		if err := json.Unmarshal(doc, want.Interface()); err != nil || !reflect.DeepEqual(fused.Elem().Interface(), want.Elem().Interface()) {
+			t.Fatalf("%s: %q: fastCheckDecode gave %+v, encoding/json %+v (%v)", e.key, doc, fused.Elem().Interface(), want.Elem().Interface(), err)
+		}
+	} else if checked && e.shape.fastDecodable && fastDecode(doc, e.shape, reflect.New(e.reqType).Elem()) {
+		t.Fatalf("%s: %q: fastCheck and fastDecode take it, fastCheckDecode does not", e.key, doc)
 	}
 	if fatal != nil || slices.ContainsFunc(errs, func(fe svc.FieldError) bool { return fe.Rule != RuleRequired }) {
 		return checked, false // prepare never sees such a document

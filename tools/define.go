@@ -44,10 +44,13 @@ type def[Req, Resp any] struct {
 	// pure says the output depends on the request alone (not on the Env,
 	// a clock or a terminal): validating by a dry run then computes the
 	// output, which Call.Run hands out instead of computing it again.
+	// (A request validated by its Validate method is computed by Run.)
 	pure bool
-	// check validates a request without running the tool. nil means a dry
-	// run of run with a zero Env: the only way to apply all of a tool's
-	// rules, acceptable for the pure, cheap tools only. Tools that read a
+	// check validates a request without running the tool. nil means the
+	// request's own Validate method when Req has one (the calculators),
+	// else a dry run of run with a zero Env: the only way to apply all of
+	// a tool's rules, acceptable for the pure, cheap tools only (the
+	// profilers, whose validation is the parse). Tools that read a
 	// terminal or may run long (the gold tools, regex_test) set check.
 	check func(ctx context.Context, req Req) error
 }
@@ -66,6 +69,14 @@ func define[Req, Resp any](d def[Req, Resp]) func() (*entry, error) {
 			return nil, fmt.Errorf("tools: %s: request type %s is not a struct", d.operationID, reqType)
 		}
 		e := &entry{meta: d.meta, reqType: reqType, respType: respType, shape: sh}
+		e.prepareChecked = func(ctx context.Context, doc []byte) (*Call, bool, error) {
+			pc := &prepared[Req, Resp]{d: &d}
+			if !fastCheckDecode(doc, sh, reflect.ValueOf(&pc.req).Elem()) {
+				return nil, false, nil
+			}
+			c, err := pc.validate(ctx)
+			return c, true, err
+		}
 		e.prepare = func(ctx context.Context, doc []byte) (*Call, error) {
 			pc := &prepared[Req, Resp]{d: &d}
 			if !fastDecode(doc, sh, reflect.ValueOf(&pc.req).Elem()) {
@@ -77,30 +88,50 @@ func define[Req, Resp any](d def[Req, Resp]) func() (*entry, error) {
 					return nil, invalid(fieldErr("", RuleJSON, "the input does not decode: %s", cut(err.Error(), 120)))
 				}
 			}
-			req := pc.req
-			if d.check != nil {
-				if err := d.check(ctx, req); err != nil {
-					return nil, err
-				}
-			} else {
-				resp, err := d.run(ctx, Env{}, req)
-				if err != nil {
-					return nil, err
-				}
-				if d.pure {
-					pc.resp, pc.cached = resp, true
-				}
-			}
-			return &Call{req: req, input: pc.input, run: pc.run}, nil
+			return pc.validate(ctx)
 		}
 		return e, nil
 	}
 }
 
+// validate applies the tool's own rules to the decoded request and returns
+// the Call.
+func (pc *prepared[Req, Resp]) validate(ctx context.Context) (*Call, error) {
+	d := pc.d
+	switch v, ok := any(&pc.req).(validating); {
+	case ok && d.check == nil:
+		// The tool's own check, without computing: a 402 costs no more
+		// than the rules (Run computes on a paid call).
+		if err := v.Validate(); err != nil {
+			return nil, err
+		}
+	case d.check != nil:
+		if err := d.check(ctx, pc.req); err != nil {
+			return nil, err
+		}
+	default:
+		resp, err := d.run(ctx, Env{}, pc.req)
+		if err != nil {
+			return nil, err
+		}
+		if d.pure {
+			pc.resp, pc.cached = resp, true
+		}
+	}
+	pc.call.p = pc
+	return &pc.call, nil
+}
+
+// validating is a request of the root package that checks itself without
+// running its tool (the calculators: (*svc.RiskLevelsRequest).Validate,
+// ...). It returns the error the tool would return for invalid input.
+type validating interface{ Validate() error }
+
 // prepared is the state of one decoded call: the request, the output of
 // the validating run when it is the answer (pure tools), and the input
-// encoded on first use. One allocation holds it all.
+// encoded on first use. One allocation holds it all, the Call included.
 type prepared[Req, Resp any] struct {
+	call   Call
 	d      *def[Req, Resp]
 	req    Req
 	resp   Resp
@@ -110,6 +141,9 @@ type prepared[Req, Resp any] struct {
 	in    json.RawMessage
 	inErr error
 }
+
+// request returns the decoded request.
+func (p *prepared[Req, Resp]) request() any { return p.req }
 
 // input returns the request encoded as JSON, encoding it once.
 func (p *prepared[Req, Resp]) input() (json.RawMessage, error) {

@@ -161,11 +161,34 @@ func (t *Tool) Decode(ctx context.Context, r *http.Request) (*Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	hint := ""
-	if !jsonContentType(r) {
-		hint = fmt.Sprintf(" (the body is read as JSON whatever its Content-Type; it says %q)", cut(r.Header.Get("Content-Type"), 40))
+	return t.decodeDocument(ctx, body, nil, t.contentTypeHint(r))
+}
+
+// DecodeBody is Decode for a request whose body was read already: body is
+// all of it (nil when there is none), r supplies the query string and the
+// headers, and r.Body is not touched. A server that reads each body once,
+// bounded, hands the bytes on with it. The rules and errors are Decode's,
+// a body over the tool's limit included.
+func (t *Tool) DecodeBody(ctx context.Context, r *http.Request, body []byte) (*Call, error) {
+	if t.InputLocation == InputQuery {
+		return t.Decode(ctx, r)
 	}
-	return t.decodeDocument(ctx, body, nil, hint)
+	if err := checkEncoding(r); err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > t.bodyLimit {
+		return nil, tooLarge(t.bodyLimit, nil)
+	}
+	return t.decodeDocument(ctx, bytes.TrimPrefix(body, []byte("\uFEFF")), nil, t.contentTypeHint(r))
+}
+
+// contentTypeHint explains, in an error about the body, that the body was
+// read as JSON whatever its Content-Type said ("" for a JSON type).
+func (t *Tool) contentTypeHint(r *http.Request) string {
+	if jsonContentType(r) {
+		return ""
+	}
+	return fmt.Sprintf(" (the body is read as JSON whatever its Content-Type; it says %q)", cut(r.Header.Get("Content-Type"), 40))
 }
 
 // DecodeQuery reads the input of a call from query parameters, as Decode
@@ -194,6 +217,17 @@ func (t *Tool) DecodeJSON(ctx context.Context, input json.RawMessage) (*Call, er
 // validates the request with the tool's own rules. pre holds errors found
 // before (query typing).
 func (t *Tool) decodeDocument(ctx context.Context, doc []byte, pre []svc.FieldError, hint string) (*Call, error) {
+	if len(pre) == 0 {
+		// The common case in one pass: a clean document, checked and
+		// decoded together (fastCheckDecode), then the tool's rules.
+		if c, ok, err := t.base.prepareChecked(ctx, doc); ok {
+			if err != nil {
+				return nil, err
+			}
+			c.tool = t
+			return c, nil
+		}
+	}
 	errs, doc, err := checkDocument(doc, t.base.shape, hint)
 	if err != nil {
 		return nil, err
@@ -254,10 +288,15 @@ func (t *Tool) Invoke(ctx context.Context, env Env, input json.RawMessage) (json
 // and running are separate steps so that a server validates before any
 // 402 and runs the tool only after the payment is verified.
 type Call struct {
-	tool  *Tool
-	req   any
-	input func() (json.RawMessage, error) // encoded on first use
-	run   func(ctx context.Context, env Env) (any, error)
+	tool *Tool
+	p    preparedCall
+}
+
+// preparedCall is the typed state behind a Call (prepared[Req, Resp]).
+type preparedCall interface {
+	request() any
+	input() (json.RawMessage, error) // encoded on first use
+	run(ctx context.Context, env Env) (any, error)
 }
 
 // Tool returns the tool called.
@@ -265,20 +304,20 @@ func (c *Call) Tool() *Tool { return c.tool }
 
 // Request returns the decoded request: a value of the tool's request type
 // (svc.RiskLevelsRequest, ...).
-func (c *Call) Request() any { return c.req }
+func (c *Call) Request() any { return c.p.request() }
 
 // Input returns the decoded input as a canonical JSON object (the request
 // re-encoded: numbers in plain decimal form, defaults not filled in). It is
 // the body a client sends for a POST tool.
 func (c *Call) Input() json.RawMessage {
-	in, _ := c.input() // a decoded request always encodes
+	in, _ := c.p.input() // a decoded request always encodes
 	return slices.Clone(in)
 }
 
 // Query returns the input as query parameters, for building the URL of a
 // GET tool (and of any tool whose members are all scalars).
 func (c *Call) Query() url.Values {
-	in, _ := c.input()
+	in, _ := c.p.input()
 	q, _ := QueryOf(in)
 	return q
 }
@@ -293,7 +332,7 @@ func (c *Call) Query() url.Values {
 // KindInvalid for an unknown symbol, ...). Run may be called more than
 // once and from several goroutines.
 func (c *Call) Run(ctx context.Context, env Env) (any, error) {
-	return c.run(ctx, env)
+	return c.p.run(ctx, env)
 }
 
 // RunJSON is Run with the response encoded as JSON (no HTML escaping, no
@@ -359,4 +398,8 @@ type entry struct {
 	// prepare decodes doc (already checked against shape) and validates
 	// the request with the tool's rules.
 	prepare func(ctx context.Context, doc []byte) (*Call, error)
+	// prepareChecked checks doc against shape and decodes it in one pass
+	// when it is clean, then validates as prepare does; ok false (and no
+	// error) means doc needs the walker.
+	prepareChecked func(ctx context.Context, doc []byte) (c *Call, ok bool, err error)
 }

@@ -304,17 +304,17 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-// PaymentRequiredBody is the JSON body of the middleware's 402s. Its top
-// level is the x402 v1 answer ({x402Version: 1, error, accepts} with v1
-// requirements), which the v1 clients (x402-fetch 1.x) read from the body;
-// v2 clients read the PAYMENT-REQUIRED header instead and ignore the body
-// when the header is present (checked in @x402/fetch 2.27). PaymentRequired
-// repeats the header's v2 object, so that an agent reading only the body
-// can pay either way.
-type PaymentRequiredBody struct {
-	PaymentRequiredV1
-	PaymentRequired PaymentRequired `json:"paymentRequired"`
-}
+// PaymentRequiredBody is the JSON body of the middleware's 402s: the x402 v1
+// answer ({x402Version: 1, error, accepts} with v1 requirements), which the
+// v1 clients (x402-fetch 1.x) read from the body. v2 clients read the
+// PAYMENT-REQUIRED header and ignore the body when the header is present
+// (checked in @x402/fetch 2.27). An agent that reads only the body learns
+// the same terms in their v1 names and can pay them with X-PAYMENT.
+//
+// The v2 object is not repeated in the body: it is already in the header,
+// and carrying it twice made a 402 half as large again (a cost paid by
+// every unpaid request, see BENCHMARKS.md).
+type PaymentRequiredBody = PaymentRequiredV1
 
 // mwPaid carries the state of one paid request through the pipeline.
 type mwPaid struct {
@@ -719,8 +719,7 @@ func (m *Middleware) write402(w http.ResponseWriter, pr PaymentRequired, reason 
 	} else {
 		m.cfg.Logger.Error("x402: encoding PAYMENT-REQUIRED failed", "error", err)
 	}
-	body := PaymentRequiredBody{PaymentRequiredV1: PaymentRequiredToV1(pr), PaymentRequired: pr}
-	b, err := json.Marshal(body)
+	b, err := json.Marshal(PaymentRequiredToV1(pr))
 	if err != nil {
 		m.cfg.Logger.Error("x402: encoding the 402 body failed", "error", err)
 		b = []byte("{}")

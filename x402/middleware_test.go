@@ -412,9 +412,9 @@ func TestMiddlewareUnpaid(t *testing.T) {
 		v1.MaxTimeoutSeconds != a.MaxTimeoutSeconds || v1.Extra["name"] != "USD Coin" || v1.OutputSchema["input"] == nil {
 		t.Fatalf("v1 accepts[0] = %+v", v1)
 	}
-	if body.PaymentRequired.X402Version != 2 || body.PaymentRequired.Accepts[0].Amount != mwAmount ||
-		body.PaymentRequired.Resource.URL != pr.Resource.URL {
-		t.Fatalf("body.paymentRequired = %+v", body.PaymentRequired)
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(r.body, &keys); err != nil || len(keys) != 3 {
+		t.Fatalf("body members %v, want x402Version, error and accepts only: %s", keys, r.body)
 	}
 	if e.runs.Load() != 0 {
 		t.Fatal("the paid handler ran without payment")

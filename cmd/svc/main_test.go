@@ -197,6 +197,16 @@ func TestServeFromCleanCheckout(t *testing.T) {
 		t.Fatalf("svc call xau-bars: %v\n%s", err, out)
 	}
 
+	// The aggregate stats saw the 402 and both settled calls (the server
+	// reports every answer to them).
+	var stats struct {
+		PaymentRequired int64 `json:"paymentRequired"`
+		Settled         int64 `json:"settled"`
+	}
+	if code := getJSON(t, base+"/api/distribution/stats", &stats); code != 200 || stats.PaymentRequired < 1 || stats.Settled != 2 {
+		t.Fatalf("stats %d %+v, want at least one 402 and 2 settled calls", code, stats)
+	}
+
 	list := exec.Command(bin, "tools", "--url", base)
 	out, err = list.Output()
 	if err != nil || strings.Count(string(out), "/api/") != 13 || !strings.Contains(string(out), "regex-test") {

@@ -275,7 +275,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	srv, err := httpserver.New(httpserver.Config{
 		Catalog:        catalog,
 		Routes:         routes,
-		Middleware:     disc.Stats().Middleware,
+		Observer:       disc.Stats(),
 		Terminal:       terminal,
 		Env:            tools.Env{DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout},
 		HealthTTL:      c.healthTTL,

@@ -12,7 +12,7 @@
 //	    {name, requests, seconds, rps, p50Ms, p90Ms, p99Ms, maxMs, statuses}
 //	svcbench facilitator [--addr 127.0.0.1:0]
 //	    serve svc's local facilitator over the facilitator HTTP API (for
-//	    the @x402/express comparison, bench/express-402.mjs)
+//	    the @x402/express comparison, bench/express/express-402.mjs)
 //	svcbench sign --url URL [--method POST] [--body JSON] --pay-key-env VAR
 //	              --n N --out FILE
 //	    sign N payments of the URL's offer, one PAYMENT-SIGNATURE value a

@@ -5,8 +5,8 @@
 // configuration of the reference quickstart. The facilitator is svc's local
 // facilitator served by `svcbench facilitator` (URL in FACILITATOR_URL).
 //
-// Install (not part of the repository's dependencies; run in a scratch dir):
-//   npm install @x402/express@2.27.0 @x402/core@2.27.0 @x402/evm@2.27.0 express@5
+// Installed by bench/run.sh (npm ci in bench/express, versions pinned in
+// package-lock.json).
 // Run: FACILITATOR_URL=http://127.0.0.1:PORT node express-402.mjs [port]
 import express from "express";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";

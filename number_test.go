@@ -1,0 +1,82 @@
+package svc
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+	"github.com/shopspring/decimal"
+)
+
+// TestBelowPow10 compares the digit-count test with the exact comparison
+// |d| < 10^k it replaces, on coefficients of every size around the
+// boundaries (±(10^n − 1), ±10^n, ±(10^n + 1)) and random ones.
+func TestBelowPow10(t *testing.T) {
+	ref := func(d decimal.Decimal, k int32) bool { return d.Abs().Cmp(decimal.New(1, k)) < 0 }
+	p := gopter.DefaultTestParameters()
+	p.MinSuccessfulTests = 20000
+	props := gopter.NewProperties(p)
+	props.Property("belowPow10(d, k) == |d| < 10^k", prop.ForAll(
+		func(n int, delta int64, neg bool, exp, k int32, seed uint64) bool {
+			c := decimal.New(1, int32(n)).BigInt() // 10^n
+			switch {
+			case delta == 2: // a random coefficient of up to n+1 digits
+				r := rand.New(rand.NewPCG(seed, 1))
+				c = decimal.NewFromFloat(r.Float64()).Mul(decimal.New(1, int32(n+1))).Truncate(0).BigInt()
+			default:
+				c.Add(c, decimal.NewFromInt(delta).BigInt())
+			}
+			if neg {
+				c.Neg(c)
+			}
+			d := decimal.NewFromBigInt(c, exp)
+			return belowPow10(d, k) == ref(d, k)
+		},
+		gen.IntRange(0, 40), gen.Int64Range(-1, 2), gen.Bool(), gen.Int32Range(-20, 20), gen.Int32Range(-5, 35), gen.UInt64(),
+	))
+	props.TestingRun(t)
+	for _, tc := range []struct {
+		s    string
+		k    int32
+		want bool
+	}{{"0", 0, true}, {"0.0000", -3, true}, {"99.99999999", 2, true}, {"100", 2, false}, {"1e30", 30, false},
+		{"999999999999999999999999999999", 30, true}, {"-1e30", 30, false}, {"9.9e29", 30, true}} {
+		if got := belowPow10(decimal.RequireFromString(tc.s), tc.k); got != tc.want {
+			t.Errorf("belowPow10(%s, %d) = %v, want %v", tc.s, tc.k, got, tc.want)
+		}
+	}
+}
+
+// TestValidateDirectionShortcut holds the requests validated with
+// validateDirection to its premise (their only validator tag is the
+// direction's) and checks that it answers as validateStruct does.
+func TestValidateDirectionShortcut(t *testing.T) {
+	for _, req := range []any{RiskLevelsRequest{}, TickPnLRequest{}} {
+		typ := reflect.TypeOf(req)
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			tag, ok := f.Tag.Lookup("validate")
+			switch {
+			case f.Type == reflect.TypeFor[Direction]():
+				if tag != "required,oneof=long short" {
+					t.Errorf("%s.%s: validate tag %q", typ.Name(), f.Name, tag)
+				}
+			case ok:
+				t.Errorf("%s.%s has validate tag %q: validateDirection would skip it", typ.Name(), f.Name, tag)
+			}
+		}
+	}
+	for _, d := range []Direction{Long, Short, "", "LONG", "buy", "long ", "sell"} {
+		for _, req := range []any{&RiskLevelsRequest{Direction: d}, &TickPnLRequest{Direction: d}} {
+			var a, b fieldErrors
+			validateDirection(&a, d, req)
+			validateStruct(&b, req)
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("%T direction %q: validateDirection %+v, validateStruct %+v", req, d, a, b)
+			}
+		}
+	}
+}
