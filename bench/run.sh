@@ -7,6 +7,9 @@
 #          measured once with GET / too                                  POST /
 #   free   svc's free route                                              GET /health
 #   402    svc answering a valid unpaid call with 402                    POST /api/risk-levels
+#   same   the bytes of that 402 (header and body) replayed by a handler
+#          with no processing (cmd/svcbench replay): the ceiling of an
+#          answer of that size                                           POST /
 #   paid   svc paid calls, local verification (dev mode)                 POST /api/risk-levels + PAYMENT-SIGNATURE
 # bare and 402 are measured ROUNDS times, alternating, and the best run of
 # each is compared (robust to other load on the machine).
@@ -17,7 +20,8 @@
 # request.
 #
 # svc runs in dev mode (local facilitator, SQLite store, simulated terminal),
-# with access logs off (--log-level warn) and the free-route rate limit
+# with access logs off (--log-level warn; LOGLEVEL=info measures the default,
+# one buffered access-log line per request, written to a pipe) and the free-route rate limit
 # raised out of the way (--rate 1e9: the limiter still runs on every free
 # request).
 #
@@ -28,9 +32,10 @@
 # and is measured in every round too, when node and npm are installed.
 # EXPRESS=0 leaves it out.
 #
-# Bounded in time: (2*ROUNDS + 2) * DUR plus the build and the signing,
-# about 2 minutes with the defaults (ROUNDS * DUR less without express).
-# Env: DUR (10, seconds), CONC (16), ROUNDS (2), LOADER (wrk|go), EXPRESS (1|0).
+# Bounded in time: (4*ROUNDS + 3) * DUR plus the build and the signing,
+# about 2.5 minutes with the defaults (ROUNDS * DUR less without express).
+# Env: DUR (10, seconds), CONC (16), ROUNDS (2), LOADER (wrk|go), EXPRESS (1|0),
+# LOGLEVEL (warn|info).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +43,7 @@ DUR=${DUR:-10}
 CONC=${CONC:-16}
 ROUNDS=${ROUNDS:-2}
 LOADER=${LOADER:-}
+LOGLEVEL=${LOGLEVEL:-warn}
 if [ -z "$LOADER" ]; then
   if command -v wrk >/dev/null; then LOADER=wrk; else LOADER=go; fi
 fi
@@ -68,7 +74,10 @@ wait_url() { # file → URL printed as "listening on http://..."
 
 timeout 900 "$TMP/svcbench" bare >"$TMP/bare.out" 2>&1 &
 pids+=($!)
-(cd "$TMP" && exec timeout 900 ./svc serve --addr 127.0.0.1:0 --db "$TMP/svc.db" --log-level warn --rate 1e9 --burst 1000000000) 2>"$TMP/svc.err" &
+# svc's log goes to a pipe (as under a process supervisor); its first 64 KiB
+# (the banner) are kept.
+(cd "$TMP" && exec timeout 900 ./svc serve --addr 127.0.0.1:0 --db "$TMP/svc.db" --log-level "$LOGLEVEL" --rate 1e9 --burst 1000000000) \
+  2> >(stdbuf -o0 head -c 65536 >"$TMP/svc.err"; cat >/dev/null) &
 pids+=($!)
 BARE=$(wait_url "$TMP/bare.out")
 SVC=$(wait_url "$TMP/svc.err")
@@ -88,6 +97,9 @@ if [ "$EXPRESS_ON" = 1 ]; then
   EXPRESS=$(wait_url "$TMP/express.out")
 fi
 BODY='{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}'
+timeout 900 "$TMP/svcbench" replay --url "$SVC/api/risk-levels" --method POST --body "$BODY" >"$TMP/replay.out" 2>&1 &
+pids+=($!)
+SAME=$(wait_url "$TMP/replay.out")
 PAYER_KEY=0x$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export PAYER_KEY
 
@@ -120,10 +132,11 @@ run() {
   fi
 }
 
-echo "== $(nproc) cores, $(go version | cut -d' ' -f3-4), loader $LOADER, $CONC connections, ${DUR}s per run, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $(nproc) cores, $(go version | cut -d' ' -f3-4), loader $LOADER, $CONC connections, ${DUR}s per run, svc log level $LOGLEVEL, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$ROUNDS"); do
   run "bare#$r" "$BARE/" post
   run "402#$r" "$SVC/api/risk-levels" post
+  run "same#$r" "$SAME/" post
   if [ -n "$EXPRESS" ]; then run "express402#$r" "$EXPRESS/api/risk-levels" post; fi
 done | tee "$TMP/rounds.txt"
 run bare-get "$BARE/"
@@ -136,8 +149,9 @@ else
 fi
 
 best() { grep "^$1#" "$TMP/rounds.txt" | sed -E 's/.*rps=([0-9.]+).*/\1/' | sort -g | tail -1; }
-awk -v b="$(best bare)" -v p="$(best 402)" \
-  'BEGIN { printf "402 answers / bare handler (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 0.7x)\n", p, b, p / b }'
+awk -v b="$(best bare)" -v p="$(best 402)" -v s="$(best same)" \
+  'BEGIN { printf "402 answers / bare handler (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 0.7x)\n", p, b, p / b
+           printf "the same 402 bytes with no processing / bare handler: %.0f / %.0f req/s = %.2fx (the ceiling)\n", s, b, s / b }'
 if [ -n "$EXPRESS" ]; then
   awk -v e="$(best express402)" -v p="$(best 402)" \
     'BEGIN { printf "svc 402 answers / @x402/express 402 answers (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 10x)\n", p, e, p / e }'

@@ -22,6 +22,7 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/xau"
 )
 
 // countingConn records the write calls made on a connection.
@@ -80,8 +81,12 @@ func newConnTestServer(t *testing.T, addr string) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	sim, err := xau.NewSimulated(xau.SimConfig{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := New(Config{Catalog: cat, Facilitator: local, Store: st, PayTo: payTo, PublicBaseURL: "http://" + addr,
-		Logger: slog.New(slog.DiscardHandler), Addr: addr})
+		Logger: slog.New(slog.DiscardHandler), Addr: addr, Terminal: sim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +187,42 @@ func TestPaymentRequiredIsOneWrite(t *testing.T) {
 		}
 		if len(header) != len(rec.Header())+1 || header.Get("Date") == "" { // + Date, which net/http adds
 			t.Errorf("round %d: headers %v, Handler's %v", round, header, rec.Header())
+		}
+	}
+
+	// Every tool's 402, with request ids of both extremes (answers that
+	// fit net/http's 4 KiB write buffer and answers that overflow it),
+	// leaves in one write call.
+	for _, tool := range srv.cfg.Catalog.All() {
+		for _, id := range []string{"a", strings.Repeat("x", 128)} {
+			req := tool.Method + " " + tool.Path
+			in := string(tool.ExampleInput)
+			if tool.InputLocation == tools.InputQuery {
+				call, err := tool.DecodeJSON(t.Context(), tool.ExampleInput)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req += "?" + call.Query().Encode()
+				in = ""
+			}
+			req += " HTTP/1.1\r\nHost: x\r\nX-Request-Id: " + id + "\r\nContent-Length: " + strconv.Itoa(len(in)) + "\r\n\r\n" + in
+			if _, err := io.WriteString(c, req); err != nil {
+				t.Fatal(err)
+			}
+			status, header, got := readAnswer(t, br)
+			if status != http.StatusPaymentRequired {
+				t.Fatalf("%s: status %d: %s", tool.Key, status, got)
+			}
+			size := 0
+			for k, vs := range header {
+				for _, v := range vs {
+					size += len(k) + len(v) + 4
+				}
+			}
+			if writes := server.takeWrites(); len(writes) != 1 {
+				t.Errorf("%s (request id of %d bytes, header %d bytes, body %d): the 402 left in %d writes %v, want 1",
+					tool.Key, len(id), size, len(got), len(writes), writes)
+			}
 		}
 	}
 

@@ -229,10 +229,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, c.logLevel, c.logFormat)
+	// Log lines (one per request at level info) and the banner go out
+	// through a buffer: see logSink.
+	sink := newLogSink(stderr)
+	stopFlush := sink.start(logFlushEvery)
+	defer stopFlush()
+	stderr = sink
+	log, err := newLogger(sink, c.logLevel, c.logFormat)
 	if err != nil {
 		return err
 	}
+	log = slog.New(flushOnWarn{Handler: log.Handler(), sink: sink})
 	if c.devMode {
 		if err := checkDevAddr(c.addr); err != nil {
 			return err
@@ -308,6 +315,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	if c.terminal == "none" {
 		log.Warn("svc: no gold terminal configured: the three gold routes answer 503 (set --bridge-url or --terminal)")
 	}
+	_ = sink.Flush() // the banner and the start-up lines at once
 
 	go pruneLoop(ctx, st, log)
 	errc := make(chan error, 1)

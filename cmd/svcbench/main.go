@@ -13,6 +13,10 @@
 //	svcbench facilitator [--addr 127.0.0.1:0]
 //	    serve svc's local facilitator over the facilitator HTTP API (for
 //	    the @x402/express comparison, bench/express/express-402.mjs)
+//	svcbench replay --url URL [--method POST] [--body JSON] [--addr 127.0.0.1:0]
+//	    fetch one answer of URL and serve exactly it (status, header, body)
+//	    to every request: the ceiling of an answer of that size, for the
+//	    402 comparison (the same bytes with no processing at all)
 //	svcbench sign --url URL [--method POST] [--body JSON] --pay-key-env VAR
 //	              --n N --out FILE
 //	    sign N payments of the URL's offer, one PAYMENT-SIGNATURE value a
@@ -47,7 +51,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: svcbench bare|load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: svcbench bare|load|sign|facilitator|replay [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -60,6 +64,8 @@ func main() {
 		err = sign(os.Args[2:])
 	case "facilitator":
 		err = facilitator(os.Args[2:])
+	case "replay":
+		err = replay(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -102,6 +108,45 @@ func serveUntilSignal(addr string, h http.Handler) error {
 		return err
 	}
 	return nil
+}
+
+// replay records one answer of a URL and serves it, unchanged, to every
+// request (reading the request body first, as a handler would).
+func replay(args []string) error {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	target := fs.String("url", "", "URL whose answer is replayed")
+	method := fs.String("method", http.MethodGet, "HTTP method")
+	body := fs.String("body", "", "JSON body")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	req, err := http.NewRequest(*method, *target, strings.NewReader(*body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("recording %s: %w", *target, err)
+	}
+	recorded, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("recording %s: %w", *target, err)
+	}
+	header := resp.Header.Clone()
+	header.Del("Date")
+	status := resp.StatusCode
+	return serveUntilSignal(*addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		for k, v := range header {
+			h[k] = v
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(recorded)
+	}))
 }
 
 // bare serves the baseline: the least a Go HTTP server can do per request.
