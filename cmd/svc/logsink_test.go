@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
 	"sync"
@@ -9,26 +8,8 @@ import (
 	"time"
 )
 
-// syncBuf is a bytes.Buffer safe for concurrent use.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestLogSink(t *testing.T) {
-	out := &syncBuf{}
+	out := &lockedBuffer{}
 	sink := newLogSink(out)
 	log := slog.New(flushOnWarn{Handler: slog.NewTextHandler(sink, nil), sink: sink}).With("svc", "test")
 
