@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Defaults of HealthCache.
@@ -21,7 +23,7 @@ const (
 // request. It is safe for concurrent use.
 //
 // The last result, up or down, is reused for the TTL. When it has expired,
-// concurrent callers share a single underlying Health call (single flight),
+// concurrent callers share a single underlying Health call (x/sync singleflight),
 // which runs detached from any one caller's cancellation but bounded by the
 // call timeout; a caller whose context ends stops waiting. A Health call
 // that fails, times out, panics or reports Connected false counts as down,
@@ -31,18 +33,21 @@ type HealthCache struct {
 	ttl time.Duration
 	now func() time.Time
 
+	flight singleflight.Group // key healthKey: the underlying Health call
+
 	mu      sync.Mutex
 	timeout time.Duration
 	have    bool
 	at      time.Time
 	health  Health
 	err     error
-	flight  *healthFlight
 }
 
-// healthFlight is one underlying Health call shared by its waiters.
-type healthFlight struct {
-	done   chan struct{}
+// healthKey is the one key of HealthCache.flight.
+const healthKey = "health"
+
+// healthResult is what the shared Health call hands its waiters.
+type healthResult struct {
 	health Health
 	err    error
 }
@@ -93,24 +98,25 @@ func (c *HealthCache) Status(ctx context.Context) (Health, error) {
 			return h, err
 		}
 	}
-	f := c.flight
-	if f == nil {
-		f = &healthFlight{done: make(chan struct{})}
-		c.flight = f
-		go c.run(context.WithoutCancel(ctx), c.timeout, f)
-	}
+	timeout := c.timeout
 	c.mu.Unlock()
+	// DoChan runs the call on its own goroutine: it outlives a waiter that
+	// gives up, and its result is cached for the next ones.
+	detached := context.WithoutCancel(ctx)
+	ch := c.flight.DoChan(healthKey, func() (any, error) {
+		return c.run(detached, timeout), nil
+	})
 	select {
-	case <-f.done:
-		return f.health, f.err
+	case r := <-ch:
+		res := r.Val.(healthResult)
+		return res.health, res.err
 	case <-ctx.Done():
 		return Health{}, ctxErr(ctx, "health")
 	}
 }
 
-// run performs the underlying call of flight f and publishes its result.
-func (c *HealthCache) run(ctx context.Context, timeout time.Duration, f *healthFlight) {
-	defer close(f.done)
+// run performs the underlying Health call and caches its result.
+func (c *HealthCache) run(ctx context.Context, timeout time.Duration) healthResult {
 	h, err := c.call(ctx, timeout)
 	switch {
 	case err == nil && !h.Connected:
@@ -119,10 +125,10 @@ func (c *HealthCache) run(ctx context.Context, timeout time.Duration, f *healthF
 		// A foreign error from a custom Terminal still means "down".
 		err = unavailable("health", "terminal health check failed", err)
 	}
-	f.health, f.err = h, err
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.have, c.at, c.health, c.err, c.flight = true, c.now(), h, err, nil
+	c.have, c.at, c.health, c.err = true, c.now(), h, err
+	return healthResult{health: h, err: err}
 }
 
 // call runs Health with a timeout. The timeout holds even for a terminal
