@@ -162,7 +162,7 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 		},
 	}
 	if chosen < 0 {
-		plan.Message = "no paid tool matches this query; rephrase it or browse GET /api/catalog"
+		plan.Message = "no paid tool matches this query well enough; rephrase it, pick one of the alternatives or browse GET /api/catalog"
 		return plan, nil
 	}
 	t := s.tools[chosen]
@@ -231,9 +231,10 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 }
 
 // resolve picks the tool for a query: an exact name (key, operation id,
-// path, URL) first, else the finder's best match. It returns the index of
-// the chosen tool (-1: none), its score and matched tokens, and the
-// finder's other matches in rank order.
+// path, URL) first, else the finder's best match when it scores at least
+// MinMatchScore. It returns the index of the chosen tool (-1: none), its
+// score and matched tokens, and the finder's other matches in rank order
+// (all of them when none was chosen).
 func (s *Service) resolve(query string, n int) (int, float64, []string, []Match) {
 	matches := s.finder.Find(query, n)
 	if i, ok := s.lookup(query); ok {
@@ -247,6 +248,9 @@ func (s *Service) resolve(query string, n int) (int, float64, []string, []Match)
 	}
 	for len(matches) > 0 {
 		if i, ok := s.index[matches[0].Key]; ok {
+			if matches[0].Score < MinMatchScore {
+				return -1, 0, nil, matches
+			}
 			return i, matches[0].Score, matches[0].MatchedTokens, matches[1:]
 		}
 		matches = matches[1:]

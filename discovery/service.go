@@ -46,6 +46,13 @@ const (
 	MaxCategoryLen = 64
 	// MaxAlternatives is the number of runner-up matches of a plan.
 	MaxAlternatives = 3
+	// MinMatchScore is the finder score a query's best match needs for
+	// /api/route, /api/try (and A2A) to pick it. Every labelled intent of
+	// the finder's eval and holdout sets is answered above it (lowest
+	// 0.53); off-topic queries that reach a tool through one loose word or
+	// a typo correction ("bake a sourdough" → "base", 0.45) fall below and
+	// get no match, their near misses listed as alternatives.
+	MinMatchScore = 0.5
 )
 
 // Config is what the free surfaces need to know about the deployment.

@@ -614,3 +614,52 @@ func TestEmptyFacilitatorMeansDevMode(t *testing.T) {
 		t.Errorf("dev mode %v facilitator %q", s.Config().DevMode, s.facil)
 	}
 }
+
+// TestRouteMinMatchScore: /api/route and /api/try pick a tool for every
+// labelled intent the finder ranks right (eval and holdout sets), and for
+// none of a list of off-topic requests, whose near misses are offered as
+// alternatives instead.
+func TestRouteMinMatchScore(t *testing.T) {
+	s := discNewService(t, discTestBase, nil)
+	ctx := context.Background()
+	var intents, routed int
+	for _, set := range []string{"find_eval.json", "find_holdout.json"} {
+		for _, in := range findLoadIntents(t, set) {
+			m := s.finder.Find(in.Query, 1)
+			if len(m) == 0 || m[0].Key != in.Key {
+				continue // a ranking miss: TestFindEval reports those
+			}
+			intents++
+			plan, err := s.Route(ctx, in.Query, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan.Tool == in.Key {
+				routed++
+			} else {
+				t.Errorf("%q: the finder ranks %s first (score %.3f), Route picks %q", in.Query, in.Key, m[0].Score, plan.Tool)
+			}
+		}
+	}
+	t.Logf("%d of %d correctly ranked intents routed", routed, intents)
+
+	for _, q := range []string{"bake a sourdough", "weather in paris", "send an email", "resize an image", "summarize this article", "data"} {
+		if m := s.finder.Find(q, 1); len(m) == 0 || m[0].Score >= MinMatchScore {
+			t.Fatalf("%q: the finder gives %+v; the test wants a weak match", q, m)
+		}
+		plan, err := s.Route(ctx, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Matched || plan.Tool != "" || len(plan.Alternatives) == 0 {
+			t.Errorf("route %q: matched %v tool %q alternatives %v", q, plan.Matched, plan.Tool, plan.Alternatives)
+		}
+		res, err := s.Try(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Mode != "no_match" || res.Match != nil || len(res.Alternatives) == 0 {
+			t.Errorf("try %q: mode %s match %v alternatives %v", q, res.Mode, res.Match, res.Alternatives)
+		}
+	}
+}

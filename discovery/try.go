@@ -115,7 +115,8 @@ func (s *Service) Try(ctx context.Context, q string) (TryResult, error) {
 	chosen, score, tokens, rest := s.resolve(q, 1+MaxAlternatives)
 	if chosen < 0 {
 		res.Mode = "no_match"
-		res.Message = "no paid tool matches this query; the tour (GET /api/try without q) and the catalog list them all"
+		res.Alternatives = s.alternatives(rest, MaxAlternatives)
+		res.Message = "no paid tool matches this query well enough; the alternatives are near misses, the tour (GET /api/try without q) and the catalog list every tool"
 		res.NextRoutes = s.tourNext()
 		return res, nil
 	}
