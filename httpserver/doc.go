@@ -36,7 +36,11 @@
 //     the settlement is appended to the ledger with the tool key, payer,
 //     amount, network, asset, transaction, authorization nonce and the
 //     referral code of the call (the "ref" query parameter or the X-Ref
-//     header).
+//     header). An append that fails does not touch the answer; the
+//     settlement is appended again in the background with growing pauses
+//     (for up to 15 minutes, and once more at Shutdown), idempotently per
+//     authorization nonce, and whatever is given up is logged with what
+//     is needed to reconcile it.
 //
 // When Config.PublicBaseURL is set, a tool's resource URL is its endpoint
 // (PublicBaseURL + path), the offer is the same for every request, and the
@@ -90,7 +94,8 @@
 // svc_http_request_duration_seconds{route} (histogram),
 // svc_x402_payment_required_total{route}, svc_x402_settlements_total{route},
 // svc_failures_total{reason}, svc_rate_limited_total,
-// svc_ledger_append_failures_total and svc_uptime_seconds.
+// svc_ledger_append_failures_total, svc_ledger_retry_pending,
+// svc_ledger_unrecorded_total and svc_uptime_seconds.
 //
 // # Dev mode
 //

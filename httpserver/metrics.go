@@ -45,6 +45,10 @@ type metrics struct {
 
 	rateLimited atomic.Uint64
 	ledgerFails atomic.Uint64
+	// ledgerPending counts settlements waiting for a retried append;
+	// ledgerLost those given up (reconcile them from the log).
+	ledgerPending atomic.Int64
+	ledgerLost    atomic.Uint64
 }
 
 // routeMetrics are the series of one route.
@@ -305,9 +309,13 @@ func (m *metrics) write(w io.Writer, now time.Time) error {
 	bw.WriteString("# HELP svc_rate_limited_total Free-route requests refused with 429.\n")
 	bw.WriteString("# TYPE svc_rate_limited_total counter\n")
 	bw.WriteString("svc_rate_limited_total " + strconv.FormatUint(m.rateLimited.Load(), 10) + "\n")
-	bw.WriteString("# HELP svc_ledger_append_failures_total Settled payments the ledger could not record.\n")
+	bw.WriteString("# HELP svc_ledger_append_failures_total Settled payments whose first ledger append failed (each is retried).\n")
 	bw.WriteString("# TYPE svc_ledger_append_failures_total counter\n")
 	bw.WriteString("svc_ledger_append_failures_total " + strconv.FormatUint(m.ledgerFails.Load(), 10) + "\n")
+	bw.WriteString("# HELP svc_ledger_retry_pending Settled payments waiting for a retried ledger append.\n# TYPE svc_ledger_retry_pending gauge\n")
+	bw.WriteString("svc_ledger_retry_pending " + strconv.FormatInt(m.ledgerPending.Load(), 10) + "\n")
+	bw.WriteString("# HELP svc_ledger_unrecorded_total Settled payments given up without a ledger record (logged for reconciliation).\n# TYPE svc_ledger_unrecorded_total counter\n")
+	bw.WriteString("svc_ledger_unrecorded_total " + strconv.FormatUint(m.ledgerLost.Load(), 10) + "\n")
 	bw.WriteString("# HELP svc_uptime_seconds Seconds since the server was built.\n")
 	bw.WriteString("# TYPE svc_uptime_seconds gauge\n")
 	bw.WriteString("svc_uptime_seconds " + formatFloat(math.Max(0, now.Sub(m.start).Seconds())) + "\n")

@@ -492,9 +492,9 @@ func (pr *paidRoute) onSettled(ctx context.Context, ev x402.SettledEvent) {
 	if _, err := pr.s.cfg.Store.Append(ctx, st); err != nil {
 		pr.s.metrics.ledgerFails.Add(1)
 		pr.s.metrics.failure("ledger_append_failed")
-		// Enough to reconcile by hand: the payment was settled.
-		pr.s.log.Error("ledger: recording a settled payment failed", "tool", pr.tool.Key, "request_id", ev.RequestID,
-			"payer", truncate(st.Payer, 42), "nonce", truncate(st.Nonce, 66), "amount", st.Amount, "network", st.Network,
-			"transaction", truncate(ev.Transaction, 100), "error", err)
+		// Enough to reconcile by hand: the payment was settled. It is
+		// appended again in the background (ledgerRetry).
+		pr.s.log.Error("ledger: recording a settled payment failed; retrying", append(ledgerAttrs(st, ev.RequestID), "error", err)...)
+		pr.s.ledger.add(st, ev.RequestID)
 	}
 }

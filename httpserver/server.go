@@ -170,6 +170,7 @@ type Server struct {
 	supported   *supportedCache
 	paid        []*paidRoute
 	patterns    map[string]bool
+	ledger      *ledgerRetry
 
 	inflight atomic.Int64
 
@@ -247,6 +248,7 @@ func New(cfg Config) (*Server, error) {
 		supported: &supportedCache{f: cfg.Facilitator, now: cfg.Now},
 		patterns:  map[string]bool{},
 	}
+	s.ledger = newLedgerRetry(s)
 	if cfg.RateLimit >= 0 {
 		rate, burst, clients := cfg.RateLimit, cfg.RateBurst, cfg.RateClients
 		if rate == 0 {
@@ -497,8 +499,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := srv.Shutdown(ctx); err != nil {
 		_ = srv.Close()
+		s.ledger.drain(ctx)
 		return fmt.Errorf("httpserver: shutdown: %w", err)
 	}
+	s.ledger.drain(ctx)
 	return nil
 }
 

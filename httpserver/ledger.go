@@ -1,0 +1,200 @@
+package httpserver
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/seed1284c1d2/svc/store"
+)
+
+// Retrying ledger appends. A payment that settled is the client's: its
+// ledger record drives the club tiers and referral credit, so an append that
+// fails (a database restart, a full disk, a lost connection) is not the end
+// of it. The settlement waits in memory and is appended again, with growing
+// pauses, until it is recorded or ledgerRetryFor has passed; Shutdown tries
+// every waiting one once more. Appends are idempotent per authorization
+// nonce, so a retry never records a payment twice. What is still not
+// recorded in the end (or does not fit in the queue) is logged with
+// everything needed to reconcile it by hand, as the first failure was.
+const (
+	// ledgerRetryFirst is the first pause before a retry; it doubles up to
+	// ledgerRetryMax.
+	ledgerRetryFirst = 250 * time.Millisecond
+	ledgerRetryMax   = 30 * time.Second
+	// ledgerRetryFor is how long a settlement is retried.
+	ledgerRetryFor = 15 * time.Minute
+	// ledgerRetryQueue bounds the settlements waiting for a retry.
+	ledgerRetryQueue = 10000
+	// ledgerAppendTimeout bounds one retried append.
+	ledgerAppendTimeout = 5 * time.Second
+)
+
+// pendingSettlement is a settlement waiting for its ledger record.
+type pendingSettlement struct {
+	st        store.Settlement
+	requestID string
+	first     time.Time // first failure
+	next      time.Time // next attempt
+	pause     time.Duration
+	attempts  int
+}
+
+// ledgerRetry holds and retries the settlements whose append failed. Its
+// goroutine runs only while something waits.
+type ledgerRetry struct {
+	s *Server
+	// now is the wall clock of the retry schedule (the server's Config.Now
+	// may be a fixed test clock; pauses are real time).
+	now func() time.Time
+
+	mu     sync.Mutex
+	queue  []*pendingSettlement
+	done   chan struct{} // non-nil while the loop runs; closed when it ends
+	closed bool
+	wake   chan struct{} // a new entry or Shutdown: look again
+}
+
+func newLedgerRetry(s *Server) *ledgerRetry {
+	return &ledgerRetry{s: s, now: time.Now, wake: make(chan struct{}, 1)}
+}
+
+// add queues st after its first append failed.
+func (l *ledgerRetry) add(st store.Settlement, requestID string) {
+	now := l.now()
+	l.mu.Lock()
+	if l.closed || len(l.queue) >= ledgerRetryQueue {
+		l.mu.Unlock()
+		l.s.metrics.ledgerLost.Add(1)
+		l.s.log.Error("ledger: the settled payment is not retried (shutting down or too many waiting); reconcile it by hand",
+			ledgerAttrs(st, requestID)...)
+		return
+	}
+	l.queue = append(l.queue, &pendingSettlement{st: st, requestID: requestID, first: now, next: now.Add(ledgerRetryFirst), pause: ledgerRetryFirst})
+	l.s.metrics.ledgerPending.Store(int64(len(l.queue)))
+	if l.done == nil {
+		l.done = make(chan struct{})
+		go l.loop(l.done)
+	}
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop retries the queue until it is empty or closed, then closes done.
+func (l *ledgerRetry) loop(done chan struct{}) {
+	defer close(done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		if l.closed || len(l.queue) == 0 {
+			l.done = nil
+			l.mu.Unlock()
+			return
+		}
+		// The entry due first.
+		due := 0
+		for i, p := range l.queue {
+			if p.next.Before(l.queue[due].next) {
+				due = i
+			}
+		}
+		p := l.queue[due]
+		wait := p.next.Sub(l.now())
+		l.mu.Unlock()
+
+		if wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-l.wake:
+				if !timer.Stop() {
+					<-timer.C
+				}
+				continue // a new entry may be due sooner, or Shutdown began
+			}
+		}
+		ok := l.try(p)
+		l.mu.Lock()
+		if ok || l.now().Sub(p.first) >= ledgerRetryFor {
+			for i, q := range l.queue {
+				if q == p {
+					l.queue = append(l.queue[:i], l.queue[i+1:]...)
+					break
+				}
+			}
+			if !ok {
+				l.s.metrics.ledgerLost.Add(1)
+				l.s.log.Error("ledger: giving up recording a settled payment; reconcile it by hand",
+					append(ledgerAttrs(p.st, p.requestID), "attempts", p.attempts)...)
+			}
+		} else {
+			p.pause = min(2*p.pause, ledgerRetryMax)
+			p.next = l.now().Add(p.pause)
+		}
+		l.s.metrics.ledgerPending.Store(int64(len(l.queue)))
+		l.mu.Unlock()
+	}
+}
+
+// try appends p once and reports whether it is recorded.
+func (l *ledgerRetry) try(p *pendingSettlement) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), ledgerAppendTimeout)
+	defer cancel()
+	p.attempts++
+	if _, err := l.s.cfg.Store.Append(ctx, p.st); err != nil {
+		l.s.log.Warn("ledger: retrying a settled payment failed", "tool", p.st.ToolKey, "request_id", p.requestID,
+			"attempts", p.attempts, "error", err)
+		return false
+	}
+	l.s.log.Info("ledger: settled payment recorded after a retry", "tool", p.st.ToolKey, "request_id", p.requestID, "attempts", p.attempts)
+	return true
+}
+
+// drain stops the retries and tries every waiting settlement once more
+// (until ctx ends); what is left is logged for reconciliation.
+func (l *ledgerRetry) drain(ctx context.Context) {
+	l.mu.Lock()
+	l.closed = true
+	done := l.done
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	if done != nil { // let an append in progress finish
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+	l.mu.Lock()
+	queue := l.queue
+	l.queue = nil
+	l.mu.Unlock()
+	for _, p := range queue {
+		recorded := false
+		if ctx.Err() == nil {
+			actx, cancel := context.WithTimeout(ctx, ledgerAppendTimeout)
+			_, err := l.s.cfg.Store.Append(actx, p.st)
+			cancel()
+			recorded = err == nil
+		}
+		if !recorded {
+			l.s.metrics.ledgerLost.Add(1)
+			l.s.log.Error("ledger: stopping with a settled payment not recorded; reconcile it by hand",
+				append(ledgerAttrs(p.st, p.requestID), "attempts", p.attempts+1)...)
+		}
+	}
+	l.s.metrics.ledgerPending.Store(0)
+}
+
+// ledgerAttrs are the log attributes that identify a settlement.
+func ledgerAttrs(st store.Settlement, requestID string) []any {
+	return []any{"tool", st.ToolKey, "request_id", requestID,
+		"payer", truncate(st.Payer, 42), "nonce", truncate(st.Nonce, 66), "amount", st.Amount, "network", st.Network,
+		"transaction", truncate(st.Transaction, 100), "ref", st.RefCode}
+}
