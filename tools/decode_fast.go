@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/jsonlex"
 )
 
 // The fast path of the strict decoder.
@@ -42,8 +43,7 @@ var (
 
 // fastScanner is one pass over a JSON document.
 type fastScanner struct {
-	src []byte
-	i   int
+	jsonlex.Lexer
 	// check: the pass is fastCheck's (every required member must be
 	// present); otherwise fastDecode's (members may be missing: prepare
 	// also decodes documents whose only errors are missing members).
@@ -59,13 +59,13 @@ func fastCheck(src []byte, s *shape) bool {
 	if s.kind != kindObject {
 		return false
 	}
-	p := fastScanner{src: src, check: true}
-	p.ws()
-	if p.peek() != '{' || !p.object(s, 0, reflect.Value{}) {
+	p := fastScanner{Lexer: jsonlex.Lexer{Src: src}, check: true}
+	p.WS()
+	if p.Peek() != '{' || !p.object(s, 0, reflect.Value{}) {
 		return false
 	}
-	p.ws()
-	return p.i == len(src)
+	p.WS()
+	return p.I == len(src)
 }
 
 // fastDecode decodes src, a document fastCheck accepts or whose only
@@ -78,13 +78,13 @@ func fastDecode(src []byte, s *shape, v reflect.Value) bool {
 	if s.kind != kindObject || !s.fastDecodable || !v.CanSet() {
 		return false
 	}
-	p := fastScanner{src: src}
-	p.ws()
-	if p.peek() != '{' || !p.object(s, 0, v) {
+	p := fastScanner{Lexer: jsonlex.Lexer{Src: src}}
+	p.WS()
+	if p.Peek() != '{' || !p.object(s, 0, v) {
 		return false
 	}
-	p.ws()
-	return p.i == len(src)
+	p.WS()
+	return p.I == len(src)
 }
 
 // fastCheckDecode is fastCheck and fastDecode in one pass: it reports
@@ -96,33 +96,13 @@ func fastCheckDecode(src []byte, s *shape, v reflect.Value) bool {
 	if s.kind != kindObject || !s.fastDecodable || !v.CanSet() {
 		return false
 	}
-	p := fastScanner{src: src, check: true}
-	p.ws()
-	if p.peek() != '{' || !p.object(s, 0, v) {
+	p := fastScanner{Lexer: jsonlex.Lexer{Src: src}, check: true}
+	p.WS()
+	if p.Peek() != '{' || !p.object(s, 0, v) {
 		return false
 	}
-	p.ws()
-	return p.i == len(src)
-}
-
-// peek returns the current byte, or 0 at the end.
-func (p *fastScanner) peek() byte {
-	if p.i < len(p.src) {
-		return p.src[p.i]
-	}
-	return 0
-}
-
-// ws skips JSON white space.
-func (p *fastScanner) ws() {
-	for p.i < len(p.src) {
-		switch p.src[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
+	p.WS()
+	return p.I == len(src)
 }
 
 // object reads an object of shape s at '{' into v (when valid).
@@ -130,33 +110,33 @@ func (p *fastScanner) object(s *shape, depth int, v reflect.Value) bool {
 	if depth > fastMaxDepth || len(s.fields) > fastMaxFields {
 		return false
 	}
-	p.i++ // '{'
+	p.I++ // '{'
 	var seen uint64
-	p.ws()
-	if p.peek() == '}' {
-		p.i++
+	p.WS()
+	if p.Peek() == '}' {
+		p.I++
 		return p.required(s, seen)
 	}
 	for {
-		p.ws()
-		if p.peek() != '"' {
+		p.WS()
+		if p.Peek() != '"' {
 			return false
 		}
-		start := p.i + 1
-		if escaped, ok := p.str(); !ok || escaped {
+		start := p.I + 1
+		if escaped, ok := p.Str(); !ok || escaped {
 			return false // a key with escapes: the slow path unescapes it
 		}
-		f := s.byName[string(p.src[start:p.i-1])]
+		f := s.byName[string(p.Src[start:p.I-1])]
 		if f == nil || seen&(1<<f.pos) != 0 {
 			return false
 		}
 		seen |= 1 << f.pos
-		p.ws()
-		if p.peek() != ':' {
+		p.WS()
+		if p.Peek() != ':' {
 			return false
 		}
-		p.i++
-		p.ws()
+		p.I++
+		p.WS()
 		var fv reflect.Value
 		if v.IsValid() {
 			fv = v.Field(f.index[0])
@@ -164,12 +144,12 @@ func (p *fastScanner) object(s *shape, depth int, v reflect.Value) bool {
 		if !p.value(f.shape, depth+1, fv) {
 			return false
 		}
-		p.ws()
-		switch p.peek() {
+		p.WS()
+		switch p.Peek() {
 		case ',':
-			p.i++
+			p.I++
 		case '}':
-			p.i++
+			p.I++
 			return p.required(s, seen)
 		default:
 			return false
@@ -196,18 +176,18 @@ func (p *fastScanner) array(s *shape, depth int, v reflect.Value) bool {
 	if depth > fastMaxDepth {
 		return false
 	}
-	p.i++ // '['
+	p.I++ // '['
 	if v.IsValid() {
 		// encoding/json: [] is an empty, non-nil slice.
 		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
 	}
-	p.ws()
-	if p.peek() == ']' {
-		p.i++
+	p.WS()
+	if p.Peek() == ']' {
+		p.I++
 		return true
 	}
 	for n := 0; ; n++ {
-		p.ws()
+		p.WS()
 		var ev reflect.Value
 		if v.IsValid() {
 			v.Grow(1)
@@ -217,12 +197,12 @@ func (p *fastScanner) array(s *shape, depth int, v reflect.Value) bool {
 		if !p.value(s.elem, depth+1, ev) {
 			return false
 		}
-		p.ws()
-		switch p.peek() {
+		p.WS()
+		switch p.Peek() {
 		case ',':
-			p.i++
+			p.I++
 		case ']':
-			p.i++
+			p.I++
 			return true
 		default:
 			return false
@@ -232,9 +212,9 @@ func (p *fastScanner) array(s *shape, depth int, v reflect.Value) bool {
 
 // value reads one value of shape s into v (when valid).
 func (p *fastScanner) value(s *shape, depth int, v reflect.Value) bool {
-	c := p.peek()
+	c := p.Peek()
 	if c == 'n' {
-		if !p.literal("null") || !s.nullable {
+		if !p.Literal("null") || !s.nullable {
 			return false
 		}
 		if v.IsValid() {
@@ -258,12 +238,12 @@ func (p *fastScanner) value(s *shape, depth int, v reflect.Value) bool {
 	}
 	switch s.kind {
 	case kindAny:
-		start := p.i
-		if !p.anyValue(depth) {
+		start := p.I
+		if !p.Skip(depth, fastMaxDepth) {
 			return false
 		}
 		if v.IsValid() {
-			v.SetBytes(append([]byte(nil), p.src[start:p.i]...))
+			v.SetBytes(append([]byte(nil), p.Src[start:p.I]...))
 		}
 		return true
 	case kindObject:
@@ -274,17 +254,17 @@ func (p *fastScanner) value(s *shape, depth int, v reflect.Value) bool {
 		if c != '"' {
 			return false
 		}
-		start := p.i
-		escaped, ok := p.str()
+		start := p.I
+		escaped, ok := p.Str()
 		if !ok {
 			return false
 		}
 		if v.IsValid() {
-			raw := p.src[start+1 : p.i-1]
+			raw := p.Src[start+1 : p.I-1]
 			if escaped || !utf8.Valid(raw) {
 				// encoding/json's own unquoting (escapes, invalid UTF-8).
 				var str string
-				if json.Unmarshal(p.src[start:p.i], &str) != nil {
+				if json.Unmarshal(p.Src[start:p.I], &str) != nil {
 					return false
 				}
 				v.SetString(str)
@@ -298,11 +278,11 @@ func (p *fastScanner) value(s *shape, depth int, v reflect.Value) bool {
 		switch c {
 		case 't':
 			b = true
-			if !p.literal("true") {
+			if !p.Literal("true") {
 				return false
 			}
 		case 'f':
-			if !p.literal("false") {
+			if !p.Literal("false") {
 				return false
 			}
 		default:
@@ -313,7 +293,7 @@ func (p *fastScanner) value(s *shape, depth int, v reflect.Value) bool {
 		}
 		return true
 	case kindInteger:
-		lit, ok := p.number()
+		lit, ok := p.Number()
 		if !ok {
 			return false
 		}
@@ -321,12 +301,12 @@ func (p *fastScanner) value(s *shape, depth int, v reflect.Value) bool {
 	case kindNumber:
 		var lit []byte
 		if c == '"' {
-			start := p.i
-			escaped, ok := p.str()
+			start := p.I
+			escaped, ok := p.Str()
 			if !ok || escaped {
 				return false
 			}
-			lit = p.src[start+1 : p.i-1]
+			lit = p.Src[start+1 : p.I-1]
 			for _, b := range lit {
 				if b >= utf8.RuneSelf {
 					return false
@@ -334,7 +314,7 @@ func (p *fastScanner) value(s *shape, depth int, v reflect.Value) bool {
 			}
 		} else {
 			var ok bool
-			if lit, ok = p.number(); !ok {
+			if lit, ok = p.Number(); !ok {
 				return false
 			}
 		}
@@ -380,7 +360,7 @@ func plainDecimal(lit []byte) (mant int64, exp int32, ok bool) {
 	for ; i < len(lit); i++ {
 		c := lit[i]
 		switch {
-		case isDigit(c):
+		case jsonlex.IsDigit(c):
 			mant = mant*10 + int64(c-'0')
 			digits++
 			if point {
@@ -433,182 +413,6 @@ func (p *fastScanner) integer(lit []byte, s *shape, v reflect.Value) bool {
 	}
 	return true
 }
-
-// anyValue skips one well-formed JSON value of any type.
-func (p *fastScanner) anyValue(depth int) bool {
-	if depth > fastMaxDepth {
-		return false
-	}
-	switch p.peek() {
-	case '{':
-		p.i++
-		p.ws()
-		if p.peek() == '}' {
-			p.i++
-			return true
-		}
-		for {
-			p.ws()
-			if p.peek() != '"' {
-				return false
-			}
-			if _, ok := p.str(); !ok {
-				return false
-			}
-			p.ws()
-			if p.peek() != ':' {
-				return false
-			}
-			p.i++
-			p.ws()
-			if !p.anyValue(depth + 1) {
-				return false
-			}
-			p.ws()
-			switch p.peek() {
-			case ',':
-				p.i++
-			case '}':
-				p.i++
-				return true
-			default:
-				return false
-			}
-		}
-	case '[':
-		p.i++
-		p.ws()
-		if p.peek() == ']' {
-			p.i++
-			return true
-		}
-		for {
-			p.ws()
-			if !p.anyValue(depth + 1) {
-				return false
-			}
-			p.ws()
-			switch p.peek() {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return true
-			default:
-				return false
-			}
-		}
-	case '"':
-		_, ok := p.str()
-		return ok
-	case 't':
-		return p.literal("true")
-	case 'f':
-		return p.literal("false")
-	case 'n':
-		return p.literal("null")
-	}
-	_, ok := p.number()
-	return ok
-}
-
-// literal consumes lit (true, false, null).
-func (p *fastScanner) literal(lit string) bool {
-	if len(p.src)-p.i < len(lit) || string(p.src[p.i:p.i+len(lit)]) != lit {
-		return false
-	}
-	p.i += len(lit)
-	return true
-}
-
-// str consumes a string at '"', reporting whether it holds escapes. Any
-// byte from 0x20 up is accepted raw (encoding/json replaces invalid UTF-8
-// rather than refusing it); control characters and malformed escapes are
-// not.
-func (p *fastScanner) str() (escaped, ok bool) {
-	i := p.i + 1
-	for i < len(p.src) {
-		c := p.src[i]
-		switch {
-		case c == '"':
-			p.i = i + 1
-			return escaped, true
-		case c < 0x20:
-			return false, false
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(p.src) {
-				return false, false
-			}
-			switch p.src[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(p.src) {
-					return false, false
-				}
-				for _, h := range p.src[i+2 : i+6] {
-					if !isHex(h) {
-						return false, false
-					}
-				}
-				i += 6
-			default:
-				return false, false
-			}
-		default:
-			i++
-		}
-	}
-	return false, false
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// number consumes a number literal of the JSON grammar and returns it.
-func (p *fastScanner) number() ([]byte, bool) {
-	start, i, n := p.i, p.i, len(p.src)
-	if i < n && p.src[i] == '-' {
-		i++
-	}
-	switch {
-	case i < n && p.src[i] == '0':
-		i++
-	case i < n && p.src[i] >= '1' && p.src[i] <= '9':
-		for i < n && isDigit(p.src[i]) {
-			i++
-		}
-	default:
-		return nil, false
-	}
-	if i < n && p.src[i] == '.' {
-		i++
-		if i >= n || !isDigit(p.src[i]) {
-			return nil, false
-		}
-		for i < n && isDigit(p.src[i]) {
-			i++
-		}
-	}
-	if i < n && (p.src[i] == 'e' || p.src[i] == 'E') {
-		i++
-		if i < n && (p.src[i] == '+' || p.src[i] == '-') {
-			i++
-		}
-		if i >= n || !isDigit(p.src[i]) {
-			return nil, false
-		}
-		for i < n && isDigit(p.src[i]) {
-			i++
-		}
-	}
-	p.i = i
-	return p.src[start:i], true
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // fastDecodableType reports whether fastDecode may fill values of Go type
 // t (pointers stripped) with shape s: encoding/json must decode them by

@@ -3,6 +3,8 @@ package x402
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/internal/jsonlex"
 )
 
 // This file holds a fast decoder for the JSON of payment payloads, the hot
@@ -16,45 +18,26 @@ import (
 // fastJSON is a cursor over a JSON document. s is the document as one
 // string: decoded strings are substrings of it, one allocation in all.
 type fastJSON struct {
-	b []byte
+	jsonlex.Lexer
 	s string
-	i int
 }
 
-func newFastJSON(b []byte) *fastJSON { return &fastJSON{b: b, s: string(b)} }
+func newFastJSON(b []byte) *fastJSON { return &fastJSON{Lexer: jsonlex.Lexer{Src: b}, s: string(b)} }
 
 // maxFastDepth bounds the nesting the fast path skips over.
 const maxFastDepth = 64
 
-func (p *fastJSON) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-func (p *fastJSON) peek() byte {
-	if p.i < len(p.b) {
-		return p.b[p.i]
-	}
-	return 0
-}
-
 // str reads a string made of printable ASCII without escapes.
 func (p *fastJSON) str() (string, bool) {
-	if p.peek() != '"' {
+	if p.Peek() != '"' {
 		return "", false
 	}
-	start := p.i + 1
-	for j := start; j < len(p.b); j++ {
-		c := p.b[j]
+	start := p.I + 1
+	for j := start; j < len(p.Src); j++ {
+		c := p.Src[j]
 		switch {
 		case c == '"':
-			p.i = j + 1
+			p.I = j + 1
 			return p.s[start:j], true
 		case c == '\\' || c < 0x20 || c >= 0x80:
 			return "", false
@@ -66,229 +49,71 @@ func (p *fastJSON) str() (string, bool) {
 // integer reads an integer (optional '-', no leading zeros, no fraction or
 // exponent) that fits an int32, which covers the protocol's ints.
 func (p *fastJSON) integer() (int, bool) {
-	j := p.i
+	j := p.I
 	neg := false
-	if j < len(p.b) && p.b[j] == '-' {
+	if j < len(p.Src) && p.Src[j] == '-' {
 		neg = true
 		j++
 	}
 	start := j
 	v := 0
-	for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
-		v = v*10 + int(p.b[j]-'0')
+	for j < len(p.Src) && p.Src[j] >= '0' && p.Src[j] <= '9' {
+		v = v*10 + int(p.Src[j]-'0')
 		j++
 		if j-start > 9 {
 			return 0, false
 		}
 	}
-	if j == start || (p.b[start] == '0' && j-start > 1) {
+	if j == start || (p.Src[start] == '0' && j-start > 1) {
 		return 0, false
 	}
-	if j < len(p.b) {
-		switch p.b[j] {
+	if j < len(p.Src) {
+		switch p.Src[j] {
 		case '.', 'e', 'E':
 			return 0, false
 		}
 	}
-	p.i = j
+	p.I = j
 	if neg {
 		v = -v
 	}
 	return v, true
 }
 
-// skip validates and steps over one JSON value.
-func (p *fastJSON) skip(depth int) bool {
-	if depth > maxFastDepth {
-		return false
-	}
-	p.ws()
-	switch c := p.peek(); {
-	case c == '{':
-		p.i++
-		p.ws()
-		if p.peek() == '}' {
-			p.i++
-			return true
-		}
-		for {
-			p.ws()
-			if !p.skipString() {
-				return false
-			}
-			p.ws()
-			if p.peek() != ':' {
-				return false
-			}
-			p.i++
-			if !p.skip(depth + 1) {
-				return false
-			}
-			p.ws()
-			switch p.peek() {
-			case ',':
-				p.i++
-			case '}':
-				p.i++
-				return true
-			default:
-				return false
-			}
-		}
-	case c == '[':
-		p.i++
-		p.ws()
-		if p.peek() == ']' {
-			p.i++
-			return true
-		}
-		for {
-			if !p.skip(depth + 1) {
-				return false
-			}
-			p.ws()
-			switch p.peek() {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return true
-			default:
-				return false
-			}
-		}
-	case c == '"':
-		return p.skipString()
-	case c == '-' || (c >= '0' && c <= '9'):
-		return p.skipNumber()
-	case c == 't':
-		return p.literal("true")
-	case c == 'f':
-		return p.literal("false")
-	case c == 'n':
-		return p.literal("null")
-	}
-	return false
-}
-
-func (p *fastJSON) literal(s string) bool {
-	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
-		p.i += len(s)
-		return true
-	}
-	return false
-}
-
-// skipString steps over a string, validating its escapes.
-func (p *fastJSON) skipString() bool {
-	if p.peek() != '"' {
-		return false
-	}
-	for j := p.i + 1; j < len(p.b); j++ {
-		c := p.b[j]
-		switch {
-		case c == '"':
-			p.i = j + 1
-			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
-			j++
-			if j >= len(p.b) {
-				return false
-			}
-			switch p.b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if j+4 >= len(p.b) {
-					return false
-				}
-				for k := 1; k <= 4; k++ {
-					if _, ok := hexNibble(p.b[j+k]); !ok {
-						return false
-					}
-				}
-				j += 4
-			default:
-				return false
-			}
-		}
-	}
-	return false
-}
-
-// skipNumber steps over a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (p *fastJSON) skipNumber() bool {
-	j := p.i
-	digits := func() int {
-		n := 0
-		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
-			j++
-			n++
-		}
-		return n
-	}
-	if j < len(p.b) && p.b[j] == '-' {
-		j++
-	}
-	if j < len(p.b) && p.b[j] == '0' {
-		j++
-	} else if digits() == 0 {
-		return false
-	}
-	if j < len(p.b) && p.b[j] == '.' {
-		j++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if j < len(p.b) && (p.b[j] == 'e' || p.b[j] == 'E') {
-		j++
-		if j < len(p.b) && (p.b[j] == '+' || p.b[j] == '-') {
-			j++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	p.i = j
-	return true
-}
-
 // object walks the members of an object; field is called with the cursor
 // on each value and must consume it.
 func (p *fastJSON) object(field func(key string) bool) bool {
-	p.ws()
-	if p.peek() != '{' {
+	p.WS()
+	if p.Peek() != '{' {
 		return false
 	}
-	p.i++
-	p.ws()
-	if p.peek() == '}' {
-		p.i++
+	p.I++
+	p.WS()
+	if p.Peek() == '}' {
+		p.I++
 		return true
 	}
 	for {
-		p.ws()
+		p.WS()
 		key, ok := p.str()
 		if !ok {
 			return false
 		}
-		p.ws()
-		if p.peek() != ':' {
+		p.WS()
+		if p.Peek() != ':' {
 			return false
 		}
-		p.i++
-		p.ws()
+		p.I++
+		p.WS()
 		if !field(key) {
 			return false
 		}
-		p.ws()
-		switch p.peek() {
+		p.WS()
+		switch p.Peek() {
 		case ',':
-			p.i++
+			p.I++
 		case '}':
-			p.i++
+			p.I++
 			return true
 		default:
 			return false
@@ -298,8 +123,8 @@ func (p *fastJSON) object(field func(key string) bool) bool {
 
 // end reports whether only whitespace is left.
 func (p *fastJSON) end() bool {
-	p.ws()
-	return p.i == len(p.b)
+	p.WS()
+	return p.I == len(p.Src)
 }
 
 // keyIndex returns the index of key in known (exact match), -1 when it
@@ -337,7 +162,7 @@ func (p *fastJSON) stringMembers(known []string, dst []*string) bool {
 		i := keyIndex(key, known)
 		switch {
 		case i == -1:
-			return p.skip(1)
+			return p.Skip(1, maxFastDepth)
 		case i < 0 || !seenOnce(&seen, i):
 			return false
 		}
@@ -349,20 +174,20 @@ func (p *fastJSON) stringMembers(known []string, dst []*string) bool {
 
 // rawValue steps over a value and returns its bytes (aliasing the input).
 func (p *fastJSON) rawValue() ([]byte, bool) {
-	start := p.i
-	if !p.skip(1) {
+	start := p.I
+	if !p.Skip(1, maxFastDepth) {
 		return nil, false
 	}
-	return p.b[start:p.i], true
+	return p.Src[start:p.I], true
 }
 
 // jsonMap decodes an object value into a map: strings directly, anything
 // else through encoding/json on the value's bytes. null gives up.
 func (p *fastJSON) jsonMap() (map[string]any, bool) {
-	if p.peek() == 'n' {
+	if p.Peek() == 'n' {
 		return nil, false
 	}
-	start := p.i
+	start := p.I
 	m := map[string]any{}
 	ok := p.object(func(key string) bool {
 		s, ok := p.str()
@@ -372,7 +197,7 @@ func (p *fastJSON) jsonMap() (map[string]any, bool) {
 	if ok {
 		return m, true
 	}
-	p.i = start
+	p.I = start
 	raw, ok := p.rawValue()
 	if !ok || raw[0] != '{' {
 		return nil, false
@@ -401,7 +226,7 @@ func fastWirePaymentPayload(raw []byte) (w wirePaymentPayload, ok bool) {
 		i := keyIndex(key, fastPayloadKeys)
 		switch {
 		case i == -1:
-			return p.skip(1)
+			return p.Skip(1, maxFastDepth)
 		case i < 0 || !seenOnce(&seen, i):
 			return false
 		}
@@ -425,7 +250,7 @@ func fastWirePaymentPayload(raw []byte) (w wirePaymentPayload, ok bool) {
 			w.Accepted = &a
 			return true
 		case 3:
-			if c := p.peek(); c == 'n' {
+			if c := p.Peek(); c == 'n' {
 				return false
 			}
 			v, ok := p.rawValue()
@@ -459,7 +284,7 @@ func (p *fastJSON) requirements(a *PaymentRequirements) bool {
 		i := keyIndex(key, fastRequirementsKeys)
 		switch {
 		case i == -1:
-			return p.skip(1)
+			return p.Skip(1, maxFastDepth)
 		case i < 0 || !seenOnce(&seen, i):
 			return false
 		}
@@ -490,7 +315,7 @@ func fastExactEVMPayload(raw []byte) (e ExactEVMPayload, hasAuth, ok bool) {
 		i := keyIndex(key, fastExactKeys)
 		switch {
 		case i == -1:
-			return p.skip(1)
+			return p.Skip(1, maxFastDepth)
 		case i < 0 || !seenOnce(&seen, i):
 			return false
 		}
