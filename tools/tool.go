@@ -161,7 +161,7 @@ func (t *Tool) Decode(ctx context.Context, r *http.Request) (*Call, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.decodeDocument(ctx, body, nil, t.contentTypeHint(r))
+	return t.decodeDocument(ctx, body, nil, r)
 }
 
 // DecodeBody is Decode for a request whose body was read already: body is
@@ -179,7 +179,7 @@ func (t *Tool) DecodeBody(ctx context.Context, r *http.Request, body []byte) (*C
 	if int64(len(body)) > t.bodyLimit {
 		return nil, tooLarge(t.bodyLimit, nil)
 	}
-	return t.decodeDocument(ctx, bytes.TrimPrefix(body, []byte("\uFEFF")), nil, t.contentTypeHint(r))
+	return t.decodeDocument(ctx, bytes.TrimPrefix(body, []byte("\uFEFF")), nil, r)
 }
 
 // contentTypeHint explains, in an error about the body, that the body was
@@ -197,7 +197,7 @@ func (t *Tool) contentTypeHint(r *http.Request) string {
 // not expressible in a query.
 func (t *Tool) DecodeQuery(ctx context.Context, q url.Values) (*Call, error) {
 	doc, errs := queryDocument(q, t.base.shape)
-	return t.decodeDocument(ctx, doc, errs, "")
+	return t.decodeDocument(ctx, doc, errs, nil)
 }
 
 // DecodeJSON reads the input of a call from a JSON object: the input of
@@ -210,13 +210,14 @@ func (t *Tool) DecodeJSON(ctx context.Context, input json.RawMessage) (*Call, er
 	if trimmed := bytes.TrimSpace(input); bytes.Equal(trimmed, []byte("null")) {
 		input = nil
 	}
-	return t.decodeDocument(ctx, input, nil, "")
+	return t.decodeDocument(ctx, input, nil, nil)
 }
 
 // decodeDocument checks doc against the tool's shape, decodes it and
 // validates the request with the tool's own rules. pre holds errors found
-// before (query typing).
-func (t *Tool) decodeDocument(ctx context.Context, doc []byte, pre []svc.FieldError, hint string) (*Call, error) {
+// before (query typing); r is the request whose body doc is (nil for
+// query parameters and JSON input), for the wording of errors.
+func (t *Tool) decodeDocument(ctx context.Context, doc []byte, pre []svc.FieldError, r *http.Request) (*Call, error) {
 	if len(pre) == 0 {
 		// The common case in one pass: a clean document, checked and
 		// decoded together (fastCheckDecode), then the tool's rules.
@@ -227,6 +228,12 @@ func (t *Tool) decodeDocument(ctx context.Context, doc []byte, pre []svc.FieldEr
 			c.tool = t
 			return c, nil
 		}
+	}
+	// The slow path: its error messages say how the body was read (r is
+	// the request of a body, nil for query parameters and JSON input).
+	hint := ""
+	if r != nil {
+		hint = t.contentTypeHint(r)
 	}
 	errs, doc, err := checkDocument(doc, t.base.shape, hint)
 	if err != nil {
