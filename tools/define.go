@@ -115,7 +115,7 @@ func (pc *prepared[Req, Resp]) validate(ctx context.Context) (*Call, error) {
 			return nil, err
 		}
 		if d.pure {
-			pc.resp, pc.cached = resp, true
+			pc.resp = &resp
 		}
 	}
 	pc.call.p = pc
@@ -134,8 +134,7 @@ type prepared[Req, Resp any] struct {
 	call   Call
 	d      *def[Req, Resp]
 	req    Req
-	resp   Resp
-	cached bool
+	resp   *Resp // the dry run's output, when it is the answer
 
 	once  sync.Once
 	in    json.RawMessage
@@ -153,11 +152,11 @@ func (p *prepared[Req, Resp]) input() (json.RawMessage, error) {
 
 // run returns the cached output of a pure tool, or runs the tool.
 func (p *prepared[Req, Resp]) run(ctx context.Context, env Env) (any, error) {
-	if p.cached {
+	if p.resp != nil {
 		if err := ctx.Err(); err != nil {
 			return nil, &svc.Error{Kind: svc.KindTimeout, Message: fmt.Sprintf("%s: %v", p.d.operationID, err), Cause: err}
 		}
-		return p.resp, nil
+		return *p.resp, nil
 	}
 	resp, err := p.d.run(ctx, env, p.req)
 	if err != nil {
