@@ -131,10 +131,10 @@ type validating interface{ Validate() error }
 // the validating run when it is the answer (pure tools), and the input
 // encoded on first use. One allocation holds it all, the Call included.
 type prepared[Req, Resp any] struct {
-	call   Call
-	d      *def[Req, Resp]
-	req    Req
-	resp   *Resp // the dry run's output, when it is the answer
+	call Call
+	d    *def[Req, Resp]
+	req  Req
+	resp *Resp // the dry run's output, when it is the answer
 
 	once  sync.Once
 	in    json.RawMessage
