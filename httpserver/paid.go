@@ -142,7 +142,7 @@ func (s *Server) buildPaid() error {
 				WriteProblem(w, r, s.tooLarge())
 				return
 			}
-			if pr.offer != nil && r.Method != http.MethodOptions && unpaid(r) {
+			if pr.offer != nil && unpaid(r) {
 				pr.serveUnpaid(w, r)
 				return
 			}
@@ -291,7 +291,11 @@ func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if _, err := pr.check(r, body, true); err != nil {
+	if _, err := pr.tool.DecodeBody(r.Context(), r, body); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if err := pr.terminalCheck(r.Context()); err != nil {
 		WriteError(w, r, err)
 		return
 	}
@@ -408,8 +412,11 @@ func resourceDescription(t *tools.Tool) string {
 // preflight decodes and validates the input and, for a terminal-backed
 // tool, checks the terminal's availability: both before any 402.
 func (pr *paidRoute) preflight(r *http.Request) error {
-	call, err := pr.check(r, nil, false)
+	call, err := pr.tool.Decode(r.Context(), r)
 	if err != nil {
+		return err
+	}
+	if err := pr.terminalCheck(r.Context()); err != nil {
 		return err
 	}
 	if pc := paidCallOf(r.Context()); pc != nil {
@@ -418,26 +425,16 @@ func (pr *paidRoute) preflight(r *http.Request) error {
 	return nil
 }
 
-// check decodes and validates the input of r (from body when read is
-// true: the bytes of r's body, read already; else from r) and checks the
-// terminal of a terminal-backed tool.
-func (pr *paidRoute) check(r *http.Request, body []byte, read bool) (*tools.Call, error) {
-	var call *tools.Call
-	var err error
-	if read {
-		call, err = pr.tool.DecodeBody(r.Context(), r, body)
-	} else {
-		call, err = pr.tool.Decode(r.Context(), r)
+// terminalCheck is, for a terminal-backed tool, the cached availability
+// check of the terminal (KindUnavailable: 503, no 402); nil for the others.
+func (pr *paidRoute) terminalCheck(ctx context.Context) error {
+	if !pr.tool.Terminal {
+		return nil
 	}
-	if err != nil {
-		return nil, err
+	if err := pr.s.healthCache.Check(ctx); err != nil {
+		return &svc.Error{Kind: svc.KindUnavailable, Message: "the trading terminal is unavailable; no payment was requested, try again later", Cause: err}
 	}
-	if pr.tool.Terminal {
-		if err := pr.s.healthCache.Check(r.Context()); err != nil {
-			return nil, &svc.Error{Kind: svc.KindUnavailable, Message: "the trading terminal is unavailable; no payment was requested, try again later", Cause: err}
-		}
-	}
-	return call, nil
+	return nil
 }
 
 // run runs the tool after the payment was verified. An error answer makes
