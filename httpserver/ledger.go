@@ -111,9 +111,9 @@ func (l *ledgerRetry) loop(done chan struct{}) {
 			select {
 			case <-timer.C:
 			case <-l.wake:
-				if !timer.Stop() {
-					<-timer.C
-				}
+				// Since Go 1.23 a stopped timer delivers no stale value:
+				// Stop alone is enough before the next Reset.
+				timer.Stop()
 				continue // a new entry may be due sooner, or Shutdown began
 			}
 		}
