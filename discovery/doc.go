@@ -8,9 +8,10 @@
 //     tolerance;
 //   - a router (POST /api/route) returning a machine-ready call plan, with the
 //     input validated by the tool's own rules before anyone pays; it (and
-//     /api/try) picks the finder's best match only from MinMatchScore up,
-//     so that an off-topic need gets "no match" and near misses rather
-//     than a tool reached through one loose word;
+//     /api/try) picks the finder's best match only from MinMatchScore up
+//     (MinCorrectedScore for a match through typo corrections alone), so
+//     that an off-topic need gets "no match" and near misses rather than a
+//     tool reached through one generic word or a far-fetched correction;
 //   - the paginated catalog (GET /api/catalog) and a free preview (GET /api/try);
 //   - documents built once at start-up: /openapi.json (OpenAPI 3.1.0 with
 //     x-payment-info), /skill.md, the x402 payment manifest, the router,

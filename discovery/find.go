@@ -42,6 +42,10 @@ type Match struct {
 	// the words a recognised literal stands for ("0x", "address" for an
 	// address; "jwt" for a token).
 	MatchedTokens []string `json:"matchedTokens"`
+	// Corrected says that every matched token was found only through a
+	// typo correction ("chek my etherium adress"): a weaker kind of match,
+	// which /api/route and /api/try hold to a higher score.
+	Corrected bool `json:"corrected,omitempty"`
 }
 
 // Field weights and BM25F parameters. Every indexed field of a document
@@ -405,6 +409,7 @@ func (f *Finder) Find(q string, limit int) []Match {
 	// and numbers included, typos corrected); seqTok maps it to tokens.
 	seq := make([]string, 0, len(toks)+2)
 	seqTok := make([]int, 0, len(toks)+2)
+	var corrected uint64 // tokens found through a typo correction
 	for i, t := range toks {
 		st := findStem(t)
 		if !findIsScoringToken(t) || findIsStopWord(st) {
@@ -435,6 +440,7 @@ func (f *Finder) Find(q string, limit int) []Match {
 			for _, id := range cands {
 				addTerm(id, factor, i)
 			}
+			corrected |= uint64(1) << uint(i)
 			seq, seqTok = append(seq, f.stems[cands[0]]), append(seqTok, i)
 			continue
 		}
@@ -496,6 +502,7 @@ func (f *Finder) Find(q string, limit int) []Match {
 			Key:           f.keys[d],
 			Score:         math.Round(scores[d]/(scores[d]+findScoreHalf)*1e4) / 1e4,
 			MatchedTokens: findMaskTokens(toks, masks[d]),
+			Corrected:     masks[d]&^corrected == 0,
 		}
 	}
 	return out

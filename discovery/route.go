@@ -232,7 +232,8 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 
 // resolve picks the tool for a query: an exact name (key, operation id,
 // path, URL) first, else the finder's best match when it scores at least
-// MinMatchScore. It returns the index of the chosen tool (-1: none), its
+// MinMatchScore (MinCorrectedScore for a match through typo corrections
+// alone). It returns the index of the chosen tool (-1: none), its
 // score and matched tokens, and the finder's other matches in rank order
 // (all of them when none was chosen).
 func (s *Service) resolve(query string, n int) (int, float64, []string, []Match) {
@@ -248,7 +249,7 @@ func (s *Service) resolve(query string, n int) (int, float64, []string, []Match)
 	}
 	for len(matches) > 0 {
 		if i, ok := s.index[matches[0].Key]; ok {
-			if matches[0].Score < MinMatchScore {
+			if m := matches[0]; m.Score < MinMatchScore || (m.Corrected && m.Score < MinCorrectedScore) {
 				return -1, 0, nil, matches
 			}
 			return i, matches[0].Score, matches[0].MatchedTokens, matches[1:]

@@ -47,12 +47,16 @@ const (
 	// MaxAlternatives is the number of runner-up matches of a plan.
 	MaxAlternatives = 3
 	// MinMatchScore is the finder score a query's best match needs for
-	// /api/route, /api/try (and A2A) to pick it. Every labelled intent of
-	// the finder's eval and holdout sets is answered above it (lowest
-	// 0.53); off-topic queries that reach a tool through one loose word or
-	// a typo correction ("bake a sourdough" → "base", 0.45) fall below and
-	// get no match, their near misses listed as alternatives.
-	MinMatchScore = 0.5
+	// /api/route, /api/try (and A2A) to pick it, and MinCorrectedScore the
+	// score of a match made through typo corrections alone (Match.Corrected).
+	// Below them a query gets no match, its near misses listed as
+	// alternatives. Every labelled intent of the finder's eval and holdout
+	// sets passes, as do one-word needs such as "risk" (0.48), "atr" and
+	// "mt5"; off-topic needs that reach a tool through one generic word
+	// ("data" 0.31, "send an email" 0.39) or a correction ("bake a
+	// sourdough" → "base" 0.45, "weather in paris" → "pairs" 0.46) do not.
+	MinMatchScore     = 0.42
+	MinCorrectedScore = 0.6
 )
 
 // Config is what the free surfaces need to know about the deployment.

@@ -643,9 +643,21 @@ func TestRouteMinMatchScore(t *testing.T) {
 	}
 	t.Logf("%d of %d correctly ranked intents routed", routed, intents)
 
-	for _, q := range []string{"bake a sourdough", "weather in paris", "send an email", "resize an image", "summarize this article", "data"} {
-		if m := s.finder.Find(q, 1); len(m) == 0 || m[0].Score >= MinMatchScore {
-			t.Fatalf("%q: the finder gives %+v; the test wants a weak match", q, m)
+	// One-word needs that name a tool's subject are routed, weak scores
+	// and all.
+	for q, want := range map[string]string{"risk": "risk-levels", "atr": "ohlcv-state", "mt5": "xau-quote", "open": "session-state"} {
+		plan, err := s.Route(ctx, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Tool != want {
+			t.Errorf("route %q: tool %q, want %s", q, plan.Tool, want)
+		}
+	}
+
+	for _, q := range []string{"bake a sourdough", "weather in paris", "send an email", "summarize this article", "data", "price"} {
+		if m := s.finder.Find(q, 1); len(m) == 0 || (m[0].Score >= MinMatchScore && (!m[0].Corrected || m[0].Score >= MinCorrectedScore)) {
+			t.Fatalf("%q: the finder gives %+v; the test wants a weak or corrected-only match", q, m)
 		}
 		plan, err := s.Route(ctx, q, nil)
 		if err != nil {
