@@ -33,15 +33,15 @@
 # EXPRESS=0 leaves it out.
 #
 # Bounded in time: (4*ROUNDS + 3) * DUR plus the build and the signing,
-# about 2.5 minutes with the defaults (ROUNDS * DUR less without express).
-# Env: DUR (10, seconds), CONC (16), ROUNDS (2), LOADER (wrk|go), EXPRESS (1|0),
+# about 3 minutes with the defaults (ROUNDS * DUR less without express).
+# Env: DUR (10, seconds), CONC (16), ROUNDS (3), LOADER (wrk|go), EXPRESS (1|0),
 # LOGLEVEL (warn|info).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DUR=${DUR:-10}
 CONC=${CONC:-16}
-ROUNDS=${ROUNDS:-2}
+ROUNDS=${ROUNDS:-3}
 LOADER=${LOADER:-}
 LOGLEVEL=${LOGLEVEL:-warn}
 if [ -z "$LOADER" ]; then
