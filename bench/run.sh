@@ -149,6 +149,12 @@ else
 fi
 
 best() { grep "^$1#" "$TMP/rounds.txt" | sed -E 's/.*rps=([0-9.]+).*/\1/' | sort -g | tail -1; }
+rps() { grep "^$1 " "$TMP/rounds.txt" | sed -E 's/.*rps=([0-9.]+).*/\1/'; }
+paired=""
+for r in $(seq 1 "$ROUNDS"); do
+  paired="$paired $(awk -v p="$(rps "402#$r")" -v b="$(rps "bare#$r")" 'BEGIN { printf "%.2f", p / b }')"
+done
+echo "402 / bare handler, round by round:$paired"
 awk -v b="$(best bare)" -v p="$(best 402)" -v s="$(best same)" \
   'BEGIN { printf "402 answers / bare handler (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 0.7x)\n", p, b, p / b
            printf "the same 402 bytes with no processing / bare handler: %.0f / %.0f req/s = %.2fx (the ceiling)\n", s, b, s / b }'
