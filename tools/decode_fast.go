@@ -126,7 +126,7 @@ func (p *fastScanner) object(s *shape, depth int, v reflect.Value) bool {
 		if escaped, ok := p.Str(); !ok || escaped {
 			return false // a key with escapes: the slow path unescapes it
 		}
-		f := s.byName[string(p.Src[start:p.I-1])]
+		f := s.field(p.Src[start : p.I-1])
 		if f == nil || seen&(1<<f.pos) != 0 {
 			return false
 		}
@@ -269,7 +269,7 @@ func (p *fastScanner) value(s *shape, depth int, v reflect.Value) bool {
 				}
 				v.SetString(str)
 			} else {
-				v.SetString(string(raw))
+				v.SetString(s.word(raw))
 			}
 		}
 		return true

@@ -69,6 +69,10 @@ type shape struct {
 	fields   []*shapeField // objects, in declaration order
 	byName   map[string]*shapeField
 	elem     *shape // arrays
+	// words are the values a string member may take by its validator's
+	// oneof rule: the decoder hands them out instead of copying the
+	// bytes (no allocation for "long", "M5", ...).
+	words []string
 	// fastDecodable: values of this shape's Go type are decoded by
 	// fastDecode exactly as encoding/json decodes them.
 	fastDecodable bool
@@ -90,6 +94,43 @@ type shapeField struct {
 	// changes how encoding/json decodes the value (the fast decoder then
 	// leaves the type to encoding/json).
 	jsonString bool
+}
+
+// oneofWords returns the words of the oneof rule of a validate tag
+// ("required,oneof=long short" → long, short), or nil.
+func oneofWords(tag string) []string {
+	for rule := range strings.SplitSeq(tag, ",") {
+		if w, ok := strings.CutPrefix(rule, "oneof="); ok {
+			return strings.Fields(w)
+		}
+	}
+	return nil
+}
+
+// word returns the string of raw, without copying it when it is one of
+// the shape's words.
+func (s *shape) word(raw []byte) string {
+	for _, w := range s.words {
+		if w == string(raw) {
+			return w
+		}
+	}
+	return string(raw)
+}
+
+// field returns the member of an object shape named key (nil for none): a
+// scan of the fields for the small objects of requests, which is cheaper
+// than hashing the key, and the map for larger ones.
+func (s *shape) field(key []byte) *shapeField {
+	if len(s.fields) > 8 {
+		return s.byName[string(key)]
+	}
+	for _, f := range s.fields {
+		if f.name == string(key) {
+			return f
+		}
+	}
+	return nil
 }
 
 // names returns the member names of an object shape, in order.
@@ -185,6 +226,9 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 			}
 			f := &shapeField{name: name, required: !optional, shape: fs, index: sf.Index, validate: sf.Tag.Get("validate"),
 				pos: len(s.fields), jsonString: jsonString}
+			if fs.kind == kindString {
+				fs.words = oneofWords(f.validate)
+			}
 			if _, dup := s.byName[name]; dup {
 				return nil, fmt.Errorf("type %s: two fields named %q", t, name)
 			}
