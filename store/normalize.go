@@ -213,6 +213,32 @@ func normalizeLounge(e LoungeEntry) (loungeRow, error) {
 	return loungeRow{wallet: w, agentName: e.AgentName, role: e.Role, interests: string(raw), checkedInAt: toNanos(e.CheckedInAt)}, nil
 }
 
+// loungeRows is what a result set of either driver offers (pgx.Rows,
+// *sql.Rows).
+type loungeRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanLounge appends the lounge rows (wallet, agent_name, role, interests,
+// checked_in_at) of rows to out.
+func scanLounge(rows loungeRows, out []LoungeEntry) ([]LoungeEntry, error) {
+	for rows.Next() {
+		var w, name, role, interests string
+		var at int64
+		if err := rows.Scan(&w, &name, &role, &interests, &at); err != nil {
+			return out, fmt.Errorf("list: %w", err)
+		}
+		e, err := loungeEntry(w, name, role, interests, at)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
 // loungeEntry rebuilds a LoungeEntry from its stored form.
 func loungeEntry(wallet, agentName, role, interests string, at int64) (LoungeEntry, error) {
 	e := LoungeEntry{Wallet: displayAddress(wallet), AgentName: agentName, Role: role, CheckedInAt: fromNanos(at)}

@@ -437,19 +437,8 @@ func (s *sqliteStore) Lounge(ctx context.Context, now time.Time, limit int) ([]L
 			return fmt.Errorf("list: %w", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var w, name, role, interests string
-			var at int64
-			if err := rows.Scan(&w, &name, &role, &interests, &at); err != nil {
-				return fmt.Errorf("list: %w", err)
-			}
-			e, err := loungeEntry(w, name, role, interests, at)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return rows.Err()
+		out, err = scanLounge(rows, out)
+		return err
 	})
 	if err != nil {
 		return nil, err
