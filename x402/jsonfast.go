@@ -154,9 +154,12 @@ func seenOnce(seen *uint32, i int) bool {
 	return true
 }
 
-// members decodes an object whose known keys hold strings into dst (by
-// index); unknown keys are skipped.
-func (p *fastJSON) stringMembers(known []string, dst []*string) bool {
+// knownMembers walks an object whose members of interest are known: field
+// is called with the index in known of each such key (cursor on its
+// value, which it must consume); other keys are skipped, and a known key
+// given twice, or matching one only case-insensitively (encoding/json
+// would take it), gives up.
+func (p *fastJSON) knownMembers(known []string, field func(i int) bool) bool {
 	var seen uint32
 	return p.object(func(key string) bool {
 		i := keyIndex(key, known)
@@ -166,6 +169,14 @@ func (p *fastJSON) stringMembers(known []string, dst []*string) bool {
 		case i < 0 || !seenOnce(&seen, i):
 			return false
 		}
+		return field(i)
+	})
+}
+
+// stringMembers decodes an object whose known keys hold strings into dst
+// (by index); unknown keys are skipped.
+func (p *fastJSON) stringMembers(known []string, dst []*string) bool {
+	return p.knownMembers(known, func(i int) bool {
 		s, ok := p.str()
 		*dst[i] = s
 		return ok
@@ -221,15 +232,7 @@ var (
 // a wirePaymentPayload, or reports !ok. Payload aliases raw.
 func fastWirePaymentPayload(raw []byte) (w wirePaymentPayload, ok bool) {
 	p := newFastJSON(raw)
-	var seen uint32
-	ok = p.object(func(key string) bool {
-		i := keyIndex(key, fastPayloadKeys)
-		switch {
-		case i == -1:
-			return p.Skip(1, maxFastDepth)
-		case i < 0 || !seenOnce(&seen, i):
-			return false
-		}
+	ok = p.knownMembers(fastPayloadKeys, func(i int) bool {
 		switch i {
 		case 0:
 			v, ok := p.integer()
@@ -278,16 +281,8 @@ func fastWirePaymentPayload(raw []byte) (w wirePaymentPayload, ok bool) {
 
 // requirements decodes a PaymentRequirements object.
 func (p *fastJSON) requirements(a *PaymentRequirements) bool {
-	var seen uint32
 	strs := []*string{&a.Scheme, &a.Network, &a.Amount, &a.Asset, &a.PayTo}
-	return p.object(func(key string) bool {
-		i := keyIndex(key, fastRequirementsKeys)
-		switch {
-		case i == -1:
-			return p.Skip(1, maxFastDepth)
-		case i < 0 || !seenOnce(&seen, i):
-			return false
-		}
+	return p.knownMembers(fastRequirementsKeys, func(i int) bool {
 		switch i {
 		case 5:
 			v, ok := p.integer()
@@ -309,16 +304,8 @@ func (p *fastJSON) requirements(a *PaymentRequirements) bool {
 // call would, or reports !ok; hasAuth says whether authorization was present.
 func fastExactEVMPayload(raw []byte) (e ExactEVMPayload, hasAuth, ok bool) {
 	p := newFastJSON(raw)
-	var seen uint32
 	a := &e.Authorization
-	ok = p.object(func(key string) bool {
-		i := keyIndex(key, fastExactKeys)
-		switch {
-		case i == -1:
-			return p.Skip(1, maxFastDepth)
-		case i < 0 || !seenOnce(&seen, i):
-			return false
-		}
+	ok = p.knownMembers(fastExactKeys, func(i int) bool {
 		if i == 0 {
 			s, ok := p.str()
 			e.Signature = s
