@@ -1,8 +1,10 @@
 package httpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +24,11 @@ import (
 // and releases it: one write call, one segment. Nothing else changes (the
 // bytes on the wire are the same); connections of other listeners (TLS,
 // or a handler mounted elsewhere) are served without it.
+//
+// While the 402 is held, the offer's own header lines, recorded once, are
+// inserted at the end of the head net/http wrote (spliceHead): net/http
+// then handles only the few per-request fields, not the 3 KiB
+// PAYMENT-REQUIRED value it would scan for line breaks on every answer.
 
 // coalescingListener wraps the connections it accepts in coalescingConns,
 // except TLS connections, which net/http must see as they are.
@@ -50,6 +57,9 @@ type coalescingConn struct {
 
 	mu  sync.Mutex
 	buf *[]byte // non-nil while writes are held
+	// incomplete marks held bytes that must not leave as they are (a head
+	// still waiting for spliceHead): a Close in the meantime drops them.
+	incomplete bool
 }
 
 // maxHeldBytes bounds the bytes a coalescingConn holds: past it, what is
@@ -64,6 +74,15 @@ func (c *coalescingConn) hold() {
 		c.buf = c.pool.Get().(*[]byte)
 		*c.buf = (*c.buf)[:0]
 	}
+}
+
+// holdIncomplete starts holding writes that may leave only once
+// spliceHead has completed them.
+func (c *coalescingConn) holdIncomplete() {
+	c.hold()
+	c.mu.Lock()
+	c.incomplete = true
+	c.mu.Unlock()
 }
 
 // release writes what was held in one call and stops holding.
@@ -81,7 +100,10 @@ func (c *coalescingConn) flushLocked() error {
 	b := c.buf
 	c.buf = nil
 	var err error
-	if len(*b) > 0 {
+	if c.incomplete {
+		c.incomplete = false
+		err = errIncompleteAnswer
+	} else if len(*b) > 0 {
 		_, err = c.Conn.Write(*b)
 	}
 	if cap(*b) <= maxHeldBytes {
@@ -181,4 +203,45 @@ func writeCoalesced(w http.ResponseWriter, r *http.Request, write func()) {
 	defer func() { _ = cc.release() }()
 	write()
 	_ = http.NewResponseController(w).Flush()
+}
+
+// spliceHead inserts lines (complete "Name: value\r\n" header lines) at the
+// end of the HTTP/1.x response head that starts the held bytes. It reports
+// false, changing nothing, when writes are not held or the held bytes do
+// not start with a complete head.
+func (c *coalescingConn) spliceHead(lines []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.buf == nil {
+		return false
+	}
+	b := *c.buf
+	end := bytes.Index(b, []byte("\r\n\r\n"))
+	if end < 0 || !bytes.HasPrefix(b, []byte("HTTP/1.")) {
+		return false
+	}
+	at := end + 2 // after the last field's line break, before the empty line
+	n := len(b)
+	b = append(b, lines...)
+	copy(b[at+len(lines):], b[at:n])
+	copy(b[at:], lines)
+	*c.buf = b
+	c.incomplete = false
+	return true
+}
+
+// errIncompleteAnswer is returned when held bytes were dropped because
+// they were not complete.
+var errIncompleteAnswer = errors.New("httpserver: an incomplete answer was dropped")
+
+// abandon drops the held bytes and closes the connection.
+func (c *coalescingConn) abandon() {
+	c.mu.Lock()
+	if c.buf != nil && cap(*c.buf) <= maxHeldBytes {
+		c.pool.Put(c.buf)
+	}
+	c.buf = nil
+	c.incomplete = false
+	c.mu.Unlock()
+	_ = c.Conn.Close()
 }

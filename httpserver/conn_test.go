@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/textproto"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -385,5 +386,272 @@ func TestRouteMetricsConcurrent(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `svc_http_requests_total{route="/x",kind="paid",method="OTHER",status="402"} `) {
 		t.Errorf("exposition:\n%s", buf.String())
+	}
+}
+
+func TestSpliceHead(t *testing.T) {
+	c, pc := newTestCoalescingConn()
+	if c.spliceHead([]byte("A: b\r\n")) {
+		t.Fatal("spliced while not held")
+	}
+	c.hold()
+	_, _ = c.Write([]byte("HTTP/1.1 402 Payment Required\r\nContent-Length: 2\r\n")) // head not complete yet
+	if c.spliceHead([]byte("A: b\r\n")) {
+		t.Fatal("spliced into an incomplete head")
+	}
+	_, _ = c.Write([]byte("\r\n{}"))
+	if !c.spliceHead([]byte("A: b\r\nC: d\r\n")) {
+		t.Fatal("no splice into a complete head")
+	}
+	_ = c.release()
+	if want := "HTTP/1.1 402 Payment Required\r\nContent-Length: 2\r\nA: b\r\nC: d\r\n\r\n{}"; pc.out.String() != want {
+		t.Fatalf("spliced answer %q, want %q", pc.out.String(), want)
+	}
+
+	// Held bytes that are not an HTTP/1.x head (an HTTP/2 frame, say).
+	c, pc = newTestCoalescingConn()
+	c.hold()
+	_, _ = c.Write([]byte("\x00\x00\x04\x01\x04\x00\x00\x00\x01\r\n\r\n"))
+	if c.spliceHead([]byte("A: b\r\n")) {
+		t.Fatal("spliced into bytes that are not a head")
+	}
+	c.abandon()
+	if pc.writes != 0 {
+		t.Fatalf("abandon wrote %d times", pc.writes)
+	}
+	if _, err := pc.Conn.Write([]byte("x")); err == nil {
+		t.Fatal("abandon left the connection open")
+	}
+}
+
+// rawAnswer reads one answer's head as sent (field lines in order) and
+// its body (Content-Length bytes, none when noBody).
+func rawAnswer(t *testing.T, br *bufio.Reader, noBody bool) (status string, fields []string, body []byte) {
+	t.Helper()
+	tp := textproto.NewReader(br)
+	status, err := tp.ReadLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		line, err := tp.ReadLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == "" {
+			break
+		}
+		fields = append(fields, line)
+		if k, v, _ := strings.Cut(line, ": "); k == "Content-Length" {
+			if n, err = strconv.Atoi(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if noBody {
+		return status, fields, nil
+	}
+	body = make([]byte, n)
+	if _, err := io.ReadFull(br, body); err != nil {
+		t.Fatal(err)
+	}
+	return status, fields, body
+}
+
+// TestOfferSplice: the 402 whose offer lines are spliced into net/http's
+// head is, field for field, the answer of the plain path (Handler): over
+// keep-alive, pipelined, HTTP/1.0, Connection: close and HEAD requests,
+// with each field once and the body intact.
+func TestOfferSplice(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := inner.Addr().String()
+	srv := newConnTestServer(t, addr)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(inner) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	})
+
+	// want: the fields of the plain path's answer for tool, as lines.
+	want := func(tool *tools.Tool, method, target, body string) (fields map[string]string, respBody []byte) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(method, target, strings.NewReader(body))
+		req.Header.Set(HeaderRequestID, "splice")
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusPaymentRequired {
+			t.Fatalf("%s: Handler answered %d: %s", tool.Key, rec.Code, rec.Body)
+		}
+		fields = map[string]string{}
+		for k, vs := range rec.Header() {
+			if len(vs) != 1 {
+				t.Fatalf("%s: Handler's %s has %d values", tool.Key, k, len(vs))
+			}
+			fields[k] = vs[0]
+		}
+		return fields, rec.Body.Bytes()
+	}
+	check := func(name string, fields []string, wantFields map[string]string, extra ...string) {
+		t.Helper()
+		seen := map[string]bool{}
+		for _, line := range fields {
+			k, v, ok := strings.Cut(line, ": ")
+			if !ok {
+				t.Errorf("%s: malformed field line %q", name, line)
+				continue
+			}
+			if seen[k] {
+				t.Errorf("%s: field %s sent twice", name, k)
+			}
+			seen[k] = true
+			if w, ok := wantFields[k]; ok && v != w {
+				t.Errorf("%s: %s = %.60q, plain path %.60q", name, k, v, w)
+			}
+			if _, ok := wantFields[k]; !ok && k != "Date" && !slices.Contains(extra, k) {
+				t.Errorf("%s: unexpected field %s", name, k)
+			}
+		}
+		for k := range wantFields {
+			if !seen[k] {
+				t.Errorf("%s: field %s missing", name, k)
+			}
+		}
+		if !seen["Date"] {
+			t.Errorf("%s: no Date", name)
+		}
+	}
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		return c, bufio.NewReader(c)
+	}
+	request := func(tool *tools.Tool, method, proto string, extra string) (target, body, raw string) {
+		target, body = tool.Path, string(tool.ExampleInput)
+		if tool.InputLocation == tools.InputQuery {
+			call, err := tool.DecodeJSON(t.Context(), tool.ExampleInput)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target += "?" + call.Query().Encode()
+			body = ""
+		}
+		raw = method + " " + target + " " + proto + "\r\nHost: x\r\nX-Request-Id: splice\r\n" + extra +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+		return target, body, raw
+	}
+
+	// Every tool, twice each over one keep-alive connection, the second
+	// pair pipelined (both requests in one write).
+	c, br := dial()
+	for _, tool := range srv.cfg.Catalog.All() {
+		target, body, raw := request(tool, tool.Method, "HTTP/1.1", "")
+		wantFields, wantBody := want(tool, tool.Method, target, body)
+		for range 2 {
+			if _, err := io.WriteString(c, raw); err != nil {
+				t.Fatal(err)
+			}
+			status, fields, got := rawAnswer(t, br, false)
+			if status != "HTTP/1.1 402 Payment Required" || !bytes.Equal(got, wantBody) {
+				t.Fatalf("%s: %s, body %s", tool.Key, status, got)
+			}
+			check(tool.Key, fields, wantFields)
+		}
+	}
+	tool := srv.cfg.Catalog.All()[0]
+	target, body, raw := request(tool, tool.Method, "HTTP/1.1", "")
+	wantFields, wantBody := want(tool, tool.Method, target, body)
+	if _, err := io.WriteString(c, raw+raw); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		status, fields, got := rawAnswer(t, br, false)
+		if status != "HTTP/1.1 402 Payment Required" || !bytes.Equal(got, wantBody) {
+			t.Fatalf("pipelined #%d: %s, body %s", i, status, got)
+		}
+		check("pipelined", fields, wantFields)
+	}
+
+	// Connection: close, and HTTP/1.0: the offer, then the connection ends.
+	for _, tc := range []struct{ name, proto, extra string }{
+		{"close", "HTTP/1.1", "Connection: close\r\n"},
+		{"http/1.0", "HTTP/1.0", ""},
+	} {
+		c, br := dial()
+		_, _, raw := request(tool, tool.Method, tc.proto, tc.extra)
+		if _, err := io.WriteString(c, raw); err != nil {
+			t.Fatal(err)
+		}
+		status, fields, got := rawAnswer(t, br, false)
+		if !strings.HasSuffix(status, " 402 Payment Required") || !bytes.Equal(got, wantBody) {
+			t.Fatalf("%s: %s, body %s", tc.name, status, got)
+		}
+		check(tc.name, fields, wantFields, "Connection")
+		if n, err := br.Read(make([]byte, 1)); n != 0 || err == nil {
+			t.Errorf("%s: the connection stayed open (%d, %v)", tc.name, n, err)
+		}
+	}
+
+	// HEAD on a GET tool: the offer's head, no body.
+	for _, tool := range srv.cfg.Catalog.All() {
+		if tool.Method != http.MethodGet {
+			continue
+		}
+		target, body, raw := request(tool, http.MethodHead, "HTTP/1.1", "")
+		wantFields, _ := want(tool, http.MethodHead, target, body)
+		c, br := dial()
+		if _, err := io.WriteString(c, raw); err != nil {
+			t.Fatal(err)
+		}
+		status, fields, _ := rawAnswer(t, br, true)
+		if status != "HTTP/1.1 402 Payment Required" {
+			t.Fatalf("HEAD %s: %s", tool.Key, status)
+		}
+		check("HEAD "+tool.Key, fields, wantFields)
+		// The next answer on the connection starts right after the head.
+		if _, err := io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		if status, _, _ := rawAnswer(t, br, false); !strings.HasPrefix(status, "HTTP/1.1 200") && !strings.HasPrefix(status, "HTTP/1.1 503") {
+			t.Fatalf("after HEAD: %s", status)
+		}
+		break
+	}
+}
+
+// TestIncompleteHoldDropped: held bytes waiting for their splice never
+// leave as they are, not even when the connection closes in between.
+func TestIncompleteHoldDropped(t *testing.T) {
+	c, pc := newTestCoalescingConn()
+	c.holdIncomplete()
+	_, _ = c.Write([]byte("HTTP/1.1 402 Payment Required\r\nContent-Length: 0\r\n\r\n"))
+	_ = c.Close()
+	if pc.writes != 0 {
+		t.Fatalf("an incomplete head left on Close: %q", pc.out.String())
+	}
+
+	c, pc = newTestCoalescingConn()
+	c.holdIncomplete()
+	_, _ = c.Write([]byte("HTTP/1.1 402 Payment Required\r\nContent-Length: 0\r\n\r\n"))
+	if err := c.release(); !errors.Is(err, errIncompleteAnswer) || pc.writes != 0 {
+		t.Fatalf("release of an incomplete head: %v, %d writes", err, pc.writes)
+	}
+	c.holdIncomplete()
+	_, _ = c.Write([]byte("HTTP/1.1 402 Payment Required\r\nContent-Length: 0\r\n\r\n"))
+	if !c.spliceHead([]byte("A: b\r\n")) {
+		t.Fatal("no splice")
+	}
+	if err := c.release(); err != nil || pc.out.String() != "HTTP/1.1 402 Payment Required\r\nContent-Length: 0\r\nA: b\r\n\r\n" {
+		t.Fatalf("release after the splice: %v %q", err, pc.out.String())
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"golang.org/x/net/http/httpguts"
 )
 
 // HeaderRef carries a referral code on a paid call (as does the "ref" query
@@ -59,6 +60,11 @@ type recordedOffer struct {
 	// rather than writes into the shared array. Handlers never modify a
 	// header value in place.
 	fields []offerField
+	// lines are the header lines of the fields other than Content-Length
+	// ("Name: value\r\n", in fields' order), spliced into the head net/http
+	// writes (writeOffer); contentLength is the Content-Length field's value.
+	lines         []byte
+	contentLength []string
 }
 
 // offerField is one header of a recorded offer.
@@ -242,11 +248,28 @@ func recordOffer(t *tools.Tool, terms x402.Terms, f x402.Facilitator) (*recorded
 	if rec.status != http.StatusPaymentRequired || rec.header.Get(x402.HeaderPaymentRequired) == "" {
 		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: the middleware answered %d", t.Key, rec.status)
 	}
+	if len(rec.header["Content-Type"]) != 1 {
+		// writeOffer keeps net/http from sniffing a type of its own.
+		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: no single Content-Type", t.Key)
+	}
 	rec.header.Set("Content-Length", strconv.Itoa(rec.body.Len()))
 	o := &recordedOffer{header: rec.header, body: rec.body.Bytes()}
 	for _, k := range slices.Sorted(maps.Keys(rec.header)) {
 		v := slices.Clone(rec.header[k])
 		o.fields = append(o.fields, offerField{key: k, values: v[:len(v):len(v)]})
+		if k == "Content-Length" {
+			o.contentLength = v[:len(v):len(v)]
+			continue
+		}
+		if !httpguts.ValidHeaderFieldName(k) {
+			return nil, fmt.Errorf("httpserver: tool %s: recording the offer: invalid header name %q", t.Key, k)
+		}
+		for _, x := range v {
+			if !httpguts.ValidHeaderFieldValue(x) {
+				return nil, fmt.Errorf("httpserver: tool %s: recording the offer: invalid value of header %s", t.Key, k)
+			}
+			o.lines = append(o.lines, k+": "+x+"\r\n"...)
+		}
 	}
 	return o, nil
 }
@@ -299,14 +322,57 @@ func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, r, err)
 		return
 	}
-	writeCoalesced(w, r, func() {
-		h := w.Header()
-		for _, f := range pr.offer.fields {
-			h[f.key] = f.values
+	pr.writeOffer(w, r)
+}
+
+// writeOffer writes the recorded 402. Over a connection of the server's own
+// listener (HTTP/1.x, so a coalescingConn) the offer's header lines are not
+// handed to net/http, which would sort them and scan the 3 KiB
+// PAYMENT-REQUIRED value for line breaks on every answer: net/http writes
+// the head with the request's own fields (Date, X-Request-Id, CORS, ...)
+// and Content-Length, the lines recorded once are inserted at its end, and
+// the answer leaves in one write call. The bytes are those of the plain
+// path but for the order of the header fields, which HTTP leaves free.
+// Elsewhere (Handler mounted in another server, HTTP/2) the header is set
+// field by field.
+func (pr *paidRoute) writeOffer(w http.ResponseWriter, r *http.Request) {
+	o := pr.offer
+	cc, _ := r.Context().Value(coalescingConnKey{}).(*coalescingConn)
+	if cc == nil || r.ProtoMajor != 1 {
+		writeCoalesced(w, r, func() {
+			h := w.Header()
+			for _, f := range o.fields {
+				h[f.key] = f.values
+			}
+			w.WriteHeader(http.StatusPaymentRequired)
+			_, _ = w.Write(o.body)
+		})
+		return
+	}
+	h := w.Header()
+	for _, f := range o.fields { // the offer's fields replace any set before
+		if _, ok := h[f.key]; ok {
+			delete(h, f.key)
 		}
-		w.WriteHeader(http.StatusPaymentRequired)
-		_, _ = w.Write(pr.offer.body)
-	})
+	}
+	h["Content-Length"] = o.contentLength
+	// Content-Type is in o.lines; present but empty, it keeps net/http from
+	// sniffing one of its own.
+	h["Content-Type"] = nil
+	cc.holdIncomplete()
+	w.WriteHeader(http.StatusPaymentRequired)
+	_, _ = w.Write(o.body)
+	_ = http.NewResponseController(w).Flush()
+	if !cc.spliceHead(o.lines) {
+		// Not reached with net/http as it is (TestOfferSplice): the held
+		// bytes do not start with a head, and an answer without its offer
+		// must not leave. The client sees the connection close.
+		pr.s.log.Error("httpserver: the 402 head could not be completed; closing the connection",
+			"path", r.URL.Path, "request_id", RequestIDOf(r))
+		cc.abandon()
+		return
+	}
+	_ = cc.release()
 }
 
 // readUnpaidBody reads the body of r, bounded by limit as
