@@ -7,9 +7,10 @@
 #          measured once with GET / too                                  POST /
 #   free   svc's free route                                              GET /health
 #   402    svc answering a valid unpaid call with 402                    POST /api/risk-levels
-#   same   the bytes of that 402 (header and body) replayed by a handler
-#          with no processing (cmd/svcbench replay): the ceiling of an
-#          answer of that size                                           POST /
+#   same   the bytes of that 402 (header and body) replayed by a plain
+#          net/http handler with no processing (cmd/svcbench replay,
+#          header set field by field): what an answer of that size costs
+#          through net/http                                              POST /
 #   paid   svc paid calls, local verification (dev mode)                 POST /api/risk-levels + PAYMENT-SIGNATURE
 # bare and 402 are measured ROUNDS times, alternating, and the best run of
 # each is compared (robust to other load on the machine).
@@ -157,7 +158,7 @@ done
 echo "402 / bare handler, round by round:$paired"
 awk -v b="$(best bare)" -v p="$(best 402)" -v s="$(best same)" \
   'BEGIN { printf "402 answers / bare handler (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 0.7x)\n", p, b, p / b
-           printf "the same 402 bytes with no processing / bare handler: %.0f / %.0f req/s = %.2fx (the ceiling)\n", s, b, s / b }'
+           printf "the same 402 bytes from a plain net/http handler / bare handler: %.0f / %.0f req/s = %.2fx\n", s, b, s / b }'
 if [ -n "$EXPRESS" ]; then
   awk -v e="$(best express402)" -v p="$(best 402)" \
     'BEGIN { printf "svc 402 answers / @x402/express 402 answers (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 10x)\n", p, e, p / e }'
