@@ -582,6 +582,29 @@ func TestOfferSplice(t *testing.T) {
 		check("pipelined", fields, wantFields)
 	}
 
+	// Expect: 100-continue on a tool with a body: the interim answer, then
+	// the offer.
+	{
+		tool, ok := srv.cfg.Catalog.ByKey("risk-levels")
+		if !ok {
+			t.Fatal("no risk-levels tool")
+		}
+		target, body, raw := request(tool, tool.Method, "HTTP/1.1", "Expect: 100-continue\r\n")
+		wantFields, wantBody := want(tool, tool.Method, target, body)
+		c, br := dial()
+		if _, err := io.WriteString(c, raw); err != nil {
+			t.Fatal(err)
+		}
+		if status, fields, _ := rawAnswer(t, br, true); status != "HTTP/1.1 100 Continue" || len(fields) != 0 {
+			t.Fatalf("100-continue: %s %q", status, fields)
+		}
+		status, fields, got := rawAnswer(t, br, false)
+		if status != "HTTP/1.1 402 Payment Required" || !bytes.Equal(got, wantBody) {
+			t.Fatalf("100-continue: %s, body %s", status, got)
+		}
+		check("100-continue", fields, wantFields)
+	}
+
 	// Connection: close, and HTTP/1.0: the offer, then the connection ends.
 	for _, tc := range []struct{ name, proto, extra string }{
 		{"close", "HTTP/1.1", "Connection: close\r\n"},
