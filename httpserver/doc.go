@@ -37,10 +37,12 @@
 //     amount, network, asset, transaction, authorization nonce and the
 //     referral code of the call (the "ref" query parameter or the X-Ref
 //     header). An append that fails does not touch the answer; the
-//     settlement is appended again in the background with growing pauses
-//     (for up to 15 minutes, and once more at Shutdown), idempotently per
-//     authorization nonce, and whatever is given up is logged with what
-//     is needed to reconcile it.
+//     settlement is appended again in the background with growing pauses,
+//     idempotently per authorization nonce. With Config.LedgerSpool it is
+//     also kept in that local file until recorded, across crashes and
+//     restarts; without one it is retried for up to 15 minutes and once
+//     more at Shutdown, and whatever is given up is logged with what is
+//     needed to reconcile it.
 //
 // When Config.PublicBaseURL is set, a tool's resource URL is its endpoint
 // (PublicBaseURL + path), the offer is the same for every request, and the

@@ -80,6 +80,10 @@ type fixtureOptions struct {
 	requestBaseURL bool
 	// wrapStore, when set, wraps the store given to the server.
 	wrapStore func(store.Store) httpserver.Store
+	// useStore, when set, is the store (instead of a new one).
+	useStore store.Store
+	// ledgerSpool is Config.LedgerSpool.
+	ledgerSpool string
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -127,7 +131,10 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := openTestStore(t)
+	st := o.useStore
+	if st == nil {
+		st = openTestStore(t)
+	}
 	base := "http://" + ln.Addr().String()
 	public := base
 	if o.requestBaseURL {
@@ -151,6 +158,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		RateBurst:     o.burst,
 		ToolTimeout:   o.toolTimeout,
 		Routes:        o.routes,
+		LedgerSpool:   o.ledgerSpool,
 		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Version:       "test",
 	})

@@ -2,6 +2,8 @@ package httpserver
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +19,11 @@ import (
 // nonce, so a retry never records a payment twice. What is still not
 // recorded in the end (or does not fit in the queue) is logged with
 // everything needed to reconcile it by hand, as the first failure was.
+//
+// With a spool (Config.LedgerSpool, ledgerspool.go) the waiting
+// settlements are on disk too: they are retried for as long as the
+// process runs (no ledgerRetryFor limit), what Shutdown cannot record stays
+// in the spool, and the next start queues it again.
 const (
 	// ledgerRetryFirst is the first pause before a retry; it doubles up to
 	// ledgerRetryMax.
@@ -48,6 +55,11 @@ type ledgerRetry struct {
 	// may be a fixed test clock; pauses are real time).
 	now func() time.Time
 
+	// spool, when set, keeps the queue on disk; it is set before any use
+	// and closed by drain. rewritten is when the loop last rewrote it.
+	spool     *ledgerSpool
+	rewritten time.Time
+
 	mu     sync.Mutex
 	queue  []*pendingSettlement
 	done   chan struct{} // non-nil while the loop runs; closed when it ends
@@ -59,10 +71,17 @@ func newLedgerRetry(s *Server) *ledgerRetry {
 	return &ledgerRetry{s: s, now: time.Now, wake: make(chan struct{}, 1)}
 }
 
-// add queues st after its first append failed.
+// add queues st after its first append failed (once per authorization:
+// a replay's failed append does not queue it twice).
 func (l *ledgerRetry) add(st store.Settlement, requestID string) {
 	now := l.now()
 	l.mu.Lock()
+	for _, q := range l.queue {
+		if sameAuthorization(q.st, st) {
+			l.mu.Unlock()
+			return
+		}
+	}
 	if l.closed || len(l.queue) >= ledgerRetryQueue {
 		l.mu.Unlock()
 		l.s.metrics.ledgerLost.Add(1)
@@ -70,16 +89,73 @@ func (l *ledgerRetry) add(st store.Settlement, requestID string) {
 			ledgerAttrs(st, requestID)...)
 		return
 	}
-	l.queue = append(l.queue, &pendingSettlement{st: st, requestID: requestID, first: now, next: now.Add(ledgerRetryFirst), pause: ledgerRetryFirst})
+	p := &pendingSettlement{st: st, requestID: requestID, first: now, next: now.Add(ledgerRetryFirst), pause: ledgerRetryFirst}
+	l.queue = append(l.queue, p)
+	if l.spool != nil {
+		if err := l.spool.add(spoolEntryOf(p)); err != nil {
+			l.s.log.Error("ledger: the settled payment waits in memory only: the spool cannot be written",
+				append(ledgerAttrs(st, requestID), "error", err)...)
+		}
+	}
+	l.startLocked()
+	l.mu.Unlock()
+}
+
+// recover queues the settlements found in the spool at start, for an
+// attempt right away.
+func (l *ledgerRetry) recover(entries []spoolEntry) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range entries {
+		st := e.settlement()
+		if slices.ContainsFunc(l.queue, func(q *pendingSettlement) bool { return sameAuthorization(q.st, st) }) {
+			continue
+		}
+		first := e.FirstFailure
+		if first.IsZero() {
+			first = now
+		}
+		l.queue = append(l.queue, &pendingSettlement{st: st, requestID: e.RequestID, first: first, next: now, pause: ledgerRetryFirst})
+	}
+	if len(l.queue) > 0 {
+		l.startLocked()
+	}
+}
+
+// startLocked publishes the queue's length and makes sure the loop runs
+// and looks at the queue again; l.mu is held.
+func (l *ledgerRetry) startLocked() {
 	l.s.metrics.ledgerPending.Store(int64(len(l.queue)))
 	if l.done == nil {
 		l.done = make(chan struct{})
 		go l.loop(l.done)
 	}
-	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
 	default:
+	}
+}
+
+// sameAuthorization reports whether a and b record the same payment
+// authorization (the ledger's idempotency key).
+func sameAuthorization(a, b store.Settlement) bool {
+	return strings.EqualFold(a.Nonce, b.Nonce) && strings.EqualFold(a.Payer, b.Payer) &&
+		a.Network == b.Network && strings.EqualFold(a.Asset, b.Asset)
+}
+
+// rewriteSpoolLocked writes the queue to the spool; l.mu is held.
+func (l *ledgerRetry) rewriteSpoolLocked() {
+	if l.spool == nil {
+		return
+	}
+	entries := make([]spoolEntry, 0, len(l.queue))
+	for _, p := range l.queue {
+		entries = append(entries, spoolEntryOf(p))
+	}
+	if err := l.spool.rewrite(entries); err != nil {
+		l.s.log.Error("ledger: rewriting the spool failed; a recorded settlement may be appended again at the next start (harmless: appends are idempotent)",
+			"error", err)
 	}
 }
 
@@ -119,12 +195,20 @@ func (l *ledgerRetry) loop(done chan struct{}) {
 		}
 		ok := l.try(p)
 		l.mu.Lock()
-		if ok || l.now().Sub(p.first) >= ledgerRetryFor {
+		if ok || (l.spool == nil && l.now().Sub(p.first) >= ledgerRetryFor) {
 			for i, q := range l.queue {
 				if q == p {
 					l.queue = append(l.queue[:i], l.queue[i+1:]...)
 					break
 				}
+			}
+			// The spool drops recorded entries at most once a second (and
+			// when the queue empties): a long queue draining after an
+			// outage is not rewritten per entry. One recorded but still in
+			// the file is appended again, harmlessly, after a crash.
+			if len(l.queue) == 0 || l.now().Sub(l.rewritten) >= time.Second {
+				l.rewriteSpoolLocked()
+				l.rewritten = l.now()
 			}
 			if !ok {
 				l.s.metrics.ledgerLost.Add(1)
@@ -172,9 +256,9 @@ func (l *ledgerRetry) drain(ctx context.Context) {
 		}
 	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	queue := l.queue
 	l.queue = nil
-	l.mu.Unlock()
 	for _, p := range queue {
 		recorded := false
 		if ctx.Err() == nil {
@@ -183,12 +267,26 @@ func (l *ledgerRetry) drain(ctx context.Context) {
 			cancel()
 			recorded = err == nil
 		}
-		if !recorded {
+		switch {
+		case recorded:
+		case l.spool != nil:
+			l.queue = append(l.queue, p)
+			l.s.log.Warn("ledger: stopping with a settled payment not recorded; it stays in the spool and is recorded at the next start",
+				append(ledgerAttrs(p.st, p.requestID), "attempts", p.attempts+1, "spool", l.spool.path)...)
+		default:
 			l.s.metrics.ledgerLost.Add(1)
 			l.s.log.Error("ledger: stopping with a settled payment not recorded; reconcile it by hand",
 				append(ledgerAttrs(p.st, p.requestID), "attempts", p.attempts+1)...)
 		}
 	}
+	if l.spool != nil {
+		l.rewriteSpoolLocked()
+		if err := l.spool.close(); err != nil {
+			l.s.log.Error("ledger: closing the spool", "error", err)
+		}
+		l.spool = nil
+	}
+	l.queue = nil
 	l.s.metrics.ledgerPending.Store(0)
 }
 

@@ -91,6 +91,11 @@ type Config struct {
 	Facilitator x402.Facilitator
 	// Store is the replay guard, the ledger and the /health store check.
 	Store Store
+	// LedgerSpool is a local file that keeps the settled payments whose
+	// ledger append failed until they are recorded, across crashes and
+	// restarts (ledgerspool.go); one file per server process. Empty means
+	// they wait in memory only, for at most 15 minutes.
+	LedgerSpool string
 	// PayTo is the wallet paid (0x + 40 hex).
 	PayTo string
 	// Network is the CAIP-2 id (or v1 name) of the payment network; empty
@@ -296,6 +301,21 @@ func New(cfg Config) (*Server, error) {
 	if s.cfg.Middleware != nil {
 		s.handler = s.cfg.Middleware(s.handler)
 	}
+	if cfg.LedgerSpool != "" {
+		// Last, so that no error of New leaves the file open.
+		sp, entries, bad, err := openLedgerSpool(cfg.LedgerSpool)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bad {
+			s.log.Error("ledger: a spool line could not be read; reconcile it by hand", "spool", cfg.LedgerSpool, "entry", b)
+		}
+		s.ledger.spool = sp
+		if len(entries) > 0 {
+			s.log.Warn("ledger: recording the settled payments left in the spool", "spool", cfg.LedgerSpool, "count", len(entries))
+			s.ledger.recover(entries)
+		}
+	}
 	return s, nil
 }
 
@@ -498,6 +518,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown = true
 	s.mu.Unlock()
 	if srv == nil {
+		s.ledger.drain(ctx)
 		return nil
 	}
 	if err := srv.Shutdown(ctx); err != nil {

@@ -251,6 +251,21 @@ func TestParseServe(t *testing.T) {
 		c.terminal != "simulated" || c.db != "svc-data/svc.db" || c.bodyLimit != 2<<20 {
 		t.Fatalf("defaults %+v", c)
 	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "svc-data/ledger-spool.jsonl"},
+		{[]string{"--db", "/var/lib/svc/svc.db"}, "/var/lib/svc/ledger-spool.jsonl"},
+		{[]string{"--db", "postgres://u@db/svc"}, "svc-data/ledger-spool.jsonl"},
+		{[]string{"--db", "postgres://u@db/svc", "--ledger-spool", "/var/spool/svc.jsonl"}, "/var/spool/svc.jsonl"},
+		{[]string{"--ledger-spool", "off"}, ""},
+	} {
+		c, err := parseServe(tc.args, io.Discard, envOf(nil))
+		if err != nil || c.ledgerSpool != tc.want {
+			t.Errorf("%q: ledger spool %q, want %q (%v)", tc.args, c.ledgerSpool, tc.want, err)
+		}
+	}
 
 	env := envOf(map[string]string{
 		"SVC_ADDR": "0.0.0.0:9000", "SVC_FACILITATOR_URL": "https://fac.example", "SVC_PAY_TO": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",

@@ -61,6 +61,7 @@ type serveConfig struct {
 	replayOffset                  time.Duration
 	symbol                        string
 	db                            string
+	ledgerSpool                   string
 	rate                          float64
 	burst                         int
 	trusted                       []netip.Prefix
@@ -88,6 +89,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	replayOffset := f.Duration("replay-server-offset", "SVC_REPLAY_SERVER_OFFSET", 0, "UTC offset of the trading server whose times the replay file holds (e.g. 2h)")
 	symbol := f.String("symbol", "SVC_GOLD_SYMBOL", "", "terminal gold symbol (default XAUUSD)")
 	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
+	ledgerSpool := f.String("ledger-spool", "SVC_LEDGER_SPOOL", "", `file keeping the settled payments whose ledger record failed until they are recorded, across restarts (default: ledger-spool.jsonl next to a SQLite database, svc-data/ledger-spool.jsonl with PostgreSQL; one per process; "off" keeps them in memory only)`)
 	rate := f.Float("rate", "SVC_RATE", httpserver.DefaultRate, "free-route requests per second per client address (negative disables)")
 	burst := f.Int("burst", "SVC_BURST", httpserver.DefaultBurst, "free-route burst per client address")
 	trusted := f.List("trusted-proxy", "SVC_TRUSTED_PROXIES", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
@@ -203,7 +205,25 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	if c.db == "" {
 		c.db = defaultDB
 	}
+	switch c.ledgerSpool = strings.TrimSpace(*ledgerSpool); {
+	case strings.EqualFold(c.ledgerSpool, "off"):
+		c.ledgerSpool = ""
+	case c.ledgerSpool != "":
+	case isPostgres(c.db):
+		c.ledgerSpool = defaultLedgerSpool
+	default:
+		c.ledgerSpool = filepath.Join(filepath.Dir(strings.TrimPrefix(c.db, "sqlite:")), "ledger-spool.jsonl")
+	}
 	return c, nil
+}
+
+// defaultLedgerSpool is the ledger spool with a PostgreSQL store.
+const defaultLedgerSpool = "svc-data/ledger-spool.jsonl"
+
+// isPostgres reports whether dsn names a PostgreSQL database.
+func isPostgres(dsn string) bool {
+	lower := strings.ToLower(dsn)
+	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://")
 }
 
 // newLogger builds the slog logger on stderr.
@@ -288,6 +308,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		HealthTTL:      c.healthTTL,
 		Facilitator:    facilitator,
 		Store:          st,
+		LedgerSpool:    c.ledgerSpool,
 		PayTo:          c.payTo,
 		Network:        c.network,
 		PublicBaseURL:  base,
@@ -303,6 +324,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	})
 	if err != nil {
 		_ = ln.Close()
+		if errors.Is(err, httpserver.ErrLedgerSpool) {
+			return fmt.Errorf("%w (--ledger-spool / SVC_LEDGER_SPOOL: a writable file, or off)", err)
+		}
 		return err
 	}
 
@@ -412,8 +436,7 @@ func newFacilitator(c *serveConfig, log *slog.Logger) (x402.Facilitator, error) 
 
 // openStore opens the SQLite file (creating its directory) or PostgreSQL.
 func openStore(ctx context.Context, dsn string) (store.Store, error) {
-	lower := strings.ToLower(dsn)
-	if !strings.HasPrefix(lower, "postgres://") && !strings.HasPrefix(lower, "postgresql://") {
+	if !isPostgres(dsn) {
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		if dir := filepath.Dir(path); dir != "" {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -496,6 +519,11 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 		fmt.Fprintf(&b, "  gold data:   %s\n", c.terminal)
 	}
 	fmt.Fprintf(&b, "  store:       %s (%s)\n", dialect, displayDSN(c.db))
+	if c.ledgerSpool != "" {
+		fmt.Fprintf(&b, "  ledger:      a settled payment the store cannot record waits in %s\n", c.ledgerSpool)
+	} else {
+		b.WriteString("  ledger:      a settled payment the store cannot record waits in memory only (--ledger-spool off)\n")
+	}
 	fmt.Fprintf(&b, "  tools:       %d paid routes; free: /api/find /api/route /api/catalog /api/try /openapi.json /skill.md\n               /mcp /a2a /.well-known/agent-card.json /.well-known/x402 /api/club /health /metrics\n", catalog.Len())
 	fmt.Fprintf(&b, "  try:         curl -i %s/api/session-state\n\n", base)
 	_, _ = io.WriteString(w, b.String())
