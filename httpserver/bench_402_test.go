@@ -12,7 +12,6 @@ import (
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
-	"github.com/seed1284c1d2/svc/x402"
 )
 
 // The benchmarks below measure the handler alone: the request is built
@@ -24,14 +23,7 @@ import (
 // benchHandlerLog is benchHandler with the given logger.
 func benchHandlerLog(b *testing.B, log *slog.Logger) http.Handler {
 	b.Helper()
-	cat, err := tools.New(tools.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cat, local := devParts(b)
 	st, err := store.Open(b.Context(), filepath.Join(b.TempDir(), "svc.db"))
 	if err != nil {
 		b.Fatal(err)

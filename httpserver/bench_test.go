@@ -11,21 +11,12 @@ import (
 
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
-	"github.com/seed1284c1d2/svc/tools"
-	"github.com/seed1284c1d2/svc/x402"
 )
 
 // benchHandler builds a dev-mode server handler for in-process benchmarks.
 func benchHandler(b *testing.B) http.Handler {
 	b.Helper()
-	cat, err := tools.New(tools.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cat, local := devParts(b)
 	st, err := store.Open(b.Context(), filepath.Join(b.TempDir(), "svc.db"))
 	if err != nil {
 		b.Fatal(err)

@@ -331,3 +331,31 @@ func (f *fixture) tool(t *testing.T, key string) *tools.Tool {
 
 // queryEscape is url.QueryEscape, for readability in tables.
 func queryEscape(s string) string { return url.QueryEscape(s) }
+
+// devParts returns the default catalog and a local facilitator paying
+// testPayTo.
+func devParts(tb testing.TB) (*tools.Catalog, *x402.LocalFacilitator) {
+	tb.Helper()
+	cat, err := tools.New(tools.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cat, local
+}
+
+// shutdown stops f's server, waits for Serve to return, and leaves the
+// cleanup nothing to wait for.
+func (f *fixture) shutdown(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-f.done
+	f.done <- http.ErrServerClosed
+}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
-	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 )
 
@@ -105,13 +104,7 @@ func TestLedgerRetryDrainsOnShutdown(t *testing.T) {
 	if resp, body := pay(t, payer, f.request(t, tool, string(tool.ExampleInput))); resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d %s", resp.StatusCode, body)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.srv.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	<-f.done
-	f.done <- http.ErrServerClosed // for the cleanup
+	f.shutdown(t)
 	m := metricsText(f)
 	if !strings.Contains(m, "svc_ledger_retry_pending 0") || !strings.Contains(m, "svc_ledger_unrecorded_total 1") {
 		t.Fatalf("metrics after Shutdown:\n%s", m)
@@ -232,13 +225,7 @@ func TestLedgerSpoolKeptAtShutdown(t *testing.T) {
 			t.Fatalf("status %d %s", resp.StatusCode, body)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.srv.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	<-f.done
-	f.done <- http.ErrServerClosed // for the cleanup
+	f.shutdown(t)
 	if m := metricsText(f); !strings.Contains(m, "svc_ledger_unrecorded_total 0") || !strings.Contains(m, "svc_ledger_retry_pending 0") {
 		t.Fatalf("metrics after Shutdown:\n%s", m)
 	}
@@ -260,15 +247,8 @@ func TestLedgerSpoolUnreadable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := tools.New(tools.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = httpserver.New(httpserver.Config{Catalog: cat, Facilitator: local, Store: openTestStore(t), PayTo: testPayTo,
+	cat, local := devParts(t)
+	_, err := httpserver.New(httpserver.Config{Catalog: cat, Facilitator: local, Store: openTestStore(t), PayTo: testPayTo,
 		DevMode: true, LedgerSpool: filepath.Join(dir, "file", "spool.jsonl"), Logger: slog.New(slog.DiscardHandler)})
 	if !errors.Is(err, httpserver.ErrLedgerSpool) {
 		t.Fatalf("New with a spool under a file: %v", err)

@@ -218,14 +218,7 @@ func TestToolFailureAfterVerificationNotSettled(t *testing.T) {
 }
 
 func TestDevModeRefusesPublicAddress(t *testing.T) {
-	cat, err := tools.New(tools.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, local := devParts(t)
 	st := openTestStore(t)
 	cfg := httpserver.Config{Catalog: cat, Facilitator: local, Store: st, PayTo: testPayTo, Logger: slog.New(slog.DiscardHandler)}
 	for _, addr := range []string{"0.0.0.0:8080", ":8080", "[::]:8080", "192.0.2.1:8080"} {
@@ -261,14 +254,7 @@ func TestDevModeRefusesPublicAddress(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	cat, err := tools.New(tools.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, local := devParts(t)
 	st := openTestStore(t)
 	ok := httpserver.Config{Catalog: cat, Facilitator: local, Store: st, PayTo: testPayTo}
 	cases := map[string]func(*httpserver.Config){
