@@ -135,9 +135,16 @@ type clusterNode struct {
 // is still running; its output is logged when the test failed.
 func clusterStart(t *testing.T, name, db string) *clusterNode {
 	t.Helper()
+	return clusterStartIn(t, name, db, t.TempDir())
+}
+
+// clusterStartIn is clusterStart with the working directory dir (where
+// the default ledger spool lives).
+func clusterStartIn(t *testing.T, name, db, dir string) *clusterNode {
+	t.Helper()
 	bin := clusterBinary(t)
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db, "--log-level", "warn", "--shutdown-timeout", "10s")
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	cmd.Env = clusterEnv()
 	n := &clusterNode{name: name, cmd: cmd, out: &clusterLog{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = n.out, n.out

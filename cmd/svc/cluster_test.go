@@ -702,3 +702,72 @@ func TestDurabilityRetryAfterCrashBetweenCompleteAndAppend(t *testing.T) {
 		t.Errorf("the client received a 200 (PAYMENT-RESPONSE transaction %s) and the ledger has %d rows for its nonce, want 1", settled.Transaction, n)
 	}
 }
+
+// TestDurabilityLedgerSpoolAcrossSIGKILL: with PostgreSQL refusing ledger
+// rows (a trigger) while payments settle, a paid call's settlement waits
+// in the instance's spool file (default path, in its working directory);
+// the instance is killed; a new one started in the same directory, with
+// the ledger accepting rows again, records it exactly once and empties
+// the file.
+func TestDurabilityLedgerSpoolAcrossSIGKILL(t *testing.T) {
+	dsn := clusterPGDSN(t)
+	dir := t.TempDir()
+	spool := filepath.Join(dir, "svc-data", "ledger-spool.jsonl")
+	c := clusterHTTP(t)
+	first := clusterStartIn(t, "first", dsn, dir)
+	clusterPGExec(t, dsn, `CREATE FUNCTION refuse_ledger() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'ledger down for the test'; END $$`)
+	clusterPGExec(t, dsn, `CREATE TRIGGER refuse_ledger BEFORE INSERT ON settlements FOR EACH ROW EXECUTE FUNCTION refuse_ledger()`)
+
+	pr := clusterOffer(t, c, first.base)
+	payer := clusterSigner(t)
+	pay, nonce := clusterMustSign(t, payer, pr)
+	if a := clusterMust(t, c, http.MethodPost, first.base+clusterToolPath, clusterBody(clusterAddress()), pay); a.status != http.StatusOK {
+		t.Fatalf("paid call: %s", a)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _ := os.ReadFile(spool)
+		if strings.Contains(strings.ToLower(string(data)), strings.ToLower(nonce)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the settlement is not in %s: %q", spool, data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rows := clusterPGLedger(t, dsn).rows; len(rows) != 0 {
+		t.Fatalf("ledger rows while refused: %+v", rows)
+	}
+	first.kill(t)
+
+	clusterPGExec(t, dsn, `DROP TRIGGER refuse_ledger ON settlements`)
+	second := clusterStartIn(t, "restarted", dsn, dir)
+	for {
+		l := clusterPGLedger(t, dsn)
+		if len(l.rows) == 1 {
+			r := l.rows[0]
+			if !strings.EqualFold(r.Nonce, nonce) || r.ToolKey != clusterToolKey || r.Amount != clusterToolAmount || !strings.EqualFold(r.Payer, payer.Address()) {
+				t.Fatalf("ledger row %+v", r)
+			}
+			break
+		}
+		if len(l.rows) > 1 || time.Now().After(deadline.Add(20*time.Second)) {
+			t.Fatalf("ledger rows %+v, want the one settlement", l.rows)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for {
+		data, err := os.ReadFile(spool)
+		if err == nil && len(strings.TrimSpace(string(data))) == 0 {
+			break
+		}
+		if time.Now().After(deadline.Add(20 * time.Second)) {
+			t.Fatalf("the spool still holds %q (%v)", data, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	clusterStop(t, c, second)
+	if rows := clusterPGLedger(t, dsn).rows; len(rows) != 1 {
+		t.Fatalf("ledger rows after the stop: %+v", rows)
+	}
+}
