@@ -32,6 +32,11 @@ const (
 //
 // The zero Number is "not set": it encodes as null and fails a required
 // rule. Make one with N, NewNumber, ParseNumber or NumberFromFloat.
+//
+// Every Number within the input bounds of the tools (|x| < 1e30, at most
+// 30 decimal places) reads back exactly what it writes. Larger ones still
+// encode exactly, as plain numbers that may be longer than the 100 bytes
+// ParseNumber accepts (1e100 writes 101 digits).
 type Number struct {
 	d   decimal.Decimal
 	set bool

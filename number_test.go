@@ -1,6 +1,8 @@
 package svc
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -79,4 +81,53 @@ func TestValidateDirectionShortcut(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzNumber: no input makes Number.UnmarshalJSON panic or hang; what it
+// accepts encodes as a plain JSON number (no exponent, no NaN) that reads
+// back to the same value whenever it is within the input bounds, and a
+// decimal in a JSON string reads as the bare literal does.
+func FuzzNumber(f *testing.F) {
+	for _, s := range []string{`3500`, `-0.05`, `"3500.25"`, `1e3`, `1E-30`, `null`, `"NaN"`, `"inf"`, `1e999999999`,
+		`0.000000000000000000000000000001`, `"  7 "`, `-0`, `"\u0031"`, `[]`, `"1e30"`, `99999999999999999999999999999`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var n Number
+		if err := n.UnmarshalJSON(in); err != nil {
+			return
+		}
+		out, err := n.MarshalJSON()
+		if err != nil {
+			t.Fatalf("%q: MarshalJSON: %v", in, err)
+		}
+		if !n.IsSet() {
+			if string(out) != "null" {
+				t.Fatalf("%q: unset Number encodes as %s", in, out)
+			}
+			return
+		}
+		if bytes.ContainsAny(out, "eE\"") || !json.Valid(out) {
+			t.Fatalf("%q: encodes as %.200s, not a plain JSON number", in, out)
+		}
+		if len(out) > maxNumberLiteral {
+			// Too long to read back; only values outside the input
+			// bounds may be that long.
+			var fe fieldErrors
+			if n.checkRange(&fe, "x") {
+				t.Fatalf("%q: within the input bounds but encodes in %d bytes", in, len(out))
+			}
+			return
+		}
+		var back Number
+		if err := back.UnmarshalJSON(out); err != nil || !back.Decimal().Equal(n.Decimal()) {
+			t.Fatalf("%q: %s reads back as %v (%v)", in, out, back, err)
+		}
+		var s string
+		if json.Unmarshal(in, &s) == nil { // a string form: the literal inside reads the same
+			if p, err := ParseNumber(s); err != nil || !p.Decimal().Equal(n.Decimal()) {
+				t.Fatalf("%q: ParseNumber(%q) = %v, %v", in, s, p, err)
+			}
+		}
+	})
 }
