@@ -27,7 +27,7 @@ const testPayTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 
 // newRealSurfaces builds the real catalog and discovery Service for a
 // server at base.
-func newRealSurfaces(t *testing.T, base string) (*tools.Catalog, *discovery.Service) {
+func newRealSurfaces(t testing.TB, base string) (*tools.Catalog, *discovery.Service) {
 	t.Helper()
 	cat, err := tools.New(tools.Options{BaseURL: base})
 	if err != nil {
