@@ -1,0 +1,49 @@
+package discovery
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+)
+
+// FuzzFind: no query makes the finder panic or hang; it returns at most
+// limit matches, each a catalog key once, with scores in (0, 1) in
+// non-increasing order.
+func FuzzFind(f *testing.F) {
+	for _, q := range []string{"stop loss for a long", "gold price now", "reggex tester", "csvprofile", "ATR", "", "   ",
+		"¿qué hora abre Londres?", "\x00\xff", "a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a",
+		"supercalifragilisticexpialidocious-risk_reward/pnl.tick"} {
+		f.Add(q, 5)
+	}
+	fd := NewFinder(findCatalogDocs(f))
+	keys := map[string]bool{}
+	for _, d := range findCatalogDocs(f) {
+		keys[d.Key] = true
+	}
+	f.Fuzz(func(t *testing.T, q string, limit int) {
+		limit = limit%20 + 1
+		if limit < 1 {
+			limit += 20
+		}
+		wd := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("slow query %q", q)) })
+		defer wd.Stop()
+		ms := fd.Find(q, limit)
+		if len(ms) > limit {
+			t.Fatalf("%q: %d matches for limit %d", q, len(ms), limit)
+		}
+		seen := map[string]bool{}
+		for _, m := range ms {
+			if !keys[m.Key] || seen[m.Key] {
+				t.Fatalf("%q: match %q unknown or repeated in %+v", q, m.Key, ms)
+			}
+			seen[m.Key] = true
+			if !(m.Score > 0 && m.Score < 1) {
+				t.Fatalf("%q: score %v of %s", q, m.Score, m.Key)
+			}
+		}
+		if !sort.SliceIsSorted(ms, func(i, j int) bool { return ms[i].Score > ms[j].Score }) {
+			t.Fatalf("%q: matches not by score: %+v", q, ms)
+		}
+	})
+}
