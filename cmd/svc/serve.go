@@ -266,69 +266,18 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		}
 	}
 
-	terminal, err := openTerminal(c)
-	if err != nil {
-		return err
-	}
-	facilitator, err := newFacilitator(c, log)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, c.db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
 	bound := ln.Addr().String()
-	base := c.baseURL
-	if base == "" {
-		base = "http://" + bound
-	}
-	catalog, err := tools.New(tools.Options{Prices: c.prices, BaseURL: base, Network: c.network, BodyLimit: c.bodyLimit})
+	a, err := assemble(ctx, c, log, bound)
 	if err != nil {
 		_ = ln.Close()
 		return err
 	}
-	routes, disc, err := freeRoutes(c, catalog, st, base, log)
-	if err != nil {
-		_ = ln.Close()
-		return err
-	}
-	srv, err := httpserver.New(httpserver.Config{
-		Catalog:        catalog,
-		Routes:         routes,
-		Observer:       disc.Stats(),
-		Terminal:       terminal,
-		Env:            tools.Env{DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout},
-		HealthTTL:      c.healthTTL,
-		Facilitator:    facilitator,
-		Store:          st,
-		LedgerSpool:    c.ledgerSpool,
-		PayTo:          c.payTo,
-		Network:        c.network,
-		PublicBaseURL:  base,
-		DevMode:        c.devMode,
-		Addr:           bound,
-		BodyLimit:      c.bodyLimit,
-		RateLimit:      c.rate,
-		RateBurst:      c.burst,
-		TrustedProxies: c.trusted,
-		ToolTimeout:    c.toolTimeout,
-		Logger:         log,
-		Version:        buildVersion(),
-	})
-	if err != nil {
-		_ = ln.Close()
-		if errors.Is(err, httpserver.ErrLedgerSpool) {
-			return fmt.Errorf("%w (--ledger-spool / SVC_LEDGER_SPOOL: a writable file, or off)", err)
-		}
-		return err
-	}
+	defer a.st.Close()
+	srv, st, catalog, base := a.srv, a.st, a.catalog, a.base
 
 	printBanner(stderr, c, bound, base, st.Dialect(), catalog)
 	log.Info("svc: listening", "addr", bound, "base_url", base, "dev_mode", c.devMode, "network", c.network,
@@ -537,4 +486,74 @@ func displayDSN(dsn string) string {
 		}
 	}
 	return dsn
+}
+
+// assembled is a server built from a configuration, not yet serving.
+type assembled struct {
+	srv     *httpserver.Server
+	st      store.Store // the caller closes it
+	catalog *tools.Catalog
+	base    string // the public base URL
+}
+
+// assemble opens the terminal, the facilitator and the store of c and
+// builds the server with every route, for a listener bound to bound.
+func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound string) (*assembled, error) {
+	terminal, err := openTerminal(c)
+	if err != nil {
+		return nil, err
+	}
+	facilitator, err := newFacilitator(c, log)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, c.db)
+	if err != nil {
+		return nil, err
+	}
+	base := c.baseURL
+	if base == "" {
+		base = "http://" + bound
+	}
+	catalog, err := tools.New(tools.Options{Prices: c.prices, BaseURL: base, Network: c.network, BodyLimit: c.bodyLimit})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	routes, disc, err := freeRoutes(c, catalog, st, base, log)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	srv, err := httpserver.New(httpserver.Config{
+		Catalog:        catalog,
+		Routes:         routes,
+		Observer:       disc.Stats(),
+		Terminal:       terminal,
+		Env:            tools.Env{DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout},
+		HealthTTL:      c.healthTTL,
+		Facilitator:    facilitator,
+		Store:          st,
+		LedgerSpool:    c.ledgerSpool,
+		PayTo:          c.payTo,
+		Network:        c.network,
+		PublicBaseURL:  base,
+		DevMode:        c.devMode,
+		Addr:           bound,
+		BodyLimit:      c.bodyLimit,
+		RateLimit:      c.rate,
+		RateBurst:      c.burst,
+		TrustedProxies: c.trusted,
+		ToolTimeout:    c.toolTimeout,
+		Logger:         log,
+		Version:        buildVersion(),
+	})
+	if err != nil {
+		_ = st.Close()
+		if errors.Is(err, httpserver.ErrLedgerSpool) {
+			return nil, fmt.Errorf("%w (--ledger-spool / SVC_LEDGER_SPOOL: a writable file, or off)", err)
+		}
+		return nil, err
+	}
+	return &assembled{srv: srv, st: st, catalog: catalog, base: base}, nil
 }
