@@ -66,7 +66,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 }
 
 // newConnTestServer builds a dev-mode server with a fixed public URL.
-func newConnTestServer(t *testing.T, addr string) *Server {
+func newConnTestServer(t *testing.T, addr string, mws ...func(http.Handler) http.Handler) *Server {
 	t.Helper()
 	cat, err := tools.New(tools.Options{})
 	if err != nil {
@@ -88,6 +88,13 @@ func newConnTestServer(t *testing.T, addr string) *Server {
 	}
 	srv, err := New(Config{Catalog: cat, Facilitator: local, Store: st, PayTo: payTo, PublicBaseURL: "http://" + addr,
 		Logger: slog.New(slog.DiscardHandler), Addr: addr, Terminal: sim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mws) > 0 {
+		srv, err = New(Config{Catalog: cat, Facilitator: local, Store: st, PayTo: payTo, PublicBaseURL: "http://" + addr,
+			Logger: slog.New(slog.DiscardHandler), Addr: addr, Terminal: sim, Middleware: mws[0]})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -676,5 +683,73 @@ func TestIncompleteHoldDropped(t *testing.T) {
 	}
 	if err := c.release(); err != nil || pc.out.String() != "HTTP/1.1 402 Payment Required\r\nContent-Length: 0\r\nA: b\r\n\r\n" {
 		t.Fatalf("release after the splice: %v %q", err, pc.out.String())
+	}
+}
+
+// bufferingWriter holds a whole answer and writes it when the handler
+// returns, as some middlewares (caches, body loggers) do.
+type bufferingWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferingWriter) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferingWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+// TestOfferBehindBufferingMiddleware: behind a Config.Middleware whose
+// writer holds the answer until the handler returns, the 402 is whole
+// (every offer field, the body) over a real connection.
+func TestOfferBehindBufferingMiddleware(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := inner.Addr().String()
+	srv := newConnTestServer(t, addr, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			bw := &bufferingWriter{ResponseWriter: w}
+			next.ServeHTTP(bw, r)
+			if bw.status != 0 {
+				w.WriteHeader(bw.status)
+			}
+			_, _ = w.Write(bw.body.Bytes())
+		})
+	})
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(inner) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	const body = `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`
+	for range 2 {
+		if _, err := io.WriteString(c, "POST /api/risk-levels HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body); err != nil {
+			t.Fatal(err)
+		}
+		status, header, got := readAnswer(t, br)
+		if status != http.StatusPaymentRequired || header.Get("Payment-Required") == "" || header.Get("Content-Type") != "application/json" ||
+			!bytes.Contains(got, []byte(`"x402Version":1`)) {
+			t.Fatalf("402 behind the middleware: %d %v %s", status, header, got)
+		}
 	}
 }

@@ -333,12 +333,13 @@ func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
 // and Content-Length, the lines recorded once are inserted at its end, and
 // the answer leaves in one write call. The bytes are those of the plain
 // path but for the order of the header fields, which HTTP leaves free.
-// Elsewhere (Handler mounted in another server, HTTP/2) the header is set
-// field by field.
+// Elsewhere (Handler mounted in another server, HTTP/2) and behind a
+// Config.Middleware, whose writer may buffer or transform what net/http
+// would write, the header is set field by field.
 func (pr *paidRoute) writeOffer(w http.ResponseWriter, r *http.Request) {
 	o := pr.offer
 	cc, _ := r.Context().Value(coalescingConnKey{}).(*coalescingConn)
-	if cc == nil || r.ProtoMajor != 1 {
+	if cc == nil || r.ProtoMajor != 1 || pr.s.cfg.Middleware != nil {
 		writeCoalesced(w, r, func() {
 			h := w.Header()
 			for _, f := range o.fields {

@@ -64,7 +64,7 @@ type Route struct {
 // RequestObserver is told about every request the server answered: r after
 // routing (r.Pattern is the route matched, "" for none), the final status
 // and the answer's header (for a 402 offer written over the server's own
-// listener, without the offer's fields, which are spliced into the head as
+// listener with no Config.Middleware, without the offer's fields, which are spliced into the head as
 // it is written: Payment-Required, Content-Type, Cache-Control,
 // Access-Control-Expose-Headers). It runs on the request's goroutine, after
 // the answer was written, and must not block.
