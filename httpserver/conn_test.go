@@ -66,7 +66,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 }
 
 // newConnTestServer builds a dev-mode server with a fixed public URL.
-func newConnTestServer(t *testing.T, addr string, mws ...func(http.Handler) http.Handler) *Server {
+func newConnTestServer(t *testing.T, addr string, mw func(http.Handler) http.Handler) *Server {
 	t.Helper()
 	cat, err := tools.New(tools.Options{})
 	if err != nil {
@@ -87,18 +87,39 @@ func newConnTestServer(t *testing.T, addr string, mws ...func(http.Handler) http
 		t.Fatal(err)
 	}
 	srv, err := New(Config{Catalog: cat, Facilitator: local, Store: st, PayTo: payTo, PublicBaseURL: "http://" + addr,
-		Logger: slog.New(slog.DiscardHandler), Addr: addr, Terminal: sim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(mws) > 0 {
-		srv, err = New(Config{Catalog: cat, Facilitator: local, Store: st, PayTo: payTo, PublicBaseURL: "http://" + addr,
-			Logger: slog.New(slog.DiscardHandler), Addr: addr, Terminal: sim, Middleware: mws[0]})
-	}
+		Logger: slog.New(slog.DiscardHandler), Addr: addr, Terminal: sim, Middleware: mw})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return srv
+}
+
+// startConnTestServer serves a newConnTestServer (with Config.Middleware
+// mw, nil for none) on a new 127.0.0.1 listener, passed through wrap when
+// set, until the test ends; it returns the server and its address.
+func startConnTestServer(t *testing.T, wrap func(net.Listener) net.Listener, mw func(http.Handler) http.Handler) (*Server, string) {
+	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := inner.Addr().String()
+	srv := newConnTestServer(t, addr, mw)
+	ln := inner
+	if wrap != nil {
+		ln = wrap(inner)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return srv, addr
 }
 
 // readAnswer reads one HTTP/1.1 answer and returns its raw bytes.
@@ -131,30 +152,18 @@ func readAnswer(t *testing.T, br *bufio.Reader) (status int, header textproto.MI
 // Handler, where nothing is coalesced), and the connection goes on serving
 // other answers normally.
 func TestPaymentRequiredIsOneWrite(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := &countingListener{Listener: inner, conns: make(chan *countingConn, 4)}
-	srv := newConnTestServer(t, inner.Addr().String())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
+	conns := make(chan *countingConn, 4)
+	srv, addr := startConnTestServer(t, func(inner net.Listener) net.Listener {
+		return &countingListener{Listener: inner, conns: conns}
+	}, nil)
 
-	c, err := net.Dial("tcp", inner.Addr().String())
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	server := <-ln.conns
+	server := <-conns
 	br := bufio.NewReader(c)
 	const body = `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`
 	post := func(b string) {
@@ -471,20 +480,7 @@ func rawAnswer(t *testing.T, br *bufio.Reader, noBody bool) (status string, fiel
 // keep-alive, pipelined, HTTP/1.0, Connection: close and HEAD requests,
 // with each field once and the body intact.
 func TestOfferSplice(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := inner.Addr().String()
-	srv := newConnTestServer(t, addr)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(inner) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-	})
+	srv, addr := startConnTestServer(t, nil, nil)
 
 	// want: the fields of the plain path's answer for tool, as lines.
 	want := func(tool *tools.Tool, method, target, body string) (fields map[string]string, respBody []byte) {
@@ -686,53 +682,19 @@ func TestIncompleteHoldDropped(t *testing.T) {
 	}
 }
 
-// bufferingWriter holds a whole answer and writes it when the handler
-// returns, as some middlewares (caches, body loggers) do.
-type bufferingWriter struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-}
-
-func (b *bufferingWriter) WriteHeader(code int) {
-	if b.status == 0 {
-		b.status = code
-	}
-}
-
-func (b *bufferingWriter) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	return b.body.Write(p)
-}
-
 // TestOfferBehindBufferingMiddleware: behind a Config.Middleware whose
 // writer holds the answer until the handler returns, the 402 is whole
 // (every offer field, the body) over a real connection.
 func TestOfferBehindBufferingMiddleware(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := inner.Addr().String()
-	srv := newConnTestServer(t, addr, func(next http.Handler) http.Handler {
+	_, addr := startConnTestServer(t, nil, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			bw := &bufferingWriter{ResponseWriter: w}
-			next.ServeHTTP(bw, r)
-			if bw.status != 0 {
-				w.WriteHeader(bw.status)
+			held := &offerRecorder{header: w.Header()} // holds status and body
+			next.ServeHTTP(held, r)
+			if held.status != 0 {
+				w.WriteHeader(held.status)
 			}
-			_, _ = w.Write(bw.body.Bytes())
+			_, _ = w.Write(held.body.Bytes())
 		})
-	})
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(inner) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
 	})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {

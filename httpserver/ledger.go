@@ -76,11 +76,9 @@ func newLedgerRetry(s *Server) *ledgerRetry {
 func (l *ledgerRetry) add(st store.Settlement, requestID string) {
 	now := l.now()
 	l.mu.Lock()
-	for _, q := range l.queue {
-		if sameAuthorization(q.st, st) {
-			l.mu.Unlock()
-			return
-		}
+	if l.queuedLocked(st) {
+		l.mu.Unlock()
+		return
 	}
 	if l.closed || len(l.queue) >= ledgerRetryQueue {
 		l.mu.Unlock()
@@ -109,7 +107,7 @@ func (l *ledgerRetry) recover(entries []spoolEntry) {
 	defer l.mu.Unlock()
 	for _, e := range entries {
 		st := e.settlement()
-		if slices.ContainsFunc(l.queue, func(q *pendingSettlement) bool { return sameAuthorization(q.st, st) }) {
+		if l.queuedLocked(st) {
 			continue
 		}
 		first := e.FirstFailure
@@ -137,11 +135,13 @@ func (l *ledgerRetry) startLocked() {
 	}
 }
 
-// sameAuthorization reports whether a and b record the same payment
-// authorization (the ledger's idempotency key).
-func sameAuthorization(a, b store.Settlement) bool {
-	return strings.EqualFold(a.Nonce, b.Nonce) && strings.EqualFold(a.Payer, b.Payer) &&
-		a.Network == b.Network && strings.EqualFold(a.Asset, b.Asset)
+// queuedLocked reports whether a settlement of the same payment
+// authorization as st (the ledger's idempotency key) waits; l.mu is held.
+func (l *ledgerRetry) queuedLocked(st store.Settlement) bool {
+	return slices.ContainsFunc(l.queue, func(q *pendingSettlement) bool {
+		return strings.EqualFold(q.st.Nonce, st.Nonce) && strings.EqualFold(q.st.Payer, st.Payer) &&
+			q.st.Network == st.Network && strings.EqualFold(q.st.Asset, st.Asset)
+	})
 }
 
 // rewriteSpoolLocked writes the queue to the spool; l.mu is held.

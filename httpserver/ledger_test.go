@@ -34,6 +34,18 @@ func (f *flakyLedger) Append(ctx context.Context, s store.Settlement) (bool, err
 	return f.Store.Append(ctx, s)
 }
 
+// ledgerDownFixture is a fixture (with the ledger spool spool, "" for
+// none) whose ledger refuses appends until its flakyLedger's down is
+// cleared.
+func ledgerDownFixture(t *testing.T, spool string) (*fixture, *flakyLedger) {
+	t.Helper()
+	fl := &flakyLedger{}
+	fl.down.Store(true)
+	f := newFixture(t, fixtureOptions{ledgerSpool: spool,
+		wrapStore: func(s store.Store) httpserver.Store { fl.Store = s; return fl }})
+	return f, fl
+}
+
 // metricsText reads /metrics through the handler (also after Shutdown).
 func metricsText(f *fixture) string {
 	rec := httptest.NewRecorder()
@@ -44,9 +56,7 @@ func metricsText(f *fixture) string {
 // TestLedgerRetryRecordsLater: a settlement whose ledger append fails is
 // appended again in the background once the ledger is back, exactly once.
 func TestLedgerRetryRecordsLater(t *testing.T) {
-	fl := &flakyLedger{}
-	fl.down.Store(true)
-	f := newFixture(t, fixtureOptions{wrapStore: func(s store.Store) httpserver.Store { fl.Store = s; return fl }})
+	f, fl := ledgerDownFixture(t, "")
 	payer := newPayer(t)
 	tool := f.tool(t, "tick-pnl")
 	resp, body := pay(t, payer, f.request(t, tool, string(tool.ExampleInput)))
@@ -96,9 +106,7 @@ func TestLedgerRetryRecordsLater(t *testing.T) {
 // once more; one it still cannot record is logged for reconciliation and
 // counted, and none is left pending.
 func TestLedgerRetryDrainsOnShutdown(t *testing.T) {
-	fl := &flakyLedger{}
-	fl.down.Store(true)
-	f := newFixture(t, fixtureOptions{wrapStore: func(s store.Store) httpserver.Store { fl.Store = s; return fl }})
+	f, _ := ledgerDownFixture(t, "")
 	payer := newPayer(t)
 	tool := f.tool(t, "risk-levels")
 	if resp, body := pay(t, payer, f.request(t, tool, string(tool.ExampleInput))); resp.StatusCode != http.StatusOK {
@@ -171,10 +179,7 @@ func copyFile(t *testing.T, from, to string) {
 func TestLedgerSpoolSurvivesCrash(t *testing.T) {
 	dir := t.TempDir()
 	spool := filepath.Join(dir, "spool", "ledger.jsonl")
-	fl := &flakyLedger{}
-	fl.down.Store(true)
-	f1 := newFixture(t, fixtureOptions{ledgerSpool: spool,
-		wrapStore: func(s store.Store) httpserver.Store { fl.Store = s; return fl }})
+	f1, _ := ledgerDownFixture(t, spool)
 	payer := newPayer(t)
 	tool := f1.tool(t, "tick-pnl")
 	if resp, body := pay(t, payer, f1.request(t, tool, string(tool.ExampleInput))); resp.StatusCode != http.StatusOK {
@@ -214,10 +219,7 @@ func TestLedgerSpoolSurvivesCrash(t *testing.T) {
 // spool (not counted as unrecorded), and the next start records it.
 func TestLedgerSpoolKeptAtShutdown(t *testing.T) {
 	spool := filepath.Join(t.TempDir(), "ledger.jsonl")
-	fl := &flakyLedger{}
-	fl.down.Store(true)
-	f := newFixture(t, fixtureOptions{ledgerSpool: spool,
-		wrapStore: func(s store.Store) httpserver.Store { fl.Store = s; return fl }})
+	f, _ := ledgerDownFixture(t, spool)
 	payer := newPayer(t)
 	tool := f.tool(t, "risk-levels")
 	for _, in := range []string{string(tool.ExampleInput), `{"entry":100,"direction":"short","slPct":1,"tpPct":2}`} {

@@ -352,9 +352,7 @@ func (pr *paidRoute) writeOffer(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	for _, f := range o.fields { // the offer's fields replace any set before
-		if _, ok := h[f.key]; ok {
-			delete(h, f.key)
-		}
+		delete(h, f.key)
 	}
 	h["Content-Length"] = o.contentLength
 	// Content-Type is in o.lines; present but empty, it keeps net/http from
