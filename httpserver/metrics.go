@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"bufio"
+	"github.com/seed1284c1d2/svc/x402/engine"
 	"io"
 	"math"
 	"net/http"
@@ -44,11 +45,11 @@ type metrics struct {
 	reasons   map[string]*atomic.Uint64
 
 	rateLimited atomic.Uint64
-	ledgerFails atomic.Uint64
-	// ledgerPending counts settlements waiting for a retried append;
-	// ledgerLost those given up (reconcile them from the log).
-	ledgerPending atomic.Int64
-	ledgerLost    atomic.Uint64
+	// recovered counts the payments resolved by the engine's recovery, by
+	// result: settled, released, unknown.
+	recoveredSettled  atomic.Uint64
+	recoveredReleased atomic.Uint64
+	recoveredUnknown  atomic.Uint64
 }
 
 // routeMetrics are the series of one route.
@@ -230,7 +231,7 @@ func metricMethodIndex(m string) int {
 }
 
 // write renders the exposition.
-func (m *metrics) write(w io.Writer, now time.Time) error {
+func (m *metrics) write(w io.Writer, now time.Time, journal map[engine.State]int64) error {
 	bw := bufio.NewWriter(w)
 	m.mu.RLock()
 	routes := make([]*routeMetrics, 0, len(m.routes))
@@ -309,13 +310,18 @@ func (m *metrics) write(w io.Writer, now time.Time) error {
 	bw.WriteString("# HELP svc_rate_limited_total Free-route requests refused with 429.\n")
 	bw.WriteString("# TYPE svc_rate_limited_total counter\n")
 	bw.WriteString("svc_rate_limited_total " + strconv.FormatUint(m.rateLimited.Load(), 10) + "\n")
-	bw.WriteString("# HELP svc_ledger_append_failures_total Settled payments whose first ledger append failed (each is retried).\n")
-	bw.WriteString("# TYPE svc_ledger_append_failures_total counter\n")
-	bw.WriteString("svc_ledger_append_failures_total " + strconv.FormatUint(m.ledgerFails.Load(), 10) + "\n")
-	bw.WriteString("# HELP svc_ledger_retry_pending Settled payments waiting for a retried ledger append.\n# TYPE svc_ledger_retry_pending gauge\n")
-	bw.WriteString("svc_ledger_retry_pending " + strconv.FormatInt(m.ledgerPending.Load(), 10) + "\n")
-	bw.WriteString("# HELP svc_ledger_unrecorded_total Settled payments given up without a ledger record (logged for reconciliation).\n# TYPE svc_ledger_unrecorded_total counter\n")
-	bw.WriteString("svc_ledger_unrecorded_total " + strconv.FormatUint(m.ledgerLost.Load(), 10) + "\n")
+	if journal != nil {
+		bw.WriteString("# HELP svc_x402_payments Payment journal rows, by state (settling: in flight or awaiting recovery; unknown: for the operator to reconcile).\n")
+		bw.WriteString("# TYPE svc_x402_payments gauge\n")
+		for _, st := range engine.States() {
+			bw.WriteString(`svc_x402_payments{state="` + st.String() + `"} ` + strconv.FormatInt(journal[st], 10) + "\n")
+		}
+	}
+	bw.WriteString("# HELP svc_x402_recovered_total Payments resolved by the engine's recovery, by result.\n")
+	bw.WriteString("# TYPE svc_x402_recovered_total counter\n")
+	bw.WriteString(`svc_x402_recovered_total{result="settled"} ` + strconv.FormatUint(m.recoveredSettled.Load(), 10) + "\n")
+	bw.WriteString(`svc_x402_recovered_total{result="released"} ` + strconv.FormatUint(m.recoveredReleased.Load(), 10) + "\n")
+	bw.WriteString(`svc_x402_recovered_total{result="unknown"} ` + strconv.FormatUint(m.recoveredUnknown.Load(), 10) + "\n")
 	bw.WriteString("# HELP svc_uptime_seconds Seconds since the server was built.\n")
 	bw.WriteString("# TYPE svc_uptime_seconds gauge\n")
 	bw.WriteString("svc_uptime_seconds " + formatFloat(math.Max(0, now.Sub(m.start).Seconds())) + "\n")

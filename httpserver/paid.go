@@ -1,25 +1,20 @@
 package httpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/seed1284c1d2/svc/club"
-	"io"
-	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seed1284c1d2/svc"
-	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
-	"golang.org/x/net/http/httpguts"
+	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
 // HeaderRef carries a referral code on a paid call (as does the "ref" query
@@ -32,50 +27,24 @@ const HeaderRef = "X-Ref"
 //  1. decode and validate the input (tools.Tool.Decode): invalid → 400;
 //  2. for the terminal-backed tools, the cached availability check: down →
 //     503;
-//  3. the x402 middleware: no payment → 402; payment checked locally, the
-//     authorization reserved, the facilitator's /verify;
-//  4. the tool runs on the call decoded in step 1; its failure (503, 504,
-//     ...) settles nothing;
-//  5. settlement, then 200 with PAYMENT-RESPONSE, and the ledger records it
-//     (OnSettled).
+//  3. the payment engine through its net/http binding: no payment → 402;
+//     the payment checked, reserved, verified; the tool runs on the call
+//     decoded in step 1 (its failure settles nothing); the answer is
+//     journaled, settled, and the settlement and ledger entry journaled
+//     before the answer (with PAYMENT-RESPONSE) goes out.
 //
-// Steps 1 and 2 are the middleware's Preflight, so they happen before any
-// 402; the decoded call travels to step 4 in the request's context.
+// Steps 1 and 2 are the binding's Preflight, so they happen before any
+// 402; the decoded call travels to the run in the request's context.
 type paidRoute struct {
-	s    *Server
-	tool *tools.Tool
-	env  tools.Env
-	rm   *routeMetrics
-	// offer is the middleware's 402 answer to an unpaid request, recorded
-	// once (nil when the resource URL depends on the request).
-	offer *recordedOffer
-}
-
-// recordedOffer is a 402 answer as the x402 middleware writes it.
-type recordedOffer struct {
-	header http.Header
-	body   []byte
-	// fields are header's entries, in a fixed order, each value slice
-	// clipped (len == cap) so that an Add on the answer's header copies
-	// rather than writes into the shared array. Handlers never modify a
-	// header value in place.
-	fields []offerField
-	// lines are the header lines of the fields other than Content-Length
-	// ("Name: value\r\n", in fields' order), spliced into the head net/http
-	// writes (writeOffer); contentLength is the Content-Length field's value.
-	lines         []byte
-	contentLength []string
-}
-
-// offerField is one header of a recorded offer.
-type offerField struct {
-	key    string
-	values []string
+	s     *Server
+	tool  *tools.Tool
+	env   tools.Env
+	rm    *routeMetrics
+	offer *engine.Offer
 }
 
 // paidCall is the per-request state shared by the pipeline's steps.
 type paidCall struct {
-	r    *http.Request
 	call *tools.Call
 }
 
@@ -86,7 +55,8 @@ func paidCallOf(ctx context.Context) *paidCall {
 	return pc
 }
 
-// buildPaid registers one paid route per catalog tool.
+// buildPaid registers one paid route per catalog tool, all behind one
+// binding of the engine (one body memory budget for every paid route).
 func (s *Server) buildPaid() error {
 	list := s.cfg.Catalog.All()
 	if len(list) == 0 {
@@ -95,6 +65,35 @@ func (s *Server) buildPaid() error {
 	// The Access-Control-Allow-Origin value, shared by every answer
 	// (clipped: an Add on an answer's header copies it).
 	anyOrigin := []string{"*"}[:1:1]
+	type routeKey struct{}
+	mw, err := nethttp.New(nethttp.Config{
+		Engine: s.engine,
+		Offer: func(r *http.Request) (*engine.Offer, bool) {
+			pr, ok := r.Context().Value(routeKey{}).(*paidRoute)
+			if !ok {
+				return nil, false
+			}
+			return pr.offer, true
+		},
+		Preflight: func(r *http.Request) error {
+			return r.Context().Value(routeKey{}).(*paidRoute).preflight(r)
+		},
+		WriteError:      WriteError,
+		WriteProblem:    s.writePaymentProblem,
+		AdmitUnpaid:     s.admitUnpaid,
+		PublicBaseURL:   s.cfg.PublicBaseURL,
+		MaxRequestBytes: s.bodyLimit,
+		BodyMemory:      max(s.cfg.BodyMemory, s.bodyLimit),
+		RequestID:       RequestIDOf,
+		RefCode:         club.RefFromRequest,
+		Logger:          s.log,
+	})
+	if err != nil {
+		return fmt.Errorf("httpserver: payment binding: %w", err)
+	}
+	inner := mw.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Context().Value(routeKey{}).(*paidRoute).run(w, r)
+	}))
 	for _, t := range list {
 		if t.Network != "" && t.Network != s.network.CAIP2 {
 			return fmt.Errorf("httpserver: tool %s is priced on network %s, the server on %s", t.Key, t.Network, s.network.CAIP2)
@@ -111,51 +110,18 @@ func (s *Server) buildPaid() error {
 			route.Resource.URL = strings.TrimRight(s.cfg.PublicBaseURL, "/") + t.Path
 		}
 		pattern := t.Method + " " + t.Path
-		terms, err := x402.NewTerms(pattern, route)
+		offer, err := engine.NewOffer(pattern, t.Key, route)
 		if err != nil {
 			return fmt.Errorf("httpserver: tool %s: payment terms: %w", t.Key, err)
 		}
-		pr := &paidRoute{s: s, tool: t, env: s.cfg.Env}
+		pr := &paidRoute{s: s, tool: t, env: s.cfg.Env, offer: offer}
 		pr.env.Terminal = s.cfg.Terminal
-		mw, err := x402.NewMiddleware(x402.Config{
-			Facilitator:     s.cfg.Facilitator,
-			NonceStore:      s.cfg.Store,
-			Terms:           func(*http.Request) (x402.Terms, bool) { return terms, true },
-			Preflight:       pr.preflight,
-			WriteError:      WriteError,
-			OnSettled:       pr.onSettled,
-			Logger:          s.log,
-			Now:             s.now,
-			PublicBaseURL:   s.cfg.PublicBaseURL,
-			VerifyTimeout:   s.cfg.VerifyTimeout,
-			SettleTimeout:   s.cfg.SettleTimeout,
-			MaxRequestBytes: s.bodyLimit,
-			RequestID:       RequestIDOf,
-		})
-		if err != nil {
-			return fmt.Errorf("httpserver: tool %s: payment middleware: %w", t.Key, err)
-		}
 		pr.rm = s.metrics.route(routeLabel(pattern), "paid")
-		if route.Resource.URL != "" {
-			if pr.offer, err = recordOffer(t, terms, s.cfg.Facilitator); err != nil {
-				return err
-			}
-		}
-		inner := mw.Wrap(http.HandlerFunc(pr.run))
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header()[headerAllowOrigin] = anyOrigin
-			if r.ContentLength > s.bodyLimit {
-				WriteProblem(w, r, s.tooLarge())
-				return
-			}
-			if pr.offer != nil && unpaid(r) {
-				pr.serveUnpaid(w, r)
-				return
-			}
-			pc := &paidCall{}
-			r = r.WithContext(context.WithValue(r.Context(), paidCallKey{}, pc))
-			pc.r = r
-			inner.ServeHTTP(w, r)
+			ctx := context.WithValue(r.Context(), routeKey{}, pr)
+			ctx = context.WithValue(ctx, paidCallKey{}, &paidCall{})
+			inner.ServeHTTP(w, r.WithContext(ctx))
 		})
 		if err := s.handle(pattern, s.wrapRoute(pr.rm, false, h)); err != nil {
 			return err
@@ -168,6 +134,44 @@ func (s *Server) buildPaid() error {
 		s.paid = append(s.paid, pr)
 	}
 	return nil
+}
+
+// admitUnpaid applies the unpaid-request rate limit of the paid routes.
+func (s *Server) admitUnpaid(r *http.Request) (bool, time.Duration) {
+	if s.unpaidLimiter == nil {
+		return true, 0
+	}
+	ok, wait := s.unpaidLimiter.Allow(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now())
+	if !ok {
+		s.metrics.rateLimited.Add(1)
+	}
+	return ok, wait
+}
+
+// writePaymentProblem writes the payment binding's own error answers with
+// the server's problem writer: the reason is the problem's code, and an
+// error the server knows under its own code (a body over the limit) gets
+// the same problem as on every other route.
+func (s *Server) writePaymentProblem(w http.ResponseWriter, r *http.Request, p nethttp.Problem) {
+	if p.RetryAfter > 0 {
+		w.Header().Set("Retry-After", retryAfter(p.RetryAfter))
+	}
+	switch p.Reason {
+	case nethttp.ReasonRequestTooLarge:
+		WriteProblem(w, r, s.tooLarge())
+		return
+	case nethttp.ReasonRateLimited:
+		WriteProblem(w, r, NewProblem(http.StatusTooManyRequests, CodeRateLimited, p.Detail))
+		return
+	}
+	code := p.Reason
+	if code == "" {
+		code = CodeInvalidInput
+		if p.Status >= 500 {
+			code = CodeInternal
+		}
+	}
+	WriteProblem(w, r, NewProblem(p.Status, code, p.Detail))
 }
 
 // CORS on the paid routes. A payment is a signature in a header, not a
@@ -226,181 +230,6 @@ func headerNameList(s string) bool {
 		}
 	}
 	return true
-}
-
-// recordOffer records the 402 the x402 middleware answers to an unpaid
-// request of the tool, when the offer does not depend on the request (its
-// resource URL is fixed). Encoding the offer (the bazaar extension holds
-// the tool's schemas) is most of the cost of a 402; replaying the recorded
-// bytes keeps 402s as cheap as the input validation before them.
-func recordOffer(t *tools.Tool, terms x402.Terms, f x402.Facilitator) (*recordedOffer, error) {
-	mw, err := x402.NewMiddleware(x402.Config{Facilitator: f, Terms: func(*http.Request) (x402.Terms, bool) { return terms, true },
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: %w", t.Key, err)
-	}
-	req, err := http.NewRequest(t.Method, "http://offer.invalid"+t.Path, nil)
-	if err != nil {
-		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: %w", t.Key, err)
-	}
-	rec := &offerRecorder{header: http.Header{}}
-	mw.Wrap(http.NotFoundHandler()).ServeHTTP(rec, req)
-	if rec.status != http.StatusPaymentRequired || rec.header.Get(x402.HeaderPaymentRequired) == "" {
-		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: the middleware answered %d", t.Key, rec.status)
-	}
-	if len(rec.header["Content-Type"]) != 1 {
-		// writeOffer keeps net/http from sniffing a type of its own.
-		return nil, fmt.Errorf("httpserver: tool %s: recording the offer: no single Content-Type", t.Key)
-	}
-	rec.header.Set("Content-Length", strconv.Itoa(rec.body.Len()))
-	o := &recordedOffer{header: rec.header, body: rec.body.Bytes()}
-	for _, k := range slices.Sorted(maps.Keys(rec.header)) {
-		v := slices.Clone(rec.header[k])
-		o.fields = append(o.fields, offerField{key: k, values: v[:len(v):len(v)]})
-		if k == "Content-Length" {
-			o.contentLength = v[:len(v):len(v)]
-			continue
-		}
-		if !httpguts.ValidHeaderFieldName(k) {
-			return nil, fmt.Errorf("httpserver: tool %s: recording the offer: invalid header name %q", t.Key, k)
-		}
-		for _, x := range v {
-			if !httpguts.ValidHeaderFieldValue(x) {
-				return nil, fmt.Errorf("httpserver: tool %s: recording the offer: invalid value of header %s", t.Key, k)
-			}
-			o.lines = append(o.lines, k+": "+x+"\r\n"...)
-		}
-	}
-	return o, nil
-}
-
-// offerRecorder records one answer.
-type offerRecorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (o *offerRecorder) Header() http.Header { return o.header }
-
-func (o *offerRecorder) WriteHeader(status int) {
-	if o.status == 0 {
-		o.status = status
-	}
-}
-
-func (o *offerRecorder) Write(b []byte) (int, error) {
-	if o.status == 0 {
-		o.status = http.StatusOK
-	}
-	return o.body.Write(b)
-}
-
-// serveUnpaid answers a request without payment as the middleware would
-// (steps 1 and 2 of Wrap): the bounded body, the preflight (400, 503, ...),
-// then the recorded 402.
-func (pr *paidRoute) serveUnpaid(w http.ResponseWriter, r *http.Request) {
-	var body []byte
-	if r.Body != nil && r.Body != http.NoBody {
-		var err error
-		body, err = readUnpaidBody(w, r, pr.s.bodyLimit)
-		_ = r.Body.Close()
-		if err != nil {
-			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				WriteProblem(w, r, pr.s.tooLarge())
-				return
-			}
-			WriteProblem(w, r, NewProblem(http.StatusBadRequest, CodeInvalidInput, "the request body could not be read"))
-			return
-		}
-	}
-	if _, err := pr.tool.DecodeBody(r.Context(), r, body); err != nil {
-		WriteError(w, r, err)
-		return
-	}
-	if err := pr.terminalCheck(r.Context()); err != nil {
-		WriteError(w, r, err)
-		return
-	}
-	pr.writeOffer(w, r)
-}
-
-// writeOffer writes the recorded 402. Over a connection of the server's own
-// listener (HTTP/1.x, so a coalescingConn) the offer's header lines are not
-// handed to net/http, which would sort them and scan the 3 KiB
-// PAYMENT-REQUIRED value for line breaks on every answer: net/http writes
-// the head with the request's own fields (Date, X-Request-Id, CORS, ...)
-// and Content-Length, the lines recorded once are inserted at its end, and
-// the answer leaves in one write call. The bytes are those of the plain
-// path but for the order of the header fields, which HTTP leaves free.
-// Elsewhere (Handler mounted in another server, HTTP/2) and behind a
-// Config.Middleware, whose writer may buffer or transform what net/http
-// would write, the header is set field by field.
-func (pr *paidRoute) writeOffer(w http.ResponseWriter, r *http.Request) {
-	o := pr.offer
-	cc, _ := r.Context().Value(coalescingConnKey{}).(*coalescingConn)
-	if cc == nil || r.ProtoMajor != 1 || pr.s.cfg.Middleware != nil {
-		writeCoalesced(w, r, func() {
-			h := w.Header()
-			for _, f := range o.fields {
-				h[f.key] = f.values
-			}
-			w.WriteHeader(http.StatusPaymentRequired)
-			_, _ = w.Write(o.body)
-		})
-		return
-	}
-	h := w.Header()
-	for _, f := range o.fields { // the offer's fields replace any set before
-		delete(h, f.key)
-	}
-	h["Content-Length"] = o.contentLength
-	// Content-Type is in o.lines; present but empty, it keeps net/http from
-	// sniffing one of its own.
-	h["Content-Type"] = nil
-	cc.holdIncomplete()
-	w.WriteHeader(http.StatusPaymentRequired)
-	_, _ = w.Write(o.body)
-	_ = http.NewResponseController(w).Flush()
-	if !cc.spliceHead(o.lines) {
-		// Not reached with net/http as it is (TestOfferSplice): the held
-		// bytes do not start with a head, and an answer without its offer
-		// must not leave. The client sees the connection close.
-		pr.s.log.Error("httpserver: the 402 head could not be completed; closing the connection",
-			"path", r.URL.Path, "request_id", RequestIDOf(r))
-		cc.abandon()
-		return
-	}
-	_ = cc.release()
-}
-
-// readUnpaidBody reads the body of r, bounded by limit as
-// io.ReadAll(http.MaxBytesReader(w, r.Body, limit)) is. A body of known
-// length (at most limit: larger ones were refused before) is read into one
-// buffer of that size, without the MaxBytesReader it could never trip.
-func readUnpaidBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	n := r.ContentLength
-	if n < 0 || n > limit {
-		return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	}
-	// One byte more than announced, so that the end is seen in one pass.
-	buf := make([]byte, 0, n+1)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		m, err := r.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+m]
-		if int64(len(buf)) > limit { // a body longer than announced
-			return nil, &http.MaxBytesError{Limit: limit}
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
 }
 
 // x402Route builds the payment configuration of a tool: its price on the
@@ -531,32 +360,4 @@ func (pr *paidRoute) run(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append(out, '\n'))
-}
-
-// onSettled records a settled payment in the ledger.
-func (pr *paidRoute) onSettled(ctx context.Context, ev x402.SettledEvent) {
-	if !ev.Replay { // a replay re-records (idempotently) what may have been lost
-		pr.rm.settled.Add(1)
-	}
-	st := store.Settlement{
-		Payer:       ev.Payer,
-		ToolKey:     pr.tool.Key,
-		Amount:      ev.Amount,
-		Asset:       ev.Asset,
-		Network:     ev.Network,
-		Transaction: ev.Transaction,
-		Nonce:       ev.Nonce,
-		SettledAt:   ev.SettledAt,
-	}
-	if pc := paidCallOf(ctx); pc != nil && pc.r != nil {
-		st.RefCode = club.RefFromRequest(pc.r)
-	}
-	if _, err := pr.s.cfg.Store.Append(ctx, st); err != nil {
-		pr.s.metrics.ledgerFails.Add(1)
-		pr.s.metrics.failure("ledger_append_failed")
-		// Enough to reconcile by hand: the payment was settled. It is
-		// appended again in the background (ledgerRetry).
-		pr.s.log.Error("ledger: recording a settled payment failed; retrying", append(ledgerAttrs(st, ev.RequestID), "error", err)...)
-		pr.s.ledger.add(st, ev.RequestID)
-	}
 }

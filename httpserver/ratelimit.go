@@ -13,3 +13,16 @@ const (
 	// bucket again by then unless it was busy very recently).
 	DefaultRateClients = 16384
 )
+
+// Defaults of the rate limit of requests without payment on the paid
+// routes. Each one is validated (a 2 MiB body costs tens of MB to check)
+// before its 402: a client asking for offers faster than this is slowed
+// down, one that pays is not limited by it.
+const (
+	// DefaultUnpaidRate is the sustained rate of unpaid requests per client
+	// address, per second.
+	DefaultUnpaidRate = 20
+	// DefaultUnpaidBurst is the number of unpaid requests a client address
+	// may make at once.
+	DefaultUnpaidBurst = 100
+)

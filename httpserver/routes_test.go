@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -56,7 +57,7 @@ func TestPaymentRequiredEveryRoute(t *testing.T) {
 			if err != nil {
 				t.Fatalf("PAYMENT-REQUIRED: %v", err)
 			}
-			if pr.X402Version != 2 || pr.Error != x402.ErrorPaymentRequired || len(pr.Accepts) != 1 {
+			if pr.X402Version != 2 || pr.Error != engine.ReasonPaymentRequired || len(pr.Accepts) != 1 {
 				t.Fatalf("payment required %+v", pr)
 			}
 			a := pr.Accepts[0]
@@ -83,7 +84,7 @@ func TestPaymentRequiredEveryRoute(t *testing.T) {
 			}
 			// The JSON body is the v1 offer (v1 clients and body-reading
 			// agents): the same price and recipient in v1 names.
-			var pb x402.PaymentRequiredBody
+			var pb x402.PaymentRequiredV1
 			if err := json.Unmarshal(body, &pb); err != nil || pb.X402Version != 1 || len(pb.Accepts) != 1 ||
 				pb.Accepts[0].MaxAmountRequired != rt.atomic || pb.Accepts[0].Network != "base" ||
 				!strings.EqualFold(pb.Accepts[0].PayTo, pr.Accepts[0].PayTo) {
@@ -123,7 +124,7 @@ func TestOfferMatchesMiddleware(t *testing.T) {
 				t.Fatalf("%s: header %s %q vs %q", key, h, r1.Header.Get(h), r2.Header.Get(h))
 			}
 		}
-		var body1, body2 x402.PaymentRequiredBody
+		var body1, body2 x402.PaymentRequiredV1
 		if json.Unmarshal(b1, &body1) != nil || json.Unmarshal(b2, &body2) != nil || body1.X402Version != 1 || len(body1.Accepts) != len(body2.Accepts) {
 			t.Fatalf("%s: bodies %s / %s", key, b1, b2)
 		}

@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -41,12 +41,11 @@ const (
 	DefaultMaxHeaderBytes = 64 << 10
 )
 
-// Store is what the server needs of the durable store: the x402 replay
-// guard, the settlement ledger and a ping for /health. store.Store
+// Store is what the server needs of the durable store: the payment
+// journal (which holds the ledger) and a ping for /health. store.Store
 // implements it.
 type Store interface {
-	x402.NonceStore
-	Append(ctx context.Context, s store.Settlement) (inserted bool, err error)
+	engine.Journal
 	Ping(ctx context.Context) error
 }
 
@@ -63,11 +62,8 @@ type Route struct {
 
 // RequestObserver is told about every request the server answered: r after
 // routing (r.Pattern is the route matched, "" for none), the final status
-// and the answer's header (for a 402 offer written over the server's own
-// listener with no Config.Middleware, without the offer's fields, which are spliced into the head as
-// it is written: Payment-Required, Content-Type, Cache-Control,
-// Access-Control-Expose-Headers). It runs on the request's goroutine, after
-// the answer was written, and must not block.
+// and the answer's header. It runs on the request's goroutine, after the
+// answer was written, and must not block.
 type RequestObserver interface {
 	ObserveServed(r *http.Request, status int, header http.Header)
 }
@@ -89,13 +85,26 @@ type Config struct {
 	HealthTTL time.Duration
 	// Facilitator verifies and settles payments.
 	Facilitator x402.Facilitator
-	// Store is the replay guard, the ledger and the /health store check.
+	// Store is the payment journal (with the ledger) and the /health store
+	// check.
 	Store Store
-	// LedgerSpool is a local file that keeps the settled payments whose
-	// ledger append failed until they are recorded, across crashes and
-	// restarts (ledgerspool.go); one file per server process. Empty means
-	// they wait in memory only, for at most 15 minutes.
-	LedgerSpool string
+	// Engine runs the paid calls; nil means one built from Facilitator and
+	// Store with the timeouts below, whose recovery loop the server runs
+	// between Serve and Shutdown. An Engine given here is run by its
+	// owner (it may serve other transports too).
+	Engine *engine.Engine
+	// PaymentHook, when set, is the engine's hook (engine.Config.Hook): crash
+	// tests stop a paid call at a known step with it.
+	PaymentHook func(point, key string)
+	// BodyMemory bounds the request bodies all paid routes hold at once
+	// (unpaid ones being validated included); zero means
+	// nethttp.DefaultBodyMemory.
+	BodyMemory int64
+	// UnpaidRate and UnpaidBurst limit the requests without payment on the
+	// paid routes, per client address (zero means DefaultUnpaidRate and
+	// DefaultUnpaidBurst, a negative rate disables the limit).
+	UnpaidRate  float64
+	UnpaidBurst int
 	// PayTo is the wallet paid (0x + 40 hex).
 	PayTo string
 	// Network is the CAIP-2 id (or v1 name) of the payment network; empty
@@ -169,16 +178,20 @@ type Server struct {
 	payTo     string
 	bodyLimit int64
 
-	mux         *http.ServeMux
-	handler     http.Handler
-	metrics     *metrics
-	limiter     *clientlimit.Limiter // nil: free routes are not limited
-	ids         *requestIDs
-	healthCache *xau.HealthCache
-	supported   *supportedCache
-	paid        []*paidRoute
-	patterns    map[string]bool
-	ledger      *ledgerRetry
+	mux           *http.ServeMux
+	handler       http.Handler
+	metrics       *metrics
+	limiter       *clientlimit.Limiter // nil: free routes are not limited
+	ids           *requestIDs
+	healthCache   *xau.HealthCache
+	supported     *supportedCache
+	paid          []*paidRoute
+	patterns      map[string]bool
+	engine        *engine.Engine
+	ownEngine     bool // the server runs the engine's recovery loop
+	stopEngine    context.CancelFunc
+	engineDone    chan struct{}
+	unpaidLimiter *clientlimit.Limiter // nil: unpaid requests are not limited
 
 	inflight atomic.Int64
 
@@ -256,7 +269,38 @@ func New(cfg Config) (*Server, error) {
 		supported: &supportedCache{f: cfg.Facilitator, now: cfg.Now},
 		patterns:  map[string]bool{},
 	}
-	s.ledger = newLedgerRetry(s)
+	if s.engine = cfg.Engine; s.engine == nil {
+		e, err := engine.New(engine.Config{
+			Facilitator:           cfg.Facilitator,
+			Journal:               cfg.Store,
+			SkipFacilitatorVerify: isLocal(cfg.Facilitator),
+			Logger:                cfg.Logger,
+			Now:                   cfg.Now,
+			VerifyTimeout:         cfg.VerifyTimeout,
+			SettleTimeout:         cfg.SettleTimeout,
+			RunTimeout:            cfg.ToolTimeout + time.Second,
+			Observe:               s.observePayment,
+			Hook:                  cfg.PaymentHook,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("httpserver: payment engine: %w", err)
+		}
+		s.engine, s.ownEngine = e, true
+	}
+	if cfg.UnpaidRate >= 0 {
+		rate, burst := cfg.UnpaidRate, cfg.UnpaidBurst
+		if rate == 0 {
+			rate = DefaultUnpaidRate
+		}
+		if burst == 0 {
+			burst = DefaultUnpaidBurst
+		}
+		clients := cfg.RateClients
+		if clients == 0 {
+			clients = DefaultRateClients
+		}
+		s.unpaidLimiter = clientlimit.New(rate, burst, clients)
+	}
 	if cfg.RateLimit >= 0 {
 		rate, burst, clients := cfg.RateLimit, cfg.RateBurst, cfg.RateClients
 		if rate == 0 {
@@ -300,21 +344,6 @@ func New(cfg Config) (*Server, error) {
 	s.handler = s.observe(s.mux)
 	if s.cfg.Middleware != nil {
 		s.handler = s.cfg.Middleware(s.handler)
-	}
-	if cfg.LedgerSpool != "" {
-		// Last, so that no error of New leaves the file open.
-		sp, entries, bad, err := openLedgerSpool(cfg.LedgerSpool)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range bad {
-			s.log.Error("ledger: a spool line could not be read; reconcile it by hand", "spool", cfg.LedgerSpool, "entry", b)
-		}
-		s.ledger.spool = sp
-		if len(entries) > 0 {
-			s.log.Warn("ledger: recording the settled payments left in the spool", "spool", cfg.LedgerSpool, "count", len(entries))
-			s.ledger.recover(entries)
-		}
 	}
 	return s, nil
 }
@@ -404,10 +433,17 @@ func (s *Server) allowFree(r *http.Request) (bool, time.Duration) {
 }
 
 // serveMetrics answers GET /metrics.
-func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", MetricsContentType)
 	w.Header().Set("Cache-Control", "no-store")
-	if err := s.metrics.write(w, s.now()); err != nil {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	counts, err := s.cfg.Store.Counts(ctx)
+	cancel()
+	if err != nil {
+		s.log.Warn("metrics: payment journal counts unavailable", "error", err)
+		counts = nil
+	}
+	if err := s.metrics.write(w, s.now(), counts); err != nil {
 		s.log.Debug("metrics: write failed", "error", err)
 	}
 }
@@ -466,7 +502,6 @@ func (s *Server) Serve(ln net.Listener) error {
 		IdleTimeout:       orDefault(s.cfg.IdleTimeout, DefaultIdleTimeout),
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ConnContext:       withCoalescingConn,
 	}
 	if srv.MaxHeaderBytes <= 0 {
 		srv.MaxHeaderBytes = DefaultMaxHeaderBytes
@@ -483,11 +518,16 @@ func (s *Server) Serve(ln net.Listener) error {
 		return errors.New("httpserver: already serving")
 	}
 	s.srv, s.ln, s.started = srv, ln, true
+	if s.ownEngine {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopEngine, s.engineDone = cancel, make(chan struct{})
+		go func() {
+			defer close(s.engineDone)
+			_ = s.engine.Run(ctx)
+		}()
+	}
 	s.mu.Unlock()
-	return srv.Serve(&coalescingListener{Listener: ln, pool: &sync.Pool{New: func() any {
-		b := make([]byte, 0, 8<<10)
-		return &b
-	}}})
+	return srv.Serve(ln)
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -516,18 +556,57 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	srv := s.srv
 	s.shutdown = true
+	stop, done := s.stopEngine, s.engineDone
 	s.mu.Unlock()
 	if srv == nil {
-		s.ledger.drain(ctx)
 		return nil
 	}
-	if err := srv.Shutdown(ctx); err != nil {
+	err := srv.Shutdown(ctx)
+	if err != nil {
 		_ = srv.Close()
-		s.ledger.drain(ctx)
+	}
+	if stop != nil { // after the paid calls in flight: then leave the journal
+		stop()
+		<-done
+	}
+	if err != nil {
 		return fmt.Errorf("httpserver: shutdown: %w", err)
 	}
-	s.ledger.drain(ctx)
 	return nil
+}
+
+// Engine returns the payment engine of the paid routes (other transports
+// may sell through it too).
+func (s *Server) Engine() *engine.Engine { return s.engine }
+
+// observePayment counts the engine's outcomes per route.
+func (s *Server) observePayment(ev engine.Event) {
+	if ev.Recovered {
+		switch ev.Kind {
+		case engine.Paid:
+			s.metrics.recoveredSettled.Add(1)
+		case engine.Refused:
+			s.metrics.recoveredReleased.Add(1)
+		default:
+			s.metrics.recoveredUnknown.Add(1)
+		}
+	}
+	if ev.Kind != engine.Paid {
+		return
+	}
+	for _, pr := range s.paid {
+		if pr.offer.Resource == ev.Resource {
+			pr.rm.settled.Add(1)
+			return
+		}
+	}
+}
+
+// isLocal reports whether f is the local (dev) facilitator, whose verify
+// adds nothing to the engine's local checks.
+func isLocal(f x402.Facilitator) bool {
+	_, ok := f.(*x402.LocalFacilitator)
+	return ok
 }
 
 // InFlight returns the number of requests being served.

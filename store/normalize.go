@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/seed1284c1d2/svc/x402"
 )
 
 // ReferralCodeLen is the length of a referral code: 10 characters of the
@@ -130,6 +129,7 @@ func isAtomicAmount(s string) bool {
 // settlementRow is a validated, normalized Settlement ready to insert.
 type settlementRow struct {
 	payer, toolKey, amount, asset, network, tx, nonce string
+	route, transport                                  string
 	refCode                                           *string // nil: none
 	settledAt                                         int64
 }
@@ -155,8 +155,11 @@ func normalizeSettlement(s Settlement) (settlementRow, error) {
 			return r, err
 		}
 	}
-	if err := checkText("transaction", r.tx, false); err != nil {
-		return r, err
+	r.route, r.transport = s.Route, s.Transport
+	for _, f := range []struct{ name, v string }{{"transaction", r.tx}, {"route", r.route}, {"transport", r.transport}} {
+		if err := checkText(f.name, f.v, false); err != nil {
+			return r, err
+		}
 	}
 	r.amount = strings.TrimSpace(s.Amount)
 	if !isAtomicAmount(r.amount) {
@@ -259,53 +262,14 @@ func loungeLimit(limit int) int {
 	return limit
 }
 
-// checkNonceRecord validates a record passed to Reserve and returns it
-// with State NonceReserved. Errors wrap x402.ErrNonceRecord and ErrInvalid.
-func checkNonceRecord(rec x402.NonceRecord) (x402.NonceRecord, error) {
-	rec, err := x402.ValidateNonceRecord(rec)
-	if err != nil {
-		return rec, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	for _, f := range []struct{ name, v string }{{"key", rec.Key}, {"requestHash", rec.RequestHash}} {
-		if err := checkText(f.name, f.v, false); err != nil {
-			return rec, fmt.Errorf("%w: %w", x402.ErrNonceRecord, err)
-		}
-	}
-	return rec, nil
-}
-
-// checkNonceKey validates a key passed to Complete or Release.
-func checkNonceKey(key string) error { return checkText("key", key, true) }
-
-// encodeResponse serializes a recorded response for storage.
-func encodeResponse(resp x402.RecordedResponse) (string, error) {
-	raw, err := json.Marshal(resp)
-	if err != nil {
-		return "", fmt.Errorf("store: encode recorded response: %w", err)
-	}
-	return string(raw), nil
-}
-
-// nonceRecord rebuilds a NonceRecord from its stored form; response is the
-// JSON of the recorded response, or empty.
-func nonceRecord(key, requestHash string, state int, expiresAt int64, response string) (x402.NonceRecord, error) {
-	rec := x402.NonceRecord{
-		Key:         key,
-		RequestHash: requestHash,
-		State:       x402.NonceState(state),
-		ExpiresAt:   fromNanos(expiresAt),
-	}
-	if response != "" {
-		var resp x402.RecordedResponse
-		if err := json.Unmarshal([]byte(response), &resp); err != nil {
-			return rec, fmt.Errorf("store: decode recorded response of %q: %w", key, err)
-		}
-		rec.Response = &resp
-	}
-	return rec, nil
-}
-
 // withTimeout bounds ctx by the store's operation timeout.
 func (c *config) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, c.opTimeout)
+}
+
+// args returns the row's values in the order of the settlements columns
+// network, asset, payer, nonce, tool_key, amount, tx, ref_code, route,
+// transport, settled_at.
+func (r *settlementRow) args() []any {
+	return []any{r.network, r.asset, r.payer, r.nonce, r.toolKey, r.amount, r.tx, r.refCode, r.route, r.transport, r.settledAt}
 }

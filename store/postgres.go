@@ -10,19 +10,21 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/seed1284c1d2/svc/x402"
 )
 
 // pgDefaultMaxConns is the default PostgreSQL pool size.
 const pgDefaultMaxConns = 10
 
-// pgReserveAttempts bounds the upsert-then-read loop of Reserve (a record
-// can vanish or expire between the two statements).
+// pgReserveAttempts bounds the upsert-then-read loop of Reserve (a row can
+// be pruned between the two statements).
 const pgReserveAttempts = 5
 
 // postgresStore is the PostgreSQL Store. Every read-modify-write is a single
 // statement (INSERT ... ON CONFLICT, conditional UPDATE or DELETE) or a
-// transaction, so several instances may share one database.
+// transaction, so several instances may share one database. Its journal
+// writes are plain statements and transactions: PostgreSQL's own commit
+// handling (one WAL flush serves the commits that wait on it) groups the
+// commits of concurrent callers.
 type postgresStore struct {
 	cfg  config
 	pool *pgxpool.Pool
@@ -156,11 +158,7 @@ func (s *postgresStore) Append(ctx context.Context, st Settlement) (bool, error)
 	}
 	var inserted bool
 	err = s.withConn(ctx, "append", func(ctx context.Context, c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, `INSERT INTO settlements
-			(network, asset, payer, nonce, tool_key, amount, tx, ref_code, settled_at)
-			VALUES ($1, $2, $3, $4, $5, $6::text::numeric, $7, $8, $9)
-			ON CONFLICT (network, asset, payer, nonce) DO NOTHING`,
-			r.network, r.asset, r.payer, r.nonce, r.toolKey, r.amount, r.tx, r.refCode, r.settledAt)
+		tag, err := c.Exec(ctx, pgAppendSQL, r.args()...)
 		inserted = tag.RowsAffected() == 1
 		return err
 	})
@@ -365,16 +363,15 @@ func (s *postgresStore) Lounge(ctx context.Context, now time.Time, limit int) ([
 	return out, nil
 }
 
-// Prune implements Store.
-func (s *postgresStore) Prune(ctx context.Context, now time.Time) (Pruned, error) {
+// PruneAll implements Store, in one transaction.
+func (s *postgresStore) PruneAll(ctx context.Context, now time.Time) (Pruned, error) {
 	var p Pruned
-	err := s.withConn(ctx, "prune", func(ctx context.Context, c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, `DELETE FROM nonces WHERE expires_at < $1`, toNanos(now))
-		if err != nil {
-			return fmt.Errorf("nonces: %w", err)
+	err := s.withTx(ctx, "prune all", func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if p.Payments, p.Answers, err = pgPruneJournal(ctx, tx, now); err != nil {
+			return err
 		}
-		p.Nonces = tag.RowsAffected()
-		tag, err = c.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, toNanos(now.Add(-LoungeTTL)))
+		tag, err := tx.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, toNanos(now.Add(-LoungeTTL)))
 		if err != nil {
 			return fmt.Errorf("lounge: %w", err)
 		}
@@ -382,125 +379,4 @@ func (s *postgresStore) Prune(ctx context.Context, now time.Time) (Pruned, error
 		return nil
 	})
 	return p, err
-}
-
-// Reserve implements x402.NonceStore; see Store for the semantics. The claim
-// is one INSERT ... ON CONFLICT DO UPDATE ... WHERE <reclaimable>: PostgreSQL
-// locks the conflicting row and re-checks the condition on its latest
-// version, so of any number of concurrent claimants on any number of
-// instances exactly one wins.
-func (s *postgresStore) Reserve(ctx context.Context, rec x402.NonceRecord) (x402.NonceRecord, error) {
-	rec, err := checkNonceRecord(rec)
-	if err != nil {
-		return x402.NonceRecord{}, fmt.Errorf("store: postgres: reserve: %w", err)
-	}
-	expN := toNanos(rec.ExpiresAt)
-	var existing x402.NonceRecord
-	won, taken := false, false
-	err = s.withConn(ctx, "reserve", func(ctx context.Context, c *pgx.Conn) error {
-		for range pgReserveAttempts {
-			now := s.cfg.now()
-			nowN, staleN := toNanos(now), toNanos(now.Add(-s.cfg.lease))
-			var k string
-			err := c.QueryRow(ctx, `INSERT INTO nonces (nonce_key, request_hash, state, expires_at, reserved_at)
-				VALUES ($1, $2, $3, $4, $5)
-				ON CONFLICT (nonce_key) DO UPDATE SET request_hash = EXCLUDED.request_hash, state = EXCLUDED.state,
-					expires_at = EXCLUDED.expires_at, reserved_at = EXCLUDED.reserved_at, settled_at = NULL, response = NULL
-				WHERE nonces.expires_at < $5 OR (nonces.state = $3 AND nonces.reserved_at <= $6)
-				RETURNING nonce_key`,
-				rec.Key, rec.RequestHash, int16(x402.NonceReserved), expN, nowN, staleN).Scan(&k)
-			if err == nil {
-				won = true
-				return nil
-			}
-			if !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("claim: %w", err)
-			}
-			var hash string
-			var resp *string
-			var state int16
-			var exp int64
-			err = c.QueryRow(ctx, `SELECT request_hash, state, expires_at, response FROM nonces WHERE nonce_key = $1`,
-				rec.Key).Scan(&hash, &state, &exp, &resp)
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue // released in between: claim again
-			}
-			if err != nil {
-				return fmt.Errorf("read: %w", err)
-			}
-			raw := ""
-			if resp != nil {
-				raw = *resp
-			}
-			existing, err = nonceRecord(rec.Key, hash, int(state), exp, raw)
-			taken = true
-			return err
-		}
-		return fmt.Errorf("key %q kept changing after %d attempts", rec.Key, pgReserveAttempts)
-	})
-	switch {
-	case err != nil:
-		return x402.NonceRecord{}, err
-	case taken && !won:
-		return existing, x402.ErrNonceTaken
-	}
-	return x402.NonceRecord{Key: rec.Key, RequestHash: rec.RequestHash, State: x402.NonceReserved, ExpiresAt: fromNanos(expN)}, nil
-}
-
-// Complete implements x402.NonceStore.
-func (s *postgresStore) Complete(ctx context.Context, key string, resp x402.RecordedResponse) error {
-	if err := checkNonceKey(key); err != nil {
-		return fmt.Errorf("store: postgres: complete: %w", err)
-	}
-	raw, err := encodeResponse(resp)
-	if err != nil {
-		return err
-	}
-	nowN := toNanos(s.cfg.now())
-	return s.withConn(ctx, "complete", func(ctx context.Context, c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, `UPDATE nonces SET state = $2, settled_at = $3, response = $4
-			WHERE nonce_key = $1 AND state = $5`, key, int16(x402.NonceSettled), nowN, raw, int16(x402.NonceReserved))
-		if err != nil {
-			return fmt.Errorf("update: %w", err)
-		}
-		if tag.RowsAffected() == 1 {
-			return nil
-		}
-		return pgNonceStateError(ctx, c, key, false)
-	})
-}
-
-// Release implements x402.NonceStore.
-func (s *postgresStore) Release(ctx context.Context, key string) error {
-	if err := checkNonceKey(key); err != nil {
-		return fmt.Errorf("store: postgres: release: %w", err)
-	}
-	return s.withConn(ctx, "release", func(ctx context.Context, c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, `DELETE FROM nonces WHERE nonce_key = $1 AND state = $2`, key, int16(x402.NonceReserved))
-		if err != nil {
-			return fmt.Errorf("delete: %w", err)
-		}
-		if tag.RowsAffected() == 1 {
-			return nil
-		}
-		return pgNonceStateError(ctx, c, key, true)
-	})
-}
-
-// pgNonceStateError explains why a key was not in the reserved state; an
-// absent key is an error unless absentOK.
-func pgNonceStateError(ctx context.Context, c *pgx.Conn, key string, absentOK bool) error {
-	var state int16
-	err := c.QueryRow(ctx, `SELECT state FROM nonces WHERE nonce_key = $1`, key).Scan(&state)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows) && absentOK:
-		return nil
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("key %q: %w", key, ErrNonceNotReserved)
-	case err != nil:
-		return fmt.Errorf("read state: %w", err)
-	case state == int16(x402.NonceSettled):
-		return fmt.Errorf("key %q: %w", key, ErrNonceSettled)
-	}
-	return fmt.Errorf("key %q in unexpected state %d: %w", key, state, ErrNonceNotReserved)
 }

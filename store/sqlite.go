@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed1284c1d2/svc/x402"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -25,12 +24,15 @@ const sqliteDefaultReaders = 4
 // connection whose transactions begin IMMEDIATE (the write lock is taken at
 // BEGIN, so a read-modify-write never fails to upgrade and other processes
 // wait on busy_timeout); reads go through r, read-only connections that WAL
-// lets run alongside the writer.
+// lets run alongside the writer. The journal's writes go through group, the
+// group committer (nil when a benchmark turns it off), which uses w too.
 type sqliteStore struct {
-	cfg  config
-	path string
-	w    *sql.DB
-	r    *sql.DB
+	cfg   config
+	path  string
+	w     *sql.DB
+	r     *sql.DB
+	stmts *stmtCache // the journal's writes, prepared on w
+	group *groupCommitter
 
 	closeOnce sync.Once
 	closeErr  error
@@ -40,6 +42,23 @@ type sqliteStore struct {
 // database file at path and applies pending migrations. path is a plain file
 // path: it may not contain '?', be a "file:" URI or name an in-memory
 // database.
+//
+// Durability: the file is in WAL mode with synchronous=NORMAL. A committed
+// transaction has been written to the WAL (handed to the operating system)
+// before the commit returns, so it survives the crash or kill -9 of the
+// process; only an operating-system crash or a power loss can lose the last
+// transactions committed since the WAL was last synced (at checkpoints).
+// synchronous=FULL would add an fsync per commit for that case.
+//
+// Group commit: the journal's writes (Reserve, Settling, Settle, Release,
+// Fail, MarkUnknown, Heartbeat, Leave) are queued to one writer goroutine.
+// It takes every write that arrived while its previous transaction was
+// committing (up to 128), runs them in one IMMEDIATE transaction on the
+// writer connection, each inside a savepoint of its own so that one
+// write's SQL error rolls back that write alone, commits, and answers each
+// caller with its own result; a failed commit fails every write of the
+// batch. Each caller returns only once its write is committed. Close stops
+// the goroutine after its current transaction.
 func OpenSQLite(ctx context.Context, path string, opts ...Option) (Store, error) {
 	cfg := newConfig(opts)
 	path = strings.TrimSpace(path)
@@ -96,6 +115,13 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (Store, error)
 	if err := s.r.PingContext(ctx); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("store: sqlite: open %s for reading: %w", path, err)
+	}
+	if s.stmts, err = newStmtCache(ctx, s.w, sqliteJournalStmts()...); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("store: sqlite: open %s: %w", path, err)
+	}
+	if !cfg.noGroupCommit {
+		s.group = newGroupCommitter(s.w, s.stmts, cfg.opTimeout, cfg.groupMax, cfg.groupLinger)
 	}
 	return s, nil
 }
@@ -188,10 +214,17 @@ func (s *sqliteStore) Ping(ctx context.Context) error {
 }
 
 // Close implements Store. It is idempotent; later calls return the first
-// call's result.
+// call's result. The group committer finishes its current transaction
+// first; writes still queued fail with ErrClosed.
 func (s *sqliteStore) Close() error {
 	s.closeOnce.Do(func() {
+		if s.group != nil {
+			s.group.close()
+		}
 		var errs []error
+		if s.stmts != nil {
+			errs = append(errs, s.stmts.close())
+		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}
@@ -213,11 +246,7 @@ func (s *sqliteStore) Append(ctx context.Context, st Settlement) (bool, error) {
 	}
 	ctx, cancel := s.cfg.withTimeout(ctx)
 	defer cancel()
-	res, err := s.w.ExecContext(ctx, `INSERT INTO settlements
-		(network, asset, payer, nonce, tool_key, amount, tx, ref_code, settled_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (network, asset, payer, nonce) DO NOTHING`,
-		r.network, r.asset, r.payer, r.nonce, r.toolKey, r.amount, r.tx, r.refCode, r.settledAt)
+	res, err := s.w.ExecContext(ctx, sqliteAppendSQL, r.args()...)
 	if err != nil {
 		return false, fmt.Errorf("store: sqlite: append: %w", err)
 	}
@@ -446,18 +475,15 @@ func (s *sqliteStore) Lounge(ctx context.Context, now time.Time, limit int) ([]L
 	return out, nil
 }
 
-// Prune implements Store.
-func (s *sqliteStore) Prune(ctx context.Context, now time.Time) (Pruned, error) {
+// PruneAll implements Store, in one transaction.
+func (s *sqliteStore) PruneAll(ctx context.Context, now time.Time) (Pruned, error) {
 	var p Pruned
-	err := s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM nonces WHERE expires_at < ?`, toNanos(now))
-		if err != nil {
-			return fmt.Errorf("nonces: %w", err)
+	err := s.writeTx(ctx, "prune all", func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		if p.Payments, p.Answers, err = sqlitePruneJournal(ctx, tx, now); err != nil {
+			return err
 		}
-		if p.Nonces, err = res.RowsAffected(); err != nil {
-			return fmt.Errorf("nonces: %w", err)
-		}
-		res, err = tx.ExecContext(ctx, `DELETE FROM lounge WHERE checked_in_at <= ?`, toNanos(now.Add(-LoungeTTL)))
+		res, err := tx.ExecContext(ctx, `DELETE FROM lounge WHERE checked_in_at <= ?`, toNanos(now.Add(-LoungeTTL)))
 		if err != nil {
 			return fmt.Errorf("lounge: %w", err)
 		}
@@ -467,111 +493,4 @@ func (s *sqliteStore) Prune(ctx context.Context, now time.Time) (Pruned, error) 
 		return nil
 	})
 	return p, err
-}
-
-// Reserve implements x402.NonceStore; see Store for the semantics. The
-// IMMEDIATE transaction makes the read-then-write atomic across processes.
-func (s *sqliteStore) Reserve(ctx context.Context, rec x402.NonceRecord) (x402.NonceRecord, error) {
-	rec, err := checkNonceRecord(rec)
-	if err != nil {
-		return x402.NonceRecord{}, fmt.Errorf("store: sqlite: reserve: %w", err)
-	}
-	now := s.cfg.now()
-	nowN, staleN := toNanos(now), toNanos(now.Add(-s.cfg.lease))
-	expN := toNanos(rec.ExpiresAt)
-	var existing x402.NonceRecord
-	taken := false
-	err = s.writeTx(ctx, "reserve", func(ctx context.Context, tx *sql.Tx) error {
-		var hash, resp string
-		var state int
-		var exp, reserved int64
-		err := tx.QueryRowContext(ctx, `SELECT request_hash, state, expires_at, reserved_at, COALESCE(response, '')
-			FROM nonces WHERE nonce_key = ?`, rec.Key).Scan(&hash, &state, &exp, &reserved, &resp)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx, `INSERT INTO nonces (nonce_key, request_hash, state, expires_at, reserved_at)
-				VALUES (?, ?, ?, ?, ?)`, rec.Key, rec.RequestHash, int(x402.NonceReserved), expN, nowN); err != nil {
-				return fmt.Errorf("insert: %w", err)
-			}
-			return nil
-		case err != nil:
-			return fmt.Errorf("read: %w", err)
-		}
-		if exp < nowN || (state == int(x402.NonceReserved) && reserved <= staleN) {
-			if _, err := tx.ExecContext(ctx, `UPDATE nonces SET request_hash = ?, state = ?, expires_at = ?, reserved_at = ?,
-				settled_at = NULL, response = NULL WHERE nonce_key = ?`,
-				rec.RequestHash, int(x402.NonceReserved), expN, nowN, rec.Key); err != nil {
-				return fmt.Errorf("reclaim: %w", err)
-			}
-			return nil
-		}
-		existing, err = nonceRecord(rec.Key, hash, state, exp, resp)
-		taken = true
-		return err
-	})
-	switch {
-	case err != nil:
-		return x402.NonceRecord{}, err
-	case taken:
-		return existing, x402.ErrNonceTaken
-	}
-	return x402.NonceRecord{Key: rec.Key, RequestHash: rec.RequestHash, State: x402.NonceReserved, ExpiresAt: fromNanos(expN)}, nil
-}
-
-// Complete implements x402.NonceStore.
-func (s *sqliteStore) Complete(ctx context.Context, key string, resp x402.RecordedResponse) error {
-	if err := checkNonceKey(key); err != nil {
-		return fmt.Errorf("store: sqlite: complete: %w", err)
-	}
-	raw, err := encodeResponse(resp)
-	if err != nil {
-		return err
-	}
-	nowN := toNanos(s.cfg.now())
-	return s.writeTx(ctx, "complete", func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE nonces SET state = ?, settled_at = ?, response = ?
-			WHERE nonce_key = ? AND state = ?`, int(x402.NonceSettled), nowN, raw, key, int(x402.NonceReserved))
-		if err != nil {
-			return fmt.Errorf("update: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return err
-		}
-		return sqliteNonceStateError(ctx, tx, key, false)
-	})
-}
-
-// Release implements x402.NonceStore.
-func (s *sqliteStore) Release(ctx context.Context, key string) error {
-	if err := checkNonceKey(key); err != nil {
-		return fmt.Errorf("store: sqlite: release: %w", err)
-	}
-	return s.writeTx(ctx, "release", func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM nonces WHERE nonce_key = ? AND state = ?`, key, int(x402.NonceReserved))
-		if err != nil {
-			return fmt.Errorf("delete: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return err
-		}
-		return sqliteNonceStateError(ctx, tx, key, true)
-	})
-}
-
-// sqliteNonceStateError explains why a key was not in the reserved state;
-// an absent key is an error unless absentOK.
-func sqliteNonceStateError(ctx context.Context, tx *sql.Tx, key string, absentOK bool) error {
-	var state int
-	err := tx.QueryRowContext(ctx, `SELECT state FROM nonces WHERE nonce_key = ?`, key).Scan(&state)
-	switch {
-	case errors.Is(err, sql.ErrNoRows) && absentOK:
-		return nil
-	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("key %q: %w", key, ErrNonceNotReserved)
-	case err != nil:
-		return fmt.Errorf("read state: %w", err)
-	case state == int(x402.NonceSettled):
-		return fmt.Errorf("key %q: %w", key, ErrNonceSettled)
-	}
-	return fmt.Errorf("key %q in unexpected state %d: %w", key, state, ErrNonceNotReserved)
 }

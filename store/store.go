@@ -1,7 +1,7 @@
-// Package store is svc's durable state: the settlement ledger the club's
-// tiers are computed from, referral codes, the lounge, and the x402 payment
-// nonce store that makes each payment authorization run the paid handler at
-// most once.
+// Package store is svc's durable state: the x402 payment journal
+// (engine.Journal: one row per payment authorization, every transition
+// committed before the engine acts on it), the settlement ledger the club's
+// tiers are computed from, referral codes and the lounge.
 //
 // Two implementations share one behaviour, pinned by the conformance suite in
 // package store/storetest:
@@ -11,11 +11,16 @@
 //     transactions begin IMMEDIATE, so that every read-modify-write is atomic
 //     even when another process opens the same file; a small pool of
 //     read-only connections for queries; busy_timeout and foreign keys on
-//     every connection.
+//     every connection. The journal's writes are group committed: one writer
+//     goroutine runs the writes of concurrent callers in one transaction,
+//     each in a savepoint of its own, and answers each caller once the
+//     transaction is committed (see OpenSQLite).
 //   - PostgreSQL (github.com/jackc/pgx/v5, through a small bounded pool of
 //     connections): for several instances sharing one database. Atomicity
 //     comes from single statements (INSERT ... ON CONFLICT, conditional
-//     UPDATE and DELETE) and transactions, never from process-local locks.
+//     UPDATE and DELETE), transactions and row locks (recovery claims rows
+//     with SELECT ... FOR UPDATE SKIP LOCKED), never from process-local
+//     locks.
 //
 // Open picks one from the DSN: a URL whose scheme is postgres or postgresql
 // selects PostgreSQL; anything else is a SQLite file path (an optional
@@ -38,9 +43,10 @@
 //     [ErrInvalid].
 //
 // The interfaces are small and named for what their consumers need:
-// [Ledger] (the paid-request pipeline appends, the club reads),
-// [ReferralStore], [LoungeStore] and x402.NonceStore; [Store] is all of them
-// plus housekeeping.
+// engine.Journal (the payment engine; it also writes the ledger), [Ledger]
+// (imports append, the club reads), [ReferralStore] and [LoungeStore];
+// [Store] is all of them plus housekeeping. Both implementations pass the
+// journal's conformance suite, engine/journaltest, through storetest.
 package store
 
 import (
@@ -50,24 +56,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // Sentinel errors. Every error the store returns for a bad argument wraps
-// ErrInvalid. The nonce life-cycle errors are x402's own, so callers test
-// them with errors.Is against either name.
+// ErrInvalid. The journal's life-cycle errors are engine's own
+// (engine.ErrTaken, engine.ErrState, engine.ErrNotFound).
 var (
 	// ErrInvalid marks an argument the store refuses (missing key, malformed
-	// address, oversized field). The message names the field. A malformed
-	// record given to Reserve also wraps x402.ErrNonceRecord.
+	// address, oversized field, payload that is not JSON). The message names
+	// the field.
 	ErrInvalid = errors.New("store: invalid argument")
-	// ErrNonceNotReserved is returned by Complete for a key that is not
-	// reserved (never reserved, released, or reclaimed and removed).
-	ErrNonceNotReserved = x402.ErrNonceNotReserved
-	// ErrNonceSettled is returned by Release and Complete for a key that is
-	// already settled: a settled payment can be neither released nor
-	// completed twice.
-	ErrNonceSettled = x402.ErrNonceSettled
+	// ErrClosed is returned by the journal's writes once the store is
+	// closed.
+	ErrClosed = errors.New("store: closed")
 	// ErrReferralCollision is returned by PutReferral when the derived code
 	// already belongs to another wallet (a 50-bit hash collision: in practice
 	// never; reported rather than silently merged).
@@ -82,17 +84,14 @@ const (
 	// LoungeTTL is how long a lounge entry stays listed after its check-in.
 	LoungeTTL = 24 * time.Hour
 	// MaxFieldBytes bounds every free-text field the store keeps (tool key,
-	// agent name, role, each interest, network, transaction, nonce key,
-	// request hash).
+	// agent name, role, each interest, network, transaction, and every text
+	// field of a journal record but its JSON ones; a longer reason is cut).
 	MaxFieldBytes = 1024
 	// MaxInterests bounds the number of interests of a lounge entry.
 	MaxInterests = 64
 	// DefaultOpTimeout bounds each store operation unless WithOpTimeout says
 	// otherwise.
 	DefaultOpTimeout = 5 * time.Second
-	// DefaultReservationLease is how long a nonce reservation without a
-	// completion protects its key; see WithReservationLease.
-	DefaultReservationLease = 2 * time.Minute
 )
 
 // Settlement is one settled payment as recorded in the ledger. Payer, Asset
@@ -107,6 +106,8 @@ type Settlement struct {
 	Transaction string    // settlement transaction hash; empty if none (dev facilitator)
 	Nonce       string    // the EIP-3009 authorization nonce (0x + 64 hex digits)
 	RefCode     string    // referral code carried by the call; empty if none
+	Route       string    // what was sold ("POST /api/risk-levels"); may be empty
+	Transport   string    // how the call arrived ("http", "mcp", "a2a"); may be empty
 	SettledAt   time.Time // when settlement succeeded
 }
 
@@ -168,14 +169,16 @@ type Totals struct {
 	Revenue       []Revenue
 }
 
-// Pruned reports what Prune deleted.
+// Pruned reports what PruneAll deleted.
 type Pruned struct {
-	Nonces        int64 // nonce records past their ExpiresAt
+	Payments      int64 // journal rows deleted (engine.Journal.Prune)
+	Answers       int64 // recorded answers forgotten (engine.Journal.Prune)
 	LoungeEntries int64 // lounge entries older than LoungeTTL
 }
 
-// Ledger is the settlement ledger: the paid-request pipeline appends, the
-// club and statistics read.
+// Ledger is the settlement ledger: the payment journal writes it with each
+// settlement (engine.Journal.Settle), imports append, the club and
+// statistics read.
 type Ledger interface {
 	// Append records a settled payment. It is idempotent on (Network, Asset,
 	// Payer, Nonce), compared in lower case: inserted is false when the
@@ -221,38 +224,38 @@ type LoungeStore interface {
 // concurrent use; the PostgreSQL implementation is also safe for several
 // processes sharing one database.
 //
-// As an x402.NonceStore (the same contract as x402.MemoryNonceStore, checked
-// by the same suite, x402test.TestNonceStore):
+// As an engine.Journal it follows that interface's contract, checked by
+// engine/journaltest. Besides:
 //
-//   - Reserve validates the record (x402.ValidateNonceRecord plus the store's
-//     size limits), then returns the stored record and a nil error when it
-//     claims the key, or the existing record (with its Response once
-//     settled) and x402.ErrNonceTaken itself.
-//   - A key whose record's ExpiresAt is before the store's clock is
-//     reclaimable (the chain refuses the authorization anyway), and so is a
-//     reservation older than the lease with no completion (left by a crashed
-//     instance; see WithReservationLease).
-//   - Complete fails with ErrNonceNotReserved for an unknown key and with
-//     ErrNonceSettled for a settled one. A reservation past its ExpiresAt
-//     but not yet reclaimed can still be completed: recording a settlement
-//     that happened is never wrong.
-//   - Release of an unknown key is a no-op; of a settled key, ErrNonceSettled.
+//   - Reserve judges KeepUntil at rec.CreatedAt; UpdatedAt is the caller's
+//     (Reserve), at (Settle), now (Recover) or the store's clock (the other
+//     transitions).
+//   - Text fields of a record are at most MaxFieldBytes of UTF-8 without
+//     NUL, Payload and Requirements must be JSON (ErrInvalid otherwise); a
+//     longer Reason is cut.
+//   - Settle validates the ledger entry as Append does (the payer an EVM
+//     address, the amount a decimal integer): a record that cannot be
+//     entered in the ledger stays settling, with an ErrInvalid error.
+//   - The ledger entry of a SQLite or PostgreSQL journal is readable with a
+//     LedgerEntry(ctx, network, asset, payer, nonce) (engine.LedgerEntry,
+//     bool, error) method (journaltest.LedgerReader).
 type Store interface {
 	Ledger
 	ReferralStore
 	LoungeStore
-	x402.NonceStore
+	engine.Journal
 
-	// Prune deletes nonce records whose ExpiresAt is before now and
-	// lounge entries older than LoungeTTL. Run it periodically; correctness
-	// never depends on it.
-	Prune(ctx context.Context, now time.Time) (Pruned, error)
+	// PruneAll is the periodic housekeeping: the journal's Prune (rows past
+	// KeepUntil, answers past AnswerUntil) and the lounge entries older
+	// than LoungeTTL. Correctness never depends on it.
+	PruneAll(ctx context.Context, now time.Time) (Pruned, error)
 	// Ping checks that the database answers (for /health).
 	Ping(ctx context.Context) error
 	// Dialect names the implementation: "sqlite" or "postgres".
 	Dialect() string
-	// Close releases the database handles; it is idempotent. Every other
-	// method fails once the store is closed.
+	// Close releases the database handles (and stops the SQLite writer
+	// goroutine); it is idempotent. Every other method fails once the store
+	// is closed.
 	Close() error
 }
 
@@ -262,16 +265,26 @@ type Option func(*config)
 // config holds the options of a store; immutable once opened.
 type config struct {
 	opTimeout time.Duration
-	lease     time.Duration
 	now       func() time.Time
 	maxConns  int
+
+	// SQLite group commit of the journal's writes: on unless a benchmark
+	// turns it off (withoutGroupCommit); at most groupMax writes a
+	// transaction; groupLinger is how long the writer waits for more writes
+	// after taking what is queued (0: it does not wait).
+	noGroupCommit bool
+	groupMax      int
+	groupLinger   time.Duration
 }
+
+// sqliteGroupMax is the default bound of a group-committed batch.
+const sqliteGroupMax = 128
 
 func newConfig(opts []Option) config {
 	c := config{
 		opTimeout: DefaultOpTimeout,
-		lease:     DefaultReservationLease,
 		now:       time.Now,
+		groupMax:  sqliteGroupMax,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -291,31 +304,9 @@ func WithOpTimeout(d time.Duration) Option {
 	}
 }
 
-// WithReservationLease sets how long a nonce reservation that was neither
-// completed nor released keeps its key (default DefaultReservationLease).
-// After the lease another Reserve may reclaim the key.
-//
-// The trade-off: a process that crashes between Reserve and Complete leaves
-// a reservation behind; without a lease the payer could not retry that
-// authorization until it expires (validBefore, often minutes to hours).
-// Reclaiming lets them retry. It is safe because settlement is idempotent at
-// the facilitator and on chain: an authorization nonce settles at most once,
-// so a second handler run can at worst fail at settlement. The lease must
-// exceed the longest paid request (tool timeout plus settlement timeout),
-// otherwise a live reservation could be reclaimed and the tool run twice
-// (paid once). Instance clocks must agree to well within the lease.
-// A non-positive d keeps the default.
-func WithReservationLease(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.lease = d
-		}
-	}
-}
-
-// WithClock replaces time.Now as the store's clock, used for reservation
-// times, lease and expiry checks (tests use a fake clock). A nil now keeps
-// time.Now.
+// WithClock replaces time.Now as the store's clock: the UpdatedAt of the
+// journal's transitions that carry no instant of their own, and migration
+// times (tests use a fake clock). A nil now keeps time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now != nil {

@@ -22,7 +22,9 @@
 //     HTTP API) and LocalFacilitator (development: verifies for real, settles
 //     nothing on chain), and FacilitatorHandler to serve any Facilitator
 //     over HTTP;
-//   - NonceStore: MemoryNonceStore, with the conformance suite in package
-//     x402test for other implementations;
-//   - the net/http middleware and the paying client.
+//   - the paying client (Transport, Signer).
+//
+// The payment engine (one durable state machine for every paid call, over
+// any transport) is package x402/engine; its net/http binding is package
+// x402/nethttp.
 package x402

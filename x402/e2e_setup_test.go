@@ -2,9 +2,10 @@ package x402_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
-	"github.com/seed1284c1d2/svc/internal/nodetest"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
 // e2eScriptTimeout bounds one node client run.
@@ -74,17 +80,19 @@ func e2eRunNode(t *testing.T, node, dir, script string, args ...string) e2eResul
 	return res
 }
 
-// e2eServer is the paid server of the end-to-end tests: the middleware in
-// front of a tool that counts its runs per "case" query parameter, and the
+// e2eServer is the paid server of the end-to-end tests: the engine and its
+// net/http binding in front of a tool that counts its runs per "case"
+// query parameter (also the request id the journal records), and the
 // LocalFacilitator served over HTTP on a second listener and reached
-// through HTTPFacilitator.
+// through HTTPFacilitator. Settlements are read from the engine's
+// MemoryJournal.
 type e2eServer struct {
 	app, facilitator *httptest.Server
 	local            *x402.LocalFacilitator
+	journal          *engine.MemoryJournal
 
-	mu      sync.Mutex
-	runs    map[string]*atomic.Int64
-	settled map[string][]x402.SettledEvent
+	mu   sync.Mutex
+	runs map[string]*atomic.Int64
 }
 
 func newE2EServer(t *testing.T) *e2eServer {
@@ -93,27 +101,24 @@ func newE2EServer(t *testing.T) *e2eServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &e2eServer{local: local, runs: map[string]*atomic.Int64{}, settled: map[string][]x402.SettledEvent{}}
+	s := &e2eServer{local: local, journal: engine.NewMemoryJournal(), runs: map[string]*atomic.Int64{}}
 	s.facilitator = httptest.NewServer(x402.FacilitatorHandler(local))
 	t.Cleanup(s.facilitator.Close)
 	hf, err := x402.NewHTTPFacilitator(x402.HTTPFacilitatorConfig{URL: s.facilitator.URL, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	terms := mwTerms(t)
-	mw, err := x402.NewMiddleware(x402.Config{
-		Facilitator: hf,
-		Terms:       func(*http.Request) (x402.Terms, bool) { return terms, true },
-		RequestID:   func(r *http.Request) string { return r.URL.Query().Get("case") },
-		OnSettled: func(_ context.Context, ev x402.SettledEvent) {
-			if ev.Replay { // a replayed answer re-announces; not a new settlement
-				return
-			}
-			s.mu.Lock()
-			s.settled[ev.RequestID] = append(s.settled[ev.RequestID], ev)
-			s.mu.Unlock()
-		},
-		Logger: slog.New(slog.DiscardHandler),
+	logger := slog.New(slog.DiscardHandler)
+	eng, err := engine.New(engine.Config{Facilitator: hf, Journal: s.journal, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offer := mwTerms(t)
+	mw, err := nethttp.New(nethttp.Config{
+		Engine:    eng,
+		Offer:     func(*http.Request) (*engine.Offer, bool) { return offer, true },
+		RequestID: func(r *http.Request) string { return r.URL.Query().Get("case") },
+		Logger:    logger,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -139,10 +144,10 @@ func (s *e2eServer) counter(c string) *atomic.Int64 {
 	return n
 }
 
-func (s *e2eServer) events(c string) []x402.SettledEvent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]x402.SettledEvent(nil), s.settled[c]...)
+// events returns the settled journal rows of a case.
+func (s *e2eServer) events(t testing.TB, c string) []engine.Record {
+	t.Helper()
+	return mwSettled(t, s.journal, func(r engine.Record) bool { return r.RequestID == c })
 }
 
 // url is the tool's URL for a case.
@@ -162,10 +167,10 @@ func e2eCases() []e2eCase {
 		{"pay", http.StatusOK, ""},
 		{"tamper-value", http.StatusPaymentRequired, x402.ReasonValueMismatch},
 		{"tamper-deadline", http.StatusPaymentRequired, x402.ReasonInvalidSignature},
-		{"tamper-accepted", http.StatusPaymentRequired, x402.ErrorNoMatchingRequirements},
+		{"tamper-accepted", http.StatusPaymentRequired, engine.ReasonNoMatchingRequirements},
 		{"wrong-recipient", http.StatusPaymentRequired, x402.ReasonRecipientMismatch},
 		{"expired", http.StatusPaymentRequired, x402.ReasonValidBefore},
-		{"wrong-network", http.StatusPaymentRequired, x402.ErrorNoMatchingRequirements},
+		{"wrong-network", http.StatusPaymentRequired, engine.ReasonNoMatchingRequirements},
 		{"replay", http.StatusPaymentRequired, x402.ReasonNonceAlreadyUsed},
 		{"replay-same", http.StatusOK, ""},
 	}
@@ -179,7 +184,7 @@ func e2eCheck(t *testing.T, s *e2eServer, caseID string, tc e2eCase, res e2eResu
 		t.Fatalf("status %d, want %d; body %s; payment required %+v", res.Status, tc.status, res.Body, res.PaymentRequired)
 	}
 	runs := s.counter(caseID).Load()
-	settled := len(s.events(caseID))
+	settled := len(s.events(t, caseID))
 	switch tc.mode {
 	case "replay", "replay-same":
 		if res.First == nil || res.First.Status != http.StatusOK || res.First.PaymentResponse == nil || !res.First.PaymentResponse.Success {
@@ -198,7 +203,7 @@ func e2eCheck(t *testing.T, s *e2eServer, caseID string, tc e2eCase, res e2eResu
 		}
 	}
 	if tc.mode == "replay" {
-		if n := s.counter(caseID + "-2").Load(); n != 0 || len(s.events(caseID+"-2")) != 0 {
+		if n := s.counter(caseID + "-2").Load(); n != 0 || len(s.events(t, caseID+"-2")) != 0 {
 			t.Fatalf("the replayed payment ran the tool %d times for another request", n)
 		}
 	}
@@ -231,3 +236,156 @@ func e2eCheck(t *testing.T, s *e2eServer, caseID string, tc e2eCase, res e2eResu
 
 // e2eErrNoPayment is returned by the Go runner when no payment was sent.
 var e2eErrNoPayment = errors.New("no PAYMENT-SIGNATURE was sent")
+
+// Fixtures shared by the client, v1 and end-to-end tests.
+const (
+	// mwKeyHex is the payer's key (facts sheet vector B, a public test key).
+	mwKeyHex = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+	// mwPayer is its address.
+	mwPayer = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
+	// mwPayTo receives the payments.
+	mwPayTo = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+	// mwOther is an address that is not the payTo.
+	mwOther = "0x000000000000000000000000000000000000dEaD"
+	// mwPrice is the test route's price (2500 atomic units of USDC).
+	mwPrice  = "0.0025"
+	mwAmount = "2500"
+)
+
+func mwKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := crypto.HexToECDSA(mwKeyHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// mwTerms is the offer of the paid test route.
+func mwTerms(t testing.TB) *engine.Offer {
+	t.Helper()
+	o, err := engine.NewOffer("GET /tool", "tool", x402.Route{
+		Price:    mwPrice,
+		PayTo:    mwPayTo,
+		Resource: x402.ResourceInfo{Description: "test tool", MimeType: "application/json"},
+		Bazaar: &x402.BazaarInfo{
+			Method:        "GET",
+			InputExample:  map[string]any{"x": "1"},
+			OutputExample: map[string]any{"ok": true},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// mwSettled returns the settled rows of a journal that keep says to keep.
+func mwSettled(t testing.TB, j engine.Journal, keep func(engine.Record) bool) []engine.Record {
+	t.Helper()
+	recs, err := j.List(context.Background(), engine.StateSettled, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []engine.Record{}
+	for _, r := range recs {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// mwFacilitator wraps a facilitator, counts its successful settlements and
+// can replace its verify answer.
+type mwFacilitator struct {
+	inner   x402.Facilitator
+	settles atomic.Int64
+
+	mu         sync.Mutex
+	verifyResp *x402.VerifyResponse
+}
+
+func (f *mwFacilitator) Verify(ctx context.Context, p x402.PaymentPayload, r x402.PaymentRequirements) (x402.VerifyResponse, error) {
+	f.mu.Lock()
+	resp := f.verifyResp
+	f.mu.Unlock()
+	if resp != nil {
+		return *resp, nil
+	}
+	return f.inner.Verify(ctx, p, r)
+}
+
+func (f *mwFacilitator) Settle(ctx context.Context, p x402.PaymentPayload, r x402.PaymentRequirements) (x402.SettleResponse, error) {
+	sr, err := f.inner.Settle(ctx, p, r)
+	if err == nil && sr.Success {
+		f.settles.Add(1)
+	}
+	return sr, err
+}
+
+func (f *mwFacilitator) Supported(ctx context.Context) (x402.SupportedResponse, error) {
+	return f.inner.Supported(ctx)
+}
+
+func (f *mwFacilitator) set(fn func(f *mwFacilitator)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+// mwEnv is a paid test server on 127.0.0.1 for the client tests: the
+// engine (MemoryJournal, LocalFacilitator behind mwFacilitator) and its
+// net/http binding in front of mwEnv.tool; /free is not priced.
+type mwEnv struct {
+	t       testing.TB
+	srv     *httptest.Server
+	fac     *mwFacilitator
+	journal *engine.MemoryJournal
+	runs    atomic.Int64 // paid handler runs
+}
+
+// tool answers {"ok":true,"x":…,"run":n,"body":…}.
+func (e *mwEnv) tool(w http.ResponseWriter, r *http.Request) {
+	n := e.runs.Add(1)
+	body, _ := io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "x": r.URL.Query().Get("x"), "run": n, "body": string(body)})
+}
+
+func newMWEnv(t *testing.T) *mwEnv {
+	t.Helper()
+	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &mwEnv{t: t, fac: &mwFacilitator{inner: local}, journal: engine.NewMemoryJournal()}
+	logger := slog.New(slog.DiscardHandler)
+	eng, err := engine.New(engine.Config{Facilitator: e.fac, Journal: e.journal, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offer := mwTerms(t)
+	mw, err := nethttp.New(nethttp.Config{
+		Engine: eng,
+		Offer: func(r *http.Request) (*engine.Offer, bool) {
+			if r.URL.Path == "/free" {
+				return nil, false
+			}
+			return offer, true
+		},
+		Logger: logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(mw.Wrap(http.HandlerFunc(e.tool)))
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// events returns the settled journal rows.
+func (e *mwEnv) events() []engine.Record {
+	e.t.Helper()
+	return mwSettled(e.t, e.journal, func(engine.Record) bool { return true })
+}

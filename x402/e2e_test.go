@@ -10,8 +10,9 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 )
 
-// TestE2E runs the paid server (middleware + LocalFacilitator over HTTP,
-// two listeners on 127.0.0.1) against the official x402 clients in Node:
+// TestE2E runs the paid server (the engine and its net/http binding, the
+// LocalFacilitator over HTTP: two listeners on 127.0.0.1) against the
+// official x402 clients in Node:
 // @x402/fetch 2.x (v2) through every scenario of e2eCases, and x402-fetch
 // 1.x (v1) paying the same server. The Go Transport goes through the same
 // scenarios in TestE2EGoClient. Needs node ≥ 20 and npm (the locked
@@ -60,7 +61,7 @@ func TestE2E(t *testing.T) {
 		if err := json.Unmarshal(res.Body, &body); err != nil || body.Case != id || body.Run != 1 {
 			t.Fatalf("body %s", res.Body)
 		}
-		ev := s.events(id)
+		ev := s.events(t, id)
 		if len(ev) != 1 || ev[0].X402Version != 1 || ev[0].Network != x402.NetworkBase || ev[0].Amount != mwAmount {
 			t.Fatalf("settlements %+v", ev)
 		}
@@ -68,6 +69,9 @@ func TestE2E(t *testing.T) {
 	t.Logf("official clients: %s", time.Since(start).Round(time.Millisecond))
 	if n := len(s.local.Settlements()); n != 4 { // pay, replay, replay-same, v1
 		t.Errorf("%d settlements at the facilitator, want 4", n)
+	}
+	if n := len(s.journal.Ledger()); n != 4 {
+		t.Errorf("%d ledger entries, want 4", n)
 	}
 }
 
@@ -84,5 +88,8 @@ func TestE2EGoClient(t *testing.T) {
 	}
 	if n := len(s.local.Settlements()); n != 3 { // pay, replay, replay-same
 		t.Errorf("%d settlements at the facilitator, want 3", n)
+	}
+	if n := len(s.journal.Ledger()); n != 3 {
+		t.Errorf("%d ledger entries, want 3", n)
 	}
 }

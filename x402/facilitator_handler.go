@@ -1,30 +1,99 @@
 package x402
 
 import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 )
 
 // MaxFacilitatorRequestBytes bounds the body of a request to
 // FacilitatorHandler.
 const MaxFacilitatorRequestBytes = 64 << 10
 
-// FacilitatorHandler serves f over the facilitator HTTP API: POST /verify
-// and POST /settle (body {x402Version, paymentPayload, paymentRequirements},
-// answer a VerifyResponse / SettleResponse, HTTP 200 even for a refused
-// payment) and GET /supported. Bodies in the v1 shapes (x402Version 1:
-// payload {scheme, network, payload}, requirements with maxAmountRequired)
-// are converted to the v2 types, keeping the v1 network names. Malformed
-// requests get 400 and bodies over MaxFacilitatorRequestBytes 413, both
-// with {"error": message}; an error of f gets 500. Mount it under a prefix
-// with http.StripPrefix.
+// Defaults of FacilitatorHandlerConfig.
+const (
+	DefaultIdentifierTTL  = 24 * time.Hour
+	DefaultMaxIdentifiers = 100_000
+)
+
+// FacilitatorHandlerConfig configures NewFacilitatorHandler.
+type FacilitatorHandlerConfig struct {
+	// IdentifierTTL is how long a successful settlement is remembered under
+	// its payment identifier; zero means DefaultIdentifierTTL. Negative
+	// turns the handler's own deduplication off (the facilitator's own, if
+	// any, still applies).
+	IdentifierTTL time.Duration
+	// MaxIdentifiers caps the settlements remembered (the oldest are
+	// forgotten first); zero means DefaultMaxIdentifiers.
+	MaxIdentifiers int
+	// Now is the clock (nil means time.Now).
+	Now func() time.Time
+}
+
+// FacilitatorHandler serves f over the facilitator HTTP API with the
+// default FacilitatorHandlerConfig; see NewFacilitatorHandler.
 func FacilitatorHandler(f Facilitator) http.Handler {
+	return NewFacilitatorHandler(f, FacilitatorHandlerConfig{})
+}
+
+// NewFacilitatorHandler serves f over the facilitator HTTP API: POST
+// /verify and POST /settle (body {x402Version, paymentPayload,
+// paymentRequirements}, answer a VerifyResponse / SettleResponse, HTTP 200
+// even for a refused payment) and GET /supported. Bodies in the v1 shapes
+// (x402Version 1: payload {scheme, network, payload}, requirements with
+// maxAmountRequired) are converted to the v2 types, keeping the v1 network
+// names. Malformed requests get 400 and bodies over
+// MaxFacilitatorRequestBytes 413, both with {"error": message}; an error of
+// f gets 500. Mount it under a prefix with http.StripPrefix.
+//
+// It honours the payment-identifier extension (ExtensionPaymentIdentifier)
+// of v2 payloads. An identifier, scoped by the receiving address (payTo),
+// is bound to the payment it first came with (scheme, network, asset,
+// amount, payTo and the signed authorization) when its settlement starts,
+// and stays bound if it succeeds. Then:
+//   - /settle of the same identifier and payment answers the remembered
+//     settlement without calling f (also after the authorization expired);
+//     one still in flight is waited for;
+//   - /settle or /verify of the same identifier with another payment is
+//     refused with 409 Conflict and ReasonPaymentIdentifierConflict;
+//   - a malformed identifier is refused with 400 and
+//     ReasonInvalidPaymentIdentifier.
+//
+// Refusals from f with those two reasons get the same statuses. A failed
+// settlement is not remembered: the client may retry, with the same or
+// another payment. Settlements are remembered in memory, for
+// cfg.IdentifierTTL, at most cfg.MaxIdentifiers of them. /supported lists
+// the extension.
+func NewFacilitatorHandler(f Facilitator, cfg FacilitatorHandlerConfig) http.Handler {
+	var ids *identifierCache
+	if cfg.IdentifierTTL >= 0 {
+		ids = newIdentifierCache(cfg)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /verify", func(w http.ResponseWriter, r *http.Request) {
 		payload, req, ok := readFacilitatorRequest(w, r)
 		if !ok {
+			return
+		}
+		id, err := PaymentIdentifierOf(payload)
+		if err != nil {
+			writeFacilitatorJSON(w, http.StatusBadRequest, VerifyResponse{IsValid: false, InvalidReason: ReasonInvalidPaymentIdentifier, InvalidMessage: err.Error()})
+			return
+		}
+		if id != "" && ids != nil && ids.conflicts(identifierScope(id, req), paymentFingerprint(payload, req)) {
+			writeFacilitatorJSON(w, http.StatusConflict, VerifyResponse{IsValid: false, InvalidReason: ReasonPaymentIdentifierConflict, InvalidMessage: msgIdentifierConflict})
 			return
 		}
 		resp, err := f.Verify(r.Context(), payload, req)
@@ -32,19 +101,36 @@ func FacilitatorHandler(f Facilitator) http.Handler {
 			writeFacilitatorJSON(w, http.StatusInternalServerError, map[string]string{"error": "verify failed: " + err.Error()})
 			return
 		}
-		writeFacilitatorJSON(w, http.StatusOK, resp)
+		writeFacilitatorJSON(w, refusalStatus(resp.IsValid, resp.InvalidReason), resp)
 	})
 	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) {
 		payload, req, ok := readFacilitatorRequest(w, r)
 		if !ok {
 			return
 		}
-		resp, err := f.Settle(r.Context(), payload, req)
+		id, err := PaymentIdentifierOf(payload)
 		if err != nil {
-			writeFacilitatorJSON(w, http.StatusInternalServerError, map[string]string{"error": "settle failed: " + err.Error()})
+			writeFacilitatorJSON(w, http.StatusBadRequest, SettleResponse{Success: false, ErrorReason: ReasonInvalidPaymentIdentifier, ErrorMessage: err.Error(), Network: req.Network})
 			return
 		}
-		writeFacilitatorJSON(w, http.StatusOK, resp)
+		settle := func() (SettleResponse, error) { return f.Settle(r.Context(), payload, req) }
+		var resp SettleResponse
+		if id != "" && ids != nil {
+			resp, err = ids.settle(r.Context(), identifierScope(id, req), paymentFingerprint(payload, req), settle)
+		} else {
+			resp, err = settle()
+		}
+		switch {
+		case errors.Is(err, errIdentifierConflict):
+			writeFacilitatorJSON(w, http.StatusConflict, SettleResponse{Success: false, ErrorReason: ReasonPaymentIdentifierConflict, ErrorMessage: msgIdentifierConflict, Network: req.Network})
+		case errors.Is(err, errIdentifierWait):
+			w.Header().Set("Retry-After", "1")
+			writeFacilitatorJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "settle failed: " + err.Error()})
+		case err != nil:
+			writeFacilitatorJSON(w, http.StatusInternalServerError, map[string]string{"error": "settle failed: " + err.Error()})
+		default:
+			writeFacilitatorJSON(w, refusalStatus(resp.Success, resp.ErrorReason), resp)
+		}
 	})
 	mux.HandleFunc("GET /supported", func(w http.ResponseWriter, r *http.Request) {
 		resp, err := f.Supported(r.Context())
@@ -52,9 +138,335 @@ func FacilitatorHandler(f Facilitator) http.Handler {
 			writeFacilitatorJSON(w, http.StatusInternalServerError, map[string]string{"error": "supported failed: " + err.Error()})
 			return
 		}
+		if ids != nil && !slices.Contains(resp.Extensions, ExtensionPaymentIdentifier) {
+			resp.Extensions = append(slices.Clip(resp.Extensions), ExtensionPaymentIdentifier)
+		}
 		writeFacilitatorJSON(w, http.StatusOK, resp)
 	})
 	return mux
+}
+
+// refusalStatus is the HTTP status of a verify/settle answer: 200, except
+// for the payment-identifier refusals, which the extension answers with
+// 409 and 400.
+func refusalStatus(ok bool, reason string) int {
+	switch {
+	case ok:
+		return http.StatusOK
+	case reason == ReasonPaymentIdentifierConflict:
+		return http.StatusConflict
+	case reason == ReasonInvalidPaymentIdentifier:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+const msgIdentifierConflict = "this payment identifier was already used with another payment"
+
+// errIdentifierConflict and errIdentifierWait are identifierCache.settle's
+// refusals: the identifier is bound to another payment, or the caller
+// stopped waiting for the settlement in flight under it.
+var (
+	errIdentifierConflict = errors.New("payment identifier bound to another payment")
+	errIdentifierWait     = errors.New("gave up waiting for the settlement in flight under this payment identifier")
+)
+
+// identifierCache remembers successful settlements by payment identifier,
+// bound to the fingerprint of their payment, for a bounded time and count.
+type identifierCache struct {
+	ttl time.Duration
+	max int
+	now func() time.Time
+
+	mu    sync.Mutex
+	m     map[string]*identifierEntry
+	order *list.List // of *identifierEntry, settled ones, oldest first
+}
+
+// identifierEntry is one identifier: a settlement in flight (done open) or
+// remembered (settled).
+type identifierEntry struct {
+	id, fingerprint string
+	done            chan struct{}
+	settled         bool
+	resp            SettleResponse
+	at              time.Time
+}
+
+func newIdentifierCache(cfg FacilitatorHandlerConfig) *identifierCache {
+	c := &identifierCache{ttl: cfg.IdentifierTTL, max: cfg.MaxIdentifiers, now: cfg.Now, m: make(map[string]*identifierEntry), order: list.New()}
+	if c.ttl == 0 {
+		c.ttl = DefaultIdentifierTTL
+	}
+	if c.max <= 0 {
+		c.max = DefaultMaxIdentifiers
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c
+}
+
+// prune forgets expired settlements and the oldest beyond the cap; c.mu is
+// held.
+func (c *identifierCache) prune() {
+	limit := c.now().Add(-c.ttl)
+	for el := c.order.Front(); el != nil; el = c.order.Front() {
+		e := el.Value.(*identifierEntry)
+		if c.order.Len() <= c.max && e.at.After(limit) {
+			return
+		}
+		c.order.Remove(el)
+		if c.m[e.id] == e {
+			delete(c.m, e.id)
+		}
+	}
+}
+
+// conflicts reports whether id is bound (settled or in flight) to another
+// payment than fingerprint.
+func (c *identifierCache) conflicts(id, fingerprint string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.prune()
+	e := c.m[id]
+	return e != nil && e.fingerprint != fingerprint
+}
+
+// settle returns the settlement remembered under id for the same payment,
+// waits for one in flight, or runs do and remembers its result if it is a
+// success. An id bound to another payment is errIdentifierConflict.
+func (c *identifierCache) settle(ctx context.Context, id, fingerprint string, do func() (SettleResponse, error)) (SettleResponse, error) {
+	for {
+		c.mu.Lock()
+		c.prune()
+		e := c.m[id]
+		switch {
+		case e == nil:
+			e = &identifierEntry{id: id, fingerprint: fingerprint, done: make(chan struct{})}
+			c.m[id] = e
+			c.mu.Unlock()
+			return c.run(e, do)
+		case e.fingerprint != fingerprint:
+			c.mu.Unlock()
+			return SettleResponse{}, errIdentifierConflict
+		case e.settled:
+			resp := e.resp
+			c.mu.Unlock()
+			return resp, nil
+		}
+		done := e.done
+		c.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return SettleResponse{}, fmt.Errorf("%w: %w", errIdentifierWait, ctx.Err())
+		}
+	}
+}
+
+// run settles for the in-flight entry e and records the outcome: a success
+// is remembered, anything else frees the identifier.
+func (c *identifierCache) run(e *identifierEntry, do func() (SettleResponse, error)) (resp SettleResponse, err error) {
+	ok := false
+	defer func() {
+		c.mu.Lock()
+		if ok {
+			e.settled, e.resp, e.at = true, resp, c.now()
+			c.order.PushBack(e)
+			c.prune()
+		} else if c.m[e.id] == e {
+			delete(c.m, e.id)
+		}
+		close(e.done)
+		c.mu.Unlock()
+	}()
+	resp, err = do()
+	ok = err == nil && resp.Success
+	return resp, err
+}
+
+// The payment-identifier extension: a client-chosen idempotency key that
+// resource servers and facilitators may use to deduplicate payments.
+
+// ExtensionPaymentIdentifier is the name of the payment-identifier
+// extension in PaymentRequired.extensions, PaymentPayload.extensions and
+// SupportedResponse.extensions.
+const ExtensionPaymentIdentifier = "payment-identifier"
+
+// Bounds of a payment identifier: 16 to 128 characters among A-Z, a-z,
+// 0-9, "_" and "-".
+const (
+	PaymentIdentifierMinLength = 16
+	PaymentIdentifierMaxLength = 128
+)
+
+// Refusal reasons of the payment-identifier extension: the identifier is
+// bound to another payment (HTTP 409), or it is malformed (HTTP 400).
+const (
+	ReasonPaymentIdentifierConflict = "payment_identifier_conflict"
+	ReasonInvalidPaymentIdentifier  = "invalid_payment_identifier"
+)
+
+// ValidPaymentIdentifier reports whether id is a well-formed payment
+// identifier.
+func ValidPaymentIdentifier(id string) bool {
+	if len(id) < PaymentIdentifierMinLength || len(id) > PaymentIdentifierMaxLength {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// paymentIdentifierSchema returns the JSON Schema of the extension's info.
+func paymentIdentifierSchema() map[string]any {
+	return map[string]any{
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type":    "object",
+		"properties": map[string]any{
+			"required": map[string]any{"type": "boolean"},
+			"id": map[string]any{
+				"type": "string", "minLength": PaymentIdentifierMinLength, "maxLength": PaymentIdentifierMaxLength,
+				"pattern": "^[a-zA-Z0-9_-]+$",
+			},
+		},
+		"required": []any{"required"},
+	}
+}
+
+// DeclarePaymentIdentifier returns the extension's declaration for
+// PaymentRequired.extensions[ExtensionPaymentIdentifier]: {"info":
+// {"required": required}, "schema": …}. With required true, a resource
+// server answers 400 to a payment without identifier.
+func DeclarePaymentIdentifier(required bool) map[string]any {
+	return map[string]any{"info": map[string]any{"required": required}, "schema": paymentIdentifierSchema()}
+}
+
+// PaymentIdentifierOf returns the payment identifier a payload carries in
+// extensions[ExtensionPaymentIdentifier].info.id: "" when there is none,
+// an error when the extension or the identifier is malformed.
+func PaymentIdentifierOf(payload PaymentPayload) (string, error) {
+	ext, ok := payload.Extensions[ExtensionPaymentIdentifier]
+	if !ok || ext == nil {
+		return "", nil
+	}
+	var v struct {
+		Info *struct {
+			ID *json.RawMessage `json:"id"`
+		} `json:"info"`
+	}
+	raw, err := json.Marshal(ext)
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
+	if err != nil {
+		return "", fmt.Errorf("x402: %s extension must be an object with an info object", ExtensionPaymentIdentifier)
+	}
+	if v.Info == nil || v.Info.ID == nil || string(*v.Info.ID) == "null" {
+		return "", nil
+	}
+	var id string
+	if err := json.Unmarshal(*v.Info.ID, &id); err != nil {
+		return "", fmt.Errorf("x402: %s id must be a string", ExtensionPaymentIdentifier)
+	}
+	if !ValidPaymentIdentifier(id) {
+		return "", fmt.Errorf("x402: %s id must be %d to %d characters among A-Z, a-z, 0-9, _ and -",
+			ExtensionPaymentIdentifier, PaymentIdentifierMinLength, PaymentIdentifierMaxLength)
+	}
+	return id, nil
+}
+
+// WithPaymentIdentifier returns payload ready to be presented (or presented
+// again) for settlement with a payment identifier, and that identifier. A
+// valid identifier the client sent is kept as it is. Without one, the copy
+// carries an identifier derived from the authorization (network, asset,
+// payer and nonce of req and the payload; for a payload that is not an
+// EIP-3009 authorization, from the payload itself), the same every time
+// the same payment goes through this function: a facilitator honouring the
+// extension then answers a re-presentation of a settlement with the
+// original result, and refuses the same authorization for other
+// requirements (409). A malformed identifier is an error. payload itself
+// is not modified (its Extensions map is copied).
+func WithPaymentIdentifier(payload PaymentPayload, req PaymentRequirements) (PaymentPayload, string, error) {
+	id, err := PaymentIdentifierOf(payload)
+	if err != nil {
+		return payload, "", err
+	}
+	if id != "" {
+		return payload, id, nil
+	}
+	var basis string
+	if p, err := ParseExactEVMPayload(payload.Payload); err == nil {
+		basis = "authorization\x00" + NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	} else {
+		var b bytes.Buffer
+		if err := json.Compact(&b, payload.Payload); err != nil || b.Len() == 0 {
+			return payload, "", fmt.Errorf("x402: %s: cannot derive an identifier: the payload is not JSON", ExtensionPaymentIdentifier)
+		}
+		basis = "payload\x00" + b.String()
+	}
+	sum := sha256.Sum256([]byte("x402 payment-identifier\x00" + basis))
+	id = "pay_" + hex.EncodeToString(sum[:])
+
+	ext := map[string]any{"info": map[string]any{"required": false, "id": id}, "schema": paymentIdentifierSchema()}
+	if old, ok := payload.Extensions[ExtensionPaymentIdentifier].(map[string]any); ok {
+		// Keep the echoed declaration (required flag, schema), adding the id.
+		info := map[string]any{}
+		if oi, ok := old["info"].(map[string]any); ok {
+			maps.Copy(info, oi)
+		}
+		info["id"] = id
+		ext = maps.Clone(old)
+		ext["info"] = info
+	}
+	exts := make(map[string]any, len(payload.Extensions)+1)
+	maps.Copy(exts, payload.Extensions)
+	exts[ExtensionPaymentIdentifier] = ext
+	payload.Extensions = exts
+	return payload, id, nil
+}
+
+// identifierScope returns the key under which a payment identifier is
+// remembered: scoped by the receiving address, so that two merchants'
+// clients choosing the same identifier do not collide.
+func identifierScope(id string, req PaymentRequirements) string {
+	if id == "" {
+		return ""
+	}
+	return strings.ToLower(req.PayTo) + " " + id
+}
+
+// paymentFingerprint identifies what a payment pays, for binding a payment
+// identifier to it: the requirements' scheme, network, asset, amount and
+// payTo, and the signed authorization (or the payload itself when it is
+// not an EIP-3009 authorization). Case-insensitive parts are lowered and
+// v1 network names replaced by CAIP-2 ids, so that a re-encoded
+// re-presentation of the same payment has the same fingerprint.
+func paymentFingerprint(payload PaymentPayload, req PaymentRequirements) string {
+	network := req.Network
+	if n, ok := LookupNetwork(network); ok {
+		network = n.CAIP2
+	}
+	parts := []string{"x402 payment fingerprint", req.Scheme, strings.ToLower(network), strings.ToLower(req.Asset), req.Amount, strings.ToLower(req.PayTo)}
+	if p, err := ParseExactEVMPayload(payload.Payload); err == nil {
+		a := p.Authorization
+		parts = append(parts, "eip3009", strings.ToLower(p.Signature), strings.ToLower(a.From), strings.ToLower(a.To),
+			a.Value, a.ValidAfter, a.ValidBefore, strings.ToLower(a.Nonce))
+	} else {
+		var b bytes.Buffer
+		if json.Compact(&b, payload.Payload) != nil {
+			b.Reset()
+			b.Write(payload.Payload)
+		}
+		parts = append(parts, "raw", b.String())
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:])
 }
 
 // facilitatorV1Requirements is the v1 shape of paymentRequirements.

@@ -27,6 +27,7 @@ const (
 // Defaults of HTTPFacilitatorConfig.
 const (
 	DefaultFacilitatorTimeout   = 30 * time.Second
+	DefaultSettleTimeout        = 2 * time.Minute
 	DefaultSupportedAttempts    = 3
 	DefaultSupportedBackoff     = time.Second
 	DefaultMaxRetryAfter        = 30 * time.Second
@@ -35,15 +36,30 @@ const (
 
 // HTTPFacilitatorConfig configures an HTTPFacilitator.
 type HTTPFacilitatorConfig struct {
-	// URL is the facilitator's base URL (http or https); a trailing "/" is
-	// trimmed. The endpoints are URL+"/verify", "/settle" and "/supported".
+	// URL is the facilitator's base URL (http or https); a trailing "/" of
+	// its path is trimmed. The endpoints are its path + "/verify",
+	// "/settle" and "/supported", each with the URL's query, if any (e.g.
+	// an API key). Credentials in the URL (user:pass@) are sent as HTTP
+	// basic authentication. Neither credentials nor query ever appear in
+	// errors or logs.
 	URL string
-	// HTTPClient sends the requests; nil means a new http.Client (its own
-	// Timeout is left to this config's Timeout).
+	// HTTPClient sends the requests; nil means a client on
+	// http.DefaultTransport. The facilitator uses a copy of it without
+	// Client.Timeout and, when its Transport is an *http.Transport with a
+	// ResponseHeaderTimeout, with a clone of that transport without it:
+	// only the bounds below (and the caller's context) cut a call short,
+	// since a facilitator answers /settle only once the transfer is done.
 	HTTPClient *http.Client
-	// Timeout bounds each HTTP exchange (each attempt); zero means
-	// DefaultFacilitatorTimeout.
+	// Timeout bounds each exchange with /verify and /supported (each
+	// attempt), within the caller's deadline if that comes first; zero
+	// means DefaultFacilitatorTimeout. It does not apply to /settle.
 	Timeout time.Duration
+	// SettleTimeout bounds /settle when the caller's context has no
+	// deadline; zero means DefaultSettleTimeout. When the context has a
+	// deadline, /settle is bounded by that deadline only: cutting a settle
+	// short of what its caller allows would leave a settled payment
+	// answered as a failure.
+	SettleTimeout time.Duration
 	// AuthHeaders, when set, is called before every request with the
 	// operation (OpVerify, OpSettle or OpSupported); the headers it returns
 	// are added to the request (e.g. a fresh CDP bearer JWT). An error aborts
@@ -77,27 +93,32 @@ type HTTPFacilitatorConfig struct {
 // settle without success or network, or success without transaction) is a
 // *FacilitatorError. Callers must always check IsValid and Success.
 type HTTPFacilitator struct {
-	base   string
-	client *http.Client
-	cfg    HTTPFacilitatorConfig
-	log    *slog.Logger
+	base     string // scheme://[userinfo@]host/path, no trailing "/", no query
+	query    string // raw query added to every endpoint
+	redacted string // base without userinfo, safe to log
+	client   *http.Client
+	cfg      HTTPFacilitatorConfig
+	log      *slog.Logger
 }
 
 var _ Facilitator = (*HTTPFacilitator)(nil)
 
 // NewHTTPFacilitator checks cfg and returns the client. A URL that is not an
-// absolute http(s) URL is a *ConfigError.
+// absolute http(s) URL without fragment is a *ConfigError (whose message
+// does not repeat the URL, which may hold credentials).
 func NewHTTPFacilitator(cfg HTTPFacilitatorConfig) (*HTTPFacilitator, error) {
-	base := strings.TrimRight(cfg.URL, "/")
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, &ConfigError{"URL", fmt.Sprintf("%q is not an absolute http(s) URL without query", truncForMsg(cfg.URL, 80))}
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" || u.Fragment != "" || u.ForceQuery {
+		return nil, &ConfigError{"URL", "want an absolute http(s) URL without fragment (the value is not repeated here: it may hold credentials)"}
 	}
-	if cfg.Timeout < 0 || cfg.SupportedAttempts < 0 || cfg.SupportedBackoff < 0 || cfg.MaxRetryAfter < 0 {
+	if cfg.Timeout < 0 || cfg.SettleTimeout < 0 || cfg.SupportedAttempts < 0 || cfg.SupportedBackoff < 0 || cfg.MaxRetryAfter < 0 {
 		return nil, &ConfigError{"Timeout", "durations and attempts must not be negative"}
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultFacilitatorTimeout
+	}
+	if cfg.SettleTimeout == 0 {
+		cfg.SettleTimeout = DefaultSettleTimeout
 	}
 	if cfg.SupportedAttempts == 0 {
 		cfg.SupportedAttempts = DefaultSupportedAttempts
@@ -108,37 +129,105 @@ func NewHTTPFacilitator(cfg HTTPFacilitatorConfig) (*HTTPFacilitator, error) {
 	if cfg.MaxRetryAfter == 0 {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
 	}
-	f := &HTTPFacilitator{base: base, client: cfg.HTTPClient, cfg: cfg, log: cfg.Logger}
-	if f.client == nil {
-		f.client = &http.Client{}
-	}
+	query := u.RawQuery
+	u.RawQuery = ""
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = strings.TrimRight(u.RawPath, "/")
+	f := &HTTPFacilitator{base: u.String(), query: query, redacted: redactURL(u), client: unboundedClient(cfg.HTTPClient), cfg: cfg, log: cfg.Logger}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
 	return f, nil
 }
 
-// URL returns the facilitator's base URL (without trailing "/").
-func (f *HTTPFacilitator) URL() string { return f.base }
+// unboundedClient returns a copy of c (nil: a client on
+// http.DefaultTransport) whose own limits cannot end a call before its
+// context does: no Client.Timeout, and no ResponseHeaderTimeout on an
+// *http.Transport (cloned, so that c's transport is left as it is).
+// Connection set-up limits (dial, TLS handshake) are kept.
+func unboundedClient(c *http.Client) *http.Client {
+	var cp http.Client
+	if c != nil {
+		cp = *c
+	}
+	cp.Timeout = 0
+	rt := cp.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if t, ok := rt.(*http.Transport); ok && t.ResponseHeaderTimeout != 0 {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 0
+		cp.Transport = t
+	}
+	return &cp
+}
+
+// redactURL returns u without credentials, query and fragment.
+func redactURL(u *url.URL) string {
+	r := *u
+	r.User = nil
+	r.RawQuery = ""
+	r.ForceQuery = false
+	r.Fragment = ""
+	r.RawFragment = ""
+	return r.String()
+}
+
+// URL returns the facilitator's base URL without trailing "/" and without
+// the credentials and query it may have been configured with: safe to log.
+func (f *HTTPFacilitator) URL() string { return f.redacted }
 
 // FacilitatorError is a facilitator call that did not produce an answer:
 // transport failure, timeout, unexpected status, malformed body. Op is
 // OpVerify, OpSettle or OpSupported; StatusCode is 0 when no HTTP answer
 // arrived; Reason is the facilitator's reason when its body named one;
 // Message is a short description (never the whole body); Err the cause.
+//
+// For reconciliation from logs, it also names where and what: Endpoint is
+// the URL called, without credentials or query; Network, Payer and Nonce
+// identify the authorization of a verify or settle (empty when the payload
+// is not an EIP-3009 authorization); Elapsed is the time the call took.
+// None of these is a secret: the signature is never included.
 type FacilitatorError struct {
 	Op         string
 	StatusCode int
 	Reason     string
 	Message    string
 	Err        error
+
+	Endpoint string
+	Network  string
+	Payer    string
+	Nonce    string
+	Elapsed  time.Duration
 }
 
-// Error implements error.
+// Error implements error: "x402: facilitator <op> <endpoint> (network …,
+// payer …, nonce …) after <elapsed>: HTTP <status>: <reason>: <message>:
+// <cause>", each part present only when known.
 func (e *FacilitatorError) Error() string {
 	var b strings.Builder
 	b.WriteString("x402: facilitator ")
 	b.WriteString(e.Op)
+	if e.Endpoint != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Endpoint)
+	}
+	if e.Network != "" || e.Payer != "" || e.Nonce != "" {
+		b.WriteString(" (")
+		sep := ""
+		for _, kv := range [][2]string{{"network", e.Network}, {"payer", e.Payer}, {"nonce", e.Nonce}} {
+			if kv[1] != "" {
+				b.WriteString(sep + kv[0] + " " + kv[1])
+				sep = ", "
+			}
+		}
+		b.WriteString(")")
+	}
+	if e.Elapsed > 0 {
+		fmt.Fprintf(&b, " after %v", e.Elapsed.Round(time.Millisecond))
+	}
 	if e.StatusCode != 0 {
 		fmt.Fprintf(&b, ": HTTP %d", e.StatusCode)
 	}
@@ -160,7 +249,7 @@ func (e *FacilitatorError) Error() string {
 // Unwrap returns the cause.
 func (e *FacilitatorError) Unwrap() error { return e.Err }
 
-// Timeout reports whether the call ran out of time (its own Timeout or the
+// Timeout reports whether the call ran out of time (its own bound or the
 // caller's deadline). For settle, the outcome is then unknown.
 func (e *FacilitatorError) Timeout() bool { return errors.Is(e.Err, context.DeadlineExceeded) }
 
@@ -197,29 +286,56 @@ func facilitatorBody(payload PaymentPayload, req PaymentRequirements) any {
 	}
 }
 
-// Verify implements Facilitator with POST {URL}/verify.
+// facilitatorCall is one Verify, Settle or Supported call in progress: what
+// its errors say of it.
+type facilitatorCall struct {
+	op, method, path      string
+	network, payer, nonce string
+	start                 time.Time
+}
+
+// newCall starts a call; payload and req (nil for supported) name the
+// authorization in its errors.
+func (f *HTTPFacilitator) newCall(op, method, path string, payload *PaymentPayload, req *PaymentRequirements) *facilitatorCall {
+	c := &facilitatorCall{op: op, method: method, path: path, start: time.Now()}
+	if payload != nil && req != nil {
+		c.network = printableSnippet(req.Network, 64)
+		if p, err := ParseExactEVMPayload(payload.Payload); err == nil {
+			c.payer = printableSnippet(p.Authorization.From, 64)
+			c.nonce = printableSnippet(p.Authorization.Nonce, 80)
+		}
+	}
+	return c
+}
+
+// Verify implements Facilitator with POST {URL}/verify, bounded by Timeout
+// (or the caller's deadline if sooner).
 func (f *HTTPFacilitator) Verify(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (VerifyResponse, error) {
-	status, raw, _, err := f.exchange(ctx, OpVerify, http.MethodPost, "/verify", facilitatorBody(payload, req))
+	c := f.newCall(OpVerify, http.MethodPost, "/verify", &payload, &req)
+	status, raw, _, err := f.exchange(ctx, c, facilitatorBody(payload, req))
 	if err != nil {
 		return VerifyResponse{}, err
 	}
 	resp, derr := decodeVerifyJSON(raw)
 	if status/100 == 2 {
 		if derr != nil {
-			return VerifyResponse{}, f.fail(&FacilitatorError{Op: OpVerify, StatusCode: status, Message: "malformed response: " + derr.Error()})
+			return VerifyResponse{}, f.fail(c, &FacilitatorError{StatusCode: status, Message: "malformed response: " + derr.Error()})
 		}
 		return resp, nil
 	}
 	if derr == nil && !resp.IsValid && resp.InvalidReason != "" {
 		return resp, nil
 	}
-	return VerifyResponse{}, f.fail(statusError(OpVerify, status, raw))
+	return VerifyResponse{}, f.fail(c, statusError(status, raw))
 }
 
-// Settle implements Facilitator with POST {URL}/settle. It is never
-// retried: a timeout leaves the outcome unknown (FacilitatorError.Timeout).
+// Settle implements Facilitator with POST {URL}/settle. It is bounded by
+// the caller's deadline only (SettleTimeout when the context has none) and
+// never retried: a timeout leaves the outcome unknown
+// (FacilitatorError.Timeout).
 func (f *HTTPFacilitator) Settle(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (SettleResponse, error) {
-	status, raw, _, err := f.exchange(ctx, OpSettle, http.MethodPost, "/settle", facilitatorBody(payload, req))
+	c := f.newCall(OpSettle, http.MethodPost, "/settle", &payload, &req)
+	status, raw, _, err := f.exchange(ctx, c, facilitatorBody(payload, req))
 	if err != nil {
 		return SettleResponse{}, err
 	}
@@ -228,86 +344,107 @@ func (f *HTTPFacilitator) Settle(ctx context.Context, payload PaymentPayload, re
 	if !isJSONObject(raw) {
 		derr = errors.New("not a JSON object")
 	} else if resp, derr = decodeSettleJSON(raw); derr != nil {
-		derr = errors.New(derr.(*HeaderError).Message)
+		var he *HeaderError
+		if errors.As(derr, &he) {
+			derr = errors.New(he.Message)
+		}
 	}
 	if status/100 == 2 {
 		if derr == nil && resp.Success && resp.Transaction == "" {
 			derr = errors.New("transaction is required on success")
 		}
 		if derr != nil {
-			return SettleResponse{}, f.fail(&FacilitatorError{Op: OpSettle, StatusCode: status, Message: "malformed response: " + derr.Error()})
+			return SettleResponse{}, f.fail(c, &FacilitatorError{StatusCode: status, Message: "malformed response: " + derr.Error()})
 		}
 		return resp, nil
 	}
 	if derr == nil && !resp.Success && resp.ErrorReason != "" {
 		return resp, nil
 	}
-	return SettleResponse{}, f.fail(statusError(OpSettle, status, raw))
+	return SettleResponse{}, f.fail(c, statusError(status, raw))
 }
 
 // Supported implements Facilitator with GET {URL}/supported, retried on 429
 // (up to SupportedAttempts attempts in all), waiting as Retry-After says
-// (capped at MaxRetryAfter) or SupportedBackoff, doubling.
+// (capped at MaxRetryAfter) or SupportedBackoff, doubling. Each attempt is
+// bounded by Timeout, the whole by the caller's context.
 func (f *HTTPFacilitator) Supported(ctx context.Context) (SupportedResponse, error) {
+	c := f.newCall(OpSupported, http.MethodGet, "/supported", nil, nil)
 	backoff := f.cfg.SupportedBackoff
 	for attempt := 1; ; attempt++ {
-		status, raw, hdr, err := f.exchange(ctx, OpSupported, http.MethodGet, "/supported", nil)
+		status, raw, hdr, err := f.exchange(ctx, c, nil)
 		if err != nil {
 			return SupportedResponse{}, err
 		}
 		if status == http.StatusTooManyRequests && attempt < f.cfg.SupportedAttempts {
 			wait := retryAfter(hdr.Get("Retry-After"), time.Now(), backoff, f.cfg.MaxRetryAfter)
-			f.log.WarnContext(ctx, "x402 facilitator rate limited, retrying", "op", OpSupported, "attempt", attempt, "wait", wait)
+			f.log.WarnContext(ctx, "x402 facilitator rate limited, retrying", "op", OpSupported, "endpoint", f.redacted+c.path, "attempt", attempt, "wait", wait)
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return SupportedResponse{}, f.fail(&FacilitatorError{Op: OpSupported, StatusCode: status, Message: "gave up waiting to retry", Err: ctx.Err()})
+				return SupportedResponse{}, f.fail(c, &FacilitatorError{StatusCode: status, Message: "gave up waiting to retry", Err: ctx.Err()})
 			case <-t.C:
 			}
 			backoff *= 2
 			continue
 		}
 		if status/100 != 2 {
-			return SupportedResponse{}, f.fail(statusError(OpSupported, status, raw))
+			return SupportedResponse{}, f.fail(c, statusError(status, raw))
 		}
 		var resp SupportedResponse
 		var presence struct {
 			Kinds *json.RawMessage `json:"kinds"`
 		}
 		if !isJSONObject(raw) || json.Unmarshal(raw, &resp) != nil || json.Unmarshal(raw, &presence) != nil || presence.Kinds == nil {
-			return SupportedResponse{}, f.fail(&FacilitatorError{Op: OpSupported, StatusCode: status, Message: "malformed response: want a JSON object with kinds"})
+			return SupportedResponse{}, f.fail(c, &FacilitatorError{StatusCode: status, Message: "malformed response: want a JSON object with kinds"})
 		}
 		return resp, nil
 	}
 }
 
-// exchange performs one HTTP exchange with the per-call timeout and returns
+// callContext bounds one exchange: /settle by the caller's deadline only
+// (SettleTimeout without one), the others by Timeout within it.
+func (f *HTTPFacilitator) callContext(ctx context.Context, op string) (context.Context, context.CancelFunc) {
+	if op == OpSettle {
+		if _, ok := ctx.Deadline(); ok {
+			return context.WithCancel(ctx)
+		}
+		return context.WithTimeout(ctx, f.cfg.SettleTimeout)
+	}
+	return context.WithTimeout(ctx, f.cfg.Timeout)
+}
+
+// exchange performs one HTTP exchange of c within its bound and returns
 // the status, the body (at most MaxFacilitatorResponseBytes) and headers.
-func (f *HTTPFacilitator) exchange(ctx context.Context, op, method, path string, body any) (int, []byte, http.Header, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+func (f *HTTPFacilitator) exchange(ctx context.Context, c *facilitatorCall, body any) (int, []byte, http.Header, error) {
+	ctx, cancel := f.callContext(ctx, c.op)
 	defer cancel()
 	start := time.Now()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, nil, nil, &FacilitatorError{Op: op, Message: "cannot encode the request", Err: err}
+			return 0, nil, nil, f.fail(c, &FacilitatorError{Message: "cannot encode the request", Err: err})
 		}
 		rd = bytes.NewReader(b)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, method, f.base+path, rd)
+	endpoint := f.base + c.path
+	if f.query != "" {
+		endpoint += "?" + f.query
+	}
+	hreq, err := http.NewRequestWithContext(ctx, c.method, endpoint, rd)
 	if err != nil {
-		return 0, nil, nil, &FacilitatorError{Op: op, Message: "cannot build the request", Err: err}
+		return 0, nil, nil, f.fail(c, &FacilitatorError{Message: "cannot build the request", Err: f.redactErr(c, err)})
 	}
 	hreq.Header.Set("Accept", "application/json")
 	if body != nil {
 		hreq.Header.Set("Content-Type", "application/json")
 	}
 	if f.cfg.AuthHeaders != nil {
-		h, err := f.cfg.AuthHeaders(ctx, op)
+		h, err := f.cfg.AuthHeaders(ctx, c.op)
 		if err != nil {
-			return 0, nil, nil, f.fail(&FacilitatorError{Op: op, Message: "auth headers", Err: err})
+			return 0, nil, nil, f.fail(c, &FacilitatorError{Message: "auth headers", Err: err})
 		}
 		for k, vs := range h {
 			hreq.Header.Del(k)
@@ -319,26 +456,46 @@ func (f *HTTPFacilitator) exchange(ctx context.Context, op, method, path string,
 	resp, err := f.client.Do(hreq)
 	if err != nil {
 		msg := "request failed"
-		if op == OpSettle {
+		if c.op == OpSettle {
 			msg = "request failed; the settlement outcome is unknown"
 		}
-		return 0, nil, nil, f.fail(&FacilitatorError{Op: op, Message: msg, Err: err})
+		return 0, nil, nil, f.fail(c, &FacilitatorError{Message: msg, Err: f.redactErr(c, err)})
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxFacilitatorResponseBytes+1))
 	if err != nil {
-		return 0, nil, nil, f.fail(&FacilitatorError{Op: op, StatusCode: resp.StatusCode, Message: "reading the response failed", Err: err})
+		msg := "reading the response failed"
+		if c.op == OpSettle {
+			msg = "reading the response failed; the settlement outcome is unknown"
+		}
+		return 0, nil, nil, f.fail(c, &FacilitatorError{StatusCode: resp.StatusCode, Message: msg, Err: f.redactErr(c, err)})
 	}
 	if len(raw) > MaxFacilitatorResponseBytes {
-		return 0, nil, nil, f.fail(&FacilitatorError{Op: op, StatusCode: resp.StatusCode, Message: fmt.Sprintf("response larger than %d bytes", MaxFacilitatorResponseBytes)})
+		return 0, nil, nil, f.fail(c, &FacilitatorError{StatusCode: resp.StatusCode, Message: fmt.Sprintf("response larger than %d bytes", MaxFacilitatorResponseBytes)})
 	}
-	f.log.DebugContext(ctx, "x402 facilitator call", "op", op, "status", resp.StatusCode, "duration", time.Since(start))
+	f.log.DebugContext(ctx, "x402 facilitator call", "op", c.op, "endpoint", f.redacted+c.path, "status", resp.StatusCode, "duration", time.Since(start))
 	return resp.StatusCode, raw, resp.Header, nil
 }
 
-// fail logs a failure and returns it.
-func (f *HTTPFacilitator) fail(e *FacilitatorError) *FacilitatorError {
-	f.log.Warn("x402 facilitator call failed", "op", e.Op, "status", e.StatusCode, "reason", e.Reason, "error", e.Error())
+// redactErr replaces the URL of a *url.Error (which net/http fills with
+// the request URL, query and user name included) by the redacted endpoint,
+// keeping the cause for errors.Is and errors.As.
+func (f *HTTPFacilitator) redactErr(c *facilitatorCall, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &url.Error{Op: ue.Op, URL: f.redacted + c.path, Err: ue.Err}
+	}
+	return err
+}
+
+// fail completes e with what c knows, logs it and returns it.
+func (f *HTTPFacilitator) fail(c *facilitatorCall, e *FacilitatorError) *FacilitatorError {
+	e.Op = c.op
+	e.Endpoint = f.redacted + c.path
+	e.Network, e.Payer, e.Nonce = c.network, c.payer, c.nonce
+	e.Elapsed = time.Since(c.start)
+	f.log.Warn("x402 facilitator call failed", "op", e.Op, "endpoint", e.Endpoint, "status", e.StatusCode, "reason", e.Reason,
+		"network", e.Network, "payer", e.Payer, "nonce", e.Nonce, "elapsed", e.Elapsed, "error", e.Error())
 	return e
 }
 
@@ -361,8 +518,8 @@ func decodeVerifyJSON(raw []byte) (VerifyResponse, error) {
 }
 
 // statusError describes a non-2xx answer without a usable x402 body.
-func statusError(op string, status int, raw []byte) *FacilitatorError {
-	e := &FacilitatorError{Op: op, StatusCode: status}
+func statusError(status int, raw []byte) *FacilitatorError {
+	e := &FacilitatorError{StatusCode: status}
 	var body struct {
 		Error          any    `json:"error"`
 		Message        string `json:"message"`

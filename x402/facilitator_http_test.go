@@ -3,8 +3,11 @@ package x402
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,20 +78,29 @@ func TestHTTPFacilitatorAgainstLocal(t *testing.T) {
 	if err != nil || !sr.Success || !localTxPattern.MatchString(sr.Transaction) || sr.Extra["onChain"] != false {
 		t.Fatalf("settle: %+v, %v", sr, err)
 	}
-	// Replayed: a refusal in a 200 comes back as a response, not an error.
-	sr, err = f.Settle(ctx, payload, req)
+	// Presented again: the local facilitator deduplicates, the original
+	// settlement comes back.
+	sr2, err := f.Settle(ctx, payload, req)
+	if err != nil || !sr2.Success || sr2.Transaction != sr.Transaction {
+		t.Fatalf("second settle: %+v, %v", sr2, err)
+	}
+	// For other requirements: a refusal in a 200 comes back as a
+	// response, not an error.
+	other := req
+	other.Amount = "5000"
+	sr, err = f.Settle(ctx, payload, other)
 	if err != nil || sr.Success || sr.ErrorReason != ReasonNonceAlreadyUsed {
-		t.Fatalf("second settle: %+v, %v", sr, err)
+		t.Fatalf("settle for other requirements: %+v, %v", sr, err)
 	}
 	vr, err = f.Verify(ctx, payload, req)
 	if err != nil || vr.IsValid || vr.InvalidReason != ReasonNonceAlreadyUsed {
 		t.Fatalf("verify after settle: %+v, %v", vr, err)
 	}
-	want := []string{"GET /facilitator/supported", "POST /facilitator/verify", "POST /facilitator/settle", "POST /facilitator/settle", "POST /facilitator/verify"}
+	want := []string{"GET /facilitator/supported", "POST /facilitator/verify", "POST /facilitator/settle", "POST /facilitator/settle", "POST /facilitator/settle", "POST /facilitator/verify"}
 	if strings.Join(paths, ",") != strings.Join(want, ",") {
 		t.Fatalf("paths %v", paths)
 	}
-	wantAuth := "Bearer token-for-supported,Bearer token-for-verify,Bearer token-for-settle,Bearer token-for-settle,Bearer token-for-verify"
+	wantAuth := "Bearer token-for-supported,Bearer token-for-verify,Bearer token-for-settle,Bearer token-for-settle,Bearer token-for-settle,Bearer token-for-verify"
 	if strings.Join(auth, ",") != wantAuth {
 		t.Fatalf("auth headers %v", auth)
 	}
@@ -203,7 +215,12 @@ func TestHTTPFacilitatorTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPFacilitatorConfig) { c.Timeout = 50 * time.Millisecond })
+	// Without a caller deadline, /settle is bounded by SettleTimeout, the
+	// others by Timeout.
+	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPFacilitatorConfig) {
+		c.Timeout = 50 * time.Millisecond
+		c.SettleTimeout = 80 * time.Millisecond
+	})
 	req := testRequirements(t, NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	for _, op := range []string{OpVerify, OpSettle, OpSupported} {
@@ -350,14 +367,25 @@ func TestHTTPFacilitatorLargeResponse(t *testing.T) {
 }
 
 func TestNewHTTPFacilitatorConfig(t *testing.T) {
-	for _, u := range []string{"", "facilitator", "ftp://x", "http://", "https://x/?a=b", "://x"} {
-		if _, err := NewHTTPFacilitator(HTTPFacilitatorConfig{URL: u}); err == nil {
+	for _, u := range []string{"", "facilitator", "ftp://x", "http://", "https://x/#frag", "https://x/?", "://x", "mailto:a@b", "https://u:secret@/p"} {
+		_, err := NewHTTPFacilitator(HTTPFacilitatorConfig{URL: u})
+		if err == nil {
 			t.Errorf("%q accepted", u)
+		} else if strings.Contains(err.Error(), "secret") {
+			t.Errorf("%q: the error repeats the URL: %v", u, err)
 		}
 	}
 	f, err := NewHTTPFacilitator(HTTPFacilitatorConfig{URL: "https://x402.org/facilitator///"})
-	if err != nil || f.URL() != "https://x402.org/facilitator" || f.cfg.Timeout != DefaultFacilitatorTimeout {
+	if err != nil || f.URL() != "https://x402.org/facilitator" || f.cfg.Timeout != DefaultFacilitatorTimeout || f.cfg.SettleTimeout != DefaultSettleTimeout {
 		t.Fatalf("%v %v", f, err)
+	}
+	// A query (an API key) is kept for the requests, not in URL().
+	f, err = NewHTTPFacilitator(HTTPFacilitatorConfig{URL: "https://key:secret@fac.example/v2/?key=k1&x=y"})
+	if err != nil || f.URL() != "https://fac.example/v2" || f.base != "https://key:secret@fac.example/v2" || f.query != "key=k1&x=y" {
+		t.Fatalf("%+v %v", f, err)
+	}
+	if _, err := NewHTTPFacilitator(HTTPFacilitatorConfig{URL: "https://x", SettleTimeout: -1}); err == nil {
+		t.Fatal("negative SettleTimeout accepted")
 	}
 }
 
@@ -374,5 +402,185 @@ func TestRetryAfter(t *testing.T) {
 		if got := retryAfter(c.v, now, time.Second, 30*time.Second); got != c.want {
 			t.Errorf("retryAfter(%q) = %v, want %v", c.v, got, c.want)
 		}
+	}
+}
+
+// slowFacilitator answers /settle and /verify after delay on 127.0.0.1.
+func slowFacilitator(t *testing.T, delay time.Duration) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/settle":
+			_, _ = w.Write([]byte(`{"success":true,"transaction":"0xabc","network":"eip155:8453","payer":"` + vecAddrB + `"}`))
+		case "/verify":
+			_, _ = w.Write([]byte(`{"isValid":true,"payer":"` + vecAddrB + `"}`))
+		default:
+			_, _ = w.Write([]byte(`{"kinds":[]}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
+		t.Fatalf("test server on %s, want 127.0.0.1", srv.URL)
+	}
+	return srv
+}
+
+// TestHTTPFacilitatorSettleOutlivesTimeout checks that /settle is bounded by
+// the caller's deadline only: a facilitator settling in longer than Timeout
+// but within the deadline is a success, whatever limits the http.Client and
+// its transport carry; /verify keeps the Timeout bound.
+func TestHTTPFacilitatorSettleOutlivesTimeout(t *testing.T) {
+	const timeout, delay, deadline = 200 * time.Millisecond, 600 * time.Millisecond, 2 * time.Second
+	srv := slowFacilitator(t, delay)
+	req := testRequirements(t, NetworkBase)
+	payload, _ := testPayment(t, vecKey(t), req)
+	userTransport := &http.Transport{ResponseHeaderTimeout: 100 * time.Millisecond}
+	for name, client := range map[string]*http.Client{
+		"default client":                  nil,
+		"client with Timeout":             {Timeout: 100 * time.Millisecond},
+		"transport with response timeout": {Transport: userTransport, Timeout: 150 * time.Millisecond},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPFacilitatorConfig) {
+				c.Timeout = timeout
+				c.HTTPClient = client
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			start := time.Now()
+			sr, err := f.Settle(ctx, payload, req)
+			if err != nil || !sr.Success || sr.Transaction != "0xabc" {
+				t.Fatalf("settle after %v: %+v, %v", time.Since(start), sr, err)
+			}
+			if d := time.Since(start); d < delay {
+				t.Fatalf("settle answered in %v, before the facilitator did", d)
+			}
+			// /verify keeps its own bound.
+			start = time.Now()
+			_, err = f.Verify(ctx, payload, req)
+			var fe *FacilitatorError
+			if !errors.As(err, &fe) || !fe.Timeout() || fe.Op != OpVerify {
+				t.Fatalf("verify: %v, want a timeout", err)
+			}
+			if d := time.Since(start); d < timeout-10*time.Millisecond || d > delay {
+				t.Fatalf("verify timed out after %v, want about %v", d, timeout)
+			}
+		})
+	}
+	if userTransport.ResponseHeaderTimeout != 100*time.Millisecond {
+		t.Fatal("the caller's transport was modified")
+	}
+
+	// The caller's deadline still bounds /settle.
+	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPFacilitatorConfig) { c.Timeout = timeout })
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := f.Settle(ctx, payload, req)
+	var fe *FacilitatorError
+	if !errors.As(err, &fe) || !fe.Timeout() || !strings.Contains(err.Error(), "outcome is unknown") {
+		t.Fatalf("settle past the caller's deadline: %v", err)
+	}
+	if d := time.Since(start); d > delay {
+		t.Fatalf("settle returned after %v, past the caller's deadline", d)
+	}
+	// A caller deadline shorter than Timeout bounds /verify.
+	vctx, vcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer vcancel()
+	start = time.Now()
+	if _, err := f.Verify(vctx, payload, req); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > timeout {
+		t.Fatalf("verify with a short caller deadline: %v after %v", err, time.Since(start))
+	}
+}
+
+// TestHTTPFacilitatorErrorsRedactURL checks that facilitator errors name
+// the endpoint and the authorization but never the URL's credentials or
+// query, while the requests do carry them.
+func TestHTTPFacilitatorErrorsRedactURL(t *testing.T) {
+	var gotKey, gotUser, gotPass string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotKey = r.URL.Query().Get("key")
+		gotUser, gotPass, _ = r.BasicAuth()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write([]byte(`{"error":"upstream down"}`))
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	secretURL := "http://apiuser:s3cr3tpass@" + host + "/fac/?key=k3yvalue"
+	f := newTestHTTPFacilitator(t, "", func(c *HTTPFacilitatorConfig) { c.URL = secretURL })
+	req := testRequirements(t, NetworkBase)
+	payload, p := testPayment(t, vecKey(t), req)
+	leaks := func(s string) bool {
+		return strings.Contains(s, "apiuser") || strings.Contains(s, "s3cr3t") || strings.Contains(s, "k3yvalue") || strings.Contains(s, "key=")
+	}
+
+	_, err := f.Settle(context.Background(), payload, req)
+	var fe *FacilitatorError
+	if !errors.As(err, &fe) || fe.StatusCode != http.StatusBadGateway {
+		t.Fatalf("settle: %v", err)
+	}
+	if gotKey != "k3yvalue" || gotUser != "apiuser" || gotPass != "s3cr3tpass" {
+		t.Fatalf("the request lacks the URL's query or credentials: key %q user %q pass %q", gotKey, gotUser, gotPass)
+	}
+	msg := err.Error()
+	if leaks(msg) || leaks(fmt.Sprintf("%+v", *fe)) {
+		t.Fatalf("the error leaks the URL's secrets: %s", msg)
+	}
+	for _, want := range []string{"settle", srv.URL + "/fac/settle", "HTTP 502", "upstream down", NetworkBase, p.Authorization.From, p.Authorization.Nonce} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if fe.Endpoint != srv.URL+"/fac/settle" || fe.Payer != p.Authorization.From || fe.Nonce != p.Authorization.Nonce || fe.Network != NetworkBase || fe.Elapsed <= 0 {
+		t.Fatalf("error fields %+v", *fe)
+	}
+	if strings.Contains(msg, p.Signature[2:20]) {
+		t.Fatal("the error carries the signature")
+	}
+	if leaks(f.URL()) {
+		t.Fatalf("URL() = %s", f.URL())
+	}
+
+	// A transport failure: net/http's *url.Error names the URL; ours is
+	// redacted and still unwraps.
+	srv.Close()
+	for _, op := range []string{OpVerify, OpSettle, OpSupported} {
+		var err error
+		switch op {
+		case OpVerify:
+			_, err = f.Verify(context.Background(), payload, req)
+		case OpSettle:
+			_, err = f.Settle(context.Background(), payload, req)
+		default:
+			_, err = f.Supported(context.Background())
+		}
+		var ue *url.Error
+		if !errors.As(err, &fe) || !errors.As(err, &ue) || fe.StatusCode != 0 {
+			t.Fatalf("%s: %v", op, err)
+		}
+		if leaks(err.Error()) || leaks(ue.URL) {
+			t.Fatalf("%s: the error leaks the URL's secrets: %v", op, err)
+		}
+		if !strings.Contains(err.Error(), srv.URL+"/fac/"+op) {
+			t.Fatalf("%s: the error does not name the endpoint: %v", op, err)
+		}
+	}
+
+	// Logs: the warning records carry the same redacted text.
+	var logs strings.Builder
+	f = newTestHTTPFacilitator(t, "", func(c *HTTPFacilitatorConfig) {
+		c.URL = secretURL
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	_, _ = f.Settle(context.Background(), payload, req)
+	if logs.Len() == 0 || leaks(logs.String()) {
+		t.Fatalf("logs: %s", logs.String())
 	}
 }

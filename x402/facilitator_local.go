@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"math/big"
 	"strings"
 	"sync"
 	"time"
@@ -47,9 +49,21 @@ type Settlement struct {
 // LocalFacilitator is a Facilitator for development and tests: it verifies
 // payments for real with the local Verifier (signatures, amounts, time
 // window) but settles nothing on chain. Settle records the payment in
-// memory, refuses an authorization it already settled, and answers with a
-// transaction id "local-dev:<64 hex>" (never a 0x hash) and Extra
-// {"onChain": false, "note": LocalSettlementNote}. Safe for concurrent use.
+// memory and answers with a transaction id "local-dev:<64 hex>" (never a
+// 0x hash) and Extra {"onChain": false, "note": LocalSettlementNote}.
+//
+// It deduplicates settlements as the chain cannot: an authorization it
+// already settled, presented again for the same requirements (payTo,
+// amount, asset, network), gets the original SettleResponse back (same
+// transaction), even once the authorization has expired; for other
+// requirements it is refused with ReasonNonceAlreadyUsed, and Verify of a
+// settled authorization is always invalid (ReasonNonceAlreadyUsed). It
+// honours the payment-identifier extension (see NewFacilitatorHandler): an
+// identifier (scoped by payTo) is bound to the payment it was first
+// settled with, and refused (ReasonPaymentIdentifierConflict) with another; a malformed one
+// is refused (ReasonInvalidPaymentIdentifier). It implements StatusChecker
+// from what it recorded. What it records is kept for its lifetime. Safe
+// for concurrent use.
 type LocalFacilitator struct {
 	verifier Verifier
 	networks []Network
@@ -57,16 +71,28 @@ type LocalFacilitator struct {
 	now      func() time.Time
 
 	mu          sync.Mutex
-	settled     map[string]struct{}
+	settled     map[string]*localSettlement // by NonceKey
+	ids         map[string]string           // identifierScope → payment fingerprint
 	settlements []Settlement
 }
 
-var _ Facilitator = (*LocalFacilitator)(nil)
+// localSettlement is what LocalFacilitator keeps of one settled
+// authorization.
+type localSettlement struct {
+	settlement  Settlement
+	resp        SettleResponse
+	fingerprint string // paymentFingerprint of the payment as settled
+}
+
+var (
+	_ Facilitator   = (*LocalFacilitator)(nil)
+	_ StatusChecker = (*LocalFacilitator)(nil)
+)
 
 // NewLocalFacilitator builds a LocalFacilitator; an unknown network or an
 // invalid PayTo is a *ConfigError.
 func NewLocalFacilitator(cfg LocalFacilitatorConfig) (*LocalFacilitator, error) {
-	f := &LocalFacilitator{verifier: cfg.Verifier, now: cfg.Now, settled: make(map[string]struct{})}
+	f := &LocalFacilitator{verifier: cfg.Verifier, now: cfg.Now, settled: make(map[string]*localSettlement), ids: make(map[string]string)}
 	if f.now == nil {
 		f.now = time.Now
 	}
@@ -120,12 +146,54 @@ func (f *LocalFacilitator) serves(network string) bool {
 	return false
 }
 
+// identifierCheck reads the payment identifier of payload and checks it
+// against the bindings; fingerprint is the payment's. It returns the
+// identifier's key (identifierScope), or a refusal reason and message.
+func (f *LocalFacilitator) identifierCheck(payload PaymentPayload, req PaymentRequirements, fingerprint string) (id, reason, msg string) {
+	id, err := PaymentIdentifierOf(payload)
+	if err != nil {
+		return "", ReasonInvalidPaymentIdentifier, err.Error()
+	}
+	if id == "" {
+		return "", "", ""
+	}
+	id = identifierScope(id, req)
+	f.mu.Lock()
+	bound, ok := f.ids[id]
+	f.mu.Unlock()
+	if ok && bound != fingerprint {
+		return id, ReasonPaymentIdentifierConflict, msgIdentifierConflict
+	}
+	return id, "", ""
+}
+
+// settledRecord returns the record of the authorization payload carries
+// for req's network and asset, if it was settled.
+func (f *LocalFacilitator) settledRecord(payload PaymentPayload, req PaymentRequirements) *localSettlement {
+	p, err := ParseExactEVMPayload(payload.Payload)
+	if err != nil {
+		return nil
+	}
+	key := NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.settled[key]
+}
+
 // Verify implements Facilitator: IsValid with the payer, or IsValid false
-// with the Verifier's reason; an authorization this facilitator already
-// settled is invalid (ReasonNonceAlreadyUsed), as the chain would say.
+// with the Verifier's reason. An authorization this facilitator already
+// settled is invalid (ReasonNonceAlreadyUsed), as the chain would say,
+// whatever else is wrong with it; so is a payment identifier bound to
+// another payment (ReasonPaymentIdentifierConflict).
 func (f *LocalFacilitator) Verify(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (VerifyResponse, error) {
 	if err := ctx.Err(); err != nil {
-		return VerifyResponse{}, err
+		return VerifyResponse{}, fmt.Errorf("x402: local facilitator verify: %w", err)
+	}
+	if _, reason, msg := f.identifierCheck(payload, req, paymentFingerprint(payload, req)); reason != "" {
+		return VerifyResponse{IsValid: false, InvalidReason: reason, InvalidMessage: msg}, nil
+	}
+	if rec := f.settledRecord(payload, req); rec != nil {
+		return VerifyResponse{IsValid: false, InvalidReason: ReasonNonceAlreadyUsed, InvalidMessage: "this authorization was already settled", Payer: rec.settlement.Payer}, nil
 	}
 	payer, _, key, err := f.check(payload, req)
 	if err != nil {
@@ -140,26 +208,46 @@ func (f *LocalFacilitator) Verify(ctx context.Context, payload PaymentPayload, r
 	return VerifyResponse{IsValid: true, Payer: payer}, nil
 }
 
-// Settle implements Facilitator: it re-verifies, refuses an authorization
-// already settled (ReasonNonceAlreadyUsed) and records the settlement.
+// Settle implements Facilitator. An authorization settled before is
+// answered from the record, without settling again: the original response
+// for the same requirements (payTo, amount, asset, network), or
+// ReasonNonceAlreadyUsed for others. The very payment settled before (same
+// signed authorization, same requirements) gets the original response
+// without verification, so that it still does once the authorization has
+// expired; another signature of it must verify first. A new authorization
+// is verified and recorded.
 func (f *LocalFacilitator) Settle(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (SettleResponse, error) {
 	if err := ctx.Err(); err != nil {
-		return SettleResponse{}, err
+		return SettleResponse{}, fmt.Errorf("x402: local facilitator settle: %w", err)
+	}
+	id, err := PaymentIdentifierOf(payload)
+	if err != nil {
+		return SettleResponse{Success: false, ErrorReason: ReasonInvalidPaymentIdentifier, ErrorMessage: err.Error(), Network: req.Network}, nil
+	}
+	id = identifierScope(id, req)
+	fp := paymentFingerprint(payload, req)
+	key := ""
+	if p, err := ParseExactEVMPayload(payload.Payload); err == nil {
+		key = NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	}
+	f.mu.Lock()
+	resp, answered := f.answerLocked(id, fp, key, req, false)
+	f.mu.Unlock()
+	if answered {
+		return resp, nil
 	}
 	payer, p, key, err := f.check(payload, req)
 	if err != nil {
 		vr := invalidVerifyResponse(payer, err)
 		return SettleResponse{Success: false, ErrorReason: vr.InvalidReason, ErrorMessage: vr.InvalidMessage, Payer: payer, Network: req.Network}, nil
 	}
-	tx := localTransactionID(req.Network, p)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, used := f.settled[key]; used {
-		return SettleResponse{Success: false, ErrorReason: ReasonNonceAlreadyUsed, ErrorMessage: "this authorization was already settled", Payer: payer, Network: req.Network}, nil
+	if resp, answered := f.answerLocked(id, fp, key, req, true); answered {
+		return resp, nil
 	}
-	f.settled[key] = struct{}{}
-	f.settlements = append(f.settlements, Settlement{
-		Transaction: tx,
+	s := Settlement{
+		Transaction: localTransactionID(req.Network, p),
 		Network:     req.Network,
 		Asset:       req.Asset,
 		Payer:       payer,
@@ -167,19 +255,113 @@ func (f *LocalFacilitator) Settle(ctx context.Context, payload PaymentPayload, r
 		Amount:      req.Amount,
 		Nonce:       p.Authorization.Nonce,
 		SettledAt:   f.now(),
-	})
-	return SettleResponse{
+	}
+	rec := &localSettlement{settlement: s, fingerprint: fp, resp: SettleResponse{
 		Success:     true,
 		Payer:       payer,
-		Transaction: tx,
+		Transaction: s.Transaction,
 		Network:     req.Network,
 		Amount:      req.Amount,
 		Extra:       map[string]any{"onChain": false, "note": LocalSettlementNote},
-	}, nil
+	}}
+	f.settled[key] = rec
+	f.settlements = append(f.settlements, s)
+	f.bind(id, fp)
+	return rec.response(), nil
+}
+
+// answerLocked answers a settlement from what was recorded, if it can: a
+// payment identifier bound to another payment is refused; an authorization
+// (key) already settled gets ReasonNonceAlreadyUsed for other
+// requirements, and the original response for the same payment or, once
+// verified, for another signature of it. f.mu is held.
+func (f *LocalFacilitator) answerLocked(id, fp, key string, req PaymentRequirements, verified bool) (SettleResponse, bool) {
+	if bound, ok := f.ids[id]; id != "" && ok && bound != fp {
+		return SettleResponse{Success: false, ErrorReason: ReasonPaymentIdentifierConflict, ErrorMessage: msgIdentifierConflict, Network: req.Network}, true
+	}
+	rec := f.settled[key]
+	switch {
+	case key == "" || rec == nil:
+		return SettleResponse{}, false
+	case !rec.sameRequirements(req):
+		return SettleResponse{Success: false, ErrorReason: ReasonNonceAlreadyUsed, ErrorMessage: "this authorization was already settled for other requirements",
+			Payer: rec.settlement.Payer, Network: req.Network}, true
+	case rec.fingerprint == fp || verified:
+		f.bind(id, fp)
+		return rec.response(), true
+	}
+	return SettleResponse{}, false
+}
+
+// bind binds a payment identifier (if any, and not bound yet) to the
+// payment fingerprint; f.mu is held.
+func (f *LocalFacilitator) bind(id, fingerprint string) {
+	if _, ok := f.ids[id]; id != "" && !ok {
+		f.ids[id] = fingerprint
+	}
+}
+
+// response returns a copy of the recorded settlement response.
+func (r *localSettlement) response() SettleResponse {
+	resp := r.resp
+	resp.Extra = maps.Clone(r.resp.Extra)
+	resp.Extensions = maps.Clone(r.resp.Extensions)
+	return resp
+}
+
+// sameRequirements reports whether req asks for what r settled: the same
+// payTo, amount, asset and network (v1 names and CAIP-2 ids alike).
+func (r *localSettlement) sameRequirements(req PaymentRequirements) bool {
+	s := r.settlement
+	return equalAddressFold(s.PayTo, req.PayTo) && s.Amount == req.Amount && strings.EqualFold(s.Asset, req.Asset) &&
+		sameNetwork(s.Network, req.Network)
+}
+
+// sameNetwork reports whether a and b name the same network.
+func sameNetwork(a, b string) bool {
+	if n, ok := LookupNetwork(a); ok {
+		a = n.CAIP2
+	}
+	if n, ok := LookupNetwork(b); ok {
+		b = n.CAIP2
+	}
+	return strings.EqualFold(a, b)
+}
+
+// Status implements StatusChecker from what this facilitator recorded:
+// Used with the transaction and what it transferred when it settled the
+// authorization (for any requirements), and Expired when its validBefore
+// has passed by its clock. A payload that is not an EIP-3009 authorization
+// is an error.
+func (f *LocalFacilitator) Status(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (AuthorizationStatus, error) {
+	if err := ctx.Err(); err != nil {
+		return AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: %w", err)
+	}
+	p, err := ParseExactEVMPayload(payload.Payload)
+	if err != nil {
+		return AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: %w", err)
+	}
+	var st AuthorizationStatus
+	if vb, ok := new(big.Int).SetString(p.Authorization.ValidBefore, 10); ok {
+		st.Expired = vb.Cmp(big.NewInt(f.now().Unix())) <= 0
+	} else {
+		return AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: validBefore %q is not a decimal number", truncForMsg(p.Authorization.ValidBefore, 40))
+	}
+	key := NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	f.mu.Lock()
+	rec := f.settled[key]
+	f.mu.Unlock()
+	if rec != nil {
+		s := rec.settlement
+		st.Used = true
+		st.Transaction, st.Payer, st.PayTo, st.Amount, st.Asset, st.Network = s.Transaction, s.Payer, s.PayTo, s.Amount, s.Asset, s.Network
+	}
+	return st, nil
 }
 
 // Supported implements Facilitator: the exact scheme on each served
-// network, for x402 v2 (CAIP-2 ids) and v1 (network names).
+// network, for x402 v2 (CAIP-2 ids) and v1 (network names), and the
+// payment-identifier extension.
 func (f *LocalFacilitator) Supported(ctx context.Context) (SupportedResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return SupportedResponse{}, err
@@ -191,7 +373,7 @@ func (f *LocalFacilitator) Supported(ctx context.Context) (SupportedResponse, er
 	for _, n := range f.networks {
 		kinds = append(kinds, SupportedKind{X402Version: 1, Scheme: SchemeExact, Network: n.V1Name})
 	}
-	return SupportedResponse{Kinds: kinds, Extensions: []string{}, Signers: map[string][]string{}}, nil
+	return SupportedResponse{Kinds: kinds, Extensions: []string{ExtensionPaymentIdentifier}, Signers: map[string][]string{}}, nil
 }
 
 // Settlements returns a copy of the settlements recorded so far, oldest first.

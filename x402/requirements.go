@@ -1,6 +1,8 @@
 package x402
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -152,4 +154,36 @@ func ChecksumAddress(s string) (string, bool) {
 		return "", false
 	}
 	return a.Hex(), true
+}
+
+// FindMatchingRequirements returns the first offered requirement that the
+// accepted one (a payment's "accepted") matches: scheme, network, amount
+// and maxTimeoutSeconds equal, asset and payTo equal case-insensitively,
+// and every key of the offered extra present in the accepted extra with an
+// equal JSON value (the client may add keys, not change or drop them).
+func FindMatchingRequirements(offered []PaymentRequirements, accepted PaymentRequirements) (PaymentRequirements, bool) {
+	for _, o := range offered {
+		if o.Scheme == accepted.Scheme && o.Network == accepted.Network && o.Amount == accepted.Amount &&
+			o.MaxTimeoutSeconds == accepted.MaxTimeoutSeconds &&
+			strings.EqualFold(o.Asset, accepted.Asset) && strings.EqualFold(o.PayTo, accepted.PayTo) &&
+			mwExtraSubset(o.Extra, accepted.Extra) {
+			return o, true
+		}
+	}
+	return PaymentRequirements{}, false
+}
+
+func mwExtraSubset(sub, super map[string]any) bool {
+	for k, v := range sub {
+		w, ok := super[k]
+		if !ok {
+			return false
+		}
+		a, err1 := json.Marshal(v)
+		b, err2 := json.Marshal(w)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			return false
+		}
+	}
+	return true
 }

@@ -292,7 +292,7 @@ var knownSeparators = sync.OnceValue(func() []cachedSeparator {
 	return out
 })
 
-// NonceKey identifies a payment authorization for a NonceStore: the network
+// NonceKey identifies a payment authorization (the payment journal's key): the network
 // (CAIP-2 when known), the asset, the payer and the nonce, lower-cased and
 // joined with "/". The same authorization always yields the same key,
 // whatever the case of its hex digits or the network's spelling.

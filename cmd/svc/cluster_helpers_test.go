@@ -31,6 +31,7 @@ import (
 	_ "modernc.org/sqlite" // the ledger of a SQLite store is read back directly
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // The paid route the tests buy: POST, cheap to run, and its answer depends
@@ -129,23 +130,63 @@ type clusterNode struct {
 	waitErr error
 }
 
+// clusterPayTo is the wallet the production-mode servers are paid to.
+const clusterPayTo = "0x5eed00000000000000000000000000000000c0de"
+
+// clusterOptions configures a `svc serve` process of clusterStartWith.
+type clusterOptions struct {
+	// dir is the working directory; empty means a new t.TempDir().
+	dir string
+	// facilitator is the facilitator's base URL: production mode, paid to
+	// clusterPayTo. Empty means dev mode (the local facilitator).
+	facilitator string
+	// settleTimeout is --settle-timeout in production mode (default 60s).
+	settleTimeout time.Duration
+	// stallAt sets SVC_TEST_STALL_AT: every paid call stops for good at
+	// that step of the payment engine (a hook point).
+	stallAt string
+	// logLevel is --log-level (default warn in dev mode, info in
+	// production mode: the tests read the engine's decisions).
+	logLevel string
+}
+
 // clusterStart starts `svc serve` in dev mode (local facilitator, default
 // dev payTo) on a free loopback port with the given --db, and waits for the
 // banner naming the bound address. The process is killed at cleanup if it
 // is still running; its output is logged when the test failed.
 func clusterStart(t *testing.T, name, db string) *clusterNode {
 	t.Helper()
-	return clusterStartIn(t, name, db, t.TempDir())
+	return clusterStartWith(t, name, db, clusterOptions{})
 }
 
-// clusterStartIn is clusterStart with the working directory dir (where
-// the default ledger spool lives).
-func clusterStartIn(t *testing.T, name, db, dir string) *clusterNode {
+// clusterStartWith is clusterStart with options: production mode against
+// a facilitator, a crash-test stall point, a working directory.
+func clusterStartWith(t *testing.T, name, db string, o clusterOptions) *clusterNode {
 	t.Helper()
 	bin := clusterBinary(t)
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db, "--log-level", "warn", "--shutdown-timeout", "10s")
-	cmd.Dir = dir
+	if o.dir == "" {
+		o.dir = t.TempDir()
+	}
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--shutdown-timeout", "10s", "--unpaid-rate", "-1"}
+	if o.facilitator != "" {
+		if o.settleTimeout == 0 {
+			o.settleTimeout = 60 * time.Second
+		}
+		if o.logLevel == "" {
+			o.logLevel = "info"
+		}
+		args = append(args, "--facilitator-url", o.facilitator, "--pay-to", clusterPayTo, "--settle-timeout", o.settleTimeout.String())
+	}
+	if o.logLevel == "" {
+		o.logLevel = "warn"
+	}
+	args = append(args, "--log-level", o.logLevel)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = o.dir
 	cmd.Env = clusterEnv()
+	if o.stallAt != "" {
+		cmd.Env = append(cmd.Env, "SVC_TEST_STALL_AT="+o.stallAt)
+	}
 	n := &clusterNode{name: name, cmd: cmd, out: &clusterLog{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = n.out, n.out
 	if err := cmd.Start(); err != nil {
@@ -160,7 +201,7 @@ func clusterStartIn(t *testing.T, name, db, dir string) *clusterNode {
 			<-n.exited
 		}
 		if t.Failed() {
-			t.Logf("output of %s:\n%s", name, clusterTail(n.out.String(), 4000))
+			t.Logf("output of %s:\n%s", name, clusterTail(n.out.String(), 6000))
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
@@ -178,6 +219,21 @@ func clusterStartIn(t *testing.T, name, db, dir string) *clusterNode {
 			t.Fatalf("%s did not print its address:\n%s", name, n.out.String())
 		}
 	}
+}
+
+// clusterStallRE matches the log line of a paid call stopped at a
+// crash-test point (text log format), capturing the point and the key.
+var clusterStallRE = regexp.MustCompile(`paid call stalled for a crash test"? point=(\S+) key=(\S+)`)
+
+// stalled returns the journal keys of the paid calls stopped at point.
+func (n *clusterNode) stalled(point string) map[string]bool {
+	keys := map[string]bool{}
+	for _, m := range clusterStallRE.FindAllStringSubmatch(n.out.String(), -1) {
+		if m[1] == point {
+			keys[strings.Trim(m[2], `"`)] = true
+		}
+	}
+	return keys
 }
 
 // clusterStop closes the client's idle connections, then stops the nodes
@@ -488,17 +544,21 @@ type clusterLedgerRow struct {
 	Network, Asset, Payer, Nonce, ToolKey, Amount, Tx, RefCode string
 }
 
-// clusterLedgerQuery reads the whole ledger and the nonce records' states.
+// The queries reading a store back: the whole ledger, and the payment
+// journal's key and state of every authorization.
 const (
-	clusterLedgerQuery = `SELECT network, asset, payer, nonce, tool_key, CAST(amount AS TEXT), tx, COALESCE(ref_code, '') FROM settlements ORDER BY id`
-	clusterNonceQuery  = `SELECT nonce_key, state FROM nonces`
+	clusterLedgerQuery   = `SELECT network, asset, payer, nonce, tool_key, CAST(amount AS TEXT), tx, COALESCE(ref_code, '') FROM settlements ORDER BY id`
+	clusterPaymentsQuery = `SELECT key, state FROM payments`
 )
 
-// clusterLedger is the ledger and the nonce records of a store, read
+// clusterLedger is the ledger and the payment journal of a store, read
 // directly from its tables.
 type clusterLedger struct {
-	rows   []clusterLedgerRow
-	nonces map[string]int // nonce key → state (1 reserved, 2 settled)
+	rows []clusterLedgerRow
+	// payments maps each journal key (x402.NonceKey) to its state
+	// (engine.State values: 1 reserved, 3 settling, 4 settled, 5
+	// released, 6 failed, 7 unknown).
+	payments map[string]engine.State
 }
 
 // byNonce counts the ledger rows per lower-case nonce.
@@ -510,16 +570,110 @@ func (l clusterLedger) byNonce() map[string]int {
 	return m
 }
 
-// states counts the nonce records per state.
-func (l clusterLedger) states() map[int]int {
-	m := map[int]int{}
-	for _, s := range l.nonces {
+// states counts the journal rows per state.
+func (l clusterLedger) states() map[engine.State]int {
+	m := map[engine.State]int{}
+	for _, s := range l.payments {
 		m[s]++
 	}
 	return m
 }
 
-// clusterPGLedger reads the ledger of the PostgreSQL store at dsn.
+// stateOfNonce returns the journal state of the one row whose key ends
+// with nonce (0 when there is none).
+func (l clusterLedger) stateOfNonce(nonce string) engine.State {
+	suffix := "/" + strings.ToLower(nonce)
+	for k, s := range l.payments {
+		if strings.HasSuffix(k, suffix) {
+			return s
+		}
+	}
+	return 0
+}
+
+// clusterQuerier is what the ledger readers need of a database handle.
+type clusterQuerier interface {
+	query(ctx context.Context, q string) (clusterRows, error)
+}
+
+// clusterRows is a result set.
+type clusterRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// clusterReadLedger reads both tables through q.
+func clusterReadLedger(t *testing.T, ctx context.Context, q clusterQuerier) clusterLedger {
+	t.Helper()
+	l := clusterLedger{payments: map[string]engine.State{}}
+	rows, err := q.query(ctx, clusterLedgerQuery)
+	if err != nil {
+		t.Fatalf("read the ledger: %v", err)
+	}
+	for rows.Next() {
+		var r clusterLedgerRow
+		if err := rows.Scan(&r.Network, &r.Asset, &r.Payer, &r.Nonce, &r.ToolKey, &r.Amount, &r.Tx, &r.RefCode); err != nil {
+			t.Fatalf("read the ledger: %v", err)
+		}
+		l.rows = append(l.rows, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatalf("read the ledger: %v", err)
+	}
+	rows, err = q.query(ctx, clusterPaymentsQuery)
+	if err != nil {
+		t.Fatalf("read the payment journal: %v", err)
+	}
+	for rows.Next() {
+		var key string
+		var state int64
+		if err := rows.Scan(&key, &state); err != nil {
+			t.Fatalf("read the payment journal: %v", err)
+		}
+		l.payments[key] = engine.State(state)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatalf("read the payment journal: %v", err)
+	}
+	return l
+}
+
+// pgQuerier reads through one pgx connection.
+type pgQuerier struct{ c *pgx.Conn }
+
+func (q pgQuerier) query(ctx context.Context, s string) (clusterRows, error) {
+	rows, err := q.c.Query(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return pgRows{rows}, nil
+}
+
+// pgRows adapts pgx.Rows.
+type pgRows struct{ pgx.Rows }
+
+// sqlQuerier reads through a database/sql handle.
+type sqlQuerier struct{ db *sql.DB }
+
+func (q sqlQuerier) query(ctx context.Context, s string) (clusterRows, error) {
+	rows, err := q.db.QueryContext(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+// sqlRows adapts *sql.Rows.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { _ = r.Rows.Close() }
+
+// clusterPGLedger reads the ledger and the payment journal of the
+// PostgreSQL store at dsn.
 func clusterPGLedger(t *testing.T, dsn string) clusterLedger {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -529,86 +683,103 @@ func clusterPGLedger(t *testing.T, dsn string) clusterLedger {
 		t.Fatalf("connect: %v", err)
 	}
 	defer c.Close(ctx)
-	l := clusterLedger{nonces: map[string]int{}}
-	rows, err := c.Query(ctx, clusterLedgerQuery)
-	if err != nil {
-		t.Fatalf("read the ledger: %v", err)
-	}
-	for rows.Next() {
-		var r clusterLedgerRow
-		if err := rows.Scan(&r.Network, &r.Asset, &r.Payer, &r.Nonce, &r.ToolKey, &r.Amount, &r.Tx, &r.RefCode); err != nil {
-			t.Fatalf("read the ledger: %v", err)
-		}
-		l.rows = append(l.rows, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("read the ledger: %v", err)
-	}
-	rows, err = c.Query(ctx, clusterNonceQuery)
-	if err != nil {
-		t.Fatalf("read the nonces: %v", err)
-	}
-	for rows.Next() {
-		var key string
-		var state int16
-		if err := rows.Scan(&key, &state); err != nil {
-			t.Fatalf("read the nonces: %v", err)
-		}
-		l.nonces[key] = int(state)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("read the nonces: %v", err)
-	}
-	return l
+	return clusterReadLedger(t, ctx, pgQuerier{c})
 }
 
-// clusterSQLiteLedger reads the ledger of the SQLite file at path through
-// a query-only connection (WAL lets it run next to a live server).
+// clusterSQLiteLedger reads the ledger and the payment journal of the
+// SQLite file at path through a query-only connection (WAL lets it run
+// next to a live server).
 func clusterSQLiteLedger(t *testing.T, path string) clusterLedger {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	db, err := sql.Open("sqlite", path+"?_query_only=1&_busy_timeout=5000")
+	db, err := sql.Open("sqlite", path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
 	defer db.Close()
-	l := clusterLedger{nonces: map[string]int{}}
-	rows, err := db.QueryContext(ctx, clusterLedgerQuery)
-	if err != nil {
-		t.Fatalf("read the ledger: %v", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r clusterLedgerRow
-		if err := rows.Scan(&r.Network, &r.Asset, &r.Payer, &r.Nonce, &r.ToolKey, &r.Amount, &r.Tx, &r.RefCode); err != nil {
-			t.Fatalf("read the ledger: %v", err)
-		}
-		l.rows = append(l.rows, r)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("read the ledger: %v", err)
-	}
-	nrows, err := db.QueryContext(ctx, clusterNonceQuery)
-	if err != nil {
-		t.Fatalf("read the nonces: %v", err)
-	}
-	defer nrows.Close()
-	for nrows.Next() {
-		var key string
-		var state int
-		if err := nrows.Scan(&key, &state); err != nil {
-			t.Fatalf("read the nonces: %v", err)
-		}
-		l.nonces[key] = state
-	}
-	if err := nrows.Err(); err != nil {
-		t.Fatalf("read the nonces: %v", err)
-	}
-	return l
+	return clusterReadLedger(t, ctx, sqlQuerier{db})
 }
 
-// clusterNonceKey is the nonce store key of a payment of the offer by payer.
+// clusterSQLiteExec runs statements on the SQLite file at path (a
+// connection of its own, next to the live servers).
+func clusterSQLiteExec(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// clusterMetricSample returns the value of one sample of base's /metrics:
+// the metric name with exactly the label set labels (e.g.
+// `state="unknown"`); ok is false when it is not exposed.
+func clusterMetricSample(t *testing.T, c *http.Client, base, name, labels string) (v int64, ok bool) {
+	t.Helper()
+	a := clusterMust(t, c, http.MethodGet, base+"/metrics", "", "")
+	if a.status != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", a)
+	}
+	prefix := name + "{" + labels + "} "
+	for _, line := range strings.Split(string(a.body), "\n") {
+		if rest, found := strings.CutPrefix(line, prefix); found {
+			f, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				t.Fatalf("metrics line %q: %v", line, err)
+			}
+			return int64(f), true
+		}
+	}
+	return 0, false
+}
+
+// clusterEventually polls cond every 100 ms until it returns "" (done) or
+// timeout passes; it then fails the test with cond's last message.
+func clusterEventually(t *testing.T, timeout time.Duration, cond func() string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		msg := cond()
+		if msg == "" {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("after %v: %s", timeout, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// clusterCheckSettledRecorded fails the test unless the ledger and the
+// settled payments of the journal match one to one (settled means
+// recorded: both are written in one commit).
+func clusterCheckSettledRecorded(t *testing.T, l clusterLedger) {
+	t.Helper()
+	ledger := l.byNonce()
+	for nonce, n := range ledger {
+		if n != 1 {
+			t.Fatalf("nonce %s has %d ledger rows", nonce, n)
+		}
+		if st := l.stateOfNonce(nonce); st != engine.StateSettled {
+			t.Fatalf("nonce %s has a ledger row and is %v in the payment journal", nonce, st)
+		}
+	}
+	for key, st := range l.payments {
+		if nonce := key[strings.LastIndex(key, "/")+1:]; st == engine.StateSettled && ledger[nonce] != 1 {
+			t.Fatalf("payment %s is settled without its ledger row", key)
+		}
+	}
+}
+
+// clusterNonceKey is the payment journal key of a payment of the offer by payer.
 func clusterNonceKey(pr x402.PaymentRequired, payer, nonce string) string {
 	req := pr.Accepts[0]
 	return x402.NonceKey(req.Network, req.Asset, payer, nonce)

@@ -1,9 +1,11 @@
 package main
 
-// Multi-process tests of the durable state (issue 7, "Proof"): two `svc
-// serve` processes sharing one PostgreSQL, a SIGKILL in the middle of a
-// paid-call load against SQLite, and parallel payments with a burst of
-// replays of one authorization. Each runs real processes built from this
+// Multi-process tests of the durable state: two `svc serve` processes
+// sharing one PostgreSQL, a SIGKILL in the middle of a paid-call load
+// against SQLite, and parallel payments with a burst of replays of one
+// authorization. The fault-injection proof of the payment engine (a kill
+// at each step of a payment, the store refusing writes, a slow
+// facilitator) is in fault_test.go. Each runs real processes built from this
 // package (once per test binary) against real databases; PostgreSQL comes
 // from SVC_TEST_DATABASE_URL, each test in a schema of its own.
 
@@ -22,13 +24,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // TestMain gives the cluster tests a directory to build the svc binary in
 // (once, on first use) and removes it after the run.
+//
+// With SVC_STUB_FACILITATOR set, the test binary is the stub facilitator
+// of the fault-injection tests instead (stub_facilitator_test.go).
 func TestMain(m *testing.M) {
+	if os.Getenv(stubEnv) != "" {
+		os.Exit(runStubFacilitator())
+	}
 	dir, err := os.MkdirTemp("", "svc-cluster-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cluster tests: temporary directory:", err)
@@ -161,9 +169,10 @@ func TestClusterTwoInstancesSharePostgres(t *testing.T) {
 		}
 		delete(wantRef, r.Nonce)
 	}
-	if st := l.states(); st[2] != 3 || st[1] != 0 {
-		t.Fatalf("nonce records by state %v, want 3 settled and none reserved", st)
+	if st := l.states(); st[engine.StateSettled] != 3 || len(st) != 1 {
+		t.Fatalf("payments by state %v, want 3 settled and nothing else", st)
 	}
+	clusterCheckSettledRecorded(t, l)
 
 	// Club status and referral counts agree on both instances.
 	status := func(n *clusterNode, wallet string) clusterStatus {
@@ -195,9 +204,6 @@ func TestClusterTwoInstancesSharePostgres(t *testing.T) {
 	if ja, jb := clusterSameBase(ra, a.base, b.base), clusterSameBase(rb, a.base, b.base); ja != jb {
 		t.Fatalf("referral %s differs between the instances:\nA %s\nB %s", code, ja, jb)
 	}
-	if fa, fb := clusterMetric(t, c, a.base, "svc_ledger_append_failures_total"), clusterMetric(t, c, b.base, "svc_ledger_append_failures_total"); fa+fb != 0 {
-		t.Fatalf("ledger append failures: A %d, B %d", fa, fb)
-	}
 	clusterStop(t, c, a, b)
 }
 
@@ -227,8 +233,9 @@ func clusterSameBase(body []byte, baseA, baseB string) string {
 // in the middle of the load, restarts it on the same file, and checks in
 // the database that every 200 the clients received has its ledger row (same
 // nonce, payer and transaction as the PAYMENT-RESPONSE said), that no
-// payment is recorded twice, and that every ledger row's authorization is
-// settled in the nonce store; the restarted server still replays a received
+// payment is recorded twice, that the ledger and the settled payments of
+// the journal match one to one, and that recovery resolves every payment
+// the kill interrupted; the restarted server still replays a received
 // answer and refuses its authorization for another request.
 func TestDurabilitySIGKILLDuringPaidLoadSQLite(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "data", "svc.db")
@@ -336,8 +343,8 @@ func TestDurabilitySIGKILLDuringPaidLoadSQLite(t *testing.T) {
 	if len(oks) < 10 {
 		t.Fatalf("only %d paid calls succeeded before the kill at %v: the load did not run", len(oks), killedAfter)
 	}
-	if strings.Contains(first.out.String(), "ledger: recording a settled payment failed") {
-		t.Fatalf("the ledger refused a settled payment before the kill:\n%s", first.out.String())
+	if strings.Contains(first.out.String(), "did not record it") {
+		t.Fatalf("the journal refused a settled payment before the kill:\n%s", first.out.String())
 	}
 
 	// Restart on the same file; the ledger is read from the database.
@@ -361,8 +368,8 @@ func TestDurabilitySIGKILLDuringPaidLoadSQLite(t *testing.T) {
 	}
 	for _, r := range l.rows {
 		rows[r.Nonce] = r
-		if l.nonces[clusterNonceKey(pr, r.Payer, r.Nonce)] != 2 {
-			t.Fatalf("ledger row %+v: its authorization is not settled in the nonce store (state %d)", r, l.nonces[clusterNonceKey(pr, r.Payer, r.Nonce)])
+		if st := l.payments[clusterNonceKey(pr, r.Payer, r.Nonce)]; st != engine.StateSettled {
+			t.Fatalf("ledger row %+v: its authorization is %v in the payment journal, want settled", r, st)
 		}
 	}
 	seen := map[string]bool{}
@@ -383,22 +390,32 @@ func TestDurabilitySIGKILLDuringPaidLoadSQLite(t *testing.T) {
 	if extra < 0 || extra > workers {
 		t.Fatalf("%d ledger rows for %d answers received: at most %d calls were in flight", len(l.rows), len(oks), workers)
 	}
-	reserved := l.states()[1]
-	// An authorization settled in the nonce store without its ledger row:
-	// the kill fell between NonceStore.Complete and Ledger.Append. No 200
-	// reached the client for it, but a retry would get the recorded 200
-	// (see TestDurabilityRetryAfterCrashBetweenCompleteAndAppend).
-	orphans := 0
-	for key, state := range l.nonces {
-		if _, ok := rows[key[strings.LastIndex(key, "/")+1:]]; state == 2 && !ok {
-			orphans++
-		}
-	}
+	// Settled means recorded: no authorization is settled in the payment
+	// journal without its ledger row, and no ledger row lacks a settled
+	// authorization.
+	clusterCheckSettledRecorded(t, l)
+	byState := l.states()
+	inFlight := byState[engine.StateReserved] + byState[engine.StateSettling]
 	t.Logf("killed after %v: %d answers received, %d ledger rows (%d settled without the answer reaching the client), "+
-		"%d reservations left in flight, %d settled authorizations without a ledger row",
-		killedAfter.Round(time.Millisecond), len(oks), len(l.rows), extra, reserved, orphans)
-	if reserved > workers {
-		t.Fatalf("%d reservations left by the kill; at most %d calls were in flight", reserved, workers)
+		"%d payments left reserved and %d settling",
+		killedAfter.Round(time.Millisecond), len(oks), len(l.rows), extra, byState[engine.StateReserved], byState[engine.StateSettling])
+	if inFlight > workers {
+		t.Fatalf("%d payments left in flight by the kill (%v); at most %d calls were in flight", inFlight, byState, workers)
+	}
+	// Recovery resolves what the kill interrupted: reservations released,
+	// settling payments settled (and recorded) or released.
+	clusterEventually(t, 45*time.Second, func() string {
+		l = clusterSQLiteLedger(t, dbPath)
+		if st := l.states(); st[engine.StateReserved]+st[engine.StateSettling] > 0 || st[engine.StateUnknown] > 0 {
+			return fmt.Sprintf("payments by state after the restart: %v, want none reserved, settling or unknown", st)
+		}
+		return ""
+	})
+	clusterCheckSettledRecorded(t, l)
+	for nonce, n := range l.byNonce() {
+		if n != 1 {
+			t.Fatalf("nonce %s recorded %d times after recovery", nonce, n)
+		}
 	}
 
 	// The restarted server replays a received answer and refuses its
@@ -578,8 +595,8 @@ func clusterConcurrency(t *testing.T, nodes int) {
 				t.Fatalf("replay %d reached settlement and failed there (a second settlement attempt): %s", j, r.ans)
 			}
 			reason := r.ans.reason()
-			if reason != x402.ReasonNonceAlreadyUsed && reason != x402.ReasonPaymentInProgress {
-				t.Fatalf("replay %d: %s, want 402 %s or %s", j, r.ans, x402.ReasonNonceAlreadyUsed, x402.ReasonPaymentInProgress)
+			if reason != x402.ReasonNonceAlreadyUsed && reason != engine.ReasonPaymentInProgress {
+				t.Fatalf("replay %d: %s, want 402 %s or %s", j, r.ans, x402.ReasonNonceAlreadyUsed, engine.ReasonPaymentInProgress)
 			}
 			counts["402 "+reason]++
 		default:
@@ -592,7 +609,7 @@ func clusterConcurrency(t *testing.T, nodes int) {
 	for j, r := range replays {
 		// The winning request's other presentations found it settled
 		// (recorded answer) or in progress, never "already used".
-		if r.req == winner && r.ans.status == http.StatusPaymentRequired && r.ans.reason() != x402.ReasonPaymentInProgress {
+		if r.req == winner && r.ans.status == http.StatusPaymentRequired && r.ans.reason() != engine.ReasonPaymentInProgress {
 			t.Fatalf("replay %d of the settled request: %s", j, r.ans)
 		}
 	}
@@ -613,13 +630,12 @@ func clusterConcurrency(t *testing.T, nodes int) {
 	}
 
 	// Exactly one handler run and settlement per nonce.
-	var settled, ledgerFails int64
+	var settled int64
 	for _, n := range ns {
 		settled += clusterMetric(t, c, n.base, "svc_x402_settlements_total")
-		ledgerFails += clusterMetric(t, c, n.base, "svc_ledger_append_failures_total")
 	}
-	if settled != calls+1 || ledgerFails != 0 {
-		t.Fatalf("the instances settled %d payments (ledger failures %d), want %d", settled, ledgerFails, calls+1)
+	if settled != calls+1 {
+		t.Fatalf("the instances settled %d payments, want %d", settled, calls+1)
 	}
 	l := clusterPGLedger(t, dsn)
 	if len(l.rows) != calls+1 {
@@ -635,139 +651,9 @@ func clusterConcurrency(t *testing.T, nodes int) {
 			t.Fatalf("the burst's ledger row %+v, want payer %s transaction %s", r, replayer.Address(), winnerTx)
 		}
 	}
-	if st := l.states(); st[2] != calls+1 || st[1] != 0 {
-		t.Fatalf("nonce records by state %v, want %d settled and no reservation left", st, calls+1)
+	if st := l.states(); st[engine.StateSettled] != calls+1 || len(st) != 1 {
+		t.Fatalf("payments by state %v, want %d settled and nothing else", st, calls+1)
 	}
+	clusterCheckSettledRecorded(t, l)
 	clusterStop(t, c, ns...)
-}
-
-// TestDurabilityRetryAfterCrashBetweenCompleteAndAppend reproduces,
-// deterministically, the state a SIGKILL leaves when it falls between the
-// middleware's NonceStore.Complete (the settled answer recorded) and the
-// server's OnSettled → Ledger.Append (two separate transactions): the
-// authorization is settled in the nonce store and the ledger has no row.
-// The durability test above observes it for real in about one run in
-// twenty. The payer then retries the same request with the same payment,
-// as x402 clients do after a lost answer; the restarted server replays the
-// recorded 200 from the nonce store, and the ledger still has no row for a
-// 200 the client received.
-//
-// Expected behaviour: every 200 has its ledger row (the replay re-announces
-// the settlement and the ledger append is idempotent per nonce).
-func TestDurabilityRetryAfterCrashBetweenCompleteAndAppend(t *testing.T) {
-
-	dbPath := filepath.Join(t.TempDir(), "svc.db")
-	c := clusterHTTP(t)
-	first := clusterStart(t, "first", dbPath)
-	pr := clusterOffer(t, c, first.base)
-	first.kill(t)
-
-	// What the killed server had written for one paid call: the
-	// reservation, then the settled answer (Complete); not the ledger row.
-	payer := clusterSigner(t)
-	pay, nonce := clusterMustSign(t, payer, pr)
-	body := clusterBody(clusterAddress())
-	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1"+clusterToolPath, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	st, err := store.Open(ctx, dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := clusterNonceKey(pr, payer.Address(), nonce)
-	if _, err := st.Reserve(ctx, x402.NonceRecord{Key: key, RequestHash: x402.RequestHash(req, []byte(body)), State: x402.NonceReserved,
-		ExpiresAt: time.Now().Add(5 * time.Minute)}); err != nil {
-		t.Fatal(err)
-	}
-	answer := []byte(`{"valid":true}` + "\n")
-	settled := x402.SettleResponse{Success: true, Payer: payer.Address(), Transaction: x402.LocalTransactionPrefix + strings.Repeat("ab", 32),
-		Network: pr.Accepts[0].Network, Amount: clusterToolAmount}
-	if err := st.Complete(ctx, key, x402.RecordedResponse{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-		Body: answer, Settlement: settled}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	second := clusterStart(t, "restarted", dbPath)
-	retry := clusterMust(t, c, http.MethodPost, second.base+clusterToolPath, body, pay)
-	if retry.status != http.StatusOK || !bytes.Equal(retry.body, answer) {
-		t.Fatalf("the retry: %s, want the recorded 200", retry)
-	}
-	clusterStop(t, c, second)
-	if n := clusterSQLiteLedger(t, dbPath).byNonce()[strings.ToLower(nonce)]; n != 1 {
-		t.Errorf("the client received a 200 (PAYMENT-RESPONSE transaction %s) and the ledger has %d rows for its nonce, want 1", settled.Transaction, n)
-	}
-}
-
-// TestDurabilityLedgerSpoolAcrossSIGKILL: with PostgreSQL refusing ledger
-// rows (a trigger) while payments settle, a paid call's settlement waits
-// in the instance's spool file (default path, in its working directory);
-// the instance is killed; a new one started in the same directory, with
-// the ledger accepting rows again, records it exactly once and empties
-// the file.
-func TestDurabilityLedgerSpoolAcrossSIGKILL(t *testing.T) {
-	dsn := clusterPGDSN(t)
-	dir := t.TempDir()
-	spool := filepath.Join(dir, "svc-data", "ledger-spool.jsonl")
-	c := clusterHTTP(t)
-	first := clusterStartIn(t, "first", dsn, dir)
-	clusterPGExec(t, dsn, `CREATE FUNCTION refuse_ledger() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'ledger down for the test'; END $$`)
-	clusterPGExec(t, dsn, `CREATE TRIGGER refuse_ledger BEFORE INSERT ON settlements FOR EACH ROW EXECUTE FUNCTION refuse_ledger()`)
-
-	pr := clusterOffer(t, c, first.base)
-	payer := clusterSigner(t)
-	pay, nonce := clusterMustSign(t, payer, pr)
-	if a := clusterMust(t, c, http.MethodPost, first.base+clusterToolPath, clusterBody(clusterAddress()), pay); a.status != http.StatusOK {
-		t.Fatalf("paid call: %s", a)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		data, _ := os.ReadFile(spool)
-		if strings.Contains(strings.ToLower(string(data)), strings.ToLower(nonce)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the settlement is not in %s: %q", spool, data)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if rows := clusterPGLedger(t, dsn).rows; len(rows) != 0 {
-		t.Fatalf("ledger rows while refused: %+v", rows)
-	}
-	first.kill(t)
-
-	clusterPGExec(t, dsn, `DROP TRIGGER refuse_ledger ON settlements`)
-	second := clusterStartIn(t, "restarted", dsn, dir)
-	for {
-		l := clusterPGLedger(t, dsn)
-		if len(l.rows) == 1 {
-			r := l.rows[0]
-			if !strings.EqualFold(r.Nonce, nonce) || r.ToolKey != clusterToolKey || r.Amount != clusterToolAmount || !strings.EqualFold(r.Payer, payer.Address()) {
-				t.Fatalf("ledger row %+v", r)
-			}
-			break
-		}
-		if len(l.rows) > 1 || time.Now().After(deadline.Add(20*time.Second)) {
-			t.Fatalf("ledger rows %+v, want the one settlement", l.rows)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	for {
-		data, err := os.ReadFile(spool)
-		if err == nil && len(strings.TrimSpace(string(data))) == 0 {
-			break
-		}
-		if time.Now().After(deadline.Add(20 * time.Second)) {
-			t.Fatalf("the spool still holds %q (%v)", data, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	clusterStop(t, c, second)
-	if rows := clusterPGLedger(t, dsn).rows; len(rows) != 1 {
-		t.Fatalf("ledger rows after the stop: %+v", rows)
-	}
 }

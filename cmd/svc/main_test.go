@@ -20,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // lockedBuffer is a goroutine-safe output buffer.
@@ -251,20 +253,12 @@ func TestParseServe(t *testing.T) {
 		c.terminal != "simulated" || c.db != "svc-data/svc.db" || c.bodyLimit != 2<<20 {
 		t.Fatalf("defaults %+v", c)
 	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{nil, "svc-data/ledger-spool.jsonl"},
-		{[]string{"--db", "/var/lib/svc/svc.db"}, "/var/lib/svc/ledger-spool.jsonl"},
-		{[]string{"--db", "postgres://u@db/svc"}, "svc-data/ledger-spool.jsonl"},
-		{[]string{"--db", "postgres://u@db/svc", "--ledger-spool", "/var/spool/svc.jsonl"}, "/var/spool/svc.jsonl"},
-		{[]string{"--ledger-spool", "off"}, ""},
-	} {
-		c, err := parseServe(tc.args, io.Discard, envOf(nil))
-		if err != nil || c.ledgerSpool != tc.want {
-			t.Errorf("%q: ledger spool %q, want %q (%v)", tc.args, c.ledgerSpool, tc.want, err)
-		}
+	if c.unpaidRate != httpserver.DefaultUnpaidRate || c.unpaidBurst != httpserver.DefaultUnpaidBurst || c.settleTimeout != engine.DefaultSettleTimeout {
+		t.Fatalf("payment defaults %+v", c)
+	}
+	c, err = parseServe([]string{"--unpaid-rate", "-1", "--settle-timeout", "90s"}, io.Discard, envOf(nil))
+	if err != nil || c.unpaidRate != -1 || c.settleTimeout != 90*time.Second {
+		t.Fatalf("payment flags %+v %v", c, err)
 	}
 
 	env := envOf(map[string]string{

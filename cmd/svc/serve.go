@@ -20,6 +20,7 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -61,9 +62,11 @@ type serveConfig struct {
 	replayOffset                  time.Duration
 	symbol                        string
 	db                            string
-	ledgerSpool                   string
 	rate                          float64
 	burst                         int
+	unpaidRate                    float64
+	unpaidBurst                   int
+	settleTimeout                 time.Duration
 	trusted                       []netip.Prefix
 	regexTimeout, toolTimeout     time.Duration
 	healthTTL, shutdownTimeout    time.Duration
@@ -89,9 +92,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	replayOffset := f.Duration("replay-server-offset", "SVC_REPLAY_SERVER_OFFSET", 0, "UTC offset of the trading server whose times the replay file holds (e.g. 2h)")
 	symbol := f.String("symbol", "SVC_GOLD_SYMBOL", "", "terminal gold symbol (default XAUUSD)")
 	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
-	ledgerSpool := f.String("ledger-spool", "SVC_LEDGER_SPOOL", "", `file keeping the settled payments whose ledger record failed until they are recorded, across restarts (default: ledger-spool.jsonl next to a SQLite database, svc-data/ledger-spool.jsonl with PostgreSQL; one per process; "off" keeps them in memory only)`)
 	rate := f.Float("rate", "SVC_RATE", httpserver.DefaultRate, "free-route requests per second per client address (negative disables)")
 	burst := f.Int("burst", "SVC_BURST", httpserver.DefaultBurst, "free-route burst per client address")
+	unpaidRate := f.Float("unpaid-rate", "SVC_UNPAID_RATE", httpserver.DefaultUnpaidRate, "requests without payment per second per client address on the paid routes (negative disables)")
+	unpaidBurst := f.Int("unpaid-burst", "SVC_UNPAID_BURST", httpserver.DefaultUnpaidBurst, "burst of requests without payment per client address on the paid routes")
+	settleTimeout := f.Duration("settle-timeout", "SVC_SETTLE_TIMEOUT", engine.DefaultSettleTimeout, "time limit of one settlement at the facilitator (honoured end to end)")
 	trusted := f.List("trusted-proxy", "SVC_TRUSTED_PROXIES", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
 	regexTimeout := f.Duration("regex-timeout", "SVC_REGEX_TIMEOUT", 100*time.Millisecond, "time limit of one regex_test call")
 	toolTimeout := f.Duration("tool-timeout", "SVC_TOOL_TIMEOUT", httpserver.DefaultToolTimeout, "time limit of one tool run (504 past it, nothing settled)")
@@ -110,8 +115,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		facilitatorURL: strings.TrimSpace(*facURL), authHeader: *authHeader,
 		terminal: strings.ToLower(strings.TrimSpace(*terminal)), bridgeURL: strings.TrimSpace(*bridgeURL),
 		replayFile: *replayFile, replayTimeframe: *replayTF, replayOffset: *replayOffset, symbol: *symbol,
-		db: strings.TrimSpace(*db), rate: *rate, burst: *burst,
-		regexTimeout: *regexTimeout, toolTimeout: *toolTimeout, healthTTL: *healthTTL, shutdownTimeout: *shutdown,
+		db: strings.TrimSpace(*db), rate: *rate, burst: *burst, unpaidRate: *unpaidRate, unpaidBurst: *unpaidBurst,
+		settleTimeout: *settleTimeout,
+		regexTimeout:  *regexTimeout, toolTimeout: *toolTimeout, healthTTL: *healthTTL, shutdownTimeout: *shutdown,
 		logLevel: *logLevel, logFormat: *logFormat,
 	}
 	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
@@ -205,20 +211,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	if c.db == "" {
 		c.db = defaultDB
 	}
-	switch c.ledgerSpool = strings.TrimSpace(*ledgerSpool); {
-	case strings.EqualFold(c.ledgerSpool, "off"):
-		c.ledgerSpool = ""
-	case c.ledgerSpool != "":
-	case isPostgres(c.db):
-		c.ledgerSpool = defaultLedgerSpool
-	default:
-		c.ledgerSpool = filepath.Join(filepath.Dir(strings.TrimPrefix(c.db, "sqlite:")), "ledger-spool.jsonl")
-	}
 	return c, nil
 }
-
-// defaultLedgerSpool is the ledger spool with a PostgreSQL store.
-const defaultLedgerSpool = "svc-data/ledger-spool.jsonl"
 
 // isPostgres reports whether dsn names a PostgreSQL database.
 func isPostgres(dsn string) bool {
@@ -415,7 +409,8 @@ func redactDSN(err error, dsn string) error {
 	return err
 }
 
-// pruneLoop deletes expired nonce records and lounge entries periodically.
+// pruneLoop deletes expired payment journal rows, forgets recorded answers
+// past their retention and drops old lounge entries, periodically.
 func pruneLoop(ctx context.Context, st store.Store, log *slog.Logger) {
 	t := time.NewTicker(pruneInterval)
 	defer t.Stop()
@@ -425,13 +420,13 @@ func pruneLoop(ctx context.Context, st store.Store, log *slog.Logger) {
 			return
 		case now := <-t.C:
 			pctx, cancel := context.WithTimeout(ctx, time.Minute)
-			p, err := st.Prune(pctx, now)
+			p, err := st.PruneAll(pctx, now)
 			cancel()
 			if err != nil {
 				log.Warn("svc: pruning the store failed", "error", err)
 				continue
 			}
-			log.Debug("svc: pruned the store", "nonces", p.Nonces, "lounge_entries", p.LoungeEntries)
+			log.Debug("svc: pruned the store", "payments", p.Payments, "answers", p.Answers, "lounge_entries", p.LoungeEntries)
 		}
 	}
 }
@@ -468,11 +463,7 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 		fmt.Fprintf(&b, "  gold data:   %s\n", c.terminal)
 	}
 	fmt.Fprintf(&b, "  store:       %s (%s)\n", dialect, displayDSN(c.db))
-	if c.ledgerSpool != "" {
-		fmt.Fprintf(&b, "  ledger:      a settled payment the store cannot record waits in %s\n", c.ledgerSpool)
-	} else {
-		b.WriteString("  ledger:      a settled payment the store cannot record waits in memory only (--ledger-spool off)\n")
-	}
+	b.WriteString("  payments:    every step journaled in the store before it happens; interrupted payments are recovered at start\n")
 	fmt.Fprintf(&b, "  tools:       %d paid routes; free: /api/find /api/route /api/catalog /api/try /openapi.json /skill.md\n               /mcp /a2a /.well-known/agent-card.json /.well-known/x402 /api/club /health /metrics\n", catalog.Len())
 	fmt.Fprintf(&b, "  try:         curl -i %s/api/session-state\n\n", base)
 	_, _ = io.WriteString(w, b.String())
@@ -486,6 +477,29 @@ func displayDSN(dsn string) string {
 		}
 	}
 	return dsn
+}
+
+// envStallAt names the environment variable of crash tests: set to one of
+// the payment engine's hook points (engine.HookSettlingCommitted,
+// engine.HookSettleReturned, engine.HookSettledCommitted), every paid call
+// reaching that point logs it and stops there for good, so that a test can
+// kill the process at a known step of a payment. Never set it in
+// production: the calls it stops never answer.
+const envStallAt = "SVC_TEST_STALL_AT"
+
+// stallHook returns the engine hook of envStallAt's value, nil when unset.
+func stallHook(point string, log *slog.Logger) func(point, key string) {
+	if point == "" {
+		return nil
+	}
+	log.Warn("svc: crash-test mode: paid calls stop for good at a payment step", "env", envStallAt, "point", point)
+	return func(p, key string) {
+		if p != point {
+			return
+		}
+		log.Warn("svc: paid call stalled for a crash test", "point", p, "key", key)
+		select {}
+	}
 }
 
 // assembled is a server built from a configuration, not yet serving.
@@ -534,7 +548,10 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		HealthTTL:      c.healthTTL,
 		Facilitator:    facilitator,
 		Store:          st,
-		LedgerSpool:    c.ledgerSpool,
+		PaymentHook:    stallHook(os.Getenv(envStallAt), log),
+		SettleTimeout:  c.settleTimeout,
+		UnpaidRate:     c.unpaidRate,
+		UnpaidBurst:    c.unpaidBurst,
 		PayTo:          c.payTo,
 		Network:        c.network,
 		PublicBaseURL:  base,
@@ -550,9 +567,6 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	})
 	if err != nil {
 		_ = st.Close()
-		if errors.Is(err, httpserver.ErrLedgerSpool) {
-			return nil, fmt.Errorf("%w (--ledger-spool / SVC_LEDGER_SPOOL: a writable file, or off)", err)
-		}
 		return nil, err
 	}
 	return &assembled{srv: srv, st: st, catalog: catalog, base: base}, nil

@@ -1,19 +1,22 @@
 package main
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
 // TestSignPayments: the pre-signed payments are distinct, valid payments
 // of the offer the server makes.
 func TestSignPayments(t *testing.T) {
 	const payTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
-	terms, err := x402.NewTerms("POST /pay", x402.Route{Price: "0.005", PayTo: payTo})
+	offer, err := engine.NewOffer("POST /pay", "pay", x402.Route{Price: "0.005", PayTo: payTo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +24,16 @@ func TestSignPayments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := x402.NewMiddleware(x402.Config{Facilitator: local, Terms: func(*http.Request) (x402.Terms, bool) { return terms, true }})
+	journal := engine.NewMemoryJournal()
+	eng, err := engine.New(engine.Config{Facilitator: local, Journal: journal, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := nethttp.New(nethttp.Config{
+		Engine: eng,
+		Offer:  func(*http.Request) (*engine.Offer, bool) { return offer, true },
+		Logger: slog.New(slog.DiscardHandler),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,5 +67,8 @@ func TestSignPayments(t *testing.T) {
 	}
 	if n := len(local.Settlements()); n != len(payments) {
 		t.Fatalf("%d settlements for %d payments", n, len(payments))
+	}
+	if n := len(journal.Ledger()); n != len(payments) {
+		t.Fatalf("%d ledger entries for %d payments", n, len(payments))
 	}
 }

@@ -20,7 +20,8 @@ import (
 
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/x402test"
+	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/engine/journaltest"
 )
 
 // Opener opens a fresh, empty store for one test with the given options,
@@ -75,15 +76,15 @@ func settlement(payer, tool string, nonce int, amount, ref string, at time.Time)
 }
 
 // Run runs the conformance suite against stores made by open, including
-// x402test.TestNonceStore for the x402.NonceStore side.
+// journaltest.Run for the engine.Journal side.
 func Run(t *testing.T, open Opener) {
 	t.Run("Ledger", func(t *testing.T) { runLedger(t, open) })
 	t.Run("Referrals", func(t *testing.T) { runReferrals(t, open) })
 	t.Run("Lounge", func(t *testing.T) { runLounge(t, open) })
-	t.Run("Nonces", func(t *testing.T) { runNonces(t, open) })
-	t.Run("x402test", func(t *testing.T) {
-		x402test.TestNonceStore(t, func(t *testing.T) x402.NonceStore { return open(t) })
+	t.Run("Journal", func(t *testing.T) {
+		journaltest.Run(t, func(t *testing.T) engine.Journal { return open(t) })
 	})
+	t.Run("JournalStore", func(t *testing.T) { runJournalStore(t, open) })
 	t.Run("Housekeeping", func(t *testing.T) { runHousekeeping(t, open) })
 }
 
@@ -487,304 +488,43 @@ func runLounge(t *testing.T, open Opener) {
 	})
 }
 
-func runNonces(t *testing.T, open Opener) {
-	ctx := context.Background()
-	var seq atomic.Int64
-	record := func(hash string, expires time.Time) x402.NonceRecord {
-		n := seq.Add(1)
-		return x402.NonceRecord{
-			Key:         x402.NonceKey(base, usdc, Wallet(int(n)), fmt.Sprintf("0x%064x", n)),
-			RequestHash: hash,
-			State:       x402.NonceReserved,
-			ExpiresAt:   expires,
-		}
-	}
-	response := func() x402.RecordedResponse {
-		return x402.RecordedResponse{
-			Status: http.StatusCreated,
-			Header: http.Header{"Content-Type": {"application/json"}, "Vary": {"Accept", "Origin"}, "X-Empty": {""}},
-			Body:   []byte("{\"ok\":true}\x00\xff\n"),
-			Settlement: x402.SettleResponse{
-				Success: true, Payer: Wallet(1), Transaction: fmt.Sprintf("0x%064x", 99), Network: base, Amount: "3400",
-				Extensions: map[string]any{"note": "dev", "n": float64(2)},
-				Extra:      map[string]any{"nested": map[string]any{"a": []any{"x", true}}},
-			},
-		}
-	}
-
-	t.Run("Lifecycle", func(t *testing.T) {
-		clk := NewClock(base0)
-		s := open(t, store.WithClock(clk.Now))
-		exp := base0.Add(time.Hour + 123*time.Nanosecond)
-		rec := record("GET /a", exp)
-		got, err := s.Reserve(ctx, rec)
-		if err != nil || got.Key != rec.Key || got.State != x402.NonceReserved || !got.ExpiresAt.Equal(exp) {
-			t.Fatalf("Reserve = %+v, %v; want the reservation", got, err)
-		}
-		other := rec
-		other.RequestHash = "GET /b"
-		other.ExpiresAt = exp.Add(time.Hour)
-		got, err = s.Reserve(ctx, other)
-		if err != x402.ErrNonceTaken || got.RequestHash != "GET /a" || got.State != x402.NonceReserved || got.Response != nil || !got.ExpiresAt.Equal(exp) {
-			t.Fatalf("conflicting Reserve = %+v, %v; want the existing reservation and ErrNonceTaken", got, err)
-		}
-		want := response()
-		if err := s.Complete(ctx, rec.Key, want); err != nil {
-			t.Fatalf("Complete: %v", err)
-		}
-		got, err = s.Reserve(ctx, rec)
-		if err != x402.ErrNonceTaken || got.State != x402.NonceSettled || got.RequestHash != "GET /a" || got.Response == nil {
-			t.Fatalf("Reserve after Complete = %+v, %v; want the settled record", got, err)
-		}
-		if !reflect.DeepEqual(*got.Response, want) {
-			t.Fatalf("replayed response = %#v\nwant %#v", *got.Response, want)
-		}
-		if err := s.Complete(ctx, rec.Key, want); !errors.Is(err, store.ErrNonceSettled) || !errors.Is(err, x402.ErrNonceSettled) {
-			t.Fatalf("second Complete err = %v, want ErrNonceSettled", err)
-		}
-		if err := s.Release(ctx, rec.Key); !errors.Is(err, store.ErrNonceSettled) {
-			t.Fatalf("Release of settled err = %v, want ErrNonceSettled", err)
-		}
-		if got, err := s.Reserve(ctx, rec); err != x402.ErrNonceTaken || got.State != x402.NonceSettled {
-			t.Fatalf("the settled record did not survive: %+v, %v", got, err)
-		}
-	})
-
-	t.Run("ReleaseAndReserveAgain", func(t *testing.T) {
-		s := open(t)
-		rec := record("GET /a", time.Now().Add(time.Hour))
-		if _, err := s.Reserve(ctx, rec); err != nil {
-			t.Fatalf("Reserve: %v", err)
-		}
-		if err := s.Release(ctx, rec.Key); err != nil {
-			t.Fatalf("Release: %v", err)
-		}
-		if err := s.Release(ctx, rec.Key); err != nil {
-			t.Fatalf("Release of a released key: %v, want nil (no-op)", err)
-		}
-		if err := s.Complete(ctx, rec.Key, response()); !errors.Is(err, store.ErrNonceNotReserved) {
-			t.Fatalf("Complete of a released key err = %v, want ErrNonceNotReserved", err)
-		}
-		rec.RequestHash = "GET /again"
-		if _, err := s.Reserve(ctx, rec); err != nil {
-			t.Fatalf("Reserve after Release: %v", err)
-		}
-		if got, err := s.Reserve(ctx, rec); err != x402.ErrNonceTaken || got.RequestHash != "GET /again" {
-			t.Fatalf("Reserve of the re-reserved key = %+v, %v", got, err)
-		}
-		if err := s.Complete(ctx, record("x", time.Now().Add(time.Hour)).Key, response()); !errors.Is(err, x402.ErrNonceNotReserved) {
-			t.Fatalf("Complete of an unknown key err = %v, want ErrNonceNotReserved", err)
-		}
-	})
-
-	t.Run("Validation", func(t *testing.T) {
-		s := open(t)
-		exp := time.Now().Add(time.Hour)
-		resp := response()
-		for name, rec := range map[string]x402.NonceRecord{
-			"empty key":      {RequestHash: "x", ExpiresAt: exp},
-			"zero expiry":    {Key: "k", RequestHash: "x"},
-			"settled state":  {Key: "k", State: x402.NonceSettled, ExpiresAt: exp},
-			"with response":  {Key: "k", ExpiresAt: exp, Response: &resp},
-			"oversized key":  {Key: strings.Repeat("k", store.MaxFieldBytes+1), ExpiresAt: exp},
-			"oversized hash": {Key: "k", RequestHash: strings.Repeat("h", store.MaxFieldBytes+1), ExpiresAt: exp},
-		} {
-			_, err := s.Reserve(ctx, rec)
-			if !errors.Is(err, x402.ErrNonceRecord) || !errors.Is(err, store.ErrInvalid) {
-				t.Errorf("%s: Reserve err = %v, want ErrNonceRecord and ErrInvalid", name, err)
-			}
-		}
-		// State zero is taken as reserved.
-		if got, err := s.Reserve(ctx, x402.NonceRecord{Key: "k", ExpiresAt: exp}); err != nil || got.State != x402.NonceReserved {
-			t.Fatalf("Reserve with zero state = %+v, %v", got, err)
-		}
-		if err := s.Complete(ctx, "", resp); !errors.Is(err, store.ErrInvalid) {
-			t.Fatalf("Complete(\"\") err = %v, want ErrInvalid", err)
-		}
-		if err := s.Release(ctx, ""); !errors.Is(err, store.ErrInvalid) {
-			t.Fatalf("Release(\"\") err = %v, want ErrInvalid", err)
-		}
-	})
-
-	t.Run("ExpiredRecordsAreReclaimable", func(t *testing.T) {
-		clk := NewClock(base0)
-		s := open(t, store.WithClock(clk.Now))
-		// A reservation whose authorization has expired.
-		rec := record("GET /a", base0.Add(-time.Nanosecond))
-		if _, err := s.Reserve(ctx, rec); err != nil {
-			t.Fatalf("Reserve: %v", err)
-		}
-		rec.RequestHash, rec.ExpiresAt = "GET /b", base0.Add(time.Minute)
-		if _, err := s.Reserve(ctx, rec); err != nil {
-			t.Fatalf("Reserve over an expired reservation: %v", err)
-		}
-		// A settled record, once expired, too; at ExpiresAt exactly it still holds.
-		if err := s.Complete(ctx, rec.Key, response()); err != nil {
-			t.Fatalf("Complete: %v", err)
-		}
-		clk.Advance(time.Minute)
-		again := rec
-		again.RequestHash, again.ExpiresAt = "GET /c", base0.Add(time.Hour)
-		if got, err := s.Reserve(ctx, again); err != x402.ErrNonceTaken || got.State != x402.NonceSettled {
-			t.Fatalf("Reserve at ExpiresAt = %+v, %v; want the settled record", got, err)
-		}
-		clk.Advance(time.Nanosecond)
-		if _, err := s.Reserve(ctx, again); err != nil {
-			t.Fatalf("Reserve over an expired settled record: %v", err)
-		}
-		got, err := s.Reserve(ctx, again)
-		if err != x402.ErrNonceTaken || got.State != x402.NonceReserved || got.RequestHash != "GET /c" || got.Response != nil {
-			t.Fatalf("reclaimed record = %+v, %v; want a fresh reservation", got, err)
-		}
-	})
-
-	t.Run("StaleReservationsAreReclaimedAfterTheLease", func(t *testing.T) {
-		clk := NewClock(base0)
-		lease := 2 * time.Minute
-		s := open(t, store.WithClock(clk.Now), store.WithReservationLease(lease))
-		rec := record("GET /crashed", base0.Add(time.Hour))
-		if _, err := s.Reserve(ctx, rec); err != nil {
-			t.Fatalf("Reserve: %v", err)
-		}
-		retry := rec
-		retry.RequestHash = "GET /retry"
-		clk.Advance(lease - time.Second)
-		if _, err := s.Reserve(ctx, retry); err != x402.ErrNonceTaken {
-			t.Fatalf("Reserve within the lease err = %v, want ErrNonceTaken", err)
-		}
-		clk.Advance(time.Second)
-		if _, err := s.Reserve(ctx, retry); err != nil {
-			t.Fatalf("Reserve after the lease: %v", err)
-		}
-		// The reclaimer holds a fresh lease.
-		clk.Advance(lease / 2)
-		if got, err := s.Reserve(ctx, rec); err != x402.ErrNonceTaken || got.RequestHash != "GET /retry" {
-			t.Fatalf("Reserve of the reclaimed key = %+v, %v", got, err)
-		}
-		// A settled record is never reclaimed by the lease, only by expiry.
-		if err := s.Complete(ctx, rec.Key, response()); err != nil {
-			t.Fatalf("Complete: %v", err)
-		}
-		clk.Advance(10 * lease)
-		if got, err := s.Reserve(ctx, rec); err != x402.ErrNonceTaken || got.State != x402.NonceSettled {
-			t.Fatalf("Reserve of an old settled record = %+v, %v; want it kept", got, err)
-		}
-	})
-
-	t.Run("FarFutureExpiry", func(t *testing.T) {
-		// validBefore may name any instant; one beyond the store's range
-		// (2262) is clamped, so it still means "not expired".
-		s := open(t)
-		rec := record("GET /forever", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC))
-		if _, err := s.Reserve(ctx, rec); err != nil {
-			t.Fatalf("Reserve: %v", err)
-		}
-		got, err := s.Reserve(ctx, rec)
-		if err != x402.ErrNonceTaken || got.ExpiresAt.Before(time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)) {
-			t.Fatalf("Reserve of a far-future record = %+v, %v; want taken, expiring after 2262", got, err)
-		}
-	})
-
-	t.Run("ConcurrentReservesOneWinner", func(t *testing.T) {
-		s := open(t)
-		rec := record("", time.Now().Add(time.Hour))
-		const n = 50
-		hashes := make([]string, n)
-		var winner atomic.Int64
-		winner.Store(-1)
-		var wins atomic.Int64
-		errs := parallel(n, func(i int) error {
-			r := rec
-			r.RequestHash = fmt.Sprintf("GET /race/%d", i)
-			got, err := s.Reserve(ctx, r)
-			switch {
-			case err == nil:
-				wins.Add(1)
-				winner.Store(int64(i))
-				return nil
-			case err == x402.ErrNonceTaken:
-				hashes[i] = got.RequestHash
-				return nil
-			}
-			return err
-		})
-		for _, err := range errs {
-			t.Errorf("Reserve: %v", err)
-		}
-		if wins.Load() != 1 {
-			t.Fatalf("%d winners, want exactly 1", wins.Load())
-		}
-		w := int(winner.Load())
-		for i, h := range hashes {
-			if i != w && h != fmt.Sprintf("GET /race/%d", w) {
-				t.Fatalf("loser %d saw request hash %q, want the winner's (%d)", i, h, w)
-			}
-		}
-	})
-
-	t.Run("ManyKeysInParallel", func(t *testing.T) {
-		s := open(t)
-		const n = 120
-		recs := make([]x402.NonceRecord, n)
-		for i := range recs {
-			recs[i] = record(fmt.Sprintf("GET /%d", i), time.Now().Add(time.Hour))
-		}
-		for _, err := range parallel(n, func(i int) error { _, err := s.Reserve(ctx, recs[i]); return err }) {
-			t.Fatalf("Reserve: %v", err)
-		}
-		for _, err := range parallel(n, func(i int) error {
-			resp := response()
-			resp.Body = []byte(fmt.Sprint(i))
-			if i%2 == 0 {
-				return s.Complete(ctx, recs[i].Key, resp)
-			}
-			return s.Release(ctx, recs[i].Key)
-		}) {
-			t.Fatalf("Complete/Release: %v", err)
-		}
-		for i, rec := range recs {
-			got, err := s.Reserve(ctx, rec)
-			switch {
-			case i%2 == 0 && (err != x402.ErrNonceTaken || got.Response == nil || string(got.Response.Body) != fmt.Sprint(i)):
-				t.Fatalf("settled key %d: %+v, %v", i, got, err)
-			case i%2 == 1 && err != nil:
-				t.Fatalf("released key %d: Reserve err = %v", i, err)
-			}
-		}
-	})
-}
-
 func runHousekeeping(t *testing.T, open Opener) {
 	ctx := context.Background()
 
-	t.Run("Prune", func(t *testing.T) {
-		clk := NewClock(base0)
-		s := open(t, store.WithClock(clk.Now))
-		keep := x402.NonceRecord{Key: "keep", RequestHash: "h", ExpiresAt: base0.Add(time.Hour)}
-		edge := x402.NonceRecord{Key: "edge", RequestHash: "h", ExpiresAt: base0}
-		gone := x402.NonceRecord{Key: "gone", RequestHash: "h", ExpiresAt: base0.Add(time.Minute)}
-		for _, r := range []x402.NonceRecord{keep, edge, gone} {
-			if _, err := s.Reserve(ctx, r); err != nil {
-				t.Fatalf("Reserve %s: %v", r.Key, err)
-			}
+	t.Run("PruneAll", func(t *testing.T) {
+		s := open(t)
+		keep := payment(1, "owner")
+		keep.KeepUntil = base0.Add(time.Hour)
+		gone := payment(2, "owner")
+		gone.KeepUntil = base0
+		forget := payment(3, "owner")
+		forget.KeepUntil = base0.Add(time.Hour)
+		for _, r := range []engine.Record{keep, gone, forget} {
+			mustReserve(t, s, r)
 		}
-		if err := s.Complete(ctx, "gone", x402.RecordedResponse{Status: 200}); err != nil {
-			t.Fatalf("Complete: %v", err)
-		}
+		mustSettle(t, s, forget, base0.Add(-time.Minute))
+		mustSettle(t, s, gone, base0.Add(time.Minute))
 		mustCheckIn(t, s, store.LoungeEntry{Wallet: Wallet(1), CheckedInAt: base0.Add(-25 * time.Hour)})
 		mustCheckIn(t, s, store.LoungeEntry{Wallet: Wallet(2), CheckedInAt: base0.Add(-23 * time.Hour)})
-		p, err := s.Prune(ctx, base0.Add(time.Minute+1))
+		p, err := s.PruneAll(ctx, base0.Add(time.Nanosecond))
 		if err != nil {
-			t.Fatalf("Prune: %v", err)
+			t.Fatalf("PruneAll: %v", err)
 		}
-		if p != (store.Pruned{Nonces: 2, LoungeEntries: 1}) {
-			t.Fatalf("Prune = %+v, want 2 nonces (edge, gone) and 1 lounge entry", p)
+		if p != (store.Pruned{Payments: 1, Answers: 1, LoungeEntries: 1}) {
+			t.Fatalf("PruneAll = %+v, want 1 payment, 1 answer and 1 lounge entry", p)
 		}
-		if _, err := s.Reserve(ctx, keep); err != x402.ErrNonceTaken {
-			t.Fatalf("Prune removed a live record: Reserve err = %v", err)
+		if _, err := s.Get(ctx, gone.Key); !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("pruned row still there: Get err = %v", err)
 		}
-		if err := s.Complete(ctx, "gone", x402.RecordedResponse{}); !errors.Is(err, store.ErrNonceNotReserved) {
-			t.Fatalf("pruned record still there: Complete err = %v", err)
+		if r, err := s.Get(ctx, forget.Key); err != nil || r.Answer != nil || r.State != engine.StateSettled {
+			t.Fatalf("row whose answer was forgotten = %+v, %v", r, err)
+		}
+		if r, err := s.Get(ctx, keep.Key); err != nil || r.State != engine.StateReserved {
+			t.Fatalf("live row = %+v, %v; want it kept", r, err)
+		}
+		// The ledger is kept whatever the journal forgets.
+		if ps := mustPayerStats(t, s, gone.Payer); ps.PaidCalls != 1 {
+			t.Fatalf("PayerStats after PruneAll = %+v, want the settlement kept", ps)
 		}
 	})
 
@@ -801,8 +541,11 @@ func runHousekeeping(t *testing.T, open Opener) {
 		if _, err := s.Append(canceled, settlement(Wallet(1), "a", 1, "1", "", base0)); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Append with a canceled context err = %v, want context.Canceled", err)
 		}
-		if _, err := s.Reserve(canceled, x402.NonceRecord{Key: "k", ExpiresAt: base0}); !errors.Is(err, context.Canceled) {
+		if _, err := s.Reserve(canceled, payment(1, "o"), 3); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Reserve with a canceled context err = %v, want context.Canceled", err)
+		}
+		if err := s.Heartbeat(canceled, "o", base0); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Heartbeat with a canceled context err = %v, want context.Canceled", err)
 		}
 		// The store is still usable afterwards.
 		mustAppend(t, s, settlement(Wallet(1), "a", 1, "1", "", base0), true)
@@ -819,8 +562,11 @@ func runHousekeeping(t *testing.T, open Opener) {
 		if err := s.Ping(ctx); err == nil {
 			t.Fatal("Ping after Close succeeded")
 		}
-		if _, err := s.Reserve(ctx, x402.NonceRecord{Key: "k", ExpiresAt: time.Now().Add(time.Hour)}); err == nil || err == x402.ErrNonceTaken {
+		if _, err := s.Reserve(ctx, payment(1, "o"), 3); err == nil || errors.Is(err, engine.ErrTaken) {
 			t.Fatalf("Reserve after Close err = %v, want a failure", err)
+		}
+		if _, err := s.Get(ctx, payment(1, "o").Key); err == nil || errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("Get after Close err = %v, want a failure", err)
 		}
 	})
 
@@ -884,15 +630,17 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 		}
 		// They share one database: a reservation made through one is seen
 		// by all, and exactly one of them wins a race.
-		rec := x402.NonceRecord{Key: "shared", RequestHash: "h", ExpiresAt: time.Now().Add(time.Hour)}
+		rec := payment(1, "")
 		var wins atomic.Int64
 		for _, err := range parallel(n*5, func(i int) error {
-			_, err := stores[i%n].Reserve(ctx, rec)
+			r := rec
+			r.Owner = fmt.Sprintf("instance-%d", i)
+			_, err := stores[i%n].Reserve(ctx, r, 3)
 			if err == nil {
 				wins.Add(1)
 				return nil
 			}
-			if err == x402.ErrNonceTaken {
+			if errors.Is(err, engine.ErrTaken) {
 				return nil
 			}
 			return err
@@ -1007,4 +755,191 @@ func sameEntries(a, b []store.LoungeEntry) bool {
 		}
 	}
 	return true
+}
+
+// payment returns a new reserved journal record numbered i (payer
+// Wallet(i)), held by owner, created at base0.
+func payment(i int, owner string) engine.Record {
+	payer, nonce := Wallet(i), fmt.Sprintf("0x%064x", 0xc0ffee00+i)
+	return engine.Record{
+		Key:     x402.NonceKey(base, usdc, payer, nonce),
+		Network: base, Asset: strings.ToLower(usdc), Payer: payer, Nonce: nonce, PayTo: Wallet(999), Amount: "3400",
+		RequestHash: fmt.Sprintf("sha256:%d", i), Resource: "POST /api/risk-levels", Product: "risk_levels",
+		Transport: "http", RequestID: fmt.Sprintf("req-%d", i), X402Version: 2,
+		State: engine.StateReserved, Owner: owner,
+		LeaseUntil: base0.Add(time.Minute), KeepUntil: base0.Add(time.Hour), CreatedAt: base0, UpdatedAt: base0,
+	}
+}
+
+// settlingFor is a move to settling of rec whose answer is kept until
+// answerUntil.
+func settlingFor(rec engine.Record, answerUntil time.Time) engine.Settling {
+	return engine.Settling{
+		Answer:      engine.Answer{Status: http.StatusOK, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true}`)},
+		AnswerUntil: answerUntil, Payload: []byte(`{"x402Version":2}`), Requirements: []byte(`{"scheme":"exact"}`),
+		Payer: rec.Payer, Amount: rec.Amount, LeaseUntil: base0.Add(2 * time.Minute),
+	}
+}
+
+func mustReserve(t *testing.T, s store.Store, rec engine.Record) {
+	t.Helper()
+	if _, err := s.Reserve(context.Background(), rec, 3); err != nil {
+		t.Fatalf("Reserve(%s): %v", rec.Key, err)
+	}
+}
+
+// mustSettle moves the reserved rec through settling to settled (at base0).
+func mustSettle(t *testing.T, s store.Store, rec engine.Record, answerUntil time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Settling(ctx, rec.Key, rec.Owner, settlingFor(rec, answerUntil)); err != nil {
+		t.Fatalf("Settling(%s): %v", rec.Key, err)
+	}
+	sr := x402.SettleResponse{Success: true, Transaction: fmt.Sprintf("0x%064x", 1), Network: base, Payer: rec.Payer}
+	if err := s.Settle(ctx, rec.Key, sr, base0); err != nil {
+		t.Fatalf("Settle(%s): %v", rec.Key, err)
+	}
+}
+
+// runJournalStore checks what the store adds to the engine.Journal
+// contract: the ledger it writes is the store's Ledger, validation, exact
+// instants.
+func runJournalStore(t *testing.T, open Opener) {
+	ctx := context.Background()
+
+	t.Run("SettleWritesTheLedger", func(t *testing.T) {
+		s := open(t)
+		code, _ := store.ReferralCode(Wallet(50))
+		if _, err := s.PutReferral(ctx, Wallet(50), base0); err != nil {
+			t.Fatalf("PutReferral: %v", err)
+		}
+		rec := payment(1, "o")
+		rec.Payer = checksum(t, rec.Payer) // as the authorization spells it
+		rec.RefCode, rec.Transport = code, "mcp"
+		mustReserve(t, s, rec)
+		mustSettle(t, s, rec, base0.Add(time.Hour))
+		ps := mustPayerStats(t, s, Wallet(1))
+		if ps.PaidCalls != 1 || ps.Tools != 1 || !ps.FirstPaid.Equal(base0) {
+			t.Fatalf("PayerStats = %+v, want the settled payment", ps)
+		}
+		if rs, err := s.ReferralStats(ctx, code); err != nil || rs.PaidCalls != 1 || rs.ReferredPayers != 1 {
+			t.Fatalf("ReferralStats = %+v, %v; want the referred payment", rs, err)
+		}
+		tot := mustTotals(t, s)
+		if tot.SettledCalls != 1 || len(tot.Revenue) != 1 || tot.Revenue[0].Amount != "3400" {
+			t.Fatalf("Totals = %+v, want one payment of 3400", tot)
+		}
+		lr, ok := s.(journaltest.LedgerReader)
+		if !ok {
+			t.Fatalf("%T does not implement journaltest.LedgerReader", s)
+		}
+		e, found, err := lr.LedgerEntry(ctx, rec.Network, rec.Asset, rec.Payer, rec.Nonce)
+		if err != nil || !found || e.Resource != rec.Resource || e.Transport != "mcp" || e.RefCode != code ||
+			e.Payer != rec.Payer || e.Asset != rec.Asset || e.Amount != "3400" || e.Product != "risk_levels" {
+			t.Fatalf("LedgerEntry = %+v, %v, %v", e, found, err)
+		}
+	})
+
+	t.Run("SettleAfterAnImport", func(t *testing.T) {
+		s := open(t)
+		rec := payment(2, "o")
+		imported := settlement(rec.Payer, "imported_tool", 0, "1", "", base0.Add(-time.Hour))
+		imported.Nonce, imported.Transaction = rec.Nonce, "0ximported"
+		mustAppend(t, s, imported, true)
+		mustReserve(t, s, rec)
+		mustSettle(t, s, rec, base0.Add(time.Hour)) // the ledger insert is idempotent
+		if r, err := s.Get(ctx, rec.Key); err != nil || r.State != engine.StateSettled {
+			t.Fatalf("Get = %+v, %v; want settled", r, err)
+		}
+		ps := mustPayerStats(t, s, rec.Payer)
+		if ps.PaidCalls != 1 || !ps.FirstPaid.Equal(base0.Add(-time.Hour)) {
+			t.Fatalf("PayerStats = %+v, want the imported entry alone", ps)
+		}
+	})
+
+	t.Run("SettleRefusesWhatTheLedgerCannotHold", func(t *testing.T) {
+		s := open(t)
+		rec := payment(3, "o")
+		mustReserve(t, s, rec)
+		st := settlingFor(rec, base0.Add(time.Hour))
+		st.Amount = "3.40" // not atomic units
+		if err := s.Settling(ctx, rec.Key, "o", st); err != nil {
+			t.Fatalf("Settling: %v", err)
+		}
+		err := s.Settle(ctx, rec.Key, x402.SettleResponse{Success: true, Transaction: "0x1"}, base0)
+		if !errors.Is(err, store.ErrInvalid) || errors.Is(err, engine.ErrState) {
+			t.Fatalf("Settle of an amount the ledger refuses err = %v, want ErrInvalid", err)
+		}
+		if r, err := s.Get(ctx, rec.Key); err != nil || r.State != engine.StateSettling || r.Settlement != nil {
+			t.Fatalf("the row after a refused Settle = %+v, %v; want it still settling", r, err)
+		}
+		if tot := mustTotals(t, s); tot.SettledCalls != 0 {
+			t.Fatalf("Totals = %+v, want no ledger entry", tot)
+		}
+	})
+
+	t.Run("Validation", func(t *testing.T) {
+		s := open(t)
+		for name, mod := range map[string]func(r *engine.Record){
+			"no key":         func(r *engine.Record) { r.Key = "" },
+			"oversized key":  func(r *engine.Record) { r.Key = strings.Repeat("k", store.MaxFieldBytes+1) },
+			"oversized hash": func(r *engine.Record) { r.RequestHash = strings.Repeat("h", store.MaxFieldBytes+1) },
+			"NUL in owner":   func(r *engine.Record) { r.Owner = "a\x00b" },
+			"bad UTF-8":      func(r *engine.Record) { r.Resource = "\xff" },
+			"payload":        func(r *engine.Record) { r.Payload = []byte("{not json") },
+		} {
+			r := payment(4, "o")
+			mod(&r)
+			if _, err := s.Reserve(ctx, r, 3); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("%s: Reserve err = %v, want ErrInvalid", name, err)
+			}
+		}
+		rec := payment(5, "o")
+		mustReserve(t, s, rec)
+		before, _ := s.Get(ctx, rec.Key)
+		st := settlingFor(rec, base0)
+		st.Requirements = []byte("\xff")
+		if err := s.Settling(ctx, rec.Key, "o", st); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("Settling with requirements that are not JSON err = %v, want ErrInvalid", err)
+		}
+		if after, _ := s.Get(ctx, rec.Key); after.State != before.State || !after.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Fatalf("a refused Settling changed the row: %+v", after)
+		}
+		// A reason is a diagnostic: cut, never refused.
+		long := strings.Repeat("é", store.MaxFieldBytes) + "\x00\xff"
+		if err := s.Release(ctx, rec.Key, "o", long, true); err != nil {
+			t.Fatalf("Release with a long reason: %v", err)
+		}
+		r, err := s.Get(ctx, rec.Key)
+		if err != nil || r.State != engine.StateReleased || len(r.Reason) > store.MaxFieldBytes || !strings.HasPrefix(long, r.Reason) || r.Reason == "" {
+			t.Fatalf("released row = %q (%d bytes), %v; want the reason cut to at most %d bytes", r.Reason, len(r.Reason), err, store.MaxFieldBytes)
+		}
+	})
+
+	t.Run("InstantsRoundTripExactly", func(t *testing.T) {
+		s := open(t)
+		rec := payment(6, "o")
+		rec.CreatedAt = base0 // nanoseconds
+		rec.LeaseUntil = base0.Add(time.Nanosecond)
+		rec.KeepUntil = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) // beyond the store's range: clamped
+		mustReserve(t, s, rec)
+		got, err := s.Get(ctx, rec.Key)
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if !got.CreatedAt.Equal(base0) || !got.LeaseUntil.Equal(base0.Add(time.Nanosecond)) ||
+			got.KeepUntil.Before(time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)) || !got.AnswerUntil.IsZero() {
+			t.Fatalf("instants = created %v, lease %v, keep %v, answer %v", got.CreatedAt, got.LeaseUntil, got.KeepUntil, got.AnswerUntil)
+		}
+		// A far-future row is never past its KeepUntil.
+		if err := s.Release(ctx, rec.Key, "o", "tool failed", true); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if deleted, _, err := s.Prune(ctx, time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil || deleted != 0 {
+			t.Fatalf("Prune = %d deleted, %v; want none", deleted, err)
+		}
+		if _, err := s.Get(ctx, rec.Key); err != nil {
+			t.Fatalf("Get after Prune: %v", err)
+		}
+	})
 }

@@ -1,0 +1,495 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
+)
+
+// The PostgreSQL engine.Journal: every write is one statement or one
+// transaction; rows, not processes, are locked, so any number of instances
+// may share the journal.
+
+// pgAppendSQL inserts a ledger entry unless the authorization has one.
+const pgAppendSQL = `INSERT INTO settlements
+	(network, asset, payer, nonce, tool_key, amount, tx, ref_code, route, transport, settled_at)
+	VALUES ($1, $2, $3, $4, $5, $6::text::numeric, $7, $8, $9, $10, $11)
+	ON CONFLICT (network, asset, payer, nonce) DO NOTHING`
+
+// pgReplaceable is true, in ON CONFLICT DO UPDATE, when the existing row is
+// past its keep_until at the new row's created_at and Prune may delete it:
+// the new row then replaces it entirely.
+const pgReplaceable = `(payments.state IN ` + prunableStates + ` AND payments.keep_until < EXCLUDED.created_at)`
+
+// pgReserveSQL creates the row, replaces a prunable row past keep_until,
+// or reserves a released row with attempts left ($28 is maxAttempts) again
+// in place; it returns no row when the key is taken. PostgreSQL locks the
+// conflicting row and evaluates the WHERE on its latest version, so of any
+// number of concurrent callers on any number of instances one wins.
+var pgReserveSQL = `INSERT INTO payments (` + paymentCols + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+		$21, $22, $23, $24, $25, $26, $27)
+	ON CONFLICT (key) DO UPDATE SET ` + pgReserveSet() + `
+	WHERE ` + pgReplaceable + ` OR (payments.state = 5 AND payments.attempts < $28)
+	RETURNING ` + paymentCols
+
+// pgReserveSet is the SET list of pgReserveSQL: a replacement takes every
+// column from the new row; a reservation again takes the columns
+// engine.Journal.Reserve names, keeps the row's identity, amounts, attempts,
+// retention and creation, and clears what the previous admission recorded.
+func pgReserveSet() string {
+	var sets []string
+	pick := func(col, otherwise string) {
+		sets = append(sets, fmt.Sprintf("%[1]s = CASE WHEN %[2]s THEN EXCLUDED.%[1]s ELSE %[3]s END", col, pgReplaceable, otherwise))
+	}
+	for _, col := range []string{"network", "asset", "payer", "nonce", "pay_to", "amount", "attempts", "keep_until", "created_at"} {
+		pick(col, "payments."+col)
+	}
+	for _, col := range []string{"payload", "requirements", "answer", "settlement"} {
+		pick(col, "NULL")
+	}
+	pick("answer_until", "0")
+	pick("reason", "''")
+	pick("updated_at", "EXCLUDED.created_at")
+	for _, col := range []string{"request_hash", "resource", "product", "transport", "ref_code", "request_id",
+		"x402_version", "owner", "lease_until", "state"} {
+		sets = append(sets, col+" = EXCLUDED."+col)
+	}
+	return strings.Join(sets, ", ")
+}
+
+// pgAbandoned is the condition of a row whose holder is gone: its lease
+// ended before $1 (now), or its owner's last heartbeat is before $2
+// (deadBefore) or absent.
+const pgAbandoned = `(payments.lease_until < $1 OR NOT EXISTS (SELECT 1 FROM engine_instances i
+	WHERE i.owner = payments.owner AND i.seen_at >= $2))`
+
+// Reserve implements engine.Journal with one INSERT ... ON CONFLICT DO
+// UPDATE ... WHERE (see pgReserveSQL), then, when the key is taken, a read
+// of the existing row.
+func (s *postgresStore) Reserve(ctx context.Context, rec engine.Record, maxAttempts int) (engine.Record, error) {
+	row, err := encodeRecord(rec)
+	if err != nil {
+		return engine.Record{}, fmt.Errorf("store: postgres: reserve: %w", err)
+	}
+	args := append(row.args(), int64(maxAttempts))
+	var out engine.Record
+	taken := false
+	err = s.withConn(ctx, "reserve", func(ctx context.Context, c *pgx.Conn) error {
+		for range pgReserveAttempts {
+			got, err := scanPayment(c.QueryRow(ctx, pgReserveSQL, args...))
+			if err == nil {
+				out = got
+				return nil
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("claim: %w", err)
+			}
+			cur, found, err := pgGetPayment(ctx, c, rec.Key)
+			if err != nil {
+				return err
+			}
+			if found {
+				out, taken = cur, true
+				return nil
+			}
+			// Pruned in between: claim again.
+		}
+		return fmt.Errorf("key %q kept changing after %d attempts", rec.Key, pgReserveAttempts)
+	})
+	switch {
+	case err != nil:
+		return engine.Record{}, err
+	case taken:
+		return out, engine.ErrTaken
+	}
+	return out, nil
+}
+
+// pgQuerier is what pgGetPayment needs of a *pgx.Conn or pgx.Tx.
+type pgQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// pgExecer is what the journal's statements need of a *pgx.Conn or pgx.Tx.
+type pgExecer interface {
+	pgQuerier
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// pgGetPayment reads the row of key.
+func pgGetPayment(ctx context.Context, q pgQuerier, key string) (engine.Record, bool, error) {
+	rec, err := scanPayment(q.QueryRow(ctx, `SELECT `+paymentCols+` FROM payments WHERE key = $1`, key))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return engine.Record{}, false, nil
+	case err != nil:
+		return engine.Record{}, false, fmt.Errorf("read: %w", err)
+	}
+	return rec, true, nil
+}
+
+// pgTransition runs a conditional UPDATE of key ($1) and returns nil when
+// it changed the row, or the reason it did not.
+func pgTransition(ctx context.Context, c pgExecer, key, query string, args ...any) error {
+	tag, err := c.Exec(ctx, query, append([]any{key}, args...)...)
+	if err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	return pgStateError(ctx, c, key)
+}
+
+// pgStateError explains why a transition of key changed nothing.
+func pgStateError(ctx context.Context, c pgQuerier, key string) error {
+	var state int64
+	err := c.QueryRow(ctx, `SELECT state FROM payments WHERE key = $1`, key).Scan(&state)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return stateError(false, 0)
+	case err != nil:
+		return fmt.Errorf("read state: %w", err)
+	}
+	return stateError(true, state)
+}
+
+// Settling implements engine.Journal.
+func (s *postgresStore) Settling(ctx context.Context, key, owner string, st engine.Settling) error {
+	r, err := encodeSettling(st)
+	if err != nil {
+		return fmt.Errorf("store: postgres: settling: %w", err)
+	}
+	now := instant(s.cfg.now())
+	return s.withConn(ctx, "settling", func(ctx context.Context, c *pgx.Conn) error {
+		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, answer = $3, answer_until = $4, payload = $5,
+			requirements = $6, payer = $7, amount = $8, lease_until = $9, updated_at = $10
+			WHERE key = $1 AND state = $11 AND owner = $12`,
+			stSettling, r.answer, r.answerUntil, r.payload, r.requirements, r.payer, r.amount, r.leaseUntil, now,
+			stReserved, owner)
+	})
+}
+
+// Settle implements engine.Journal: the settled state and the ledger entry
+// in one transaction.
+func (s *postgresStore) Settle(ctx context.Context, key string, sr x402.SettleResponse, at time.Time) error {
+	raw, err := encodeSettlement(&sr)
+	if err != nil {
+		return fmt.Errorf("store: postgres: settle: %w", err)
+	}
+	return s.withTx(ctx, "settle", func(ctx context.Context, tx pgx.Tx) error {
+		var rec engine.Record
+		err := tx.QueryRow(ctx, `UPDATE payments SET state = $2, settlement = $3, updated_at = $4
+			WHERE key = $1 AND state IN ($5, $6)
+			RETURNING network, asset, payer, nonce, product, amount, ref_code, resource, transport`,
+			key, stSettled, raw, instant(at), stSettling, stUnknown).Scan(&rec.Network, &rec.Asset, &rec.Payer,
+			&rec.Nonce, &rec.Product, &rec.Amount, &rec.RefCode, &rec.Resource, &rec.Transport)
+		if errors.Is(err, pgx.ErrNoRows) {
+			var state int64
+			err := tx.QueryRow(ctx, `SELECT state FROM payments WHERE key = $1`, key).Scan(&state)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				return stateError(false, 0)
+			case err != nil:
+				return fmt.Errorf("read state: %w", err)
+			case state == stSettled:
+				return nil // settled already: a no-op
+			}
+			return stateError(true, state)
+		}
+		if err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		entry, err := ledgerSettlement(rec, sr.Transaction, at)
+		if err != nil {
+			return fmt.Errorf("ledger entry: %w", err)
+		}
+		if _, err := tx.Exec(ctx, pgAppendSQL, entry.args()...); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		return nil
+	})
+}
+
+// Release implements engine.Journal.
+func (s *postgresStore) Release(ctx context.Context, key, owner, reason string, counted bool) error {
+	add := int64(0)
+	if counted {
+		add = 1
+	}
+	now := instant(s.cfg.now())
+	return s.withConn(ctx, "release", func(ctx context.Context, c *pgx.Conn) error {
+		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, attempts = attempts + $3, reason = $4,
+			updated_at = $5 WHERE key = $1 AND state IN ($6, $7) AND owner = $8`,
+			stReleased, add, cleanReason(reason), now, stReserved, stSettling, owner)
+	})
+}
+
+// Fail implements engine.Journal.
+func (s *postgresStore) Fail(ctx context.Context, key, owner, reason string, sr x402.SettleResponse) error {
+	raw, err := encodeSettlement(&sr)
+	if err != nil {
+		return fmt.Errorf("store: postgres: fail: %w", err)
+	}
+	now := instant(s.cfg.now())
+	return s.withConn(ctx, "fail", func(ctx context.Context, c *pgx.Conn) error {
+		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, settlement = $3, reason = $4, updated_at = $5
+			WHERE key = $1 AND state = $6 AND owner = $7`, stFailed, raw, cleanReason(reason), now, stSettling, owner)
+	})
+}
+
+// MarkUnknown implements engine.Journal.
+func (s *postgresStore) MarkUnknown(ctx context.Context, key, owner, reason string) error {
+	now := instant(s.cfg.now())
+	return s.withConn(ctx, "mark unknown", func(ctx context.Context, c *pgx.Conn) error {
+		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, reason = $3, updated_at = $4
+			WHERE key = $1 AND state = $5 AND owner = $6`, stUnknown, cleanReason(reason), now, stSettling, owner)
+	})
+}
+
+// Get implements engine.Journal.
+func (s *postgresStore) Get(ctx context.Context, key string) (engine.Record, error) {
+	var rec engine.Record
+	found := false
+	err := s.withConn(ctx, "get", func(ctx context.Context, c *pgx.Conn) error {
+		var err error
+		rec, found, err = pgGetPayment(ctx, c, key)
+		return err
+	})
+	switch {
+	case err != nil:
+		return engine.Record{}, err
+	case !found:
+		return engine.Record{}, fmt.Errorf("store: postgres: get: %w", engine.ErrNotFound)
+	}
+	return rec, nil
+}
+
+// Heartbeat implements engine.Journal. A heartbeat never moves an
+// instance's last sign of life backwards.
+func (s *postgresStore) Heartbeat(ctx context.Context, owner string, now time.Time) error {
+	if err := checkText("owner", owner, false); err != nil {
+		return fmt.Errorf("store: postgres: heartbeat: %w", err)
+	}
+	return s.withConn(ctx, "heartbeat", func(ctx context.Context, c *pgx.Conn) error {
+		return pgBeat(ctx, c, owner, now)
+	})
+}
+
+// pgBeat records owner alive at now.
+func pgBeat(ctx context.Context, c pgExecer, owner string, now time.Time) error {
+	if _, err := c.Exec(ctx, `INSERT INTO engine_instances (owner, seen_at) VALUES ($1, $2)
+		ON CONFLICT (owner) DO UPDATE SET seen_at = GREATEST(engine_instances.seen_at, EXCLUDED.seen_at)`,
+		owner, instant(now)); err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	return nil
+}
+
+// Leave implements engine.Journal.
+func (s *postgresStore) Leave(ctx context.Context, owner string) error {
+	return s.withConn(ctx, "leave", func(ctx context.Context, c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, `DELETE FROM engine_instances WHERE owner = $1`, owner); err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+		return nil
+	})
+}
+
+// Recover implements engine.Journal in one transaction. Rows are locked
+// with SELECT ... FOR UPDATE SKIP LOCKED (a row another caller is handling
+// is left to it, never waited for) and changed by a second statement that
+// checks the condition again: in READ COMMITTED that statement sees every
+// commit made before the locks were granted, so a row another instance
+// claimed (with its heartbeat, in the same commit) in the meantime is not
+// claimed twice. Claimed rows come oldest first.
+func (s *postgresStore) Recover(ctx context.Context, owner string, now, deadBefore, leaseUntil time.Time, limit int) ([]engine.Record, int, error) {
+	if err := checkText("owner", owner, false); err != nil {
+		return nil, 0, fmt.Errorf("store: postgres: recover: %w", err)
+	}
+	nowN, deadN := instant(now), instant(deadBefore)
+	var claimed []engine.Record
+	released := 0
+	err := s.withTx(ctx, "recover", func(ctx context.Context, tx pgx.Tx) error {
+		claimed, released = nil, 0
+		if err := pgBeat(ctx, tx, owner, now); err != nil {
+			return err
+		}
+		keys, err := pgLockKeys(ctx, tx, `SELECT key FROM payments WHERE state = $3 AND `+pgAbandoned+`
+			FOR UPDATE SKIP LOCKED`, nowN, deadN, stReserved)
+		if err != nil {
+			return fmt.Errorf("lock reservations: %w", err)
+		}
+		if len(keys) > 0 {
+			tag, err := tx.Exec(ctx, `UPDATE payments SET state = $4, reason = $5, updated_at = $1
+				WHERE key = ANY($6) AND state = $3 AND `+pgAbandoned,
+				nowN, deadN, stReserved, stReleased, abandonedReason, keys)
+			if err != nil {
+				return fmt.Errorf("release: %w", err)
+			}
+			released = int(tag.RowsAffected())
+		}
+		if !validLimit(limit) {
+			return nil
+		}
+		keys, err = pgLockKeys(ctx, tx, `SELECT key FROM payments WHERE state = $3 AND `+pgAbandoned+`
+			ORDER BY created_at, key LIMIT $4 FOR UPDATE SKIP LOCKED`, nowN, deadN, stSettling, int64(limit))
+		if err != nil {
+			return fmt.Errorf("lock settling rows: %w", err)
+		}
+		if len(keys) == 0 {
+			return nil
+		}
+		rows, err := tx.Query(ctx, `UPDATE payments SET owner = $4, lease_until = $5, updated_at = $1
+			WHERE key = ANY($6) AND state = $3 AND `+pgAbandoned+`
+			RETURNING `+paymentCols, nowN, deadN, stSettling, owner, instant(leaseUntil), keys)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			rec, err := scanPayment(rows)
+			if err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+			claimed = append(claimed, rec)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	sortRecords(claimed)
+	return claimed, released, nil
+}
+
+// pgLockKeys runs a SELECT key ... FOR UPDATE query and returns the keys.
+func pgLockKeys(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]string, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// List implements engine.Journal.
+func (s *postgresStore) List(ctx context.Context, state engine.State, limit int) ([]engine.Record, error) {
+	out := []engine.Record{}
+	if !validLimit(limit) {
+		return out, nil
+	}
+	err := s.withConn(ctx, "list", func(ctx context.Context, c *pgx.Conn) error {
+		rows, err := c.Query(ctx, `SELECT `+paymentCols+` FROM payments WHERE state = $1
+			ORDER BY created_at, key LIMIT $2`, int64(state), int64(limit))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			rec, err := scanPayment(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, rec)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Counts implements engine.Journal: every state is present, zero or not.
+func (s *postgresStore) Counts(ctx context.Context) (map[engine.State]int64, error) {
+	out := allCounts()
+	err := s.withConn(ctx, "counts", func(ctx context.Context, c *pgx.Conn) error {
+		rows, err := c.Query(ctx, `SELECT state, count(*) FROM payments GROUP BY state`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var state, n int64
+			if err := rows.Scan(&state, &n); err != nil {
+				return err
+			}
+			out[engine.State(state)] = n
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Prune implements engine.Journal, in one transaction.
+func (s *postgresStore) Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error) {
+	err = s.withTx(ctx, "prune", func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		deleted, forgotten, err = pgPruneJournal(ctx, tx, now)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return deleted, forgotten, nil
+}
+
+// pgPruneJournal deletes the prunable rows past keep_until and forgets the
+// answers past answer_until of the others.
+func pgPruneJournal(ctx context.Context, c pgExecer, now time.Time) (deleted, forgotten int64, err error) {
+	nowN := instant(now)
+	tag, err := c.Exec(ctx, `DELETE FROM payments WHERE keep_until < $1 AND state IN `+prunableStates, nowN)
+	if err != nil {
+		return 0, 0, fmt.Errorf("payments: %w", err)
+	}
+	deleted = tag.RowsAffected()
+	tag, err = c.Exec(ctx, `UPDATE payments SET answer = NULL
+		WHERE answer IS NOT NULL AND answer_until < $1 AND state IN `+prunableStates, nowN)
+	if err != nil {
+		return 0, 0, fmt.Errorf("answers: %w", err)
+	}
+	return deleted, tag.RowsAffected(), nil
+}
+
+// LedgerEntry returns the ledger entry of an authorization (found false if
+// none); asset, payer and nonce compare case-insensitively, the payer comes
+// back EIP-55 checksummed. It implements journaltest.LedgerReader.
+func (s *postgresStore) LedgerEntry(ctx context.Context, network, asset, payer, nonce string) (engine.LedgerEntry, bool, error) {
+	n, a, p, no, ok := ledgerLookup(network, asset, payer, nonce)
+	if !ok {
+		return engine.LedgerEntry{}, false, nil
+	}
+	var e engine.LedgerEntry
+	var at int64
+	found := false
+	err := s.withConn(ctx, "ledger entry", func(ctx context.Context, c *pgx.Conn) error {
+		err := c.QueryRow(ctx, `SELECT network, asset, payer, nonce, tool_key, amount::text, tx, COALESCE(ref_code, ''),
+			route, transport, settled_at FROM settlements WHERE network = $1 AND asset = $2 AND payer = $3 AND nonce = $4`,
+			n, a, p, no).Scan(&e.Network, &e.Asset, &e.Payer, &e.Nonce, &e.Product, &e.Amount, &e.Transaction, &e.RefCode,
+			&e.Resource, &e.Transport, &at)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	if err != nil || !found {
+		return engine.LedgerEntry{}, false, err
+	}
+	e.Payer, e.SettledAt = displayAddress(e.Payer), fromNanos(at)
+	return e, true, nil
+}

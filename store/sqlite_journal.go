@@ -1,0 +1,531 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
+)
+
+// The SQLite engine.Journal. Writes run through s.journalWrite (the group
+// committer, or one transaction each when it is off); reads run on the
+// read pool and see committed data only.
+
+// sqliteAppendSQL inserts a ledger entry unless the authorization has one.
+const sqliteAppendSQL = `INSERT INTO settlements
+	(network, asset, payer, nonce, tool_key, amount, tx, ref_code, route, transport, settled_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (network, asset, payer, nonce) DO NOTHING`
+
+// The statements of the journal's writes, prepared on the writer
+// connection at open (sqliteJournalStmts).
+const (
+	sqliteValues = `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// sqliteCreatePayment creates a row unless the key has one.
+	sqliteCreatePayment = `INSERT INTO payments (` + paymentCols + `) ` + sqliteValues + ` ON CONFLICT (key) DO NOTHING`
+	// sqliteReplacePayment replaces the row of the key.
+	sqliteReplacePayment = `INSERT OR REPLACE INTO payments (` + paymentCols + `) ` + sqliteValues
+	sqliteSelectPayment  = `SELECT ` + paymentCols + ` FROM payments WHERE key = ?`
+	sqliteSelectState    = `SELECT state FROM payments WHERE key = ?`
+	sqliteReserveAgain   = `UPDATE payments SET state = ?, request_hash = ?, owner = ?, lease_until = ?,
+		resource = ?, product = ?, transport = ?, ref_code = ?, request_id = ?, x402_version = ?,
+		payload = NULL, requirements = NULL, answer = NULL, answer_until = 0, settlement = NULL, reason = '',
+		updated_at = ? WHERE key = ?`
+	sqliteSettling = `UPDATE payments SET state = ?, answer = ?, answer_until = ?, payload = ?,
+		requirements = ?, payer = ?, amount = ?, lease_until = ?, updated_at = ?
+		WHERE key = ? AND state = ? AND owner = ?`
+	sqliteSettleRead = `SELECT state, network, asset, payer, nonce, product, amount, ref_code,
+		resource, transport FROM payments WHERE key = ?`
+	sqliteSettle  = `UPDATE payments SET state = ?, settlement = ?, updated_at = ? WHERE key = ?`
+	sqliteRelease = `UPDATE payments SET state = ?, attempts = attempts + ?, reason = ?, updated_at = ?
+		WHERE key = ? AND state IN (?, ?) AND owner = ?`
+	sqliteFail = `UPDATE payments SET state = ?, settlement = ?, reason = ?, updated_at = ?
+		WHERE key = ? AND state = ? AND owner = ?`
+	sqliteMarkUnknown = `UPDATE payments SET state = ?, reason = ?, updated_at = ?
+		WHERE key = ? AND state = ? AND owner = ?`
+	sqliteBeat = `INSERT INTO engine_instances (owner, seen_at) VALUES (?, ?)
+		ON CONFLICT (owner) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at)`
+	sqliteLeave = `DELETE FROM engine_instances WHERE owner = ?`
+)
+
+// sqliteJournalStmts lists the statements prepared at open.
+func sqliteJournalStmts() []string {
+	return []string{sqliteAppendSQL, sqliteCreatePayment, sqliteReplacePayment, sqliteSelectPayment, sqliteSelectState,
+		sqliteReserveAgain, sqliteSettling, sqliteSettleRead, sqliteSettle, sqliteRelease, sqliteFail, sqliteMarkUnknown,
+		sqliteBeat, sqliteLeave, sqliteSavepoint, sqliteRollbackTo, sqliteReleaseSavepoint}
+}
+
+// sqliteAbandoned is the condition of a row whose holder is gone: its
+// lease ended before ?1 (now), or its owner's last heartbeat is before ?2
+// (deadBefore) or absent.
+const sqliteAbandoned = `(lease_until < ?1 OR NOT EXISTS (SELECT 1 FROM engine_instances i
+	WHERE i.owner = payments.owner AND i.seen_at >= ?2))`
+
+// withoutGroupCommit turns the SQLite group commit off: each journal write
+// is a transaction of its own. For benchmarks only.
+func withoutGroupCommit() Option {
+	return func(c *config) { c.noGroupCommit = true }
+}
+
+// withGroupLinger makes the SQLite group committer wait up to d for more
+// writes after taking the queued ones. For benchmarks only.
+func withGroupLinger(d time.Duration) Option {
+	return func(c *config) { c.groupLinger = d }
+}
+
+// journalWrite runs f as one journal write: through the group committer
+// (inside a savepoint of a shared transaction) or in a transaction of its
+// own. f must leave the database unchanged when it returns an error.
+// Errors are prefixed with "store: sqlite: op".
+func (s *sqliteStore) journalWrite(ctx context.Context, op string, f func(ctx context.Context, tx *sql.Tx) error) error {
+	if s.group == nil {
+		return s.writeTx(ctx, op, f)
+	}
+	if err := s.group.do(ctx, f); err != nil {
+		return fmt.Errorf("store: sqlite: %s: %w", op, err)
+	}
+	return nil
+}
+
+// Reserve implements engine.Journal.
+func (s *sqliteStore) Reserve(ctx context.Context, rec engine.Record, maxAttempts int) (engine.Record, error) {
+	row, err := encodeRecord(rec)
+	if err != nil {
+		return engine.Record{}, fmt.Errorf("store: sqlite: reserve: %w", err)
+	}
+	var out engine.Record
+	taken := false
+	args := row.args()
+	err = s.journalWrite(ctx, "reserve", func(ctx context.Context, tx *sql.Tx) error {
+		taken = false
+		// The common case, a new key, is one statement.
+		res, err := s.stmts.exec(ctx, tx, sqliteCreatePayment, args...)
+		if err != nil {
+			return fmt.Errorf("insert: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			if err != nil {
+				return fmt.Errorf("insert: %w", err)
+			}
+			out, err = decodeRow(row)
+			return err
+		}
+		cur, err := scanPayment(s.stmts.queryRow(ctx, tx, sqliteSelectPayment, rec.Key))
+		if err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		switch {
+		case prunable(cur.State) && instant(cur.KeepUntil) < row.createdAt:
+			if _, err := s.stmts.exec(ctx, tx, sqliteReplacePayment, args...); err != nil {
+				return fmt.Errorf("replace: %w", err)
+			}
+			out, err = decodeRow(row)
+			return err
+		case cur.State == engine.StateReleased && cur.Attempts < maxAttempts:
+			if _, err := s.stmts.exec(ctx, tx, sqliteReserveAgain,
+				stReserved, row.requestHash, row.owner, row.leaseUntil, row.resource, row.product, row.transport,
+				row.refCode, row.requestID, row.x402Version, row.createdAt, row.key); err != nil {
+				return fmt.Errorf("reserve again: %w", err)
+			}
+			out = rereserved(cur, rec)
+			return nil
+		}
+		out, taken = cur, true
+		return nil
+	})
+	switch {
+	case err != nil:
+		return engine.Record{}, err
+	case taken:
+		return out, engine.ErrTaken
+	}
+	return out, nil
+}
+
+// rereserved is cur reserved again by rec (see engine.Journal.Reserve);
+// what the previous admission recorded is cleared.
+func rereserved(cur, rec engine.Record) engine.Record {
+	cur.State = engine.StateReserved
+	cur.RequestHash, cur.Owner, cur.LeaseUntil = rec.RequestHash, rec.Owner, fromInstant(instant(rec.LeaseUntil))
+	cur.Resource, cur.Product, cur.Transport = rec.Resource, rec.Product, rec.Transport
+	cur.RefCode, cur.RequestID, cur.X402Version = rec.RefCode, rec.RequestID, rec.X402Version
+	cur.Payload, cur.Requirements, cur.Answer, cur.AnswerUntil = nil, nil, nil, time.Time{}
+	cur.Settlement, cur.Reason, cur.UpdatedAt = nil, "", fromInstant(instant(rec.CreatedAt))
+	return cur
+}
+
+// decodeRow is the record a freshly written row reads back as.
+func decodeRow(r paymentRow) (engine.Record, error) {
+	vals := r.args()
+	return scanPayment(valuesRow(vals))
+}
+
+// valuesRow scans already known values (args order) like a row.
+type valuesRow []any
+
+// Scan implements rowScanner for the types paymentRow.args holds.
+func (v valuesRow) Scan(dest ...any) error {
+	if len(dest) != len(v) {
+		return fmt.Errorf("scan %d values into %d destinations", len(v), len(dest))
+	}
+	for i, d := range dest {
+		switch d := d.(type) {
+		case *string:
+			*d = v[i].(string)
+		case *int64:
+			*d = v[i].(int64)
+		case *sql.NullString:
+			*d = sql.NullString{}
+			if s, ok := v[i].(string); ok {
+				*d = sql.NullString{String: s, Valid: true}
+			}
+		default:
+			return fmt.Errorf("scan into %T", d)
+		}
+	}
+	return nil
+}
+
+// Settling implements engine.Journal.
+func (s *sqliteStore) Settling(ctx context.Context, key, owner string, st engine.Settling) error {
+	r, err := encodeSettling(st)
+	if err != nil {
+		return fmt.Errorf("store: sqlite: settling: %w", err)
+	}
+	now := instant(s.cfg.now())
+	return s.journalWrite(ctx, "settling", func(ctx context.Context, tx *sql.Tx) error {
+		res, err := s.stmts.exec(ctx, tx, sqliteSettling,
+			stSettling, r.answer, r.answerUntil, r.payload, r.requirements, r.payer, r.amount, r.leaseUntil, now,
+			key, stReserved, owner)
+		return s.transitioned(ctx, tx, res, err, key)
+	})
+}
+
+// transitioned turns the result of a conditional UPDATE of key into nil
+// (one row changed) or the reason nothing changed.
+func (s *sqliteStore) transitioned(ctx context.Context, tx *sql.Tx, res sql.Result, err error, key string) error {
+	if err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("rows affected: %w", err)
+	}
+	if n == 1 {
+		return nil
+	}
+	var state int64
+	err = s.stmts.queryRow(ctx, tx, sqliteSelectState, key).Scan(&state)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return stateError(false, 0)
+	case err != nil:
+		return fmt.Errorf("read state: %w", err)
+	}
+	return stateError(true, state)
+}
+
+// Settle implements engine.Journal: the settled state and the ledger entry
+// in one commit.
+func (s *sqliteStore) Settle(ctx context.Context, key string, sr x402.SettleResponse, at time.Time) error {
+	raw, err := encodeSettlement(&sr)
+	if err != nil {
+		return fmt.Errorf("store: sqlite: settle: %w", err)
+	}
+	return s.journalWrite(ctx, "settle", func(ctx context.Context, tx *sql.Tx) error {
+		var rec engine.Record
+		var state int64
+		err := s.stmts.queryRow(ctx, tx, sqliteSettleRead, key).Scan(&state, &rec.Network, &rec.Asset, &rec.Payer,
+			&rec.Nonce, &rec.Product, &rec.Amount, &rec.RefCode, &rec.Resource, &rec.Transport)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return stateError(false, 0)
+		case err != nil:
+			return fmt.Errorf("read: %w", err)
+		case state == stSettled:
+			return nil
+		case state != stSettling && state != stUnknown:
+			return stateError(true, state)
+		}
+		entry, err := ledgerSettlement(rec, sr.Transaction, at)
+		if err != nil {
+			return fmt.Errorf("ledger entry: %w", err)
+		}
+		if _, err := s.stmts.exec(ctx, tx, sqliteSettle, stSettled, raw, instant(at), key); err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		if _, err := s.stmts.exec(ctx, tx, sqliteAppendSQL, entry.args()...); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		return nil
+	})
+}
+
+// Release implements engine.Journal.
+func (s *sqliteStore) Release(ctx context.Context, key, owner, reason string, counted bool) error {
+	add := int64(0)
+	if counted {
+		add = 1
+	}
+	reason = cleanReason(reason)
+	now := instant(s.cfg.now())
+	return s.journalWrite(ctx, "release", func(ctx context.Context, tx *sql.Tx) error {
+		res, err := s.stmts.exec(ctx, tx, sqliteRelease, stReleased, add, reason, now, key, stReserved, stSettling, owner)
+		return s.transitioned(ctx, tx, res, err, key)
+	})
+}
+
+// Fail implements engine.Journal.
+func (s *sqliteStore) Fail(ctx context.Context, key, owner, reason string, sr x402.SettleResponse) error {
+	raw, err := encodeSettlement(&sr)
+	if err != nil {
+		return fmt.Errorf("store: sqlite: fail: %w", err)
+	}
+	reason = cleanReason(reason)
+	now := instant(s.cfg.now())
+	return s.journalWrite(ctx, "fail", func(ctx context.Context, tx *sql.Tx) error {
+		res, err := s.stmts.exec(ctx, tx, sqliteFail, stFailed, raw, reason, now, key, stSettling, owner)
+		return s.transitioned(ctx, tx, res, err, key)
+	})
+}
+
+// MarkUnknown implements engine.Journal.
+func (s *sqliteStore) MarkUnknown(ctx context.Context, key, owner, reason string) error {
+	reason = cleanReason(reason)
+	now := instant(s.cfg.now())
+	return s.journalWrite(ctx, "mark unknown", func(ctx context.Context, tx *sql.Tx) error {
+		res, err := s.stmts.exec(ctx, tx, sqliteMarkUnknown, stUnknown, reason, now, key, stSettling, owner)
+		return s.transitioned(ctx, tx, res, err, key)
+	})
+}
+
+// Get implements engine.Journal.
+func (s *sqliteStore) Get(ctx context.Context, key string) (engine.Record, error) {
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	rec, err := scanPayment(s.r.QueryRowContext(ctx, sqliteSelectPayment, key))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return engine.Record{}, fmt.Errorf("store: sqlite: get: %w", engine.ErrNotFound)
+	case err != nil:
+		return engine.Record{}, fmt.Errorf("store: sqlite: get: %w", err)
+	}
+	return rec, nil
+}
+
+// Heartbeat implements engine.Journal. A heartbeat never moves an
+// instance's last sign of life backwards.
+func (s *sqliteStore) Heartbeat(ctx context.Context, owner string, now time.Time) error {
+	if err := checkText("owner", owner, false); err != nil {
+		return fmt.Errorf("store: sqlite: heartbeat: %w", err)
+	}
+	return s.journalWrite(ctx, "heartbeat", func(ctx context.Context, tx *sql.Tx) error {
+		return s.beat(ctx, tx, owner, now)
+	})
+}
+
+// beat records owner alive at now.
+func (s *sqliteStore) beat(ctx context.Context, tx *sql.Tx, owner string, now time.Time) error {
+	if _, err := s.stmts.exec(ctx, tx, sqliteBeat, owner, instant(now)); err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	return nil
+}
+
+// Leave implements engine.Journal.
+func (s *sqliteStore) Leave(ctx context.Context, owner string) error {
+	return s.journalWrite(ctx, "leave", func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := s.stmts.exec(ctx, tx, sqliteLeave, owner); err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+		return nil
+	})
+}
+
+// Recover implements engine.Journal in one IMMEDIATE transaction: the
+// single writer makes it atomic against every other write. Claimed rows
+// come oldest first.
+func (s *sqliteStore) Recover(ctx context.Context, owner string, now, deadBefore, leaseUntil time.Time, limit int) ([]engine.Record, int, error) {
+	if err := checkText("owner", owner, false); err != nil {
+		return nil, 0, fmt.Errorf("store: sqlite: recover: %w", err)
+	}
+	nowN, deadN := instant(now), instant(deadBefore)
+	var claimed []engine.Record
+	released := 0
+	err := s.writeTx(ctx, "recover", func(ctx context.Context, tx *sql.Tx) error {
+		claimed, released = nil, 0
+		if err := s.beat(ctx, tx, owner, now); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE payments SET state = ?3, reason = ?4, updated_at = ?1
+			WHERE state = ?5 AND `+sqliteAbandoned, nowN, deadN, stReleased, abandonedReason, stReserved)
+		if err != nil {
+			return fmt.Errorf("release: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("release: %w", err)
+		}
+		released = int(n)
+		if !validLimit(limit) {
+			return nil
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE payments SET owner = ?3, lease_until = ?4, updated_at = ?1
+			WHERE key IN (SELECT key FROM payments WHERE state = ?5 AND `+sqliteAbandoned+`
+				ORDER BY created_at, key LIMIT ?6)
+			RETURNING `+paymentCols, nowN, deadN, owner, instant(leaseUntil), stSettling, limit)
+		if err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			rec, err := scanPayment(rows)
+			if err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+			claimed = append(claimed, rec)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	sortRecords(claimed)
+	return claimed, released, nil
+}
+
+// sortRecords orders records oldest first (CreatedAt, then Key).
+func sortRecords(recs []engine.Record) {
+	slices.SortFunc(recs, func(a, b engine.Record) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+}
+
+// List implements engine.Journal.
+func (s *sqliteStore) List(ctx context.Context, state engine.State, limit int) ([]engine.Record, error) {
+	out := []engine.Record{}
+	if !validLimit(limit) {
+		return out, nil
+	}
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	rows, err := s.r.QueryContext(ctx, `SELECT `+paymentCols+` FROM payments WHERE state = ?
+		ORDER BY created_at, key LIMIT ?`, int64(state), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: sqlite: list: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		rec, err := scanPayment(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: sqlite: list: %w", err)
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: sqlite: list: %w", err)
+	}
+	return out, nil
+}
+
+// Counts implements engine.Journal: every state is present, zero or not.
+func (s *sqliteStore) Counts(ctx context.Context) (map[engine.State]int64, error) {
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	rows, err := s.r.QueryContext(ctx, `SELECT state, count(*) FROM payments GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("store: sqlite: counts: %w", err)
+	}
+	defer rows.Close()
+	out := allCounts()
+	for rows.Next() {
+		var state, n int64
+		if err := rows.Scan(&state, &n); err != nil {
+			return nil, fmt.Errorf("store: sqlite: counts: %w", err)
+		}
+		out[engine.State(state)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: sqlite: counts: %w", err)
+	}
+	return out, nil
+}
+
+// Prune implements engine.Journal.
+func (s *sqliteStore) Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error) {
+	err = s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		deleted, forgotten, err = sqlitePruneJournal(ctx, tx, now)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return deleted, forgotten, nil
+}
+
+// sqlitePruneJournal deletes the prunable rows past keep_until and forgets
+// the answers past answer_until of the others.
+func sqlitePruneJournal(ctx context.Context, tx *sql.Tx, now time.Time) (deleted, forgotten int64, err error) {
+	nowN := instant(now)
+	res, err := tx.ExecContext(ctx, `DELETE FROM payments WHERE keep_until < ? AND state IN `+prunableStates, nowN)
+	if err != nil {
+		return 0, 0, fmt.Errorf("payments: %w", err)
+	}
+	if deleted, err = res.RowsAffected(); err != nil {
+		return 0, 0, fmt.Errorf("payments: %w", err)
+	}
+	res, err = tx.ExecContext(ctx, `UPDATE payments SET answer = NULL
+		WHERE answer IS NOT NULL AND answer_until < ? AND state IN `+prunableStates, nowN)
+	if err != nil {
+		return 0, 0, fmt.Errorf("answers: %w", err)
+	}
+	if forgotten, err = res.RowsAffected(); err != nil {
+		return 0, 0, fmt.Errorf("answers: %w", err)
+	}
+	return deleted, forgotten, nil
+}
+
+// LedgerEntry returns the ledger entry of an authorization (found false if
+// none); asset, payer and nonce compare case-insensitively, the payer comes
+// back EIP-55 checksummed. It implements journaltest.LedgerReader.
+func (s *sqliteStore) LedgerEntry(ctx context.Context, network, asset, payer, nonce string) (engine.LedgerEntry, bool, error) {
+	n, a, p, no, ok := ledgerLookup(network, asset, payer, nonce)
+	if !ok {
+		return engine.LedgerEntry{}, false, nil
+	}
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	var e engine.LedgerEntry
+	var at int64
+	err := s.r.QueryRowContext(ctx, `SELECT network, asset, payer, nonce, tool_key, amount, tx, COALESCE(ref_code, ''),
+		route, transport, settled_at FROM settlements WHERE network = ? AND asset = ? AND payer = ? AND nonce = ?`,
+		n, a, p, no).Scan(&e.Network, &e.Asset, &e.Payer, &e.Nonce, &e.Product, &e.Amount, &e.Transaction, &e.RefCode,
+		&e.Resource, &e.Transport, &at)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return engine.LedgerEntry{}, false, nil
+	case err != nil:
+		return engine.LedgerEntry{}, false, fmt.Errorf("store: sqlite: ledger entry: %w", err)
+	}
+	e.Payer, e.SettledAt = displayAddress(e.Payer), fromNanos(at)
+	return e, true, nil
+}
+
+// prunable reports whether Prune may delete (and Reserve replace) a row in
+// state s once past its KeepUntil.
+func prunable(s engine.State) bool {
+	return s == engine.StateSettled || s == engine.StateReleased || s == engine.StateFailed
+}

@@ -1,0 +1,822 @@
+// Package engine is the x402 payment engine: one transport-free, durable
+// state machine for every paid call, whatever protocol it arrived on. A
+// binding (the net/http middleware in x402/nethttp, the MCP and A2A servers)
+// decodes the caller's request, validates its input, and hands the engine a
+// Call: the priced Offer, a fingerprint of the request and the payment, if
+// any. The engine answers with an Outcome: payment required, refused,
+// unavailable, in progress, the recorded answer of a settled payment
+// (replayed), or — after running the caller's function, journaling the
+// answer and settling — paid.
+//
+// Every transition of a payment is committed to the Journal before the side
+// effect that depends on it:
+//
+//   - reserved, before the tool runs (one authorization, one row: a key
+//     known to the journal is never admitted for another request, on any
+//     transport or instance);
+//   - settling, with the answer, the payment and its requirements, before
+//     the facilitator's settle is called;
+//   - settled, with the ledger entry in the same commit, before the answer
+//     leaves.
+//
+// Recovery (Engine.Run: at start and periodically, on every instance at
+// once) releases reservations whose owner died and resolves settling rows
+// by asking a facilitator that can tell (x402.StatusChecker) or by
+// presenting the settlement again (a deduplicating facilitator returns the
+// original result). An "already used" answer is not proof of payment to
+// us: such rows become unknown, counted and listed for the operator, never
+// dropped.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// Defaults of Config.
+const (
+	DefaultVerifyTimeout   = 15 * time.Second
+	DefaultSettleTimeout   = 60 * time.Second
+	DefaultRunTimeout      = 30 * time.Second
+	DefaultAnswerRetention = 24 * time.Hour
+	DefaultKeyRetention    = 30 * 24 * time.Hour
+	DefaultMaxAttempts     = 3
+	DefaultHeartbeat       = 2 * time.Second
+	DefaultDeadAfter       = 10 * time.Second
+	DefaultRecoverEvery    = 5 * time.Second
+	// recoverBatch bounds the settling rows one recovery round claims.
+	recoverBatch = 64
+	// leaseMargin is added to every lease on top of the step's timeout.
+	leaseMargin = 15 * time.Second
+)
+
+// Reasons of the engine's own refusals (Outcome.Reason), next to the
+// x402 verification reasons it passes on.
+const (
+	// ReasonPaymentRequired is the error of an offer answering a call
+	// without payment.
+	ReasonPaymentRequired = "Payment required"
+	// ReasonNoMatchingRequirements: the payment accepts none of the offered
+	// requirements.
+	ReasonNoMatchingRequirements = "No matching payment requirements"
+	// ReasonPaymentInProgress: the same payment for the same request is
+	// being processed (or settled and not yet recorded); retry later.
+	ReasonPaymentInProgress = "payment_in_progress"
+	// ReasonAttemptsExhausted: calls with this authorization failed too
+	// often without settlement; sign a new one.
+	ReasonAttemptsExhausted = "payment_attempts_exhausted"
+	// ReasonStoreUnavailable: the payment journal could not be written.
+	ReasonStoreUnavailable = "payment_store_unavailable"
+	// ReasonFacilitatorUnavailable: the facilitator did not answer /verify.
+	ReasonFacilitatorUnavailable = "facilitator_unavailable"
+	// ReasonSettlementPending: the payment settled (or may have) and is not
+	// recorded yet; the same request with the same payment gets the answer
+	// once it is.
+	ReasonSettlementPending = "settlement_pending"
+)
+
+// Hook points (Config.Hook): where a crash test may stop the process.
+const (
+	HookSettlingCommitted = "settling-committed"
+	HookSettleReturned    = "settle-returned"
+	HookSettledCommitted  = "settled-committed"
+)
+
+// Config configures an Engine. Facilitator is required.
+type Config struct {
+	// Facilitator verifies and settles payments. When it also implements
+	// x402.StatusChecker, recovery asks it before presenting a settlement
+	// again.
+	Facilitator x402.Facilitator
+	// Journal keeps every payment's state durably; nil means a
+	// MemoryJournal (one process, nothing survives it).
+	Journal Journal
+	// Verifier runs the local checks; nil means a Verifier with Now.
+	Verifier *x402.Verifier
+	// SkipFacilitatorVerify skips the facilitator's /verify after the local
+	// checks, for a facilitator whose verify adds nothing to them (a local
+	// one); settlement still verifies.
+	SkipFacilitatorVerify bool
+	// Logger receives one record per decision (never a signature); nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// VerifyTimeout, SettleTimeout and RunTimeout bound the facilitator
+	// calls and the caller's run function; zero means the defaults.
+	VerifyTimeout time.Duration
+	SettleTimeout time.Duration
+	RunTimeout    time.Duration
+	// AnswerRetention is how long a recorded answer is kept for replays
+	// (whatever validBefore says); KeyRetention caps how long an
+	// authorization key is kept past its use (validBefore otherwise).
+	AnswerRetention time.Duration
+	KeyRetention    time.Duration
+	// MaxAttempts bounds the admissions of one authorization whose call
+	// ended without settlement; zero means DefaultMaxAttempts.
+	MaxAttempts int
+	// Instance names this engine in the journal (row owner); empty means a
+	// random id. Two live engines must never share one.
+	Instance string
+	// Heartbeat, DeadAfter and RecoverEvery pace Run: how often this
+	// instance says it is alive, after how long without a heartbeat an
+	// owner is taken for dead, and how often recovery runs.
+	Heartbeat    time.Duration
+	DeadAfter    time.Duration
+	RecoverEvery time.Duration
+	// Hook, when set, is called at the points named Hook* with the
+	// payment's key, on the call's goroutine (crash tests stop there).
+	Hook func(point, key string)
+	// Observe, when set, is told about every outcome and recovery result.
+	// It must not block.
+	Observe func(Event)
+}
+
+// Event is what Config.Observe is told.
+type Event struct {
+	Kind      OutcomeKind // the outcome (recovery: Paid or Refused/Unavailable)
+	Resource  string
+	Product   string
+	Transport string
+	Reason    string
+	Network   string
+	Asset     string
+	Amount    string // atomic units, on Paid
+	Recovered bool   // a recovery result, not a live call
+}
+
+// Engine runs paid calls; see the package documentation. Safe for
+// concurrent use.
+type Engine struct {
+	cfg      Config
+	journal  Journal
+	log      *slog.Logger
+	instance string
+
+	kick chan struct{} // asks Run for a recovery round now
+
+	mu      sync.Mutex
+	running bool
+}
+
+// New checks cfg and fills in the defaults.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Facilitator == nil {
+		return nil, errors.New("engine: Config.Facilitator is required")
+	}
+	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 ||
+		cfg.KeyRetention < 0 || cfg.MaxAttempts < 0 || cfg.Heartbeat < 0 || cfg.DeadAfter < 0 || cfg.RecoverEvery < 0 {
+		return nil, errors.New("engine: durations and limits must not be negative")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Journal == nil {
+		cfg.Journal = NewMemoryJournal()
+	}
+	if cfg.Verifier == nil {
+		cfg.Verifier = &x402.Verifier{Now: cfg.Now}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&cfg.VerifyTimeout, DefaultVerifyTimeout)
+	def(&cfg.SettleTimeout, DefaultSettleTimeout)
+	def(&cfg.RunTimeout, DefaultRunTimeout)
+	def(&cfg.AnswerRetention, DefaultAnswerRetention)
+	def(&cfg.KeyRetention, DefaultKeyRetention)
+	def(&cfg.Heartbeat, DefaultHeartbeat)
+	def(&cfg.DeadAfter, DefaultDeadAfter)
+	def(&cfg.RecoverEvery, DefaultRecoverEvery)
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.DeadAfter <= cfg.Heartbeat {
+		return nil, errors.New("engine: DeadAfter must be longer than Heartbeat")
+	}
+	inst := cfg.Instance
+	if inst == "" {
+		var b [12]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("engine: instance id: %w", err)
+		}
+		inst = hex.EncodeToString(b[:])
+	}
+	return &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1)}, nil
+}
+
+// Instance returns this engine's owner id in the journal.
+func (e *Engine) Instance() string { return e.instance }
+
+// Journal returns the engine's journal.
+func (e *Engine) Journal() Journal { return e.journal }
+
+// SettleTimeout returns the bound of one settlement; bindings keep their
+// own deadlines (an HTTP server's write timeout) above it.
+func (e *Engine) SettleTimeout() time.Duration { return e.cfg.SettleTimeout }
+
+// Offer is a priced resource: what a call without payment is told, and
+// what a payment must accept.
+type Offer struct {
+	// Resource labels the resource in logs, events and the journal, e.g.
+	// "POST /api/risk-levels".
+	Resource string
+	// Product is the ledger's name of what is sold (a tool key).
+	Product string
+	// PaymentRequired lists the accepted requirements (at least one), the
+	// resource and the extensions. Its X402Version is set to 2; Error is
+	// set per answer.
+	PaymentRequired x402.PaymentRequired
+}
+
+// NewOffer builds an offer from one or more price configurations (one
+// "accepts" entry each; the first one's resource and bazaar description are
+// used). The error is the first Route.Validate failure.
+func NewOffer(resource, product string, routes ...x402.Route) (*Offer, error) {
+	if len(routes) == 0 {
+		return nil, errors.New("engine: an offer needs at least one price configuration")
+	}
+	pr, err := routes[0].PaymentRequired()
+	if err != nil {
+		return nil, fmt.Errorf("engine: offer %s: %w", resource, err)
+	}
+	for _, rt := range routes[1:] {
+		req, err := rt.Requirements()
+		if err != nil {
+			return nil, fmt.Errorf("engine: offer %s: %w", resource, err)
+		}
+		pr.Accepts = append(pr.Accepts, req)
+	}
+	pr.X402Version = x402.Version
+	return &Offer{Resource: resource, Product: product, PaymentRequired: pr}, nil
+}
+
+// Required returns the offer's PaymentRequired with error reason set.
+func (o *Offer) Required(reason string) x402.PaymentRequired {
+	pr := o.PaymentRequired
+	pr.X402Version = x402.Version
+	pr.Error = reason
+	return pr
+}
+
+// Call is one request for a priced resource.
+type Call struct {
+	Offer *Offer
+	// PaymentRequired, when set, replaces Offer.PaymentRequired for this
+	// call (a resource URL that depends on the request).
+	PaymentRequired *x402.PaymentRequired
+	// Fingerprint identifies the request (its decoded input): the same
+	// payment is replayed only to the same fingerprint.
+	Fingerprint string
+	// Payment is the payment presented, nil for none. A v1 payment (X402Version 1)
+	// is matched by scheme and network and treated as its v2 equivalent.
+	Payment *x402.PaymentPayload
+	// Transport is "http", "mcp" or "a2a".
+	Transport string
+	// RequestID and RefCode are recorded with the payment.
+	RequestID string
+	RefCode   string
+}
+
+// RunFunc produces the answer a payment buys. It runs once the payment is
+// reserved and verified; an error means nothing is settled (the
+// reservation is released). ctx is bounded by Config.RunTimeout.
+type RunFunc func(ctx context.Context) (Answer, error)
+
+// OutcomeKind classifies an Outcome.
+type OutcomeKind int
+
+// Outcome kinds.
+const (
+	// PaymentRequired: no payment was presented; offer PaymentRequired.
+	PaymentRequired OutcomeKind = iota + 1
+	// Refused: the payment is refused (Reason); offer PaymentRequired again.
+	Refused
+	// InProgress: the same payment for the same request is being processed;
+	// retry after RetryAfter.
+	InProgress
+	// Unavailable: the journal or the facilitator failed (Reason); nothing
+	// was charged. Timeout tells a facilitator time-out.
+	Unavailable
+	// RunFailed: the run function failed (Err, and the Answer it returned,
+	// if any); nothing was settled.
+	RunFailed
+	// SettleFailed: settlement failed (Settlement holds the failing
+	// response); the answer is withheld.
+	SettleFailed
+	// Pending: the settlement went through (or may have) but could not be
+	// recorded yet; the answer is withheld until it is, and the same
+	// request with the same payment gets it then (retry after RetryAfter).
+	Pending
+	// Paid: the answer, settled now.
+	Paid
+	// Replayed: the recorded answer of this payment, settled before.
+	Replayed
+)
+
+// String names the kind for logs and metrics.
+func (k OutcomeKind) String() string {
+	switch k {
+	case PaymentRequired:
+		return "payment_required"
+	case Refused:
+		return "refused"
+	case InProgress:
+		return "in_progress"
+	case Unavailable:
+		return "unavailable"
+	case RunFailed:
+		return "run_failed"
+	case SettleFailed:
+		return "settle_failed"
+	case Pending:
+		return "pending"
+	case Paid:
+		return "paid"
+	case Replayed:
+		return "replayed"
+	}
+	return "invalid"
+}
+
+// Outcome is the engine's answer to a Call.
+type Outcome struct {
+	Kind OutcomeKind
+	// Reason is the refusal or failure reason (x402 reason strings where
+	// one exists).
+	Reason string
+	// PaymentRequired is set for PaymentRequired, Refused and InProgress:
+	// the offer with its error set to Reason.
+	PaymentRequired *x402.PaymentRequired
+	// Answer is the paid or replayed answer, or what a failed run returned.
+	Answer *Answer
+	// Settlement is the settlement of Paid and Replayed, the failing
+	// response of SettleFailed.
+	Settlement *x402.SettleResponse
+	// Err is the run function's error (RunFailed) or the cause of
+	// Unavailable.
+	Err error
+	// Timeout marks an Unavailable caused by a facilitator time-out.
+	Timeout bool
+	// RetryAfter is set for InProgress and Pending.
+	RetryAfter time.Duration
+	// Version is the protocol version of the payment (1 or 2; 2 without
+	// one), for the binding's headers.
+	Version int
+	// Payer is the payment's payer once known.
+	Payer string
+	// Key is the payment's journal key once known.
+	Key string
+}
+
+// paid carries one admitted payment through the steps.
+type paid struct {
+	call    Call
+	pr      *x402.PaymentRequired
+	payload x402.PaymentPayload
+	req     x402.PaymentRequirements
+	version int
+	payer   string
+	nonce   string
+	key     string
+	amount  string
+	log     *slog.Logger
+}
+
+// Serve runs one call through the engine. run is called at most once, only
+// for an admitted payment.
+func (e *Engine) Serve(ctx context.Context, c Call, run RunFunc) Outcome {
+	out := e.serve(ctx, c, run)
+	if out.Version == 0 {
+		out.Version = x402.Version
+	}
+	if e.cfg.Observe != nil {
+		ev := Event{Kind: out.Kind, Resource: c.Offer.Resource, Product: c.Offer.Product, Transport: c.Transport, Reason: out.Reason}
+		if out.Kind == Paid && out.Settlement != nil {
+			ev.Network, ev.Amount = out.Settlement.Network, out.Settlement.Amount
+			pr := &c.Offer.PaymentRequired
+			if c.PaymentRequired != nil {
+				pr = c.PaymentRequired
+			}
+			ev.Asset = assetOn(pr.Accepts, ev.Network)
+		}
+		e.cfg.Observe(ev)
+	}
+	return out
+}
+
+func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
+	pr := &c.Offer.PaymentRequired
+	if c.PaymentRequired != nil {
+		pr = c.PaymentRequired
+	}
+	if c.Payment == nil {
+		return e.refuse(pr, PaymentRequired, ReasonPaymentRequired, 0)
+	}
+	p := &paid{call: c, pr: pr, version: c.Payment.X402Version}
+	p.log = e.log.With("resource", c.Offer.Resource, "transport", c.Transport)
+	if c.RequestID != "" {
+		p.log = p.log.With("request_id", c.RequestID)
+	}
+	if !e.match(p) {
+		p.log.Info("x402: no matching payment requirements", "x402_version", p.version)
+		return e.refuse(pr, Refused, ReasonNoMatchingRequirements, p.version)
+	}
+	payer, err := e.cfg.Verifier.Verify(p.payload, p.req)
+	p.payer = payer
+	if err != nil {
+		reason := x402.ReasonUnexpectedVerifyError
+		var ve *x402.VerifyError
+		if errors.As(err, &ve) {
+			reason = ve.Reason
+		}
+		p.log.Info("x402: payment refused by local checks", "reason", reason, "payer", trunc(payer, 42))
+		o := e.refuse(pr, Refused, reason, p.version)
+		o.Payer = payer
+		return o
+	}
+	ep, err := x402.ParseExactEVMPayload(p.payload.Payload)
+	if err != nil { // cannot happen after Verify
+		return e.refuse(pr, Refused, x402.ReasonInvalidPayload, p.version)
+	}
+	p.nonce = ep.Authorization.Nonce
+	p.amount = p.req.Amount
+	p.key = x402.NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
+	p.log = p.log.With("payer", trunc(payer, 42), "nonce", trunc(p.nonce, 66), "amount", p.amount, "network", p.req.Network)
+
+	if o, ok := e.reserve(ctx, p, ep); !ok {
+		return o
+	}
+	if !e.cfg.SkipFacilitatorVerify {
+		if o, ok := e.facilitatorVerify(ctx, p); !ok {
+			return o
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
+	ans, err := safeRun(rctx, run)
+	cancel()
+	if err != nil {
+		e.release(p, "run failed: "+trunc(err.Error(), 200), true)
+		p.log.Info("x402: paid call failed; not settled", "error", err)
+		o := Outcome{Kind: RunFailed, Err: err, Version: p.version, Payer: payer, Key: p.key}
+		if ans.Status != 0 || len(ans.Body) > 0 {
+			o.Answer = &ans
+		}
+		return o
+	}
+	if ans.Status == 0 {
+		ans.Status = 200
+	}
+	return e.settle(ctx, p, ans)
+}
+
+// assetOn returns the asset of the first requirement on network (a CAIP-2
+// id or a v1 name), "" if none.
+func assetOn(accepts []x402.PaymentRequirements, network string) string {
+	want := network
+	if n, ok := x402.LookupNetwork(network); ok {
+		want = n.CAIP2
+	}
+	for _, a := range accepts {
+		got := a.Network
+		if n, ok := x402.LookupNetwork(a.Network); ok {
+			got = n.CAIP2
+		}
+		if got == want {
+			return a.Asset
+		}
+	}
+	return ""
+}
+
+// refuse builds a payment-required or refused outcome.
+func (e *Engine) refuse(pr *x402.PaymentRequired, kind OutcomeKind, reason string, version int) Outcome {
+	out := *pr
+	out.X402Version = x402.Version
+	out.Error = reason
+	return Outcome{Kind: kind, Reason: reason, PaymentRequired: &out, Version: version}
+}
+
+// match finds the offered requirement the payment accepts.
+func (e *Engine) match(p *paid) bool {
+	if p.version == x402.VersionV1 {
+		for _, req := range p.pr.Accepts {
+			if v2, ok := x402.PayloadFromV1(*p.call.Payment, req); ok {
+				p.payload, p.req = v2, req
+				return true
+			}
+		}
+		return false
+	}
+	req, ok := x402.FindMatchingRequirements(p.pr.Accepts, p.call.Payment.Accepted)
+	if ok {
+		p.payload, p.req = *p.call.Payment, req
+	}
+	return ok
+}
+
+// reserve claims the authorization; ok is false when o answers the call.
+func (e *Engine) reserve(ctx context.Context, p *paid, ep x402.ExactEVMPayload) (o Outcome, ok bool) {
+	now := e.cfg.Now()
+	keep := now.Add(e.cfg.KeyRetention)
+	if vb := unixTime(ep.Authorization.ValidBefore); vb.Before(keep) {
+		keep = vb
+	}
+	c := p.call
+	rec := Record{
+		Key: p.key, Network: p.req.Network, Asset: strings.ToLower(p.req.Asset), Payer: ep.Authorization.From,
+		Nonce: ep.Authorization.Nonce, PayTo: p.req.PayTo, Amount: p.amount,
+		RequestHash: c.Fingerprint, Resource: c.Offer.Resource, Product: c.Offer.Product, Transport: c.Transport,
+		RefCode: c.RefCode, RequestID: c.RequestID, X402Version: p.version,
+		State: StateReserved, Owner: e.instance,
+		LeaseUntil: now.Add(e.cfg.VerifyTimeout + e.cfg.RunTimeout + leaseMargin),
+		KeepUntil:  keep, CreatedAt: now, UpdatedAt: now,
+	}
+	existing, err := e.journal.Reserve(ctx, rec, e.cfg.MaxAttempts)
+	base := Outcome{Version: p.version, Payer: p.payer, Key: p.key}
+	switch {
+	case err == nil:
+		return base, true
+	case errors.Is(err, ErrTaken):
+		same := existing.RequestHash == c.Fingerprint
+		switch {
+		case existing.State == StateSettled && same && existing.Answer != nil && existing.Settlement != nil:
+			p.log.Info("x402: replaying the answer of a settled payment")
+			base.Kind, base.Answer, base.Settlement = Replayed, existing.Answer, existing.Settlement
+			return base, false
+		case same && (existing.State == StateReserved || existing.State == StateSettling):
+			if existing.State == StateSettling {
+				e.Kick() // its owner may be gone: resolve it as soon as allowed
+			}
+			p.log.Info("x402: payment in progress", "state", existing.State.String())
+			o := e.refuse(p.pr, InProgress, ReasonPaymentInProgress, p.version)
+			o.Payer, o.Key, o.RetryAfter = p.payer, p.key, e.retryAfter(existing)
+			return o, false
+		case existing.State == StateReleased && same:
+			p.log.Info("x402: authorization out of attempts", "attempts", existing.Attempts)
+			o := e.refuse(p.pr, Refused, ReasonAttemptsExhausted, p.version)
+			o.Payer, o.Key = p.payer, p.key
+			return o, false
+		}
+		p.log.Info("x402: payment authorization already used", "state", existing.State.String(), "same_request", same)
+		o := e.refuse(p.pr, Refused, x402.ReasonNonceAlreadyUsed, p.version)
+		o.Payer, o.Key = p.payer, p.key
+		return o, false
+	default:
+		p.log.Error("x402: the payment journal refused a reservation", "error", err)
+		base.Kind, base.Reason, base.Err = Unavailable, ReasonStoreUnavailable, err
+		return base, false
+	}
+}
+
+// retryAfter is how long a client waiting for rec should wait.
+func (e *Engine) retryAfter(rec Record) time.Duration {
+	d := rec.LeaseUntil.Sub(e.cfg.Now())
+	switch {
+	case d < time.Second:
+		return time.Second
+	case d > 5*time.Second:
+		return 5 * time.Second
+	}
+	return d.Round(time.Second)
+}
+
+// facilitatorVerify asks the facilitator; ok is false when o answers.
+func (e *Engine) facilitatorVerify(ctx context.Context, p *paid) (o Outcome, ok bool) {
+	vctx, cancel := context.WithTimeout(ctx, e.cfg.VerifyTimeout)
+	defer cancel()
+	vr, err := e.cfg.Facilitator.Verify(vctx, p.payload, p.req)
+	if err != nil {
+		e.release(p, "facilitator verify failed", false)
+		p.log.Warn("x402: facilitator verify failed", "error", err)
+		return Outcome{Kind: Unavailable, Reason: ReasonFacilitatorUnavailable, Err: err, Version: p.version, Payer: p.payer, Key: p.key,
+			Timeout: errors.Is(err, context.DeadlineExceeded)}, false
+	}
+	if !vr.IsValid {
+		reason := vr.InvalidReason
+		if reason == "" {
+			reason = x402.ReasonUnexpectedVerifyError
+		}
+		e.release(p, "facilitator refused: "+trunc(reason, 100), true)
+		p.log.Info("x402: payment refused by the facilitator", "reason", trunc(reason, 80))
+		o := e.refuse(p.pr, Refused, reason, p.version)
+		o.Payer, o.Key = p.payer, p.key
+		return o, false
+	}
+	return Outcome{}, true
+}
+
+// release frees p's reservation, logging a failure (the lease frees it
+// anyway).
+func (e *Engine) release(p *paid, reason string, counted bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.VerifyTimeout)
+	defer cancel()
+	if err := e.journal.Release(ctx, p.key, e.instance, reason, counted); err != nil {
+		p.log.Error("x402: releasing the payment reservation failed (its lease frees it)", "error", err)
+	}
+}
+
+// settle journals the answer, settles and journals the settlement.
+func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
+	base := Outcome{Version: p.version, Payer: p.payer, Key: p.key}
+	payloadJSON, err1 := json.Marshal(p.payload)
+	reqJSON, err2 := json.Marshal(p.req)
+	if err := errors.Join(err1, err2); err != nil {
+		e.release(p, "encoding the payment failed", false)
+		p.log.Error("x402: encoding the payment for the journal failed", "error", err)
+		base.Kind, base.Reason, base.Err = Unavailable, ReasonStoreUnavailable, err
+		return base
+	}
+	if err := ctx.Err(); err != nil { // the caller left: charge nothing
+		e.release(p, "caller gone before settlement", false)
+		base.Kind, base.Reason, base.Err = Unavailable, ReasonStoreUnavailable, err
+		return base
+	}
+	now := e.cfg.Now()
+	st := Settling{
+		Answer: ans, AnswerUntil: now.Add(e.cfg.AnswerRetention),
+		Payload: payloadJSON, Requirements: reqJSON, Payer: p.payer, Amount: p.amount,
+		LeaseUntil: now.Add(e.cfg.SettleTimeout + leaseMargin),
+	}
+	// The settling write is what makes a settlement recoverable: without
+	// it, nothing is settled.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.VerifyTimeout)
+	err := e.journal.Settling(wctx, p.key, e.instance, st)
+	cancel()
+	if err != nil {
+		e.release(p, "journal refused settling", false)
+		p.log.Error("x402: the payment journal refused the settling state; nothing settled", "error", err)
+		base.Kind, base.Reason, base.Err = Unavailable, ReasonStoreUnavailable, err
+		return base
+	}
+	e.hook(HookSettlingCommitted, p.key)
+
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SettleTimeout)
+	defer cancel()
+	sr, err := e.cfg.Facilitator.Settle(sctx, p.payload, p.req)
+	e.hook(HookSettleReturned, p.key)
+	if err != nil {
+		// No decision: the transaction may have gone out. The row stays
+		// settling; recovery resolves it once its lease ends.
+		p.log.Error("x402: settlement failed without a decision; recovery will resolve it", "error", err)
+		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
+		return base
+	}
+	if !sr.Success {
+		return e.settleRefused(p, sr)
+	}
+	e.completeSettlement(&sr, p.req, p.payer)
+	if err := e.recordSettled(sctx, p.key, sr); err != nil {
+		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
+			"transaction", trunc(sr.Transaction, 100), "error", err)
+		go e.settleLater(p.key, sr, st.LeaseUntil, p.log)
+		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
+		return base
+	}
+	e.hook(HookSettledCommitted, p.key)
+	p.log.Info("x402: payment settled", "transaction", trunc(sr.Transaction, 100))
+	base.Kind, base.Answer, base.Settlement = Paid, &ans, &sr
+	return base
+}
+
+// settleRefused handles a settlement the facilitator refused.
+func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
+	if sr.ErrorReason == "" {
+		sr.ErrorReason = x402.ReasonUnexpectedSettleError
+	}
+	out := x402.SettleResponse{Success: false, ErrorReason: sr.ErrorReason, ErrorMessage: sr.ErrorMessage, Network: p.req.Network, Payer: p.payer}
+	base := Outcome{Kind: SettleFailed, Reason: sr.ErrorReason, Settlement: &out, Version: p.version, Payer: p.payer, Key: p.key}
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.VerifyTimeout)
+	defer cancel()
+	var err error
+	switch {
+	case sr.Transaction != "" || sr.ErrorReason == ReasonSettlementPending:
+		// Something may be on chain: leave the row settling for recovery.
+		p.log.Warn("x402: settlement ambiguous; recovery will resolve it", "reason", trunc(sr.ErrorReason, 80))
+		return base
+	case sr.ErrorReason == x402.ReasonNonceAlreadyUsed:
+		// Used elsewhere before our first settle: for good.
+		err = e.journal.Fail(ctx, p.key, e.instance, sr.ErrorReason, sr)
+	default:
+		// Refused before anything reached the chain: the payer may try
+		// again (bounded).
+		err = e.journal.Release(ctx, p.key, e.instance, "settlement refused: "+trunc(sr.ErrorReason, 100), true)
+	}
+	if err != nil {
+		p.log.Error("x402: journaling a refused settlement failed; recovery will resolve it", "error", err)
+	}
+	p.log.Warn("x402: settlement refused", "reason", trunc(sr.ErrorReason, 80))
+	return base
+}
+
+// completeSettlement fills what a facilitator may leave out.
+func (e *Engine) completeSettlement(sr *x402.SettleResponse, req x402.PaymentRequirements, payer string) {
+	if sr.Network == "" {
+		sr.Network = req.Network
+	}
+	if sr.Payer == "" {
+		sr.Payer = payer
+	}
+	if sr.Amount == "" {
+		sr.Amount = req.Amount
+	}
+}
+
+// recordSettled writes the settled state, retrying briefly: the store may
+// be restarting, and a settled payment recorded now is answered now.
+func (e *Engine) recordSettled(ctx context.Context, key string, sr x402.SettleResponse) error {
+	var err error
+	pause := 50 * time.Millisecond
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		wctx, cancel := context.WithTimeout(ctx, e.cfg.VerifyTimeout)
+		err = e.journal.Settle(wctx, key, sr, e.cfg.Now())
+		cancel()
+		if err == nil || errors.Is(err, ErrState) || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
+}
+
+// settleLater keeps trying to record a settlement the journal refused,
+// until it succeeds or the row's lease ends (recovery takes over then: the
+// row is durable in settling, and a deduplicating facilitator or a status
+// query confirms it again).
+func (e *Engine) settleLater(key string, sr x402.SettleResponse, until time.Time, log *slog.Logger) {
+	pause := time.Second
+	for time.Now().Before(until) {
+		time.Sleep(pause)
+		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.VerifyTimeout)
+		err := e.journal.Settle(ctx, key, sr, e.cfg.Now())
+		cancel()
+		if err == nil {
+			log.Info("x402: settlement recorded after the journal came back", "transaction", trunc(sr.Transaction, 100))
+			return
+		}
+		if errors.Is(err, ErrState) { // recovered meanwhile, or no longer ours
+			return
+		}
+		pause = min(2*pause, 10*time.Second)
+	}
+}
+
+func (e *Engine) hook(point, key string) {
+	if e.cfg.Hook != nil {
+		e.cfg.Hook(point, key)
+	}
+}
+
+// safeRun runs run, turning a panic into an error.
+func safeRun(ctx context.Context, run RunFunc) (ans Answer, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("engine: the paid call panicked: %v", v)
+		}
+	}()
+	return run(ctx)
+}
+
+// unixTime turns validBefore (decimal unix seconds) into a time, capped at
+// the year 9999.
+func unixTime(s string) time.Time {
+	const maxUnix = 253402300799 // 9999-12-31T23:59:59Z
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok || v.Sign() < 0 || !v.IsInt64() || v.Int64() > maxUnix {
+		return time.Unix(maxUnix, 0)
+	}
+	return time.Unix(v.Int64(), 0)
+}
+
+// trunc returns at most n bytes of s, cut on a rune boundary.
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// State is the life-cycle state of one payment authorization in the
+// journal. The values are stored by journals; never renumber them.
+type State int
+
+// The states of a payment. A row is created reserved; the answer and the
+// payment are recorded with the move to settling, in one commit, before
+// the facilitator is asked to settle; settled is written with the ledger
+// entry in one commit.
+//
+//	reserved ──► settling ──► settled
+//	   │            ├───────► failed   (the facilitator refused for good)
+//	   │            ├───────► released (refused before anything reached the chain)
+//	   │            └───────► unknown  (recovery could not tell; kept for the operator)
+//	   └──► released (the call failed, the facilitator refused /verify, or the
+//	                  process died before settling: nothing was settled)
+//
+// A released row may be reserved again, for at most MaxAttempts failed
+// admissions in all.
+const (
+	StateReserved State = 1
+	StateSettling State = 3
+	StateSettled  State = 4
+	StateReleased State = 5
+	StateFailed   State = 6
+	StateUnknown  State = 7
+)
+
+// String names the state as journals, logs and metrics spell it.
+func (s State) String() string {
+	switch s {
+	case StateReserved:
+		return "reserved"
+	case StateSettling:
+		return "settling"
+	case StateSettled:
+		return "settled"
+	case StateReleased:
+		return "released"
+	case StateFailed:
+		return "failed"
+	case StateUnknown:
+		return "unknown"
+	}
+	return "invalid"
+}
+
+// States lists every state, in life-cycle order.
+func States() []State {
+	return []State{StateReserved, StateSettling, StateSettled, StateReleased, StateFailed, StateUnknown}
+}
+
+// Answer is what a paid call answered: recorded before settlement and
+// replayed to the same request presenting the same payment. Status and
+// Header are those of an HTTP answer (other transports record 200 and the
+// content type); Body is the payload.
+type Answer struct {
+	Status int                 `json:"status"`
+	Header map[string][]string `json:"header,omitempty"`
+	Body   []byte              `json:"body"`
+}
+
+// Record is one journal row: everything the engine and recovery need about
+// one payment authorization. Key is x402.NonceKey(Network, Asset, Payer,
+// Nonce) and identifies the row.
+type Record struct {
+	Key     string
+	Network string // CAIP-2
+	Asset   string // token contract
+	Payer   string // authorization.from
+	Nonce   string // authorization nonce, 0x + 64 hex
+	PayTo   string
+	Amount  string // atomic units, decimal
+
+	// RequestHash identifies the request the authorization pays for; an
+	// authorization is never admitted for another one.
+	RequestHash string
+	// Resource labels what is sold ("POST /api/risk-levels"); Product is
+	// the ledger's name for it (a tool key).
+	Resource string
+	Product  string
+	// Transport is how the call arrived: "http", "mcp" or "a2a".
+	Transport string
+	// RefCode is the referral code the call carried ("" for none).
+	RefCode string
+	// RequestID is the caller's request id, for logs and reconciliation.
+	RequestID string
+	// X402Version is the protocol version the client spoke (1 or 2).
+	X402Version int
+
+	State State
+	// Attempts counts admissions of this authorization that ended without
+	// settlement (released); Reserve refuses past the engine's limit.
+	Attempts int
+	// Owner is the engine instance holding the row (while reserved or
+	// settling); LeaseUntil is when another instance may take it over
+	// even if the owner still looks alive.
+	Owner      string
+	LeaseUntil time.Time
+
+	// Payload and Requirements (JSON of x402.PaymentPayload in its v2 form,
+	// and of x402.PaymentRequirements) are recorded with the move to
+	// settling: recovery presents them to the facilitator again.
+	Payload      []byte
+	Requirements []byte
+	// Answer is recorded with the move to settling and kept until
+	// AnswerUntil; nil once forgotten.
+	Answer      *Answer
+	AnswerUntil time.Time
+	// Settlement is the facilitator's answer once settled (or the last
+	// refusal once failed).
+	Settlement *x402.SettleResponse
+	// Reason says why a row was released, failed or is unknown.
+	Reason string
+
+	// KeepUntil is how long the row (the authorization key) is kept: the
+	// authorization's validBefore, capped by the engine's key retention.
+	KeepUntil time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Errors of Journal implementations.
+var (
+	// ErrTaken: Reserve found the key held (reserved, settling, settled,
+	// failed or unknown), or released and out of attempts; the existing
+	// record comes with it.
+	ErrTaken = errors.New("engine: payment authorization already known")
+	// ErrState: a transition from a state it does not leave, or by an
+	// owner that does not hold the row. The row is unchanged. A transition
+	// of an absent key returns an error matching both ErrState and
+	// ErrNotFound.
+	ErrState = errors.New("engine: payment record is not in the expected state")
+	// ErrNotFound: no row has the key.
+	ErrNotFound = errors.New("engine: payment record not found")
+)
+
+// Journal is the durable payment journal the engine writes every
+// transition to. Each method returns only once its write is durable
+// (committed); implementations may group the writes of concurrent callers
+// into one commit. The journal also holds the ledger: Settle writes the
+// ledger entry in the same commit as the settled state.
+//
+// Implementations: store (SQLite and PostgreSQL) and MemoryJournal (one
+// process, nothing durable: for tests and embedding). The conformance suite
+// is engine/journaltest.
+type Journal interface {
+	// Reserve creates rec (State reserved; Owner, LeaseUntil, KeepUntil,
+	// CreatedAt set by the caller) unless its key exists. A released row
+	// whose Attempts is below maxAttempts is reserved again in place
+	// (RequestHash, Owner, LeaseUntil, Resource, Product, Transport,
+	// RefCode, RequestID, X402Version taken from rec; Attempts kept).
+	// Otherwise it returns the existing record, Answer included, and
+	// ErrTaken. A row past its KeepUntil at rec.CreatedAt (the caller's
+	// now) counts as absent if Prune may delete it (settled, released,
+	// failed); reserved, settling and unknown rows are never replaced.
+	Reserve(ctx context.Context, rec Record, maxAttempts int) (existing Record, err error)
+
+	// Settling moves key from reserved (held by owner) to settling,
+	// recording answer, answerUntil, the payload and requirements JSON, the
+	// payer and amount (as the facilitator will be asked to settle them),
+	// and leaseUntil. ErrState if the row is not reserved by owner.
+	Settling(ctx context.Context, key, owner string, s Settling) error
+
+	// Settle moves key from settling or unknown (any owner: a confirmed
+	// settlement is the truth) to settled with sr, and writes the ledger
+	// entry (Network, Asset, Payer, Nonce, Product, Amount, sr.Transaction,
+	// RefCode, Resource, Transport, at) in the same commit; the ledger
+	// entry is idempotent on (network, asset, payer, nonce). Settling an
+	// already settled key is a no-op returning nil. ErrState otherwise.
+	Settle(ctx context.Context, key string, sr x402.SettleResponse, at time.Time) error
+
+	// Release moves key from reserved or settling (held by owner) to
+	// released, adding one to Attempts when counted is true (the call
+	// failed or the payment was refused; a crash is not counted), with
+	// reason. ErrState otherwise.
+	Release(ctx context.Context, key, owner, reason string, counted bool) error
+
+	// Fail moves key from settling (held by owner) to failed, with the
+	// facilitator's refusal sr and reason. ErrState otherwise.
+	Fail(ctx context.Context, key, owner, reason string, sr x402.SettleResponse) error
+
+	// MarkUnknown moves key from settling (held by owner) to unknown with
+	// reason. ErrState otherwise.
+	MarkUnknown(ctx context.Context, key, owner, reason string) error
+
+	// Get returns the record of key (ErrNotFound if absent).
+	Get(ctx context.Context, key string) (Record, error)
+
+	// Heartbeat records that the engine instance owner is alive at now.
+	// Leave removes it (a clean shutdown).
+	Heartbeat(ctx context.Context, owner string, now time.Time) error
+	Leave(ctx context.Context, owner string) error
+
+	// Recover, atomically and safely from several instances at once:
+	// releases (uncounted, reason "abandoned") every reserved row whose
+	// lease ended before now or whose owner's last heartbeat is before
+	// deadBefore (or absent); and claims up to limit settling rows in the
+	// same situation for owner, setting their LeaseUntil to leaseUntil, and
+	// returns them (Payload, Requirements and Answer included). It also
+	// records owner's heartbeat at now, in the same commit, so that a row
+	// claimed by one caller is not returned to another until its new lease
+	// ends. released counts the rows released.
+	Recover(ctx context.Context, owner string, now, deadBefore, leaseUntil time.Time, limit int) (claimed []Record, released int, err error)
+
+	// List returns up to limit records in state, oldest first (for the
+	// operator: unknown rows above all).
+	List(ctx context.Context, state State, limit int) ([]Record, error)
+
+	// Counts returns the number of rows in each state.
+	Counts(ctx context.Context) (map[State]int64, error)
+
+	// Prune deletes rows past KeepUntil that are settled, released or
+	// failed (settling and unknown rows are never deleted), and forgets
+	// answers past AnswerUntil. It returns the rows deleted and the answers
+	// forgotten.
+	Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error)
+}
+
+// Settling is what the move to settling records.
+type Settling struct {
+	Answer       Answer
+	AnswerUntil  time.Time
+	Payload      []byte // JSON x402.PaymentPayload (v2 form)
+	Requirements []byte // JSON x402.PaymentRequirements
+	Payer        string
+	Amount       string
+	LeaseUntil   time.Time
+}

@@ -1,0 +1,467 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// LedgerEntry is the ledger row Settle writes with the settled state: one
+// per authorization (Network, Asset, Payer, Nonce), the first one kept.
+type LedgerEntry struct {
+	Network     string
+	Asset       string
+	Payer       string
+	Nonce       string
+	Product     string
+	Amount      string // atomic units, decimal
+	Transaction string
+	RefCode     string
+	Resource    string
+	Transport   string
+	SettledAt   time.Time
+}
+
+// MemoryJournal is a Journal held in memory: safe for concurrent use by
+// one process, nothing survives it. For tests and for embedding the engine
+// where no store is configured. Its ledger is readable with LedgerEntry
+// and Ledger. The zero value is not usable; call NewMemoryJournal.
+type MemoryJournal struct {
+	mu        sync.Mutex
+	rows      map[string]*Record
+	instances map[string]time.Time
+	ledger    map[string]int // ledger key → index in entries
+	entries   []LedgerEntry
+}
+
+// NewMemoryJournal returns an empty MemoryJournal.
+func NewMemoryJournal() *MemoryJournal {
+	return &MemoryJournal{
+		rows:      map[string]*Record{},
+		instances: map[string]time.Time{},
+		ledger:    map[string]int{},
+	}
+}
+
+var _ Journal = (*MemoryJournal)(nil)
+
+// Reserve implements Journal.
+func (m *MemoryJournal) Reserve(ctx context.Context, rec Record, maxAttempts int) (Record, error) {
+	if err := ctx.Err(); err != nil {
+		return Record{}, fmt.Errorf("engine: memory journal: reserve: %w", err)
+	}
+	if rec.Key == "" {
+		return Record{}, errors.New("engine: memory journal: reserve: the record has no key")
+	}
+	settlement, err := cloneSettlement(rec.Settlement)
+	if err != nil {
+		return Record{}, fmt.Errorf("engine: memory journal: reserve: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := rec.CreatedAt
+	cur, ok := m.rows[rec.Key]
+	switch {
+	case !ok || (prunable(cur.State) && cur.KeepUntil.Before(now)):
+		row := cloneRecord(rec)
+		row.Settlement = settlement
+		row.State = StateReserved
+		if row.UpdatedAt.IsZero() {
+			row.UpdatedAt = now
+		}
+		m.rows[rec.Key] = &row
+		return cloneRecord(row), nil
+	case cur.State == StateReleased && cur.Attempts < maxAttempts:
+		cur.State = StateReserved
+		cur.RequestHash, cur.Owner, cur.LeaseUntil = rec.RequestHash, rec.Owner, rec.LeaseUntil
+		cur.Resource, cur.Product, cur.Transport = rec.Resource, rec.Product, rec.Transport
+		cur.RefCode, cur.RequestID, cur.X402Version = rec.RefCode, rec.RequestID, rec.X402Version
+		// What the previous admission recorded is not this one's.
+		cur.Payload, cur.Requirements, cur.Answer, cur.AnswerUntil = nil, nil, nil, time.Time{}
+		cur.Settlement, cur.Reason = nil, ""
+		cur.UpdatedAt = now
+		return cloneRecord(*cur), nil
+	}
+	return cloneRecord(*cur), ErrTaken
+}
+
+// Settling implements Journal.
+func (m *MemoryJournal) Settling(ctx context.Context, key, owner string, s Settling) error {
+	return m.transition(ctx, "settling", key, func(r *Record) error {
+		if r.State != StateReserved || r.Owner != owner {
+			return stateError(r)
+		}
+		ans := cloneAnswer(&s.Answer)
+		r.State = StateSettling
+		r.Answer, r.AnswerUntil = ans, s.AnswerUntil
+		r.Payload, r.Requirements = slices.Clone(s.Payload), slices.Clone(s.Requirements)
+		r.Payer, r.Amount, r.LeaseUntil = s.Payer, s.Amount, s.LeaseUntil
+		r.UpdatedAt = time.Now()
+		return nil
+	})
+}
+
+// Settle implements Journal.
+func (m *MemoryJournal) Settle(ctx context.Context, key string, sr x402.SettleResponse, at time.Time) error {
+	settlement, err := cloneSettlement(&sr)
+	if err != nil {
+		return fmt.Errorf("engine: memory journal: settle: %w", err)
+	}
+	return m.transition(ctx, "settle", key, func(r *Record) error {
+		switch r.State {
+		case StateSettled:
+			return nil
+		case StateSettling, StateUnknown:
+		default:
+			return stateError(r)
+		}
+		r.State, r.Settlement, r.UpdatedAt = StateSettled, settlement, at
+		lk := ledgerKey(r.Network, r.Asset, r.Payer, r.Nonce)
+		if _, dup := m.ledger[lk]; !dup {
+			m.ledger[lk] = len(m.entries)
+			m.entries = append(m.entries, LedgerEntry{
+				Network: r.Network, Asset: r.Asset, Payer: r.Payer, Nonce: r.Nonce,
+				Product: r.Product, Amount: r.Amount, Transaction: sr.Transaction, RefCode: r.RefCode,
+				Resource: r.Resource, Transport: r.Transport, SettledAt: at,
+			})
+		}
+		return nil
+	})
+}
+
+// Release implements Journal.
+func (m *MemoryJournal) Release(ctx context.Context, key, owner, reason string, counted bool) error {
+	return m.transition(ctx, "release", key, func(r *Record) error {
+		if (r.State != StateReserved && r.State != StateSettling) || r.Owner != owner {
+			return stateError(r)
+		}
+		r.State, r.Reason, r.UpdatedAt = StateReleased, reason, time.Now()
+		if counted {
+			r.Attempts++
+		}
+		return nil
+	})
+}
+
+// Fail implements Journal.
+func (m *MemoryJournal) Fail(ctx context.Context, key, owner, reason string, sr x402.SettleResponse) error {
+	settlement, err := cloneSettlement(&sr)
+	if err != nil {
+		return fmt.Errorf("engine: memory journal: fail: %w", err)
+	}
+	return m.transition(ctx, "fail", key, func(r *Record) error {
+		if r.State != StateSettling || r.Owner != owner {
+			return stateError(r)
+		}
+		r.State, r.Settlement, r.Reason, r.UpdatedAt = StateFailed, settlement, reason, time.Now()
+		return nil
+	})
+}
+
+// MarkUnknown implements Journal.
+func (m *MemoryJournal) MarkUnknown(ctx context.Context, key, owner, reason string) error {
+	return m.transition(ctx, "mark unknown", key, func(r *Record) error {
+		if r.State != StateSettling || r.Owner != owner {
+			return stateError(r)
+		}
+		r.State, r.Reason, r.UpdatedAt = StateUnknown, reason, time.Now()
+		return nil
+	})
+}
+
+// transition applies f to the row of key under the lock; an absent key is
+// an error matching ErrState and ErrNotFound.
+func (m *MemoryJournal) transition(ctx context.Context, op, key string, f func(r *Record) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("engine: memory journal: %s: %w", op, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[key]
+	if !ok {
+		return fmt.Errorf("engine: memory journal: %s: %w: %w", op, ErrState, ErrNotFound)
+	}
+	// f changes a copy: a refused transition leaves the row unchanged.
+	next := *r
+	if err := f(&next); err != nil {
+		return fmt.Errorf("engine: memory journal: %s: %w", op, err)
+	}
+	*r = next
+	return nil
+}
+
+// stateError is the ErrState of a transition refused for r.
+func stateError(r *Record) error {
+	return fmt.Errorf("%w: the row is %s, held by %q", ErrState, r.State, r.Owner)
+}
+
+// Get implements Journal.
+func (m *MemoryJournal) Get(ctx context.Context, key string) (Record, error) {
+	if err := ctx.Err(); err != nil {
+		return Record{}, fmt.Errorf("engine: memory journal: get: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.rows[key]
+	if !ok {
+		return Record{}, fmt.Errorf("engine: memory journal: get: %w", ErrNotFound)
+	}
+	return cloneRecord(*r), nil
+}
+
+// Heartbeat implements Journal. A heartbeat never moves an instance's last
+// sign of life backwards.
+func (m *MemoryJournal) Heartbeat(ctx context.Context, owner string, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("engine: memory journal: heartbeat: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.beat(owner, now)
+	return nil
+}
+
+// beat records owner alive at now; the caller holds m.mu.
+func (m *MemoryJournal) beat(owner string, now time.Time) {
+	if seen, ok := m.instances[owner]; !ok || now.After(seen) {
+		m.instances[owner] = now
+	}
+}
+
+// Leave implements Journal.
+func (m *MemoryJournal) Leave(ctx context.Context, owner string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("engine: memory journal: leave: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.instances, owner)
+	return nil
+}
+
+// Recover implements Journal. Claimed rows come oldest first.
+func (m *MemoryJournal) Recover(ctx context.Context, owner string, now, deadBefore, leaseUntil time.Time, limit int) ([]Record, int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("engine: memory journal: recover: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.beat(owner, now)
+	abandoned := func(r *Record) bool {
+		if r.LeaseUntil.Before(now) {
+			return true
+		}
+		seen, ok := m.instances[r.Owner]
+		return !ok || seen.Before(deadBefore)
+	}
+	released := 0
+	var settling []*Record
+	for _, r := range m.rows {
+		switch {
+		case r.State == StateReserved && abandoned(r):
+			r.State, r.Reason, r.UpdatedAt = StateReleased, "abandoned", now
+			released++
+		case r.State == StateSettling && abandoned(r):
+			settling = append(settling, r)
+		}
+	}
+	sortOldestFirst(settling)
+	var claimed []Record
+	for _, r := range settling {
+		if len(claimed) >= limit {
+			break
+		}
+		r.Owner, r.LeaseUntil, r.UpdatedAt = owner, leaseUntil, now
+		claimed = append(claimed, cloneRecord(*r))
+	}
+	return claimed, released, nil
+}
+
+// List implements Journal.
+func (m *MemoryJournal) List(ctx context.Context, state State, limit int) ([]Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("engine: memory journal: list: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var rows []*Record
+	for _, r := range m.rows {
+		if r.State == state {
+			rows = append(rows, r)
+		}
+	}
+	sortOldestFirst(rows)
+	out := []Record{}
+	for _, r := range rows {
+		if len(out) >= limit {
+			break
+		}
+		out = append(out, cloneRecord(*r))
+	}
+	return out, nil
+}
+
+// sortOldestFirst orders rows by CreatedAt, then Key.
+func sortOldestFirst(rows []*Record) {
+	slices.SortFunc(rows, func(a, b *Record) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+}
+
+// Counts implements Journal: every state is present, zero or not.
+func (m *MemoryJournal) Counts(ctx context.Context) (map[State]int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("engine: memory journal: counts: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[State]int64{}
+	for _, s := range States() {
+		out[s] = 0
+	}
+	for _, r := range m.rows {
+		out[r.State]++
+	}
+	return out, nil
+}
+
+// Prune implements Journal. The ledger is kept.
+func (m *MemoryJournal) Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, fmt.Errorf("engine: memory journal: prune: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, r := range m.rows {
+		switch {
+		case !prunable(r.State):
+		case r.KeepUntil.Before(now):
+			delete(m.rows, k)
+			deleted++
+		case r.Answer != nil && r.AnswerUntil.Before(now):
+			r.Answer = nil
+			forgotten++
+		}
+	}
+	return deleted, forgotten, nil
+}
+
+// LedgerEntry returns the ledger entry of an authorization; found is false
+// when none was written. Asset, payer and nonce compare case-insensitively.
+func (m *MemoryJournal) LedgerEntry(ctx context.Context, network, asset, payer, nonce string) (e LedgerEntry, found bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return LedgerEntry{}, false, fmt.Errorf("engine: memory journal: ledger entry: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i, ok := m.ledger[ledgerKey(network, asset, payer, nonce)]
+	if !ok {
+		return LedgerEntry{}, false, nil
+	}
+	return m.entries[i], true, nil
+}
+
+// Ledger returns every ledger entry, in the order they were written.
+func (m *MemoryJournal) Ledger() []LedgerEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.entries)
+}
+
+// prunable reports whether Prune may delete (and Reserve replace) a row in
+// state s once past its KeepUntil.
+func prunable(s State) bool {
+	return s == StateSettled || s == StateReleased || s == StateFailed
+}
+
+// ledgerKey identifies a ledger entry: the network as given, the rest in
+// lower case (as the durable stores compare them).
+func ledgerKey(network, asset, payer, nonce string) string {
+	return strings.TrimSpace(network) + "/" + strings.ToLower(strings.TrimSpace(asset)) + "/" +
+		strings.ToLower(strings.TrimSpace(payer)) + "/" + strings.ToLower(strings.TrimSpace(nonce))
+}
+
+// cloneRecord returns a deep copy of r: callers never share memory with
+// the journal.
+func cloneRecord(r Record) Record {
+	r.Payload = slices.Clone(r.Payload)
+	r.Requirements = slices.Clone(r.Requirements)
+	r.Answer = cloneAnswer(r.Answer)
+	if r.Settlement != nil {
+		sr := *r.Settlement
+		sr.Extensions = cloneJSONMap(sr.Extensions)
+		sr.Extra = cloneJSONMap(sr.Extra)
+		r.Settlement = &sr
+	}
+	return r
+}
+
+// cloneAnswer returns a deep copy of a (nil for nil).
+func cloneAnswer(a *Answer) *Answer {
+	if a == nil {
+		return nil
+	}
+	c := Answer{Status: a.Status, Body: slices.Clone(a.Body)}
+	if a.Header != nil {
+		c.Header = make(map[string][]string, len(a.Header))
+		for k, v := range a.Header {
+			c.Header[k] = slices.Clone(v)
+		}
+	}
+	return &c
+}
+
+// cloneSettlement stores sr as the durable journals do: through its JSON
+// form, so that what comes back is the same whatever the journal (numbers
+// in Extensions and Extra become float64).
+func cloneSettlement(sr *x402.SettleResponse) (*x402.SettleResponse, error) {
+	if sr == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(sr)
+	if err != nil {
+		return nil, fmt.Errorf("encode the settlement: %w", err)
+	}
+	var out x402.SettleResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("decode the settlement: %w", err)
+	}
+	return &out, nil
+}
+
+// cloneJSONMap deep-copies a decoded JSON object.
+func cloneJSONMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneJSON(v)
+	}
+	return out
+}
+
+// cloneJSON deep-copies a decoded JSON value.
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return cloneJSONMap(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneJSON(e)
+		}
+		return out
+	}
+	return v
+}
