@@ -2,7 +2,6 @@ package httpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/tools"
-	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
@@ -98,16 +96,17 @@ func (s *Server) buildPaid() error {
 		if t.Network != "" && t.Network != s.network.CAIP2 {
 			return fmt.Errorf("httpserver: tool %s is priced on network %s, the server on %s", t.Key, t.Network, s.network.CAIP2)
 		}
-		route, err := s.x402Route(t)
-		if err != nil {
-			return err
-		}
+		// The resource is the endpoint (as the reference servers name it),
+		// not the request with its query string: one URL per tool for
+		// discovery services, and an offer that is the same for every
+		// request. Without a public base URL it is the request's own.
+		resource := ""
 		if s.cfg.PublicBaseURL != "" {
-			// The resource is the endpoint (as the reference servers
-			// name it), not the request with its query string: one URL
-			// per tool for discovery services, and an offer that is the
-			// same for every request.
-			route.Resource.URL = strings.TrimRight(s.cfg.PublicBaseURL, "/") + t.Path
+			resource = strings.TrimRight(s.cfg.PublicBaseURL, "/") + t.Path
+		}
+		route, err := t.PaymentRoute(s.network.CAIP2, s.payTo, resource)
+		if err != nil {
+			return fmt.Errorf("httpserver: %w", err)
 		}
 		pattern := t.Method + " " + t.Path
 		offer, err := engine.NewOffer(pattern, t.Key, route)
@@ -230,77 +229,6 @@ func headerNameList(s string) bool {
 		}
 	}
 	return true
-}
-
-// x402Route builds the payment configuration of a tool: its price on the
-// server's network to PayTo, with the bazaar discovery extension (the
-// tool's input schema, an input example and an output example).
-//
-// The output schema is left out of the 402: the offer travels in a header
-// that clients echo in PAYMENT-SIGNATURE (bounded at x402.MaxHeaderBytes)
-// and that proxies buffer (often 4 KiB); with it the largest offer is
-// 5.2 KiB encoded, without it 3.5 KiB. The catalog publishes the full
-// output schema.
-func (s *Server) x402Route(t *tools.Tool) (x402.Route, error) {
-	// The input schema is nested in the bazaar schema: its own "$schema"
-	// (meaningless in a subschema) and "title" stay in the catalog.
-	in := t.InputSchemaMap()
-	delete(in, "$schema")
-	delete(in, "title")
-	bz := &x402.BazaarInfo{Method: t.Method, InputSchema: in}
-	if len(t.ExampleInput) > 0 {
-		if t.InputLocation == tools.InputQuery {
-			q, err := tools.QueryOf(t.ExampleInput)
-			if err != nil {
-				return x402.Route{}, fmt.Errorf("httpserver: tool %s: example input: %w", t.Key, err)
-			}
-			params := map[string]any{}
-			for k := range q {
-				params[k] = q.Get(k)
-			}
-			bz.InputExample = params
-		} else {
-			var v any
-			if err := json.Unmarshal(t.ExampleInput, &v); err != nil {
-				return x402.Route{}, fmt.Errorf("httpserver: tool %s: example input: %w", t.Key, err)
-			}
-			bz.InputExample = v
-		}
-	}
-	if len(t.OutputExample) > 0 {
-		var v any
-		if err := json.Unmarshal(t.OutputExample, &v); err != nil {
-			return x402.Route{}, fmt.Errorf("httpserver: tool %s: output example: %w", t.Key, err)
-		}
-		bz.OutputExample = v
-	}
-	route := x402.Route{
-		Price:    t.Price,
-		Network:  s.network.CAIP2,
-		PayTo:    s.payTo,
-		Resource: x402.ResourceInfo{Description: resourceDescription(t), MimeType: "application/json"},
-		Bazaar:   bz,
-	}
-	if err := route.Validate(); err != nil {
-		return x402.Route{}, fmt.Errorf("httpserver: tool %s: %w", t.Key, err)
-	}
-	return route, nil
-}
-
-// resourceDescription is the first sentence of the tool's description
-// (the 402 travels in a header; the whole text is in the catalog).
-func resourceDescription(t *tools.Tool) string {
-	d := t.Description
-	if i := strings.Index(d, ". "); i > 0 {
-		d = d[:i+1]
-	}
-	if len(d) > 200 {
-		d = d[:200]
-	}
-	if d == "" {
-		d = t.Name
-	}
-	return d
 }
 
 // preflight decodes and validates the input and, for a terminal-backed

@@ -279,7 +279,7 @@ func New(cfg Config) (*Server, error) {
 			VerifyTimeout:         cfg.VerifyTimeout,
 			SettleTimeout:         cfg.SettleTimeout,
 			RunTimeout:            cfg.ToolTimeout + time.Second,
-			Observe:               s.observePayment,
+			Observe:               s.ObservePayment,
 			Hook:                  cfg.PaymentHook,
 		})
 		if err != nil {
@@ -498,7 +498,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		Handler:           s.handler,
 		ReadHeaderTimeout: orDefault(s.cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout),
 		ReadTimeout:       orDefault(s.cfg.ReadTimeout, DefaultReadTimeout),
-		WriteTimeout:      orDefault(s.cfg.WriteTimeout, DefaultWriteTimeout),
+		WriteTimeout:      orDefault(s.cfg.WriteTimeout, s.defaultWriteTimeout()),
 		IdleTimeout:       orDefault(s.cfg.IdleTimeout, DefaultIdleTimeout),
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -528,6 +528,14 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.mu.Unlock()
 	return srv.Serve(ln)
+}
+
+// defaultWriteTimeout is DefaultWriteTimeout, or more when a paid call may
+// take longer: verification, the tool and the settlement, with margin (a
+// settlement honoured end to end must not be cut by the server).
+func (s *Server) defaultWriteTimeout() time.Duration {
+	verify := orDefault(s.cfg.VerifyTimeout, engine.DefaultVerifyTimeout)
+	return max(DefaultWriteTimeout, verify+s.cfg.ToolTimeout+s.engine.SettleTimeout()+15*time.Second)
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -579,8 +587,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // may sell through it too).
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
-// observePayment counts the engine's outcomes per route.
-func (s *Server) observePayment(ev engine.Event) {
+// ObservePayment counts an engine outcome in the server's metrics (per
+// route for paid calls, and recovery results). A server given its Engine
+// in Config wires the engine's Observe to it; one that builds its own does
+// so itself.
+func (s *Server) ObservePayment(ev engine.Event) {
 	if ev.Recovered {
 		switch ev.Kind {
 		case engine.Paid:

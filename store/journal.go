@@ -25,9 +25,6 @@ const paymentCols = `key, network, asset, payer, nonce, pay_to, amount, request_
 	transport, ref_code, request_id, x402_version, state, attempts, owner, lease_until, payload, requirements,
 	answer, answer_until, settlement, reason, keep_until, created_at, updated_at`
 
-// paymentColCount is the number of columns in paymentCols.
-const paymentColCount = 27
-
 // abandonedReason is the reason Recover gives the reservations it releases.
 const abandonedReason = "abandoned"
 

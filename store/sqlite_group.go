@@ -16,7 +16,7 @@ import (
 // answers every caller. See OpenSQLite.
 type groupCommitter struct {
 	db      *sql.DB
-	stmts   *stmtCache // holds the savepoint statements
+	stmts   *stmtCache    // holds the savepoint statements
 	timeout time.Duration // bound of one batch's transaction
 	max     int
 	linger  time.Duration

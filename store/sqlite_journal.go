@@ -87,6 +87,8 @@ func (s *sqliteStore) journalWrite(ctx context.Context, op string, f func(ctx co
 	if s.group == nil {
 		return s.writeTx(ctx, op, f)
 	}
+	ctx, cancel := s.cfg.withTimeout(ctx) // bounds the wait to be taken
+	defer cancel()
 	if err := s.group.do(ctx, f); err != nil {
 		return fmt.Errorf("store: sqlite: %s: %w", op, err)
 	}

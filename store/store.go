@@ -22,6 +22,13 @@
 //     with SELECT ... FOR UPDATE SKIP LOCKED), never from process-local
 //     locks.
 //
+// Durability: every write returns once committed. SQLite runs in WAL mode
+// with synchronous=NORMAL: a commit hands its WAL frames to the operating
+// system before returning, so committed transactions survive the crash or
+// kill -9 of the process; an operating-system crash or power loss may lose
+// the transactions committed since the last WAL sync (at checkpoints).
+// PostgreSQL's durability is the server's (synchronous_commit).
+//
 // Open picks one from the DSN: a URL whose scheme is postgres or postgresql
 // selects PostgreSQL; anything else is a SQLite file path (an optional
 // "sqlite:" prefix is stripped). Both apply the embedded, versioned

@@ -578,12 +578,13 @@ func TestStoreDownBeforeSettling(t *testing.T) {
 // refuses to record it — the settled update of the payment, or the ledger
 // insert of the same commit (a trigger). The client gets 503
 // settlement_pending, the payment stays settling with no ledger row (the
-// settled state never goes without its ledger entry), the client's retry
-// is told to wait and never settles again; once the store is back,
-// recovery records the settlement (the facilitator's original result,
-// presented again), the ledger row appears, and the retry gets 200 with
-// the recorded answer. svc runs with a 5 s settle timeout so that the
-// payment's lease (timeout + 15 s) ends within the test's patience.
+// settled state never goes without its ledger entry), and the client's
+// retry is told to wait and never settles again. Then the store comes
+// back, either under the same process (which records the settlement it
+// holds) or only after that process was killed (the restarted instance's
+// recovery records it: the facilitator's original result, presented
+// again). Either way the ledger row appears with the facilitator's
+// transaction and the retry gets 200 with the recorded answer.
 func TestStoreDownAfterSettling(t *testing.T) {
 	faultSkipShort(t)
 	for _, kind := range faultKinds {
@@ -591,58 +592,77 @@ func TestStoreDownAfterSettling(t *testing.T) {
 			{"settled-update-refused", "UPDATE", "payments", fmt.Sprintf("NEW.state = %d", engine.StateSettled)},
 			{"ledger-insert-refused", "INSERT", "settlements", "1 = 1"},
 		} {
-			t.Run(kind+"/"+v.name, func(t *testing.T) {
-				t.Parallel()
-				st := newFaultStore(t, kind)
-				stub := clusterStartStub(t, clusterStubOptions{})
-				c := clusterHTTP(t)
-				n := clusterStartWith(t, "svc", st.db, clusterOptions{facilitator: stub.base, settleTimeout: 5 * time.Second})
-				pr := clusterOffer(t, c, n.base)
-				p := faultPay(t, pr, 1, nil)[0]
-				want := faultReferences(t, c, n.base, pr, []*faultPayment{p})[0]
-				st.refuse(t, "fault_refuse_settled", v.event, v.table, v.when)
-
-				start := time.Now()
-				a := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, p.body, p.header)
-				if a.status != http.StatusServiceUnavailable || faultProblemCode(a) != engine.ReasonSettlementPending || a.header.Get("Retry-After") == "" {
-					t.Fatalf("paid call, settled and not recordable: %s (Retry-After %q), want 503 %s with Retry-After",
-						a, a.header.Get("Retry-After"), engine.ReasonSettlementPending)
+			for _, crash := range []bool{false, true} {
+				name := kind + "/" + v.name + "/store-back"
+				if crash {
+					name = kind + "/" + v.name + "/killed-then-store-back"
 				}
-				line, ok := stub.byNonce(t)[p.nonce]
-				if !ok {
-					t.Fatalf("503 %s but the stub did not settle", engine.ReasonSettlementPending)
-				}
-				l := st.ledger(t)
-				if s := l.stateOfNonce(p.nonce); s != engine.StateSettling || l.byNonce()[p.nonce] != 0 {
-					t.Fatalf("store down after settling: payment %v with %d ledger rows, want settling and none", s, l.byNonce()[p.nonce])
-				}
-				// The client retries while the store is still down: wait,
-				// never a second settlement.
-				r := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, p.body, p.header)
-				inProgress := r.status == http.StatusPaymentRequired && r.reason() == engine.ReasonPaymentInProgress
-				pending := r.status == http.StatusServiceUnavailable && faultProblemCode(r) == engine.ReasonSettlementPending
-				if !inProgress && !pending || r.header.Get("Retry-After") == "" {
-					t.Fatalf("retry while the store is down: %s, want 402 %s or 503 %s with Retry-After", r, engine.ReasonPaymentInProgress, engine.ReasonSettlementPending)
-				}
-				t.Logf("first answer after %v: %s; retry while down: %s", time.Since(start).Round(time.Millisecond), a, r)
-
-				st.restore(t, "fault_refuse_settled", v.table)
-				took := clusterEventually(t, faultRecoveryTimeout, func() string { return faultMismatch(t, stub, st.ledger(t)) })
-				t.Logf("recorded by recovery %v after the store came back", took.Round(time.Millisecond))
-				again := faultRetry(t, c, n.base, p, 10*time.Second)
-				faultCheckPaid(t, "retry once the store is back", p, again, line, want)
-				if v, _ := clusterMetricSample(t, c, n.base, "svc_x402_recovered_total", `result="settled"`); v != 1 {
-					t.Errorf("svc_x402_recovered_total{result=\"settled\"} = %d, want 1", v)
-				}
-				clusterStop(t, c, n)
-				if msg := faultMismatch(t, stub, st.ledger(t)); msg != "" {
-					t.Fatal(msg)
-				}
-				if got := len(stub.lines(t)); got != 2 {
-					t.Fatalf("the stub settled %d payments, want 2 (the payment and its equivalent call)", got)
-				}
-			})
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					faultStoreDownAfterSettling(t, kind, v.event, v.table, v.when, crash)
+				})
+			}
 		}
+	}
+}
+
+func faultStoreDownAfterSettling(t *testing.T, kind, event, table, when string, crash bool) {
+	st := newFaultStore(t, kind)
+	stub := clusterStartStub(t, clusterStubOptions{})
+	c := clusterHTTP(t)
+	n := clusterStartWith(t, "first", st.db, clusterOptions{facilitator: stub.base})
+	pr := clusterOffer(t, c, n.base)
+	p := faultPay(t, pr, 1, nil)[0]
+	want := faultReferences(t, c, n.base, pr, []*faultPayment{p})[0]
+	st.refuse(t, "fault_refuse_settled", event, table, when)
+
+	start := time.Now()
+	a := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, p.body, p.header)
+	if a.status != http.StatusServiceUnavailable || faultProblemCode(a) != engine.ReasonSettlementPending || a.header.Get("Retry-After") == "" {
+		t.Fatalf("paid call, settled and not recordable: %s (Retry-After %q), want 503 %s with Retry-After",
+			a, a.header.Get("Retry-After"), engine.ReasonSettlementPending)
+	}
+	line, ok := stub.byNonce(t)[p.nonce]
+	if !ok {
+		t.Fatalf("503 %s but the stub did not settle", engine.ReasonSettlementPending)
+	}
+	l := st.ledger(t)
+	if s := l.stateOfNonce(p.nonce); s != engine.StateSettling || l.byNonce()[p.nonce] != 0 {
+		t.Fatalf("store down after settling: payment %v with %d ledger rows, want settling and none", s, l.byNonce()[p.nonce])
+	}
+	// The client retries while the store is still down: wait, never a
+	// second settlement.
+	r := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, p.body, p.header)
+	inProgress := r.status == http.StatusPaymentRequired && r.reason() == engine.ReasonPaymentInProgress
+	pending := r.status == http.StatusServiceUnavailable && faultProblemCode(r) == engine.ReasonSettlementPending
+	if !inProgress && !pending || r.header.Get("Retry-After") == "" {
+		t.Fatalf("retry while the store is down: %s, want 402 %s or 503 %s with Retry-After", r, engine.ReasonPaymentInProgress, engine.ReasonSettlementPending)
+	}
+	t.Logf("first answer after %v: %s; retry while down: %d %s%s", time.Since(start).Round(time.Millisecond), a,
+		r.status, r.reason(), faultProblemCode(r))
+
+	if crash {
+		n.kill(t)
+		st.restore(t, "fault_refuse_settled", table)
+		n = clusterStartWith(t, "second", st.db, clusterOptions{facilitator: stub.base})
+	} else {
+		st.restore(t, "fault_refuse_settled", table)
+	}
+	took := clusterEventually(t, faultRecoveryTimeout, func() string { return faultMismatch(t, stub, st.ledger(t)) })
+	t.Logf("recorded %v after the store came back", took.Round(time.Millisecond))
+	again := faultRetry(t, c, n.base, p, 10*time.Second)
+	faultCheckPaid(t, "retry once the store is back", p, again, line, want)
+	if crash {
+		if v, _ := clusterMetricSample(t, c, n.base, "svc_x402_recovered_total", `result="settled"`); v != 1 {
+			t.Errorf("svc_x402_recovered_total{result=\"settled\"} = %d, want 1", v)
+		}
+	}
+	clusterStop(t, c, n)
+	if msg := faultMismatch(t, stub, st.ledger(t)); msg != "" {
+		t.Fatal(msg)
+	}
+	if got := len(stub.lines(t)); got != 2 {
+		t.Fatalf("the stub settled %d payments, want 2 (the payment and its equivalent call)", got)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed1284c1d2/svc/httpserver"
@@ -285,6 +286,18 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	_ = sink.Flush() // the banner and the start-up lines at once
 
 	go pruneLoop(ctx, st, log)
+	// The engine's heartbeat and recovery run as long as the server serves,
+	// and stop after the paid calls in flight.
+	ectx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	engineDone := make(chan struct{})
+	go func() {
+		defer close(engineDone)
+		_ = a.engine.Run(ectx)
+	}()
+	defer func() {
+		stopEngine()
+		<-engineDone
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -505,7 +518,8 @@ func stallHook(point string, log *slog.Logger) func(point, key string) {
 // assembled is a server built from a configuration, not yet serving.
 type assembled struct {
 	srv     *httpserver.Server
-	st      store.Store // the caller closes it
+	engine  *engine.Engine // the caller runs it (engine.Run) while serving
+	st      store.Store    // the caller closes it
 	catalog *tools.Catalog
 	base    string // the public base URL
 }
@@ -534,6 +548,23 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		_ = st.Close()
 		return nil, err
 	}
+	// One payment engine for every transport: its outcomes are counted by
+	// the server's metrics once the server exists.
+	var observe paymentObserver
+	eng, err := engine.New(engine.Config{
+		Facilitator:           facilitator,
+		Journal:               st,
+		SkipFacilitatorVerify: c.devMode,
+		Logger:                log,
+		SettleTimeout:         c.settleTimeout,
+		RunTimeout:            c.toolTimeout + time.Second,
+		Hook:                  stallHook(os.Getenv(envStallAt), log),
+		Observe:               observe.observe,
+	})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	routes, disc, err := freeRoutes(c, catalog, st, base, log)
 	if err != nil {
 		_ = st.Close()
@@ -548,7 +579,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		HealthTTL:      c.healthTTL,
 		Facilitator:    facilitator,
 		Store:          st,
-		PaymentHook:    stallHook(os.Getenv(envStallAt), log),
+		Engine:         eng,
 		SettleTimeout:  c.settleTimeout,
 		UnpaidRate:     c.unpaidRate,
 		UnpaidBurst:    c.unpaidBurst,
@@ -569,5 +600,19 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		_ = st.Close()
 		return nil, err
 	}
-	return &assembled{srv: srv, st: st, catalog: catalog, base: base}, nil
+	fn := srv.ObservePayment
+	observe.fn.Store(&fn)
+	return &assembled{srv: srv, engine: eng, st: st, catalog: catalog, base: base}, nil
+}
+
+// paymentObserver forwards the engine's events to a consumer set after the
+// engine is built (the server, which needs the engine first).
+type paymentObserver struct {
+	fn atomic.Pointer[func(engine.Event)]
+}
+
+func (o *paymentObserver) observe(ev engine.Event) {
+	if f := o.fn.Load(); f != nil {
+		(*f)(ev)
+	}
 }
