@@ -1,16 +1,20 @@
 package httpserver_test
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/x402"
 )
 
 // benchHandler builds a dev-mode server handler for in-process benchmarks.
@@ -61,4 +65,52 @@ func BenchmarkBareHandler(b *testing.B) {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 	}
+}
+
+// BenchmarkPaidCall measures a paid call with local verification through
+// the whole handler: decode, verify the signature, reserve, run the tool,
+// journal the answer, settle (dev facilitator) and journal the settlement
+// with its ledger row (SQLite, group-committed), in parallel. Payments are
+// signed before the clock starts, one per call.
+func BenchmarkPaidCall(b *testing.B) {
+	h := benchHandler(b)
+	const body = `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`
+	req := httptest.NewRequest(http.MethodPost, "/api/risk-levels", strings.NewReader(body))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	pr, err := x402.DecodePaymentRequired(w.Header().Get(x402.HeaderPaymentRequired))
+	if err != nil {
+		b.Fatal(err)
+	}
+	payer := newPayer(b)
+	n := b.N
+	headers := make([]string, n)
+	for i := range headers {
+		ep, err := payer.NewPayload(pr.Accepts[0], time.Now(), time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := json.Marshal(ep)
+		headers[i], err = x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: pr.Accepts[0], Payload: raw})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1) - 1
+			req := httptest.NewRequest(http.MethodPost, "/api/risk-levels", strings.NewReader(body))
+			req.Header.Set(x402.HeaderPaymentSignature, headers[i])
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Errorf("status %d: %s", w.Code, w.Body)
+				return
+			}
+		}
+	})
 }

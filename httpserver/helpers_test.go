@@ -182,7 +182,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 }
 
 // newPayer returns a fresh random payer.
-func newPayer(t *testing.T) *x402.Signer {
+func newPayer(t testing.TB) *x402.Signer {
 	t.Helper()
 	var k [32]byte
 	if _, err := rand.Read(k[:]); err != nil {

@@ -596,7 +596,7 @@ func (refusingFacilitator) Settle(_ context.Context, _ PaymentPayload, r Payment
 
 func settleBody(t *testing.T, payload PaymentPayload, req PaymentRequirements) string {
 	t.Helper()
-	b, err := json.Marshal(SettleRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: req})
+	b, err := json.Marshal(VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: req})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,15 +28,12 @@ type Route struct {
 	// MaxTimeoutSeconds is announced in the requirements; zero means
 	// DefaultMaxTimeoutSeconds (300), at most MaxMaxTimeoutSeconds.
 	MaxTimeoutSeconds int
-	// Resource describes what is sold; the middleware usually sets URL to
-	// the request's full URL.
+	// Resource describes what is sold; an empty URL is filled in per
+	// request by the seller (the request's full URL).
 	Resource ResourceInfo
 	// Bazaar, when set, adds the bazaar discovery extension to the 402.
 	Bazaar *BazaarInfo
 }
-
-// PriceConfig is another name for Route.
-type PriceConfig = Route
 
 // DefaultNetwork is the network of a Route that names none: Base mainnet.
 const DefaultNetwork = NetworkBase

@@ -77,15 +77,13 @@ type Authorization struct {
 	Nonce       string `json:"nonce"`
 }
 
-// VerifyRequest is the body of a facilitator's POST /verify.
+// VerifyRequest is the body of a facilitator's POST /verify and POST
+// /settle (the same members).
 type VerifyRequest struct {
 	X402Version         int                 `json:"x402Version"`
 	PaymentPayload      PaymentPayload      `json:"paymentPayload"`
 	PaymentRequirements PaymentRequirements `json:"paymentRequirements"`
 }
-
-// SettleRequest is the body of a facilitator's POST /settle.
-type SettleRequest = VerifyRequest
 
 // VerifyResponse is a facilitator's answer to /verify. IsValid false is a
 // failure even in an HTTP 200 answer.

@@ -340,6 +340,9 @@ func faultWaitStub(t *testing.T, c *http.Client, stub *clusterStub, timeout time
 //     call) and a PAYMENT-RESPONSE carrying the facilitator's transaction;
 //   - the two payments killed before settling were never settled, are
 //     released, and can be paid again.
+//
+// After the kill at settle-returned, two instances restart at once on the
+// store, so that their recoveries race for the same payments.
 func TestCrashAtPaymentSteps(t *testing.T) {
 	faultSkipShort(t)
 	for _, kind := range faultKinds {
@@ -428,10 +431,16 @@ func faultCrashAt(t *testing.T, kind, point string) {
 	}
 	t.Logf("killed at %s: the stub had settled %d payments; the journal %v", point, len(lines), l.states())
 
-	// Restart; recovery resolves every interrupted payment.
+	// Restart; recovery resolves every interrupted payment. After a kill at
+	// settle-returned two instances restart at once: their recoveries race
+	// for the same rows (invariant 5).
 	stub.release(t, c)
+	before := stub.stats(t, c)
 	restart := time.Now()
-	second := clusterStartWith(t, "second", st.db, clusterOptions{facilitator: stub.base})
+	var nodes []*clusterNode
+	for i := range 1 + faultBool(point == engine.HookSettleReturned) {
+		nodes = append(nodes, clusterStartWith(t, fmt.Sprintf("restarted%d", i), st.db, clusterOptions{facilitator: stub.base}))
+	}
 	took := clusterEventually(t, faultRecoveryTimeout, func() string {
 		l := st.ledger(t)
 		if msg := faultStates(l, engine.StateReserved, engine.StateSettling, engine.StateUnknown, engine.StateFailed); msg != "" {
@@ -442,7 +451,9 @@ func faultCrashAt(t *testing.T, kind, point string) {
 		}
 		return faultMismatch(t, stub, l)
 	})
-	t.Logf("recovered %v after the restart (%v polling)", time.Since(restart).Round(time.Millisecond), took.Round(time.Millisecond))
+	after := stub.stats(t, c)
+	t.Logf("recovered by %d instance(s) %v after the restart (%v polling); /settle calls during recovery: %d",
+		len(nodes), time.Since(restart).Round(time.Millisecond), took.Round(time.Millisecond), after.SettleCalls-before.SettleCalls)
 	lines = stub.byNonce(t)
 	for _, p := range heldPs {
 		if _, ok := lines[p.nonce]; ok {
@@ -456,29 +467,37 @@ func faultCrashAt(t *testing.T, kind, point string) {
 	if point == engine.HookSettledCommitted {
 		wantRecovered = 0
 	}
-	if v, _ := clusterMetricSample(t, c, second.base, "svc_x402_recovered_total", `result="settled"`); v != wantRecovered {
-		t.Errorf("svc_x402_recovered_total{result=\"settled\"} = %d, want %d", v, wantRecovered)
+	var recSettled, recReleased int64
+	for _, n := range nodes {
+		v, _ := clusterMetricSample(t, c, n.base, "svc_x402_recovered_total", `result="settled"`)
+		recSettled += v
+		v, _ = clusterMetricSample(t, c, n.base, "svc_x402_recovered_total", `result="released"`)
+		recReleased += v
 	}
-	if v, _ := clusterMetricSample(t, c, second.base, "svc_x402_recovered_total", `result="released"`); v != held {
-		t.Errorf("svc_x402_recovered_total{result=\"released\"} = %d, want %d", v, held)
+	if recSettled != wantRecovered {
+		t.Errorf("svc_x402_recovered_total{result=\"settled\"} = %d over the restarted instances, want %d", recSettled, wantRecovered)
+	}
+	if recReleased != held {
+		t.Errorf("svc_x402_recovered_total{result=\"released\"} = %d over the restarted instances, want %d (the abandoned reservations)", recReleased, held)
 	}
 
 	// The clients retry: the recorded answer, the facilitator's transaction.
-	refs := faultReferences(t, c, second.base, pr, ps)
+	refs := faultReferences(t, c, nodes[0].base, pr, ps)
 	for i, p := range ps {
-		a := faultRetry(t, c, second.base, p, 10*time.Second)
-		faultCheckPaid(t, "retry after the kill at "+point, p, a, lines[p.nonce], refs[i])
+		n := nodes[i%len(nodes)]
+		a := faultRetry(t, c, n.base, p, 10*time.Second)
+		faultCheckPaid(t, "retry after the kill at "+point+" on "+n.name, p, a, lines[p.nonce], refs[i])
 	}
 	// The payments killed before settling can be paid again.
 	for _, p := range heldPs {
-		a := faultRetry(t, c, second.base, p, 10*time.Second)
+		a := faultRetry(t, c, nodes[len(nodes)-1].base, p, 10*time.Second)
 		line, ok := stub.byNonce(t)[p.nonce]
 		if !ok {
 			t.Fatalf("payment %s paid again: %s, and the stub did not settle it", p.nonce, a)
 		}
 		faultCheckPaid(t, "payment killed before settling, presented again", p, a, line, nil)
 	}
-	clusterStop(t, c, second)
+	clusterStop(t, c, nodes...)
 	l = st.ledger(t)
 	if msg := faultMismatch(t, stub, l); msg != "" {
 		t.Fatal(msg)
@@ -491,10 +510,18 @@ func faultCrashAt(t *testing.T, kind, point string) {
 	}
 }
 
-// TestSlowSettleWithinTimeout: a facilitator taking 40 s to settle, within
+// faultBool is 1 for true, 0 for false.
+func faultBool(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestFaultSlowSettleWithinTimeout: a facilitator taking 40 s to settle, within
 // svc's 60 s settle timeout, ends in a 200 carrying its transaction, and
 // the ledger row is there when the answer arrives.
-func TestSlowSettleWithinTimeout(t *testing.T) {
+func TestFaultSlowSettleWithinTimeout(t *testing.T) {
 	faultSkipShort(t)
 	for _, kind := range faultKinds {
 		t.Run(kind, func(t *testing.T) {
@@ -527,11 +554,11 @@ func TestSlowSettleWithinTimeout(t *testing.T) {
 	}
 }
 
-// TestStoreDownBeforeSettling: the store refuses the settling state (a
+// TestFaultStoreDownBeforeSettling: the store refuses the settling state (a
 // trigger on the payments table). The paid call is answered 503, the
 // facilitator is never asked to settle, and once the store is back the
 // same payment for the same request is paid normally.
-func TestStoreDownBeforeSettling(t *testing.T) {
+func TestFaultStoreDownBeforeSettling(t *testing.T) {
 	faultSkipShort(t)
 	for _, kind := range faultKinds {
 		t.Run(kind, func(t *testing.T) {
@@ -574,7 +601,7 @@ func TestStoreDownBeforeSettling(t *testing.T) {
 	}
 }
 
-// TestStoreDownAfterSettling: the facilitator settles, then the store
+// TestFaultStoreDownAfterSettling: the facilitator settles, then the store
 // refuses to record it — the settled update of the payment, or the ledger
 // insert of the same commit (a trigger). The client gets 503
 // settlement_pending, the payment stays settling with no ledger row (the
@@ -585,7 +612,7 @@ func TestStoreDownBeforeSettling(t *testing.T) {
 // recovery records it: the facilitator's original result, presented
 // again). Either way the ledger row appears with the facilitator's
 // transaction and the retry gets 200 with the recorded answer.
-func TestStoreDownAfterSettling(t *testing.T) {
+func TestFaultStoreDownAfterSettling(t *testing.T) {
 	faultSkipShort(t)
 	for _, kind := range faultKinds {
 		for _, v := range []struct{ name, event, table, when string }{
@@ -663,6 +690,148 @@ func faultStoreDownAfterSettling(t *testing.T, kind, event, table, when string, 
 	}
 	if got := len(stub.lines(t)); got != 2 {
 		t.Fatalf("the stub settled %d payments, want 2 (the payment and its equivalent call)", got)
+	}
+}
+
+// TestFaultFacilitatorFailsAtSettle: /settle fails without a decision —
+// the facilitator is down (503, nothing settled), or it settled and its
+// answer was lost (the connection closed). The client gets 503
+// settlement_pending and, while the payment is settling, "in progress";
+// once the facilitator works again and the payment's lease has ended,
+// recovery presents the settlement again: a first settlement in the first
+// case, the original one (same transaction) in the second. The ledger row
+// appears and the client's retry gets 200 with the recorded answer. svc
+// runs with a 5 s settle timeout: the lease (timeout + 15 s) is what
+// recovery waits for.
+func TestFaultFacilitatorFailsAtSettle(t *testing.T) {
+	faultSkipShort(t)
+	for _, kind := range faultKinds {
+		for _, mode := range []string{stubFaultDown, stubFaultLost} {
+			t.Run(kind+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				st := newFaultStore(t, kind)
+				stub := clusterStartStub(t, clusterStubOptions{})
+				c := clusterHTTP(t)
+				n := clusterStartWith(t, "svc", st.db, clusterOptions{facilitator: stub.base, settleTimeout: 5 * time.Second})
+				pr := clusterOffer(t, c, n.base)
+				p := faultPay(t, pr, 1, nil)[0]
+				want := faultReferences(t, c, n.base, pr, []*faultPayment{p})[0]
+
+				stub.settleFault(t, c, mode)
+				start := time.Now()
+				a := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, p.body, p.header)
+				if a.status != http.StatusServiceUnavailable || faultProblemCode(a) != engine.ReasonSettlementPending {
+					t.Fatalf("paid call, /settle failing (%s): %s, want 503 %s", mode, a, engine.ReasonSettlementPending)
+				}
+				stub.settleFault(t, c, "")
+				_, settled := stub.byNonce(t)[p.nonce]
+				if settled != (mode == stubFaultLost) {
+					t.Fatalf("/settle failing (%s): settled by the stub: %v", mode, settled)
+				}
+				if s := st.ledger(t).stateOfNonce(p.nonce); s != engine.StateSettling {
+					t.Fatalf("after /settle failed: payment %v, want settling", s)
+				}
+				r := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, p.body, p.header)
+				if r.status != http.StatusPaymentRequired || r.reason() != engine.ReasonPaymentInProgress || r.header.Get("Retry-After") == "" {
+					t.Fatalf("retry while settling: %s, want 402 %s with Retry-After", r, engine.ReasonPaymentInProgress)
+				}
+				clusterEventually(t, faultRecoveryTimeout, func() string {
+					if _, ok := stub.byNonce(t)[p.nonce]; !ok {
+						return "the stub has not settled the payment"
+					}
+					return faultMismatch(t, stub, st.ledger(t))
+				})
+				t.Logf("%s: answered %d %s, recorded %v after the paid call", mode, a.status, faultProblemCode(a), time.Since(start).Round(100*time.Millisecond))
+				line := stub.byNonce(t)[p.nonce]
+				again := faultRetry(t, c, n.base, p, 10*time.Second)
+				faultCheckPaid(t, "retry after recovery", p, again, line, want)
+				if v, _ := clusterMetricSample(t, c, n.base, "svc_x402_recovered_total", `result="settled"`); v != 1 {
+					t.Errorf("svc_x402_recovered_total{result=\"settled\"} = %d, want 1", v)
+				}
+				clusterStop(t, c, n)
+				if got := len(stub.lines(t)); got != 2 {
+					t.Fatalf("the stub settled %d payments, want 2 (the payment and its equivalent call)", got)
+				}
+			})
+		}
+	}
+}
+
+// TestFaultHeartbeatsLost: two instances share a store whose
+// engine_instances table refuses every heartbeat (a trigger), so that
+// each takes the other — and itself — for dead while instance A has two
+// payments in flight: one settling at a facilitator that takes 30 s, one
+// reserved (its payer's /verify held at the facilitator). Recovery, on
+// either instance, wrongly takes both over: it releases the reservation
+// and presents the in-flight settlement again. Nothing may break: the
+// settling payment is settled once (the facilitator's per-authorization
+// deduplication returns the original result), recorded once, and its
+// client gets 200; the reserved payment, released under A's feet, is not
+// settled by A (its move to settling is refused) and, presented again,
+// is paid once.
+func TestFaultHeartbeatsLost(t *testing.T) {
+	faultSkipShort(t)
+	for _, kind := range faultKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			const delay = 30 * time.Second
+			st := newFaultStore(t, kind)
+			stub := clusterStartStub(t, clusterStubOptions{settleDelay: delay})
+			c := clusterHTTP(t)
+			a := clusterStartWith(t, "A", st.db, clusterOptions{facilitator: stub.base})
+			b := clusterStartWith(t, "B", st.db, clusterOptions{facilitator: stub.base})
+			pr := clusterOffer(t, c, a.base)
+			heldSigner := clusterSigner(t)
+			settling := faultPay(t, pr, 1, nil)[0]
+			reserved := faultPay(t, pr, 1, heldSigner)[0]
+			stub.hold(t, c, heldSigner.Address())
+			st.refuse(t, "fault_refuse_heartbeat", "INSERT", "engine_instances", "1 = 1")
+			start := time.Now()
+			wait := faultLaunch(a.base, []*faultPayment{settling, reserved})
+
+			// Recovery presents the settlement again while the first is in
+			// flight, and releases the reservation.
+			clusterEventually(t, faultRecoveryTimeout, func() string {
+				s := stub.stats(t, c)
+				if s.SettleCalls < 2 || s.InFlight != 1 {
+					return fmt.Sprintf("want the settlement presented again while in flight: %+v", s)
+				}
+				if st := st.ledger(t).stateOfNonce(reserved.nonce); st != engine.StateReleased {
+					return fmt.Sprintf("the held payment is %v, want released by recovery", st)
+				}
+				return ""
+			})
+			t.Logf("recovery took A's payments over %v after the heartbeats stopped", time.Since(start).Round(100*time.Millisecond))
+			stub.release(t, c)
+			wait()
+			if settling.err != nil {
+				t.Fatalf("the settling payment's call: %v", settling.err)
+			}
+			lines := stub.byNonce(t)
+			faultCheckPaid(t, "the payment settling when recovery took it over", settling, settling.ans, lines[settling.nonce], nil)
+			if reserved.err != nil || reserved.ans.status == http.StatusOK {
+				t.Fatalf("the payment released under A's feet: %v %s, want a refusal", reserved.err, reserved.ans)
+			}
+			if _, ok := lines[reserved.nonce]; ok {
+				t.Fatalf("the payment released under A's feet was settled: %s", reserved.ans)
+			}
+			t.Logf("the payment released under A's feet was answered %s", reserved.ans)
+			st.restore(t, "fault_refuse_heartbeat", "engine_instances")
+			again := faultRetry(t, c, b.base, reserved, 10*time.Second)
+			line, ok := stub.byNonce(t)[reserved.nonce]
+			if !ok {
+				t.Fatalf("the released payment presented again: %s, not settled", again)
+			}
+			faultCheckPaid(t, "the released payment presented again", reserved, again, line, nil)
+			clusterStop(t, c, a, b)
+			l := st.ledger(t)
+			if msg := faultMismatch(t, stub, l); msg != "" {
+				t.Fatal(msg)
+			}
+			if len(l.rows) != 2 {
+				t.Fatalf("%d ledger rows, want 2", len(l.rows))
+			}
+		})
 	}
 }
 

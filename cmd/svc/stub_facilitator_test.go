@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -90,6 +91,55 @@ type stubFacilitator struct {
 	held    map[string]chan struct{}   // lower-case payer → closed on release
 
 	settleCalls, verifyCalls, inFlight atomic.Int64
+	// settleFault is the failure /settle simulates: "" (none),
+	// stubFaultDown or stubFaultLost.
+	settleFault atomic.Value
+}
+
+// Failures of /settle the stub can simulate (POST /_stub/settle-fault?mode=).
+const (
+	// stubFaultDown: /settle answers 503 and settles nothing.
+	stubFaultDown = "down"
+	// stubFaultLost: /settle settles (journaled), then the connection is
+	// closed without an answer: the answer is lost on the way back.
+	stubFaultLost = "lost"
+)
+
+// serveSettle serves POST /settle through inner, or simulates the
+// configured failure.
+func (f *stubFacilitator) serveSettle(inner http.Handler, w http.ResponseWriter, r *http.Request) {
+	mode, _ := f.settleFault.Load().(string)
+	switch mode {
+	case stubFaultDown:
+		f.settleCalls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"stub: the facilitator is down"}` + "\n"))
+	case stubFaultLost:
+		inner.ServeHTTP(httptest.NewRecorder(), r)
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			panic("stub: the connection cannot be hijacked")
+		}
+		conn, _, err := hj.Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	default:
+		inner.ServeHTTP(w, r)
+	}
+}
+
+// serveSettleFault sets the failure /settle simulates (?mode=, empty for
+// none).
+func (f *stubFacilitator) serveSettleFault(w http.ResponseWriter, r *http.Request) {
+	mode := r.URL.Query().Get("mode")
+	if mode != "" && mode != stubFaultDown && mode != stubFaultLost {
+		http.Error(w, "mode: want down, lost or nothing", http.StatusBadRequest)
+		return
+	}
+	f.settleFault.Store(mode)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 var _ x402.Facilitator = (*stubFacilitator)(nil)
@@ -131,7 +181,10 @@ func runStubFacilitator() int {
 	mux := http.NewServeMux()
 	// The stub deduplicates by authorization itself; the handler's own
 	// payment-identifier memory would hide the non-deduplicating mode.
-	mux.Handle("/", x402.NewFacilitatorHandler(f, x402.FacilitatorHandlerConfig{IdentifierTTL: -1}))
+	inner := x402.NewFacilitatorHandler(f, x402.FacilitatorHandlerConfig{IdentifierTTL: -1})
+	mux.Handle("/", inner)
+	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) { f.serveSettle(inner, w, r) })
+	mux.HandleFunc("POST /_stub/settle-fault", f.serveSettleFault)
 	mux.HandleFunc("POST /_stub/hold", f.serveHold)
 	mux.HandleFunc("POST /_stub/release", f.serveRelease)
 	mux.HandleFunc("GET /_stub/stats", f.serveStats)
@@ -434,6 +487,15 @@ func (s *clusterStub) hold(t *testing.T, c *http.Client, payer string) {
 	t.Helper()
 	if a := clusterMust(t, c, http.MethodPost, s.base+"/_stub/hold?payer="+payer, "", ""); a.status != http.StatusNoContent {
 		t.Fatalf("hold %s: %s", payer, a)
+	}
+}
+
+// settleFault makes /settle simulate a failure (stubFaultDown,
+// stubFaultLost) or, with "", work again.
+func (s *clusterStub) settleFault(t *testing.T, c *http.Client, mode string) {
+	t.Helper()
+	if a := clusterMust(t, c, http.MethodPost, s.base+"/_stub/settle-fault?mode="+mode, "", ""); a.status != http.StatusNoContent {
+		t.Fatalf("settle fault %q: %s", mode, a)
 	}
 }
 

@@ -36,10 +36,13 @@ type dataRequest struct {
 	Limit  int `json:"limit"`
 	// Key names a tool (tool): key, operation id or path.
 	Key string `json:"key"`
+	// Tool names a paid tool to call (key or operation id), with Input: the
+	// task asks for payment, then answers with the tool's output.
+	Tool *string `json:"tool"`
 }
 
 // dataFields lists the members a data part may hold, for error messages.
-const dataFields = "action, query, input, q, category, offset, limit, key"
+const dataFields = "action, query, input, q, category, offset, limit, key (discovery), or tool and input (a paid call)"
 
 // catalogIntent matches a text that asks for the whole catalog.
 var catalogIntent = regexp.MustCompile(`^(?:(?:please|pls)\s+)?(?:(?:can|could)\s+you\s+)?` +
@@ -71,8 +74,17 @@ func catalogRequest(text string) (subset string, ok bool) {
 	return "", false
 }
 
-// answer computes the artifacts replying to msg.
-func (h *handler) answer(ctx context.Context, msg message) ([]artifact, *rpcError) {
+// ask is what a message asks for: its text parts joined, and its data
+// part (at most one; a text part holding a JSON object counts as one).
+type ask struct {
+	text string
+	data *dataRequest
+	// dataField names the data part in errors ("message.parts[0].data").
+	dataField string
+}
+
+// parseRequest reads the text parts and the data part of msg.
+func parseRequest(msg message) (ask, *rpcError) {
 	var texts []string
 	var data *dataRequest
 	dataField := ""
@@ -91,20 +103,29 @@ func (h *handler) answer(ctx context.Context, msg message) ([]artifact, *rpcErro
 			p.data, field = json.RawMessage(s), fmt.Sprintf("message.parts[%d].text", i)
 		}
 		if data != nil {
-			return nil, invalidParam(field, "max", "at most one data part per message")
+			return ask{}, invalidParam(field, "max", "at most one data part per message")
 		}
 		var d dataRequest
 		dec := json.NewDecoder(bytes.NewReader(p.data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&d); err != nil {
 			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-				return nil, invalidParam(field+"."+strings.Trim(name, `"`), "unknown_field", "unknown member %s; a data part may hold %s", cut(name, 40), dataFields)
+				return ask{}, invalidParam(field+"."+strings.Trim(name, `"`), "unknown_field", "unknown member %s; a data part may hold %s", cut(name, 40), dataFields)
 			}
-			return nil, decodeInto(p.data, &d, field)
+			return ask{}, decodeInto(p.data, &d, field)
 		}
 		data, dataField = &d, field
 	}
-	text := strings.Join(texts, "\n")
+	return ask{text: strings.Join(texts, "\n"), data: data, dataField: dataField}, nil
+}
+
+// isSale reports whether the request is a paid call (a data part naming a
+// tool).
+func (r ask) isSale() bool { return r.data != nil && r.data.Tool != nil }
+
+// answer computes the artifacts replying to a discovery request.
+func (h *handler) answer(ctx context.Context, req ask) ([]artifact, *rpcError) {
+	text, data, dataField := req.text, req.data, req.dataField
 	action := actionRoute
 	subset := ""
 	if data != nil && data.Action != "" {

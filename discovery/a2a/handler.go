@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // Defaults of Options.
@@ -47,6 +49,36 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives internal errors; nil discards them.
 	Logger *slog.Logger
+
+	// Selling the paid tools (the a2a-x402 extension). With Engine nil the
+	// agent only discovers: a message asking for a paid tool is -32004.
+
+	// Engine runs the paid calls: the same engine as the HTTP and MCP
+	// sellers, so that one authorization buys one call on one transport.
+	Engine *engine.Engine
+	// Catalog lists the tools sold; required with Engine.
+	Catalog *tools.Catalog
+	// PayTo is the wallet receiving the payments; required with Engine.
+	PayTo string
+	// Network is the CAIP-2 payment network; empty means the catalog's.
+	Network string
+	// Env is what the tools run with: the trading terminal of the gold
+	// tools, the default symbol, the regex time limit, the clock.
+	Env tools.Env
+	// TerminalCheck is the availability check of the trading terminal,
+	// asked for the terminal-backed tools before any payment requirement
+	// and again before a payment is taken (an error means down). Nil means
+	// Env.Terminal's Health through an xau.HealthCache of its own (down
+	// when Env.Terminal is nil); pass the server's cached check to share it.
+	TerminalCheck func(ctx context.Context) error
+	// ToolTimeout bounds one paid tool run; 0 means DefaultToolTimeout.
+	// The engine's RunTimeout bounds it too.
+	ToolTimeout time.Duration
+	// RequestID and RefCode, when set, read the request id and the referral
+	// code recorded with a payment from the HTTP request (the message id
+	// is the request id otherwise).
+	RequestID func(r *http.Request) string
+	RefCode   func(r *http.Request) string
 }
 
 // handler answers A2A JSON-RPC requests (1.0 and 0.3) at one endpoint.
@@ -58,12 +90,18 @@ type handler struct {
 	now     func() time.Time
 	log     *slog.Logger
 	newID   func() string
+	// sell sells the paid tools; nil when the agent only discovers.
+	sell *seller
 }
 
 // NewHandler returns the handler of POST /a2a answering through s (the
 // discovery Service): A2A 1.0 and 0.3 JSON-RPC on one endpoint, with its
-// own bounded task store. It fails when s is nil or an option is negative.
-// Mount it at /a2a; the agent card is discovery's AgentCardHandler.
+// own bounded task store. With opts.Engine it also sells every tool of
+// opts.Catalog through the a2a-x402 extension (see the package
+// documentation). It fails when s is nil, an option is negative, or the
+// selling options are incomplete (no Catalog, an invalid PayTo or network).
+// Mount it at /a2a; serve the agent card with NewCardHandler (selling) or
+// discovery's AgentCardHandler.
 func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 	h, err := newHandler(s, opts)
 	if err != nil {
@@ -101,6 +139,11 @@ func newHandler(s discovery.Surfaces, opts Options) (*handler, error) {
 		ttl = DefaultTaskTTL
 	}
 	h.store = newTaskStore(maxTasks, maxBytes, ttl, h.now)
+	sell, err := newSeller(opts)
+	if err != nil {
+		return nil, err
+	}
+	h.sell = sell
 	return h, nil
 }
 
@@ -181,14 +224,25 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, http.StatusBadRequest, nil, hv, newError(CodeParseError, "reading the request body: %v", err))
 		return
 	}
-	id, res, rpcErr, v := h.handle(r.Context(), r, body)
+	ctx := r.Context()
+	if h.sell != nil {
+		ri := requestInfo{r: r, activated: extensionActivated(r.Header)}
+		if ri.activated {
+			// The extension is active for this request: say so, in both
+			// versions' spellings.
+			w.Header().Set("A2A-Extensions", ExtensionURI)
+			w.Header().Set("X-A2A-Extensions", ExtensionURI)
+		}
+		ctx = context.WithValue(ctx, requestInfoKey{}, ri)
+	}
+	id, res, rpcErr, v := h.handle(ctx, r, body)
 	if rpcErr != nil {
 		if rpcErr.code == CodeInternalError {
 			level := slog.LevelError
 			if errors.Is(rpcErr.cause, context.Canceled) || errors.Is(rpcErr.cause, context.DeadlineExceeded) {
 				level = slog.LevelDebug // the caller went away
 			}
-			h.log.LogAttrs(r.Context(), level, "a2a: internal error", slog.Any("error", rpcErr.cause))
+			h.log.LogAttrs(ctx, level, "a2a: internal error", slog.Any("error", rpcErr.cause))
 		}
 		h.writeError(w, http.StatusOK, id, v, rpcErr)
 		return

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -84,7 +85,8 @@ type sendParams struct {
 	Tenant   string          `json:"tenant"`
 }
 
-// sendMessage answers a message with a completed task.
+// sendMessage answers a message with a task: a discovery task, completed;
+// the task of a paid call, in the state its payment reached.
 func (h *handler) sendMessage(ctx context.Context, v version, params json.RawMessage) (any, error) {
 	if params == nil {
 		return nil, invalidParam("params", "required", "params with a message are required")
@@ -123,19 +125,50 @@ func (h *handler) sendMessage(ctx context.Context, v version, params json.RawMes
 			"content type not supported: none of acceptedOutputModes (%s) is produced; this agent answers %s and %s",
 			cut(strings.Join(modes, ", "), 120), mediaJSON, mediaText)
 	}
+	var t *task
+	var err error
 	if msg.taskID != "" {
-		t, ok := h.store.get(msg.taskID)
+		found, ok := h.store.get(msg.taskID)
 		if !ok {
 			return nil, newError(CodeTaskNotFound, "task not found: %q (unknown or expired); send the message without taskId to start a new task", cut(msg.taskID, 80)).
 				with("taskId", cut(msg.taskID, 80))
 		}
-		if t.terminal() {
+		switch {
+		case found.sale != nil:
+			if t, err = h.continueSale(ctx, found, msg, modes); err != nil {
+				return nil, err
+			}
+		case found.terminal():
 			return nil, newError(CodeUnsupportedOperation,
 				"unsupported operation: task %q is already completed and takes no more messages; send a new message without taskId", cut(msg.taskID, 80)).
 				with("taskId", cut(msg.taskID, 80))
 		}
 	}
-	arts, e := h.answer(ctx, msg)
+	if t == nil {
+		if t, err = h.newTask(ctx, msg, modes); err != nil {
+			return nil, err
+		}
+	}
+	rendered := t.render(v, historyLength)
+	if v == v10 {
+		return struct {
+			Task any `json:"task"`
+		}{rendered}, nil
+	}
+	return rendered, nil
+}
+
+// newTask answers a message that starts a task: a paid call (a data part
+// naming a tool) or a discovery request, completed at once.
+func (h *handler) newTask(ctx context.Context, msg message, modes outputModes) (*task, error) {
+	req, e := parseRequest(msg)
+	if e != nil {
+		return nil, e
+	}
+	if req.isSale() {
+		return h.startSale(ctx, msg, req, modes)
+	}
+	arts, e := h.answer(ctx, req)
 	if e != nil {
 		return nil, e
 	}
@@ -150,13 +183,7 @@ func (h *handler) sendMessage(ctx context.Context, v version, params json.RawMes
 	msg.taskID, msg.contextID = t.id, t.contextID
 	t.history = []message{msg}
 	h.store.put(t)
-	rendered := t.render(v, historyLength)
-	if v == v10 {
-		return struct {
-			Task any `json:"task"`
-		}{rendered}, nil
-	}
-	return rendered, nil
+	return t, nil
 }
 
 // taskIDParams are the params of GetTask, CancelTask and their 0.3 names.
@@ -202,14 +229,32 @@ func (h *handler) getTask(_ context.Context, v version, params json.RawMessage) 
 	return t.render(v, p.HistoryLength), nil
 }
 
-// cancelTask: every task is complete when created, so a known task is not
-// cancelable.
-func (h *handler) cancelTask(_ context.Context, _ version, params json.RawMessage) (any, error) {
-	t, _, err := h.findTask(params)
+// cancelTask cancels a paid call waiting for its payment (the payment is
+// declined); every other task is complete, failed, canceled or being paid,
+// so not cancelable.
+func (h *handler) cancelTask(_ context.Context, v version, params json.RawMessage) (any, error) {
+	t, p, err := h.findTask(params)
 	if err != nil {
 		return nil, err
 	}
-	return nil, newError(CodeTaskNotCancelable, "task not cancelable: task %q is already completed", cut(t.id, 80)).with("taskId", cut(t.id, 80))
+	if t.state == stateInputRequired && t.sale != nil {
+		next := *t
+		next.timestamp = h.now()
+		next.history = append(slices.Clone(t.history), *t.status)
+		next.state = stateCanceled
+		next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentRejected, Receipts: t.sale.receipts}, "Canceled by the client; nothing was charged.")
+		if h.store.swap(t, &next) {
+			return next.render(v, p.HistoryLength), nil
+		}
+		if t, err = h.current(t); err != nil {
+			return nil, err
+		}
+	}
+	what := "already " + t.state.name(v03)
+	if t.state == stateWorking {
+		what = "being paid"
+	}
+	return nil, newError(CodeTaskNotCancelable, "task not cancelable: task %q is %s", cut(t.id, 80), what).with("taskId", cut(t.id, 80))
 }
 
 // listParams are the params of ListTasks (1.0).

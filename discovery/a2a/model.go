@@ -26,6 +26,16 @@ type taskState int
 
 const (
 	stateCompleted taskState = iota + 1
+	// stateInputRequired: a paid call waits for its payment.
+	stateInputRequired
+	// stateWorking: a payment is being verified, the tool run and the
+	// payment settled.
+	stateWorking
+	// stateFailed: the paid call failed (payment refused, settlement
+	// failed, tool failed) or could not start (terminal down).
+	stateFailed
+	// stateCanceled: the caller declined to pay.
+	stateCanceled
 )
 
 // Media types of the parts this agent produces.
@@ -84,18 +94,30 @@ type artifact struct {
 	parts       []part
 }
 
-// task is a unit of work; every task this agent creates is completed.
+// task is a unit of work. A discovery task is completed when created; a
+// paid call's task goes through the payment states (see sale).
 type task struct {
 	id        string
 	contextID string
 	state     taskState
 	timestamp time.Time
+	// status is the agent's status message (the payment flow's metadata);
+	// nil for discovery tasks.
+	status    *message
 	artifacts []artifact
 	history   []message
+	// sale is the paid call of the task; nil for discovery tasks.
+	sale *sale
 }
 
 func (t *task) size() int64 {
 	n := int64(len(t.id)+len(t.contextID)) + 256
+	if t.status != nil {
+		n += t.status.size()
+	}
+	if t.sale != nil {
+		n += t.sale.size()
+	}
 	for _, a := range t.artifacts {
 		n += int64(len(a.id)+len(a.name)+len(a.description)) + 64
 		for _, p := range a.parts {
@@ -109,7 +131,9 @@ func (t *task) size() int64 {
 }
 
 // terminal reports whether the task can change no more.
-func (t *task) terminal() bool { return t.state == stateCompleted }
+func (t *task) terminal() bool {
+	return t.state == stateCompleted || t.state == stateFailed || t.state == stateCanceled
+}
 
 // ---- Wire shapes of the output ----
 
@@ -171,9 +195,11 @@ type artifact03 struct {
 	Parts       []part03 `json:"parts"`
 }
 
-// status is a TaskStatus (both versions; the state names differ).
+// status is a TaskStatus (both versions; the state names differ). Message
+// is a message10 or a message03.
 type status struct {
 	State     string `json:"state"`
+	Message   any    `json:"message,omitempty"`
 	Timestamp string `json:"timestamp,omitempty"`
 }
 
@@ -199,11 +225,23 @@ type task03 struct {
 // timestampLayout is ISO 8601 UTC with milliseconds and Z.
 const timestampLayout = "2006-01-02T15:04:05.000Z"
 
+// name spells the state in version v: TASK_STATE_* (1.0) or kebab case (0.3).
 func (s taskState) name(v version) string {
-	if v == v10 {
-		return "TASK_STATE_COMPLETED"
+	n10, n03 := "TASK_STATE_COMPLETED", "completed"
+	switch s {
+	case stateInputRequired:
+		n10, n03 = "TASK_STATE_INPUT_REQUIRED", "input-required"
+	case stateWorking:
+		n10, n03 = "TASK_STATE_WORKING", "working"
+	case stateFailed:
+		n10, n03 = "TASK_STATE_FAILED", "failed"
+	case stateCanceled:
+		n10, n03 = "TASK_STATE_CANCELED", "canceled"
 	}
-	return "completed"
+	if v == v10 {
+		return n10
+	}
+	return n03
 }
 
 func (r role) name(v version) string {
@@ -275,6 +313,9 @@ func (t *task) render(v version, historyLength *int) any {
 	st := status{State: t.state.name(v), Timestamp: t.timestamp.UTC().Format(timestampLayout)}
 	hist := historyTail(t.history, historyLength)
 	if v == v10 {
+		if t.status != nil {
+			st.Message = t.status.wire10()
+		}
 		w := task10{ID: t.id, ContextID: t.contextID, Status: st}
 		for _, a := range t.artifacts {
 			wa := artifact10{ArtifactID: a.id, Name: a.name, Description: a.description, Parts: make([]part10, len(a.parts))}
@@ -287,6 +328,9 @@ func (t *task) render(v version, historyLength *int) any {
 			w.History = append(w.History, m.wire10())
 		}
 		return w
+	}
+	if t.status != nil {
+		st.Message = t.status.wire03()
 	}
 	w := task03{Kind: "task", ID: t.id, ContextID: t.contextID, Status: st}
 	for _, a := range t.artifacts {

@@ -71,6 +71,31 @@ func (s *taskStore) get(id string) (*task, bool) {
 	return e.t, true
 }
 
+// swap replaces the stored task old (the same pointer, unexpired) with
+// next, keeping its expiry, and reports whether it did: a caller that read
+// old moves the task on only if nobody else did meanwhile.
+func (s *taskStore) swap(old, next *task) bool {
+	size := next.size()
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, ok := s.byID[old.id]
+	if !ok || next.id != old.id {
+		return false
+	}
+	e := el.Value.(*storeEntry)
+	if e.t != old || !now.Before(e.expires) {
+		return false
+	}
+	s.bytes += size - e.size
+	e.t, e.size = next, size
+	s.lru.MoveToFront(el)
+	for s.bytes > s.maxBytes && s.lru.Len() > 1 {
+		s.remove(s.lru.Back())
+	}
+	return true
+}
+
 // len is the number of tasks held (expired ones included until swept).
 func (s *taskStore) len() int {
 	s.mu.Lock()

@@ -49,6 +49,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,12 +60,15 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // Defaults of Options.
@@ -110,6 +114,35 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives internal errors (never user input); nil discards them.
 	Logger *slog.Logger
+
+	// Engine, when set, sells every catalog tool over MCP through this
+	// payment engine (the one the HTTP routes use, so that one
+	// authorization buys one call on one transport); nil keeps the
+	// endpoint discovery-only. Catalog and PayTo are then required.
+	Engine *engine.Engine
+	// Catalog lists the paid tools (one MCP tool each, named by its
+	// operation id) with their prices.
+	Catalog *tools.Catalog
+	// PayTo is the wallet paid (0x + 40 hex digits).
+	PayTo string
+	// Network is the CAIP-2 id (or v1 name) of the payment network; empty
+	// means the catalog's. Every tool must be priced on it.
+	Network string
+	// Env is what the tools run with (terminal, default gold symbol, regex
+	// time limit, clock).
+	Env tools.Env
+	// TerminalCheck is the availability check of the terminal-backed tools,
+	// run before any payment is asked (an error: a tool error, no payment
+	// requirement); nil means a health cache over Env.Terminal (and, with
+	// no terminal, always unavailable).
+	TerminalCheck func(ctx context.Context) error
+	// ToolTimeout bounds one paid tool run; zero leaves only the engine's
+	// run time limit.
+	ToolTimeout time.Duration
+	// RequestID and RefCode read the request id and the referral code of a
+	// POST carrying a paid call, for the payment journal; nil means none.
+	RequestID func(r *http.Request) string
+	RefCode   func(r *http.Request) string
 }
 
 // DefaultInstructions tell a model how the tools chain together.
@@ -126,6 +159,7 @@ type handler struct {
 	allowed map[string]bool // allowed cross origins, for CORS
 	hosts   map[string]bool // allowed non-loopback hosts on a loopback listener
 	maxBody int64
+	sells   bool // the paid tools are served
 }
 
 // NewHandler returns the http.Handler of POST /mcp, answering through s.
@@ -150,6 +184,9 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 	}
 	if opts.Instructions == "" {
 		opts.Instructions = DefaultInstructions
+		if opts.Engine != nil {
+			opts.Instructions = DefaultSellingInstructions
+		}
 	}
 	ttl := opts.ListTTL
 	switch {
@@ -190,7 +227,12 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 		}
 		h.hosts[strings.ToLower(hostOnly(host))] = true
 	}
-	srv := newServer(s, opts.Version, opts.Instructions, ttl, log)
+	sell, err := newSeller(opts, log)
+	if err != nil {
+		return nil, err
+	}
+	h.sells = sell != nil
+	srv := newServer(s, opts.Version, opts.Instructions, ttl, log, sell)
 	h.sdk = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
@@ -274,68 +316,197 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "cannot read the request body")
 		return
 	}
-	if status, id, code, msg := h.precheck(r, body); status != 0 {
+	m, status, code, msg := h.precheck(r, body)
+	if status != 0 {
 		if status == http.StatusAccepted {
 			w.WriteHeader(status)
 			return
 		}
-		writeRPCError(w, status, id, code, msg)
+		writeRPCError(w, status, m.id, code, msg)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	h.sdk.ServeHTTP(w, r)
+	if !h.sells || m.method != "tools/call" {
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	// A tools/call may be a paid one: its tool handler gets the request
+	// and, for a client of the extension binding, hands back the
+	// PaymentRequired that replaces the tool result.
+	slot := &callSlot{r: r}
+	if r.Header.Get("MCP-Protocol-Version") >= "2026-07-28" {
+		slot.extension = advertisesPayment(m.params)
+	}
+	r = r.WithContext(context.WithValue(r.Context(), slotKey{}, slot))
+	if !slot.extension {
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	bw := &bufferedWriter{header: w.Header()}
+	h.sdk.ServeHTTP(bw, r)
+	bw.finish(w, slot)
+}
+
+// advertisesPayment reports whether the params of a 2026-07-28 request
+// declare the org.x402/payment extension in their client capabilities.
+func advertisesPayment(params json.RawMessage) bool {
+	if !bytes.Contains(params, []byte(ExtensionPayment)) {
+		return false
+	}
+	var p struct {
+		Meta struct {
+			Capabilities struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			} `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return false
+	}
+	_, ok := p.Meta.Capabilities.Extensions[ExtensionPayment]
+	return ok
+}
+
+// bufferedWriter holds the SDK's answer to a tools/call of a client of the
+// extension binding, which the paid tool handler may ask to replace.
+type bufferedWriter struct {
+	header http.Header // the real writer's
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedWriter) Header() http.Header { return b.header }
+
+func (b *bufferedWriter) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+
+// finish writes the buffered answer to w: as it is, or, when the tool
+// handler asked for payment, with the tool result replaced by the
+// extension binding's {resultType: "payment_required", paymentRequired,
+// _meta} (the result's _meta kept, but for x402/error).
+func (b *bufferedWriter) finish(w http.ResponseWriter, slot *callSlot) {
+	status, body := b.status, b.body.Bytes()
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if slot.paymentRequired != nil && status == http.StatusOK {
+		if out, err := paymentRequiredAnswer(body, slot); err == nil {
+			body = out
+		}
+	}
+	if w.Header().Get("Content-Length") != "" {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// paymentRequiredAnswer rewrites a JSON-RPC tool result into the extension
+// binding's payment_required result.
+func paymentRequiredAnswer(body []byte, slot *callSlot) ([]byte, error) {
+	var res struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  *struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		return nil, fmt.Errorf("mcp: tool answer: %w", err)
+	}
+	if res.Result == nil {
+		return nil, errors.New("mcp: the tool answer is not a result")
+	}
+	meta := res.Result.Meta
+	delete(meta, MetaPaymentError)
+	if slot.settlement == nil {
+		delete(meta, MetaPaymentResponse)
+	}
+	type result struct {
+		ResultType      string                     `json:"resultType"`
+		PaymentRequired json.RawMessage            `json:"paymentRequired"`
+		Meta            map[string]json.RawMessage `json:"_meta,omitempty"`
+	}
+	out, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  result          `json:"result"`
+	}{res.JSONRPC, res.ID, result{ResultTypePaymentRequired, slot.paymentRequired, meta}})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: payment_required answer: %w", err)
+	}
+	return out, nil
 }
 
 // precheck parses a body: it returns a non-zero status with a JSON-RPC
 // error for a body that is not JSON (-32700), a message that is not a
 // JSON-RPC 2.0 request (-32600) or a method that is not offered (-32601),
 // 202 for a notification of a method that is not offered, and 0 to let the
-// SDK serve the message. Batches (JSON arrays) go to the SDK, which serves
-// them for 2025-03-26 only.
-func (h *handler) precheck(r *http.Request, body []byte) (status int, id json.RawMessage, code int, msg string) {
+// SDK serve the message, with the id, method and params read. Batches
+// (JSON arrays) go to the SDK, which serves them for 2025-03-26 only.
+func (h *handler) precheck(r *http.Request, body []byte) (msg message, status int, code int, text string) {
 	if !json.Valid(body) {
-		return http.StatusBadRequest, nil, codeParseError, "parse error: the body is not valid JSON"
+		return msg, http.StatusBadRequest, codeParseError, "parse error: the body is not valid JSON"
 	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return 0, nil, 0, ""
+		return msg, 0, 0, ""
 	}
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
-		return http.StatusBadRequest, nil, codeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object"
+		return msg, http.StatusBadRequest, codeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object"
 	}
-	id = m.ID
-	if !validID(id) {
-		return http.StatusBadRequest, nil, codeInvalidRequest, "invalid request: id must be a string or a number"
+	if !validID(m.ID) {
+		return msg, http.StatusBadRequest, codeInvalidRequest, "invalid request: id must be a string or a number"
 	}
+	msg.id = m.ID
 	if m.JSONRPC != "2.0" {
-		return http.StatusBadRequest, id, codeInvalidRequest, `invalid request: jsonrpc must be "2.0"`
+		return msg, http.StatusBadRequest, codeInvalidRequest, `invalid request: jsonrpc must be "2.0"`
 	}
 	if m.Method == nil {
 		if m.Result != nil || m.Error != nil {
-			return 0, nil, 0, "" // a response: the SDK decides
+			return message{}, 0, 0, "" // a response: the SDK decides
 		}
-		return http.StatusBadRequest, id, codeInvalidRequest, "invalid request: method is missing"
+		return msg, http.StatusBadRequest, codeInvalidRequest, "invalid request: method is missing"
 	}
+	msg.method, msg.params = *m.Method, m.Params
 	if offered(*m.Method) {
-		return 0, nil, 0, ""
+		return msg, 0, 0, ""
 	}
-	if id == nil {
-		return http.StatusAccepted, nil, 0, "" // a notification is never answered
+	if m.ID == nil {
+		return msg, http.StatusAccepted, 0, "" // a notification is never answered
 	}
 	status = http.StatusOK
 	if v := r.Header.Get("MCP-Protocol-Version"); v >= "2026-07-28" {
 		status = http.StatusNotFound
 	}
-	return status, id, codeMethodNotFound, "method not found: " + cut(*m.Method, 60) +
+	return msg, status, codeMethodNotFound, "method not found: " + cut(*m.Method, 60) +
 		" (this server offers tools only: tools/list, tools/call, server/discover or the legacy initialize)"
+}
+
+// message is what precheck read of a JSON-RPC request.
+type message struct {
+	id     json.RawMessage
+	method string
+	params json.RawMessage
 }
 
 // validID reports whether a JSON-RPC id is absent, a string, a number or

@@ -82,7 +82,7 @@ type httpReply struct {
 }
 
 // rpc decodes the body as a JSON-RPC response.
-func (r httpReply) rpc(t *testing.T) rpcResponse {
+func (r httpReply) rpc(t testing.TB) rpcResponse {
 	t.Helper()
 	var res rpcResponse
 	if err := json.Unmarshal(r.body, &res); err != nil {
@@ -96,12 +96,12 @@ func (r httpReply) rpc(t *testing.T) rpcResponse {
 
 // post sends one raw POST with the standard MCP headers plus extra ones
 // ("" values delete a header).
-func (e *testEnv) post(t *testing.T, body string, extra map[string]string) httpReply {
+func (e *testEnv) post(t testing.TB, body string, extra map[string]string) httpReply {
 	t.Helper()
 	return e.do(t, http.MethodPost, body, extra)
 }
 
-func (e *testEnv) do(t *testing.T, method, body string, extra map[string]string) httpReply {
+func (e *testEnv) do(t testing.TB, method, body string, extra map[string]string) httpReply {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -279,7 +279,7 @@ func (e *testEnv) direct(t *testing.T) func(v any, err error) any {
 	}
 }
 
-func mustJSON(t *testing.T, v any) json.RawMessage {
+func mustJSON(t testing.TB, v any) json.RawMessage {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -289,7 +289,7 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 }
 
 // generic decodes JSON into maps, slices, strings, float64s and bools.
-func generic(t *testing.T, b []byte) any {
+func generic(t testing.TB, b []byte) any {
 	t.Helper()
 	var v any
 	d := json.NewDecoder(bytes.NewReader(b))

@@ -69,18 +69,24 @@ func annotations(title string) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no, DestructiveHint: &no}
 }
 
-// newServer builds the SDK server with the four tools.
-func newServer(s discovery.Surfaces, version, instructions string, ttl time.Duration, log *slog.Logger) *sdk.Server {
+// newServer builds the SDK server with the four tools and, when sell is
+// set, the paid tools.
+func newServer(s discovery.Surfaces, version, instructions string, ttl time.Duration, log *slog.Logger, sell *seller) *sdk.Server {
 	ttlMs := int(ttl / time.Millisecond)
+	// Tools only: no logging, prompts, resources or completions, and no
+	// list-change notifications (the list is fixed at start-up). A seller
+	// also declares the x402 extension binding.
+	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
+	if sell != nil {
+		caps.AddExtension(ExtensionPayment, nil)
+	}
 	srv := sdk.NewServer(&sdk.Implementation{
 		Name:    ServerName,
 		Title:   "svc discovery",
 		Version: version,
 	}, &sdk.ServerOptions{
 		Instructions: instructions,
-		// Tools only: no logging, prompts, resources or completions, and
-		// no list-change notifications (the list is fixed at start-up).
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		Capabilities: caps,
 		SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) {
 			c.TTLMs, c.CacheScope = ttlMs, "public"
 		},
@@ -145,6 +151,9 @@ func newServer(s discovery.Surfaces, version, instructions string, ttl time.Dura
 		out, err := s.ToolInfo(ctx, in.PathOrKey)
 		return nil, out, toolError(ctx, log, ToolToolInfo, err, nil)
 	})
+	if sell != nil {
+		sell.register(srv)
+	}
 	return srv
 }
 
