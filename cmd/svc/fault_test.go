@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,6 +26,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	svc "github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/x402"
@@ -111,6 +114,46 @@ func (s faultStore) restore(t *testing.T, name, table string) {
 		return
 	}
 	s.exec(t, fmt.Sprintf("DROP TRIGGER %s ON %s", name, table), fmt.Sprintf("DROP FUNCTION %s()", name))
+}
+
+// owners returns the engine instances recorded alive in the store.
+func (s faultStore) owners(t *testing.T) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var q clusterQuerier
+	if s.kind == "sqlite" {
+		db, err := sql.Open("sqlite", s.db+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		q = sqlQuerier{db}
+	} else {
+		c, err := pgx.Connect(ctx, s.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		q = pgQuerier{c}
+	}
+	rows, err := q.query(ctx, `SELECT owner FROM engine_instances`)
+	if err != nil {
+		t.Fatalf("read engine_instances: %v", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // faultPayment is one signed payment for one request, presented as many
@@ -758,17 +801,17 @@ func TestFaultFacilitatorFailsAtSettle(t *testing.T) {
 }
 
 // TestFaultHeartbeatsLost: two instances share a store whose
-// engine_instances table refuses every heartbeat (a trigger), so that
-// each takes the other — and itself — for dead while instance A has two
-// payments in flight: one settling at a facilitator that takes 30 s, one
-// reserved (its payer's /verify held at the facilitator). Recovery, on
-// either instance, wrongly takes both over: it releases the reservation
-// and presents the in-flight settlement again. Nothing may break: the
-// settling payment is settled once (the facilitator's per-authorization
-// deduplication returns the original result), recorded once, and its
-// client gets 200; the reserved payment, released under A's feet, is not
-// settled by A (its move to settling is refused) and, presented again,
-// is paid once.
+// engine_instances table refuses the heartbeats of instance A (a trigger),
+// so that B takes A for dead while A, alive, has two payments in flight:
+// one settling at a facilitator that takes 30 s, one reserved (its
+// payer's /verify held at the facilitator). B's recovery wrongly takes
+// both over: it releases the reservation and presents the in-flight
+// settlement again. Nothing may break: the settling payment is settled
+// once (the facilitator returns the original result), recorded once, and
+// its client gets 200; the reserved payment, released under A's feet, is
+// not settled by A (its move to settling is refused) and, presented again,
+// is paid once. (A refusing its own heartbeat also stops its own
+// recovery: an instance that cannot record itself alive does not recover.)
 func TestFaultHeartbeatsLost(t *testing.T) {
 	faultSkipShort(t)
 	for _, kind := range faultKinds {
@@ -779,18 +822,27 @@ func TestFaultHeartbeatsLost(t *testing.T) {
 			stub := clusterStartStub(t, clusterStubOptions{settleDelay: delay})
 			c := clusterHTTP(t)
 			a := clusterStartWith(t, "A", st.db, clusterOptions{facilitator: stub.base})
+			var ownerA string
+			clusterEventually(t, 10*time.Second, func() string {
+				o := st.owners(t)
+				if len(o) != 1 {
+					return fmt.Sprintf("engine instances %q, want A's alone", o)
+				}
+				ownerA = o[0]
+				return ""
+			})
 			b := clusterStartWith(t, "B", st.db, clusterOptions{facilitator: stub.base})
 			pr := clusterOffer(t, c, a.base)
 			heldSigner := clusterSigner(t)
 			settling := faultPay(t, pr, 1, nil)[0]
 			reserved := faultPay(t, pr, 1, heldSigner)[0]
 			stub.hold(t, c, heldSigner.Address())
-			st.refuse(t, "fault_refuse_heartbeat", "INSERT", "engine_instances", "1 = 1")
+			st.refuse(t, "fault_refuse_heartbeat", "INSERT", "engine_instances", "NEW.owner = '"+strings.ReplaceAll(ownerA, "'", "''")+"'")
 			start := time.Now()
 			wait := faultLaunch(a.base, []*faultPayment{settling, reserved})
 
-			// Recovery presents the settlement again while the first is in
-			// flight, and releases the reservation.
+			// B presents the settlement again while the first is in flight,
+			// and releases the reservation.
 			clusterEventually(t, faultRecoveryTimeout, func() string {
 				s := stub.stats(t, c)
 				if s.SettleCalls < 2 || s.InFlight != 1 {
@@ -801,7 +853,7 @@ func TestFaultHeartbeatsLost(t *testing.T) {
 				}
 				return ""
 			})
-			t.Logf("recovery took A's payments over %v after the heartbeats stopped", time.Since(start).Round(100*time.Millisecond))
+			t.Logf("B took A's payments over %v after A's heartbeats stopped", time.Since(start).Round(100*time.Millisecond))
 			stub.release(t, c)
 			wait()
 			if settling.err != nil {
@@ -823,6 +875,9 @@ func TestFaultHeartbeatsLost(t *testing.T) {
 				t.Fatalf("the released payment presented again: %s, not settled", again)
 			}
 			faultCheckPaid(t, "the released payment presented again", reserved, again, line, nil)
+			if v, _ := clusterMetricSample(t, c, b.base, "svc_x402_recovered_total", `result="settled"`); v != 1 {
+				t.Errorf("B: svc_x402_recovered_total{result=\"settled\"} = %d, want 1", v)
+			}
 			clusterStop(t, c, a, b)
 			l := st.ledger(t)
 			if msg := faultMismatch(t, stub, l); msg != "" {

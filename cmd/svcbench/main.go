@@ -21,6 +21,11 @@
 //	              --n N --out FILE
 //	    sign N payments of the URL's offer, one PAYMENT-SIGNATURE value a
 //	    line (for wrk, see bench/paid.lua)
+//	svcbench flood --url URL --pid PID [--clients 64] [--size 2MiB]
+//	               [--duration 20s] [--path /api/ohlcv-state]
+//	    flood a paid route with valid unpaid calls of large bodies from many
+//	    clients and print the server's peak resident memory and /health
+//	    latency meanwhile (bench/flood.sh)
 //
 // With --pay-key-env, each request carries a fresh x402 payment: the load
 // generator reads the offer of one unpaid request, signs N payments before
@@ -51,7 +56,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: svcbench bare|load|sign|facilitator|replay [flags]")
+		fmt.Fprintln(os.Stderr, "usage: svcbench bare|load|sign|facilitator|replay|flood [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -66,6 +71,8 @@ func main() {
 		err = facilitator(os.Args[2:])
 	case "replay":
 		err = replay(os.Args[2:])
+	case "flood":
+		err = flood(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}

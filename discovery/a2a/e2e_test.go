@@ -29,7 +29,8 @@ const (
 
 // e2ePackages are the locked client packages and the versions that must be
 // installed (the npm alias a2a-sdk-03 is @a2a-js/sdk 0.3.14).
-var e2ePackages = [][2]string{{"@a2a-js/sdk", "1.3.0"}, {"a2a-sdk-03", "0.3.14"}}
+var e2ePackages = [][2]string{{"@a2a-js/sdk", "1.3.0"}, {"a2a-sdk-03", "0.3.14"},
+	{"@x402/core", "2.27.0"}, {"@x402/evm", "2.27.0"}, {"viem", "2.57.20"}}
 
 // e2eSkipOrFail skips the test, or fails it under CI=true, where the
 // official clients must run.
