@@ -70,6 +70,11 @@ type Verifier struct {
 	// MinValidity is the least remaining validity of the authorization;
 	// zero means DefaultMinValidity.
 	MinValidity time.Duration
+	// Signers, when set, remembers recent signature recoveries: a payment
+	// checked twice in one process (by the payment engine, then by a
+	// local facilitator's settlement) is recovered once. Share one cache
+	// between the Verifiers that check the same payments.
+	Signers *SignerCache
 }
 
 // Verify checks payload against req (the server's own requirements) and
@@ -201,7 +206,7 @@ func (v Verifier) Verify(payload PaymentPayload, req PaymentRequirements) (payer
 	}
 	d := EIP712Domain{Name: name, Version: version, ChainID: n.ChainID, VerifyingContract: common.HexToAddress(req.Asset)}
 	digest := typedDataDigest(domainSeparatorCached(d), w.structHash())
-	signer, err := RecoverSigner(digest[:], sig[:])
+	signer, err := v.Signers.recover(digest, sig)
 	if err != nil {
 		if errors.Is(err, ErrSignatureHighS) {
 			return payer, verifyRefuse(ReasonInvalidSignature, "signature has a high s value (not accepted by the token contract)")
@@ -301,4 +306,57 @@ func NonceKey(network, asset, from, nonce string) string {
 		network = n.CAIP2
 	}
 	return strings.ToLower(network) + "/" + strings.ToLower(asset) + "/" + strings.ToLower(from) + "/" + strings.ToLower(nonce)
+}
+
+// SignerCache remembers the signers recovered from the most recent
+// (digest, signature) pairs, at most its size; the oldest is forgotten
+// first. Recovery is a pure function of the pair, so a remembered answer is
+// always the right one. Safe for concurrent use; a nil *SignerCache
+// remembers nothing.
+type SignerCache struct {
+	mu    sync.Mutex
+	known map[[97]byte]common.Address
+	ring  [][97]byte // insertion order, for eviction
+	next  int
+}
+
+// NewSignerCache returns a cache of at most size recoveries (size ≥ 1).
+func NewSignerCache(size int) *SignerCache {
+	size = max(size, 1)
+	return &SignerCache{known: make(map[[97]byte]common.Address, size), ring: make([][97]byte, 0, size)}
+}
+
+// recover is RecoverSigner through the cache. Failed recoveries are not
+// remembered.
+func (c *SignerCache) recover(digest common.Hash, sig [65]byte) (common.Address, error) {
+	if c == nil {
+		return RecoverSigner(digest[:], sig[:])
+	}
+	var k [97]byte
+	copy(k[:32], digest[:])
+	copy(k[32:], sig[:])
+	c.mu.Lock()
+	a, ok := c.known[k]
+	c.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	a, err := RecoverSigner(digest[:], sig[:])
+	if err != nil {
+		return a, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.known[k]; ok {
+		return a, nil
+	}
+	if len(c.ring) < cap(c.ring) {
+		c.ring = append(c.ring, k)
+	} else {
+		delete(c.known, c.ring[c.next])
+		c.ring[c.next] = k
+		c.next = (c.next + 1) % len(c.ring)
+	}
+	c.known[k] = a
+	return a, nil
 }

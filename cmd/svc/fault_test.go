@@ -531,6 +531,14 @@ func faultCrashAt(t *testing.T, kind, point string) {
 		a := faultRetry(t, c, n.base, p, 10*time.Second)
 		faultCheckPaid(t, "retry after the kill at "+point+" on "+n.name, p, a, lines[p.nonce], refs[i])
 	}
+	// Invariant 4: a recovered authorization is not admitted for another
+	// request.
+	for _, n := range nodes {
+		other := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, clusterBody(clusterAddress()), ps[0].header)
+		if other.status != http.StatusPaymentRequired || other.reason() != x402.ReasonNonceAlreadyUsed {
+			t.Fatalf("a recovered authorization presented for another request on %s: %s, want 402 %s", n.name, other, x402.ReasonNonceAlreadyUsed)
+		}
+	}
 	// The payments killed before settling can be paid again.
 	for _, p := range heldPs {
 		a := faultRetry(t, c, nodes[len(nodes)-1].base, p, 10*time.Second)
@@ -869,6 +877,7 @@ func TestFaultHeartbeatsLost(t *testing.T) {
 			}
 			t.Logf("the payment released under A's feet was answered %s", reserved.ans)
 			st.restore(t, "fault_refuse_heartbeat", "engine_instances")
+			stub.settleDelay(t, c, 0)
 			again := faultRetry(t, c, b.base, reserved, 10*time.Second)
 			line, ok := stub.byNonce(t)[reserved.nonce]
 			if !ok {

@@ -368,9 +368,10 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 
 // newFacilitator builds the local facilitator (dev mode) or the remote
 // one.
-func newFacilitator(c *serveConfig, log *slog.Logger) (x402.Facilitator, error) {
+func newFacilitator(c *serveConfig, log *slog.Logger, signers *x402.SignerCache) (x402.Facilitator, error) {
 	if c.devMode {
-		f, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{Networks: []string{c.network}, PayTo: c.payTo})
+		f, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{Networks: []string{c.network}, PayTo: c.payTo,
+			Verifier: x402.Verifier{Signers: signers}})
 		if err != nil {
 			return nil, fmt.Errorf("local facilitator: %w", err)
 		}
@@ -531,7 +532,10 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	if err != nil {
 		return nil, err
 	}
-	facilitator, err := newFacilitator(c, log)
+	// The engine and a local facilitator check the same payments: one
+	// signature recovery each is enough.
+	signers := x402.NewSignerCache(4096)
+	facilitator, err := newFacilitator(c, log, signers)
 	if err != nil {
 		return nil, err
 	}
@@ -554,6 +558,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	eng, err := engine.New(engine.Config{
 		Facilitator:           facilitator,
 		Journal:               st,
+		Verifier:              &x402.Verifier{Signers: signers},
 		SkipFacilitatorVerify: c.devMode,
 		Logger:                log,
 		SettleTimeout:         c.settleTimeout,

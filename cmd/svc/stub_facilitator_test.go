@@ -80,7 +80,7 @@ func (l stubJournalLine) response() x402.SettleResponse {
 // stubFacilitator is the stub's x402.Facilitator. Safe for concurrent use.
 type stubFacilitator struct {
 	verifier x402.Verifier
-	delay    time.Duration
+	delay    atomic.Int64 // time.Duration of each new settlement
 	dedup    bool
 	journal  *os.File
 
@@ -158,7 +158,7 @@ func runStubFacilitator() int {
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", stubEnvSettleDelay, err))
 		}
-		f.delay = v
+		f.delay.Store(int64(v))
 	}
 	path := os.Getenv(stubEnvJournal)
 	if path == "" {
@@ -185,11 +185,12 @@ func runStubFacilitator() int {
 	mux.Handle("/", inner)
 	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) { f.serveSettle(inner, w, r) })
 	mux.HandleFunc("POST /_stub/settle-fault", f.serveSettleFault)
+	mux.HandleFunc("POST /_stub/settle-delay", f.serveSettleDelay)
 	mux.HandleFunc("POST /_stub/hold", f.serveHold)
 	mux.HandleFunc("POST /_stub/release", f.serveRelease)
 	mux.HandleFunc("GET /_stub/stats", f.serveStats)
 	fmt.Printf("stub facilitator listening on http://%s (settle delay %v, deduplicating %v, %d settlements known)\n",
-		ln.Addr(), f.delay, f.dedup, len(lines))
+		ln.Addr(), time.Duration(f.delay.Load()), f.dedup, len(lines))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return fail(srv.Serve(ln))
 }
@@ -267,8 +268,8 @@ func (f *stubFacilitator) Settle(ctx context.Context, payload x402.PaymentPayloa
 	}
 	f.inFlight.Add(1)
 	defer f.inFlight.Add(-1)
-	if f.delay > 0 {
-		time.Sleep(f.delay) // a transaction in flight: the caller leaving does not recall it
+	if d := time.Duration(f.delay.Load()); d > 0 {
+		time.Sleep(d) // a transaction in flight: the caller leaving does not recall it
 	}
 	sum := sha256.Sum256([]byte(stubTxPrefix + "\x00" + key + "\x00" + strings.ToLower(ep.Signature)))
 	line := stubJournalLine{Key: key, Network: req.Network, Asset: req.Asset, Payer: payer, PayTo: req.PayTo, Amount: req.Amount,
@@ -287,6 +288,18 @@ func (f *stubFacilitator) Settle(ctx context.Context, payload x402.PaymentPayloa
 	}
 	f.settled[key] = line
 	return line.response(), nil
+}
+
+// serveSettleDelay sets the time each new settlement takes (?d=, a Go
+// duration).
+func (f *stubFacilitator) serveSettleDelay(w http.ResponseWriter, r *http.Request) {
+	d, err := time.ParseDuration(r.URL.Query().Get("d"))
+	if err != nil || d < 0 {
+		http.Error(w, "d: want a duration", http.StatusBadRequest)
+		return
+	}
+	f.delay.Store(int64(d))
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // serveHold holds the verifications of ?payer= until /_stub/release.
@@ -496,6 +509,14 @@ func (s *clusterStub) settleFault(t *testing.T, c *http.Client, mode string) {
 	t.Helper()
 	if a := clusterMust(t, c, http.MethodPost, s.base+"/_stub/settle-fault?mode="+mode, "", ""); a.status != http.StatusNoContent {
 		t.Fatalf("settle fault %q: %s", mode, a)
+	}
+}
+
+// settleDelay sets the time each new settlement takes from now on.
+func (s *clusterStub) settleDelay(t *testing.T, c *http.Client, d time.Duration) {
+	t.Helper()
+	if a := clusterMust(t, c, http.MethodPost, s.base+"/_stub/settle-delay?d="+d.String(), "", ""); a.status != http.StatusNoContent {
+		t.Fatalf("settle delay %v: %s", d, a)
 	}
 }
 

@@ -1,5 +1,6 @@
-// Package a2a serves svc's free discovery surface over the Agent2Agent
-// protocol: JSON-RPC 2.0 at POST /a2a, speaking A2A 1.0 and A2A 0.3 on the
+// Package a2a serves svc's discovery surface over the Agent2Agent
+// protocol, and sells the paid tools there with the A2A x402 payments
+// extension: JSON-RPC 2.0 at POST /a2a, speaking A2A 1.0 and A2A 0.3 on the
 // same endpoint, hand-written on the standard library.
 //
 // # Versions
@@ -58,9 +59,10 @@
 //
 // Tasks are kept in a bounded in-memory store (by default 1000 tasks,
 // 64 MiB, one hour, least recently used evicted first) for GetTask and
-// tasks/get; an unknown or expired task is -32001 (TaskNotFound). A task is
-// complete when it is created, so CancelTask is -32002 (TaskNotCancelable)
-// and a message naming an existing task is -32004 (UnsupportedOperation).
+// tasks/get; an unknown or expired task is -32001 (TaskNotFound). A
+// discovery task is complete when it is created, so CancelTask is -32002
+// (TaskNotCancelable) and a message naming it is -32004
+// (UnsupportedOperation).
 // ListTasks answers an empty, complete page: calls carry no identity, so no
 // caller may list another's tasks (a task id is the capability to read it).
 // Streaming (message/stream, SendStreamingMessage, tasks/resubscribe,
@@ -80,6 +82,87 @@
 // 200 and Content-Type application/json; the request id is echoed byte for
 // byte.
 //
-// The agent card itself (/.well-known/agent-card.json) is served by package
-// discovery; this package only answers /a2a.
+// # Selling the tools: the x402 extension
+//
+// With Options.Engine (the payment engine shared with HTTP and MCP), every
+// tool of Options.Catalog is sold through the A2A x402 payments extension
+// v0.2 (github.com/google-agentic-commerce/a2a-x402, spec/v0.2/spec.md),
+// standalone flow, x402 v2 exact payments in USDC. The agent card
+// (PaymentCard, served by NewCardHandler) declares ExtensionURI in
+// capabilities.extensions with required false (the discovery skills are
+// free) and has one skill per tool, whose id is the tool key. A client
+// activates the extension by listing ExtensionURI in the A2A-Extensions
+// header (X-A2A-Extensions in 0.3); the answer then carries both headers
+// with the URI. Activation is not required: a paid call works without it.
+//
+// A paid call is one data part naming the tool (its key, or its operation
+// id) and holding its input, the members of the tool's input schema (GET
+// tools' query parameters included):
+//
+//	{"tool": "risk-levels", "input": {"entry": 3500, "direction": "long", "slPct": 0.05, "tpPct": 0.04}}
+//
+// The steps, the same in 1.0 and 0.3 (state names in each version's
+// spelling):
+//
+//  1. The input is decoded and validated with the tool's own rules: a
+//     broken rule is -32602 naming the field under
+//     message.parts[i].data.input (message.parts[i].data.tool for an unknown
+//     tool); no task is created and no payment is asked for.
+//  2. For the terminal-backed tools, the terminal's availability
+//     (Options.TerminalCheck): down, the task is failed, with a text saying
+//     that no payment was asked for, and no x402 metadata.
+//  3. Without payment: the task is input-required; its status message (role
+//     agent) carries x402.payment.status "payment-required" and
+//     x402.payment.required, the engine's x402 v2 PaymentRequired (the
+//     same terms as over HTTP; the resource is the tool's HTTP URL). The
+//     task keeps the tool and the decoded input, so the paying message
+//     needs only the payment.
+//  4. The client sends a message on that task (taskId) whose metadata holds
+//     x402.payment.payload, the signed x402 PaymentPayload (an object, or
+//     the base64 of its JSON), and x402.payment.status "payment-submitted"
+//     (optional). The payment engine checks it, reserves the
+//     authorization, runs the tool, journals the answer and settles: the
+//     task is completed, with the tool's output as the artifact named after
+//     the tool (a data part, then the same JSON as text) and a status
+//     message with x402.payment.status "payment-completed" and
+//     x402.payment.receipts (every x402 SettleResponse of the task, failed
+//     attempts included).
+//
+// The engine's fingerprint of the call (Fingerprint) is the hex SHA-256 of
+// "a2a", the tool key and the canonical JSON of the decoded input of the
+// first message: an authorization used over HTTP or MCP, or for another
+// tool or input, is refused here, and journal rows say transport "a2a".
+// The first message may carry the payment already (paying up front): the
+// call is then paid at once. x402.payment.status "payment-rejected" on the
+// waiting task, or CancelTask, cancels it (canceled; nothing is charged).
+//
+// Failures set x402.payment.status "payment-failed", x402.payment.error (a
+// PaymentError* code) and a failed receipt, with the reason in the status
+// message's text:
+//
+//   - refused payments (bad signature or payload: INVALID_SIGNATURE; out of
+//     its time window: EXPIRED_PAYMENT; used already, for another call or
+//     transport, or failed too often: DUPLICATE_NONCE; another network:
+//     NETWORK_MISMATCH; another amount: INVALID_AMOUNT; other terms:
+//     INVALID_PAYMENT), a refused settlement (SETTLEMENT_FAILED,
+//     INSUFFICIENT_FUNDS) and a failed tool (SERVICE_FAILED) leave the task
+//     failed: start a new task;
+//   - what the same payment may get later leaves the task input-required,
+//     with x402.payment.required again: the payment in progress elsewhere
+//     (PAYMENT_IN_PROGRESS), the journal or facilitator not answering
+//     (PAYMENT_UNAVAILABLE), a settlement not yet recorded
+//     (SETTLEMENT_PENDING), the terminal or the tool unavailable
+//     (SERVICE_UNAVAILABLE). Nothing was charged; send the same payment on
+//     the same task again.
+//
+// The same payment sent again to the completed task gets the task as it
+// is; sent on a new task for the same call, it gets the recorded answer
+// (the engine replays it, no second settlement). While a payment is being
+// processed the task is working and another message gets it as it stands;
+// CancelTask is then -32002. Kept tasks hold no payment signature: the
+// payload is dropped from the history.
+//
+// The agent card served at /.well-known/agent-card.json is discovery's
+// (AgentCardHandler) for a discovery-only agent, PaymentCard's for a
+// selling one.
 package a2a

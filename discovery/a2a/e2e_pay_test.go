@@ -105,8 +105,24 @@ func TestE2EPaidCalls(t *testing.T) {
 		v    version
 	}{{"v1", v10}, {"v03", v03}} {
 		t.Run(mode.name, func(t *testing.T) {
+			env.seen.take()
 			rep := e2ePayRun(t, node, dir, mode.name, base, "pay")
 			v := mode.v
+			// Every request activated the extension, in its version's
+			// header, with its version's methods.
+			seen := env.seen.take()
+			if len(seen) < 15 {
+				t.Fatalf("%d requests seen", len(seen))
+			}
+			for _, r := range seen {
+				ok := r.version == "1.0" && r.extensions == ExtensionURI && (r.method == "SendMessage" || r.method == "GetTask")
+				if v == v03 {
+					ok = r.version == "" && r.legacyExtensions == ExtensionURI && (r.method == "message/send" || r.method == "tasks/get")
+				}
+				if !ok {
+					t.Fatalf("request %+v", r)
+				}
+			}
 			if mode.name == "v1" && rep.ProtocolVersion != "1.0" {
 				t.Fatalf("the SDK client speaks %q, want 1.0", rep.ProtocolVersion)
 			}
@@ -160,7 +176,7 @@ func TestE2EPaidCalls(t *testing.T) {
 				"tampered accepts": {rep.TamperAccepted, PaymentErrorInvalidAmount},
 			} {
 				r := tc.task
-				if r.State != state(v, stateFailed) || deref(r.Status) != StatusPaymentFailed || deref(r.Error) != tc.code || r.Output != nil ||
+				if r.State != state(v, stateFailed) || deref(r.Status) != StatusPaymentFailed || deref(r.Error) != tc.code || !isNull(r.Output) ||
 					len(r.Receipts) != 1 || r.Receipts[0].Success || r.Receipts[0].ErrorReason == "" {
 					t.Fatalf("%s: %+v, want failed with %s", name, r, tc.code)
 				}

@@ -52,12 +52,20 @@ const (
 
 // Payment statuses (the values of MetaStatus).
 const (
-	StatusPaymentRequired  = "payment-required"
+	// StatusPaymentRequired: the task asks for payment (MetaRequired).
+	StatusPaymentRequired = "payment-required"
+	// StatusPaymentSubmitted: the client's message carries the payment
+	// (MetaPayload); also the status while it is processed.
 	StatusPaymentSubmitted = "payment-submitted"
-	StatusPaymentRejected  = "payment-rejected"
-	StatusPaymentVerified  = "payment-verified"
+	// StatusPaymentRejected: the client declines to pay.
+	StatusPaymentRejected = "payment-rejected"
+	// StatusPaymentVerified: the payment was verified (the extension's
+	// intermediate stage; this agent answers once settled).
+	StatusPaymentVerified = "payment-verified"
+	// StatusPaymentCompleted: settled; MetaReceipts holds the settlement.
 	StatusPaymentCompleted = "payment-completed"
-	StatusPaymentFailed    = "payment-failed"
+	// StatusPaymentFailed: the payment failed (MetaError, MetaReceipts).
+	StatusPaymentFailed = "payment-failed"
 )
 
 // Error codes of a failed payment (the values of MetaError): the

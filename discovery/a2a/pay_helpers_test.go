@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,6 +49,42 @@ type payEnv struct {
 	// httpOffer is the HTTP offer of risk-levels, to pay over "HTTP"
 	// through the same engine.
 	httpOffer *engine.Offer
+	// seen records the requests reaching /a2a.
+	seen *seenRequests
+}
+
+// seenRequest is what a request to /a2a said: its JSON-RPC method, its
+// A2A-Version header and its extension headers.
+type seenRequest struct {
+	method, version, extensions, legacyExtensions string
+}
+
+// seenRequests records the requests reaching /a2a.
+type seenRequests struct {
+	mu   sync.Mutex
+	list []seenRequest
+}
+
+func (s *seenRequests) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct{ Method string }
+		_ = json.Unmarshal(body, &m)
+		s.mu.Lock()
+		s.list = append(s.list, seenRequest{m.Method, r.Header.Get("A2A-Version"), r.Header.Get("A2A-Extensions"), r.Header.Get("X-A2A-Extensions")})
+		s.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
+}
+
+// take returns the requests seen since the last take.
+func (s *seenRequests) take() []seenRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.list
+	s.list = nil
+	return l
 }
 
 // newPayEnv starts a selling server; mutate adjusts the options.
@@ -100,7 +138,8 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/a2a", h)
+	env.seen = &seenRequests{}
+	mux.Handle("/a2a", env.seen.wrap(h))
 	mux.Handle("GET /.well-known/agent-card.json", NewCardHandler(card))
 	env.srv.Start()
 	t.Cleanup(env.srv.Close)

@@ -149,7 +149,9 @@ func TestPaymentUsedOverHTTPIsRefused(t *testing.T) {
 	first := env.send(t, v10, saleMessage(v10, "m1", "risk-levels", riskInput))
 	payment := env.pay(t, first.required(t), nil)
 	out := env.eng.Serve(context.Background(), engine.Call{Offer: env.httpOffer, Fingerprint: "http-request", Payment: &payment, Transport: "http"},
-		func(context.Context) (engine.Answer, error) { return engine.Answer{Status: 200, Body: []byte(`{}`)}, nil })
+		func(context.Context) (engine.Answer, error) {
+			return engine.Answer{Status: 200, Body: []byte(`{}`)}, nil
+		})
 	if out.Kind != engine.Paid {
 		t.Fatalf("over HTTP: %s %s", out.Kind, out.Reason)
 	}

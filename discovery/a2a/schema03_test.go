@@ -109,3 +109,30 @@ func TestV03AnswersConformToSchema(t *testing.T) {
 	ex := env.post(t, "0.9", request(t, `1`, "tasks/get", obj{"id": "x"}))
 	validate03(t, errResp, "version error", ex.raw)
 }
+
+// The tasks of a paid call conform to the A2A 0.3.0 schema in every state:
+// input-required, completed (with the answer), failed, canceled; and so do
+// tasks/get and tasks/cancel on them.
+func TestV03PaidCallConformsToSchema(t *testing.T) {
+	env := newPayEnv(t)
+	send := schema03(t, "SendMessageSuccessResponse")
+	get := schema03(t, "GetTaskSuccessResponse")
+	cancel := schema03(t, "CancelTaskSuccessResponse")
+	sendRaw := func(m obj) []byte {
+		t.Helper()
+		ex := env.sendRaw(t, v03, m)
+		validate03(t, send, "message/send", ex.raw)
+		return ex.raw
+	}
+	first := env.send(t, v03, saleMessage(v03, "m1", "risk-levels", riskInput))
+	sendRaw(saleMessage(v03, "m2", "risk-levels", riskInput))
+	payment := env.pay(t, first.required(t), nil)
+	sendRaw(payingMessage(v03, "m3", first.ID, payment))
+	validate03(t, get, "tasks/get", env.postWith(t, v03, request(t, `2`, "tasks/get", obj{"id": first.ID}), true).raw)
+	other := env.send(t, v03, saleMessage(v03, "m4", "risk-levels", obj{"entry": 1, "direction": "long", "slPct": 0.05, "tpPct": 0.04}))
+	sendRaw(payingMessage(v03, "m5", other.ID, payment)) // refused: failed
+	pending := env.send(t, v03, saleMessage(v03, "m6", "risk-levels", riskInput))
+	validate03(t, cancel, "tasks/cancel", env.postWith(t, v03, request(t, `3`, "tasks/cancel", obj{"id": pending.ID}), true).raw)
+	env.term.SetDown(true)
+	sendRaw(saleMessage(v03, "m7", "xau-quote", obj{}))
+}

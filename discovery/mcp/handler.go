@@ -159,7 +159,10 @@ type handler struct {
 	allowed map[string]bool // allowed cross origins, for CORS
 	hosts   map[string]bool // allowed non-loopback hosts on a loopback listener
 	maxBody int64
-	sells   bool // the paid tools are served
+	log     *slog.Logger
+	sell    *seller  // nil: discovery only
+	fast    bool     // paid calls are answered by serveFast when they can be
+	info    sdk.Meta // the serverInfo _meta of 2026-07-28 results
 }
 
 // NewHandler returns the http.Handler of POST /mcp, answering through s.
@@ -205,6 +208,7 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 		allowed: map[string]bool{},
 		hosts:   map[string]bool{},
 		maxBody: opts.MaxBodyBytes,
+		log:     log,
 	}
 	origins := append([]string(nil), opts.AllowedOrigins...)
 	if opts.BaseURL != "" {
@@ -231,7 +235,8 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.sells = sell != nil
+	h.sell, h.fast = sell, true
+	h.info = sdk.Meta{sdk.MetaKeyServerInfo: &sdk.Implementation{Name: ServerName, Title: serverTitle, Version: opts.Version}}
 	srv := newServer(s, opts.Version, opts.Instructions, ttl, log, sell)
 	h.sdk = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless:    true,
@@ -252,6 +257,7 @@ const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
 	codeMethodNotFound = -32601
+	codeInternalError  = -32603
 )
 
 // offered reports whether a method is served. Every other method is
@@ -327,8 +333,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	if !h.sells || m.method != "tools/call" {
+	if h.sell == nil || m.method != "tools/call" {
 		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	if h.fast && h.serveFast(w, r, m) {
 		return
 	}
 	// A tools/call may be a paid one: its tool handler gets the request

@@ -105,6 +105,7 @@ type seller struct {
 	refCode   func(*http.Request) string
 	log       *slog.Logger
 	tools     []*paidTool
+	byName    map[string]*paidTool
 }
 
 // paidTool is one paid tool as MCP sells it.
@@ -135,6 +136,7 @@ func newSeller(opts Options, log *slog.Logger) (*seller, error) {
 	s := &seller{
 		eng: opts.Engine, env: opts.Env, check: opts.TerminalCheck, timeout: opts.ToolTimeout,
 		requestID: opts.RequestID, refCode: opts.RefCode, log: log,
+		byName: map[string]*paidTool{},
 	}
 	if s.timeout < 0 {
 		return nil, fmt.Errorf("mcp: ToolTimeout %s is negative", s.timeout)
@@ -167,6 +169,7 @@ func newSeller(opts Options, log *slog.Logger) (*seller, error) {
 			return nil, fmt.Errorf("mcp: tool %s: %w", t.Key, err)
 		}
 		s.tools = append(s.tools, pt)
+		s.byName[name] = pt
 	}
 	return s, nil
 }
@@ -334,57 +337,87 @@ func paidToolDef(pt *paidTool) (*sdk.Tool, error) {
 	}, nil
 }
 
-// register adds the paid tools to srv.
+// register adds the paid tools to srv, for the calls the handler does not
+// answer itself (see handler.serveFast).
 func (s *seller) register(srv *sdk.Server) {
 	for _, pt := range s.tools {
 		srv.AddTool(pt.def, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return s.call(ctx, pt, req), nil
+			var args, payment json.RawMessage
+			var meta map[string]any
+			if req.Params != nil {
+				args, meta = req.Params.Arguments, req.Params.Meta
+			}
+			if v, ok := meta[MetaPayment]; ok && v != nil {
+				b, err := json.Marshal(v)
+				if err != nil {
+					b = []byte("0") // not a payment: refused as such
+				}
+				payment = b
+			}
+			slot := slotOf(ctx)
+			var r *http.Request
+			if slot != nil {
+				r = slot.r
+			}
+			a := s.call(ctx, pt, args, payment, r)
+			if a.required != nil && slot != nil && slot.extension {
+				if v, _ := meta[sdk.MetaKeyProtocolVersion].(string); v >= "2026-07-28" {
+					slot.paymentRequired, slot.settlement = a.required, a.settlement
+				}
+			}
+			return a.result, nil
 		})
 	}
 }
 
-// call is one tools/call of a paid tool. The order is the HTTP seller's:
-// nobody is asked to pay for a call that cannot succeed.
+// answer is a paid tool's answer to one call.
+type answer struct {
+	// result is the tool result of the tool-result binding: the answer, a
+	// tool error, or the PaymentRequired as a tool error.
+	result *sdk.CallToolResult
+	// required is the PaymentRequired (JSON) when the call asks for
+	// payment: the extension binding answers it as paymentRequired.
+	required json.RawMessage
+	// settlement is the failed settlement that goes with required, if any.
+	settlement *x402.SettleResponse
+}
+
+// call is one tools/call of a paid tool: args are its arguments, payment
+// the raw _meta["x402/payment"] (nil when absent), r the HTTP request
+// carrying it (nil when unknown). The order is the HTTP seller's: nobody
+// is asked to pay for a call that cannot succeed.
 //
 //  1. The arguments are decoded and validated with the tool's own rules:
 //     invalid → a tool error naming the field, no payment requirement.
 //  2. A terminal-backed tool checks the terminal's availability: down → a
 //     tool error, no payment requirement.
-//  3. The payment of _meta["x402/payment"] is decoded; then the engine
-//     answers: payment required, refused, or — verified, reserved, run,
-//     journaled and settled — the answer with the settlement.
-func (s *seller) call(ctx context.Context, pt *paidTool, req *sdk.CallToolRequest) *sdk.CallToolResult {
-	var args json.RawMessage
-	var meta map[string]any
-	if req.Params != nil {
-		args, meta = req.Params.Arguments, req.Params.Meta
-	}
+//  3. The payment is decoded; then the engine answers: payment required,
+//     refused, or — verified, reserved, run, journaled and settled — the
+//     answer with the settlement.
+func (s *seller) call(ctx context.Context, pt *paidTool, args, payment json.RawMessage, r *http.Request) answer {
 	call, err := pt.tool.DecodeJSON(ctx, args)
 	if err != nil {
-		return errorResult(toolError(ctx, s.log, pt.name, err, nil))
+		return answer{result: errorResult(toolError(ctx, s.log, pt.name, err, nil))}
 	}
 	if pt.tool.Terminal {
 		if err := s.check(ctx); err != nil {
 			if ctx.Err() == nil {
 				s.log.WarnContext(ctx, "mcp: terminal unavailable; no payment requested", "tool", pt.name, "err", err)
 			}
-			return errorResult(errors.New(pt.name + ": the trading terminal is unavailable; no payment was requested, try again later"))
+			return answer{result: errorResult(errors.New(pt.name + ": the trading terminal is unavailable; no payment was requested, try again later"))}
 		}
 	}
-	slot := slotOf(ctx)
-	binding := bindingOf(req, slot)
-	payment, ok := paymentOf(meta)
+	p, ok := paymentOf(payment)
 	if !ok {
-		return binding.paymentRequired(pt.offer.Required(ReasonInvalidPayment), nil)
+		return paymentRequired(pt.offer.Required(ReasonInvalidPayment), nil)
 	}
-	input := call.Input()
-	c := engine.Call{Offer: pt.offer, Fingerprint: Fingerprint(pt.name, input), Payment: payment, Transport: Transport}
-	if slot != nil && slot.r != nil {
+	c := engine.Call{Offer: pt.offer, Fingerprint: Fingerprint(pt.name, call.Input()), Payment: p, Transport: Transport}
+	if r != nil {
 		if s.requestID != nil {
-			c.RequestID = s.requestID(slot.r)
+			c.RequestID = s.requestID(r)
 		}
 		if s.refCode != nil {
-			c.RefCode = s.refCode(slot.r)
+			c.RefCode = s.refCode(r)
 		}
 	}
 	out := s.eng.Serve(ctx, c, func(ctx context.Context) (engine.Answer, error) {
@@ -399,37 +432,36 @@ func (s *seller) call(ctx context.Context, pt *paidTool, req *sdk.CallToolReques
 		}
 		return engine.Answer{Status: http.StatusOK, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: body}, nil
 	})
-	return s.result(ctx, pt, binding, out)
+	return s.outcome(ctx, pt, out)
 }
 
-// result maps an engine outcome to the tool result.
-func (s *seller) result(ctx context.Context, pt *paidTool, b binding, out engine.Outcome) *sdk.CallToolResult {
+// outcome maps an engine outcome to the answer.
+func (s *seller) outcome(ctx context.Context, pt *paidTool, out engine.Outcome) answer {
 	switch out.Kind {
 	case engine.PaymentRequired, engine.Refused, engine.InProgress:
-		return b.paymentRequired(*out.PaymentRequired, nil)
+		return paymentRequired(*out.PaymentRequired, nil)
 	case engine.SettleFailed:
-		pr := pt.offer.Required(out.Reason)
-		return b.paymentRequired(pr, out.Settlement)
+		return paymentRequired(pt.offer.Required(out.Reason), out.Settlement)
 	case engine.Paid, engine.Replayed:
-		return paidResult(out.Answer.Body, out.Settlement)
+		return answer{result: paidResult(out.Answer.Body, out.Settlement)}
 	case engine.RunFailed:
 		err := toolError(ctx, s.log, pt.name, out.Err, nil)
 		if err == nil {
 			err = errors.New(pt.name + " failed")
 		}
-		return errorResult(fmt.Errorf("%w (nothing was charged)", err))
+		return answer{result: errorResult(fmt.Errorf("%w (nothing was charged)", err))}
 	case engine.Pending:
-		return errorResult(fmt.Errorf("%s: the payment is being settled; call again with the same arguments and the same payment in %s to get the answer (retry after %s)",
-			pt.name, MetaPayment, max(out.RetryAfter, time.Second).Round(time.Second)))
+		return answer{result: errorResult(fmt.Errorf("%s: the payment is being settled; call again with the same arguments and the same payment in %s to get the answer (retry after %s)",
+			pt.name, MetaPayment, max(out.RetryAfter, time.Second).Round(time.Second)))}
 	case engine.Unavailable:
 		msg := "the payment could not be processed now; nothing was charged, try again later"
 		if out.Reason == engine.ReasonFacilitatorUnavailable {
 			msg = "the payment facilitator could not verify the payment; nothing was charged, try again later"
 		}
-		return errorResult(fmt.Errorf("%s: %s (%s)", pt.name, msg, out.Reason))
+		return answer{result: errorResult(fmt.Errorf("%s: %s (%s)", pt.name, msg, out.Reason))}
 	}
 	s.log.ErrorContext(ctx, "mcp: unexpected payment outcome", "tool", pt.name, "kind", out.Kind.String())
-	return errorResult(errors.New(pt.name + ": unexpected payment outcome; nothing was charged"))
+	return answer{result: errorResult(errors.New(pt.name + ": unexpected payment outcome; nothing was charged"))}
 }
 
 // errorResult is a tool error: isError with the message as text.
@@ -453,37 +485,15 @@ func paidResult(body []byte, sr *x402.SettleResponse) *sdk.CallToolResult {
 	return r
 }
 
-// binding is how an answer asking for payment is written.
-type binding struct {
-	// slot, when set, receives the PaymentRequired of the extension
-	// binding; the handler writes it as a payment_required result.
-	slot *callSlot
-}
-
-// bindingOf picks the binding of a call: the extension binding when the
-// request advertises org.x402/payment on 2026-07-28 or later (and the
-// handler can rewrite the answer), the tool-result binding otherwise.
-func bindingOf(req *sdk.CallToolRequest, slot *callSlot) binding {
-	if slot == nil || !slot.extension || req.Params == nil {
-		return binding{}
-	}
-	if v, _ := req.Params.Meta[sdk.MetaKeyProtocolVersion].(string); v < "2026-07-28" {
-		return binding{}
-	}
-	return binding{slot: slot}
-}
-
 // paymentRequired is the answer to a call that needs (another) payment:
-// pr, and the failed settlement when there is one.
-//
-// Tool-result binding: isError true, pr as structuredContent and as JSON
-// in content[0].text, and in _meta["x402/error"] (Cloudflare's client).
-// Extension binding: the same result is handed to the handler, which
-// answers resultType "payment_required" with paymentRequired instead.
-func (b binding) paymentRequired(pr x402.PaymentRequired, sr *x402.SettleResponse) *sdk.CallToolResult {
+// pr, and the failed settlement when there is one. Its result is the
+// tool-result binding's: isError true, pr as structuredContent and as JSON
+// in content[0].text, and in _meta["x402/error"] (Cloudflare's client);
+// the extension binding answers required as paymentRequired instead.
+func paymentRequired(pr x402.PaymentRequired, sr *x402.SettleResponse) answer {
 	text, err := json.Marshal(pr)
 	if err != nil { // a PaymentRequired always encodes
-		text = []byte(`{"x402Version":2,"error":"` + engine.ReasonPaymentRequired + `"}`)
+		text = []byte(`{"x402Version":2,"error":"` + engine.ReasonPaymentRequired + `","accepts":[]}`)
 	}
 	r := &sdk.CallToolResult{
 		IsError:           true,
@@ -494,35 +504,29 @@ func (b binding) paymentRequired(pr x402.PaymentRequired, sr *x402.SettleRespons
 	if sr != nil {
 		r.Meta[MetaPaymentResponse] = sr
 	}
-	if b.slot != nil {
-		b.slot.paymentRequired = text
-		b.slot.settlement = sr
-	}
-	return r
+	return answer{result: r, required: text, settlement: sr}
 }
 
-// paymentOf reads _meta["x402/payment"]: nil and true when absent (or
-// null); false when it is neither a payment payload object nor a base64
-// string of one.
-func paymentOf(meta map[string]any) (*x402.PaymentPayload, bool) {
-	v, ok := meta[MetaPayment]
-	if !ok || v == nil {
+// paymentOf reads the raw _meta["x402/payment"]: nil and true when absent
+// (or null); false when it is neither a payment payload object nor a
+// base64 string of one.
+func paymentOf(raw json.RawMessage) (*x402.PaymentPayload, bool) {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 || bytes.Equal(bytes.TrimRight(raw, " \t\r\n"), []byte("null")) {
 		return nil, true
 	}
-	var raw []byte
-	switch p := v.(type) {
-	case string:
-		b, err := decodeBase64(p)
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, false
+		}
+		b, err := decodeBase64(s)
 		if err != nil {
 			return nil, false
 		}
 		raw = b
-	case map[string]any:
-		b, err := json.Marshal(p)
-		if err != nil {
-			return nil, false
-		}
-		raw = b
+	case '{':
 	default:
 		return nil, false
 	}

@@ -39,6 +39,8 @@ type paidEnv struct {
 	local    *x402.LocalFacilitator
 	terminal *xau.Switchable
 	signer   *x402.Signer
+	// handler is the server's whole handler, for in-process benchmarks.
+	handler http.Handler
 }
 
 // paidOptions vary the paid environment.
@@ -49,6 +51,8 @@ type paidOptions struct {
 	memory bool
 	// logger receives the server's logs; nil discards them.
 	logger *slog.Logger
+	// sdkOnly leaves every paid call to the SDK (no fast path).
+	sdkOnly bool
 }
 
 // openPaidStore opens the journal of a test: PostgreSQL when
@@ -120,6 +124,9 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.sdkOnly {
+		mcp.DisableFastPath(h)
+	}
 	srv, err := httpserver.New(httpserver.Config{
 		Catalog: cat, Terminal: term, HealthTTL: time.Millisecond,
 		Facilitator: fac, Store: st, Engine: eng,
@@ -144,6 +151,7 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	return &paidEnv{
 		testEnv: &testEnv{url: base + "/mcp", base: base, catalog: cat, svc: disc},
 		engine:  eng, journal: journal, local: local, terminal: term, signer: signer,
+		handler: srv.Handler(),
 	}
 }
 
@@ -183,6 +191,18 @@ func (e *paidEnv) callTool(t testing.TB, er era, name string, args any, meta map
 // rawCall sends one tools/call and returns the decoded JSON-RPC response.
 func (e *paidEnv) rawCall(t testing.TB, er era, name string, args any, meta map[string]any, headers map[string]string) (rpcResponse, int) {
 	t.Helper()
+	body, h := e.requestOf(t, er, name, args, meta)
+	for k, v := range headers {
+		h[k] = v
+	}
+	rep := e.post(t, body, h)
+	return rep.rpc(t), rep.status
+}
+
+// requestOf is the body and the MCP headers of one tools/call of name
+// with args and the extra _meta members, in era.
+func (e *paidEnv) requestOf(t testing.TB, er era, name string, args any, meta map[string]any) (string, map[string]string) {
+	t.Helper()
 	m := map[string]any{}
 	for k, v := range meta {
 		m[k] = v
@@ -198,10 +218,10 @@ func (e *paidEnv) rawCall(t testing.TB, er era, name string, args any, meta map[
 		m["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": "raw-test", "version": "1.0.0"}
 		h = modernHeaders("tools/call", name)
 	}
-	for k, v := range headers {
-		h[k] = v
+	params := map[string]any{"name": name}
+	if args != nil {
+		params["arguments"] = args
 	}
-	params := map[string]any{"name": name, "arguments": args}
 	if len(m) > 0 {
 		params["_meta"] = m
 	}
@@ -209,8 +229,7 @@ func (e *paidEnv) rawCall(t testing.TB, er era, name string, args any, meta map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := e.post(t, string(body), h)
-	return rep.rpc(t), rep.status
+	return string(body), h
 }
 
 // offerOf extracts the PaymentRequired of an unpaid answer in either

@@ -82,7 +82,7 @@ func newServer(s discovery.Surfaces, version, instructions string, ttl time.Dura
 	}
 	srv := sdk.NewServer(&sdk.Implementation{
 		Name:    ServerName,
-		Title:   "svc discovery",
+		Title:   serverTitle,
 		Version: version,
 	}, &sdk.ServerOptions{
 		Instructions: instructions,

@@ -36,7 +36,6 @@ CREATE TABLE payments (
     updated_at    BIGINT   NOT NULL
 );
 CREATE INDEX payments_recover ON payments (state, lease_until);
-CREATE INDEX payments_list ON payments (state, created_at);
 CREATE INDEX payments_keep_until ON payments (keep_until);
 CREATE INDEX payments_answer_until ON payments (answer_until) WHERE answer IS NOT NULL;
 
