@@ -114,7 +114,8 @@
 //  3. Without payment: the task is input-required; its status message (role
 //     agent) carries x402.payment.status "payment-required" and
 //     x402.payment.required, the engine's x402 v2 PaymentRequired (the
-//     same terms as over HTTP; the resource is the tool's HTTP URL). The
+//     same terms as over HTTP; the resource is ResourceURL, the A2A
+//     endpoint with the tool key as fragment). The
 //     task keeps the tool and the decoded input, so the paying message
 //     needs only the payment.
 //  4. The client sends a message on that task (taskId) whose metadata holds
@@ -129,8 +130,8 @@
 //     attempts included).
 //
 // The engine's fingerprint of the call (Fingerprint) is the hex SHA-256 of
-// "a2a", the tool key and the canonical JSON of the decoded input of the
-// first message: an authorization used over HTTP or MCP, or for another
+// the length-prefixed "a2a", tool key and canonical JSON of the decoded
+// input of the first message: an authorization used over HTTP or MCP, or for another
 // tool or input, is refused here, and journal rows say transport "a2a".
 // The first message may carry the payment already (paying up front): the
 // call is then paid at once. x402.payment.status "payment-rejected" on the

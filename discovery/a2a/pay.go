@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -123,16 +125,32 @@ const (
 )
 
 // Fingerprint identifies a paid A2A call for the payment engine: the hex
-// SHA-256 of "a2a", the tool key and the canonical JSON of the decoded
-// input (tools.Call.Input), concatenated. A payment is replayed only to the
-// same fingerprint, so an authorization used over HTTP or MCP, or for
-// another tool or input, cannot buy an A2A call.
+// SHA-256 over the length-prefixed parts "a2a", the tool key and the
+// canonical JSON of the decoded input (tools.Call.Input: the request
+// re-encoded, members in their declared order, numbers in plain decimal
+// form); each part is written as its decimal byte length, ':' and the
+// bytes (the rule of the MCP seller, with "mcp" and the tool name). A
+// payment is replayed only to the same fingerprint, so an authorization
+// used over HTTP or MCP, or for another tool or input, cannot buy an A2A
+// call.
 func Fingerprint(toolKey string, canonicalInput []byte) string {
 	h := sha256.New()
-	h.Write([]byte(Transport))
-	h.Write([]byte(toolKey))
-	h.Write(canonicalInput)
+	for _, part := range [][]byte{[]byte(Transport), []byte(toolKey), canonicalInput} {
+		h.Write(strconv.AppendInt(nil, int64(len(part)), 10))
+		h.Write([]byte{':'})
+		h.Write(part)
+	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ResourceURL is the x402 resource of a tool sold over A2A: the A2A
+// endpoint under base with the tool key as fragment
+// ("https://host/a2a#risk-levels"), or "a2a://tool/<key>" without a base.
+func ResourceURL(base, toolKey string) string {
+	if base == "" {
+		return "a2a://tool/" + toolKey
+	}
+	return strings.TrimRight(base, "/") + discovery.PathA2A + "#" + toolKey
 }
 
 // seller sells the paid tools through the payment engine.
@@ -184,7 +202,7 @@ func newSeller(opts Options) (*seller, error) {
 		if t.Network != "" && t.Network != s.network {
 			return nil, fmt.Errorf("a2a: tool %s is priced on network %s, the seller on %s", t.Key, t.Network, s.network)
 		}
-		route, err := t.PaymentRoute(s.network, opts.PayTo, t.URL)
+		route, err := t.PaymentRoute(s.network, opts.PayTo, ResourceURL(opts.Catalog.BaseURL(), t.Key))
 		if err != nil {
 			return nil, fmt.Errorf("a2a: %w", err)
 		}

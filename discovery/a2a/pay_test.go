@@ -30,7 +30,7 @@ func TestPaidCall(t *testing.T) {
 			pr := first.required(t)
 			want := env.h.sell.offers["risk-levels"].PaymentRequired
 			if pr.X402Version != 2 || pr.Error != engine.ReasonPaymentRequired || len(pr.Accepts) != 1 || pr.Accepts[0].Amount != want.Accepts[0].Amount ||
-				pr.Accepts[0].PayTo != testPayTo || pr.Accepts[0].Network != "eip155:8453" || pr.Resource.URL != env.srv.URL+"/api/risk-levels" {
+				pr.Accepts[0].PayTo != testPayTo || pr.Accepts[0].Network != "eip155:8453" || pr.Resource.URL != env.srv.URL+"/a2a#risk-levels" {
 				t.Fatalf("payment required %+v, want the offer %+v", pr, want)
 			}
 			if txt := *first.Status.Message.Parts[0].Text; !strings.Contains(txt, "0.005 USDC") || !strings.Contains(txt, first.ID) {

@@ -84,6 +84,9 @@ const (
 	// recorded yet; the same request with the same payment gets the answer
 	// once it is.
 	ReasonSettlementPending = "settlement_pending"
+	// ReasonPaymentUnresolved: the payment may have settled but recovery
+	// could not tell; the operator reconciles it (do not pay again).
+	ReasonPaymentUnresolved = "payment_unresolved"
 )
 
 // Hook points (Config.Hook): where a crash test may stop the process.
@@ -568,6 +571,11 @@ func (e *Engine) reserve(ctx context.Context, p *paid, ep x402.ExactEVMPayload) 
 			o := e.refuse(p.pr, InProgress, ReasonPaymentInProgress, p.version)
 			o.Payer, o.Key, o.RetryAfter = p.payer, p.key, e.retryAfter(existing)
 			return o, false
+		case existing.State == StateUnknown && same:
+			// Possibly paid: never ask this payer to pay again.
+			p.log.Warn("x402: retry of a payment whose state is unknown; the operator must reconcile it")
+			base.Kind, base.Reason, base.RetryAfter = Pending, ReasonPaymentUnresolved, time.Minute
+			return base, false
 		case existing.State == StateReleased && same:
 			p.log.Info("x402: authorization out of attempts", "attempts", existing.Attempts)
 			o := e.refuse(p.pr, Refused, ReasonAttemptsExhausted, p.version)
@@ -674,7 +682,8 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	if err != nil {
 		// No decision: the transaction may have gone out. The row stays
 		// settling; recovery resolves it once its lease ends.
-		p.log.Error("x402: settlement failed without a decision; recovery will resolve it", "error", err)
+		p.log.Error("x402: settlement failed without a decision; resolving it in the background (and by recovery after a crash)", "error", err)
+		go e.resolveLater(p.key, st.LeaseUntil, p.log)
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
@@ -682,7 +691,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 		return e.settleRefused(p, sr)
 	}
 	e.completeSettlement(&sr, p.req, p.payer)
-	if err := e.recordSettled(sctx, p.key, sr); err != nil {
+	if err := e.recordSettled(context.WithoutCancel(ctx), p.key, sr); err != nil {
 		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
 			"transaction", trunc(sr.Transaction, 100), "error", err)
 		go e.settleLater(p.key, sr, st.LeaseUntil, p.log)
@@ -765,7 +774,7 @@ func (e *Engine) recordSettled(ctx context.Context, key string, sr x402.SettleRe
 // row is durable in settling, and a deduplicating facilitator or a status
 // query confirms it again).
 func (e *Engine) settleLater(key string, sr x402.SettleResponse, until time.Time, log *slog.Logger) {
-	pause := time.Second
+	pause := 500 * time.Millisecond
 	for time.Now().Before(until) {
 		time.Sleep(pause)
 		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.VerifyTimeout)
@@ -778,7 +787,36 @@ func (e *Engine) settleLater(key string, sr x402.SettleResponse, until time.Time
 		if errors.Is(err, ErrState) { // recovered meanwhile, or no longer ours
 			return
 		}
-		pause = min(2*pause, 10*time.Second)
+		pause = min(2*pause, 2*time.Second)
+	}
+}
+
+// resolveLater resolves, soon, a settlement whose outcome this engine did
+// not learn (the facilitator failed or its answer was lost), rather than
+// waiting for the row's lease to end: it presents the settlement again (a
+// deduplicating facilitator returns the original result) or asks the
+// facilitator's status query, as recovery does, with growing pauses until
+// the row is resolved, leaves this engine or the lease ends.
+func (e *Engine) resolveLater(key string, until time.Time, log *slog.Logger) {
+	pause := 2 * time.Second
+	for time.Now().Add(pause).Before(until) {
+		time.Sleep(pause)
+		pause = min(2*pause, 15*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
+		rec, err := e.journal.Get(ctx, key)
+		if err != nil || rec.State != StateSettling || rec.Owner != e.instance {
+			cancel()
+			if err == nil {
+				return // resolved elsewhere
+			}
+			continue
+		}
+		st := e.resolve(ctx, rec)
+		cancel()
+		if st != StateSettling {
+			log.Info("x402: an undecided settlement is resolved", "state", st.String())
+			return
+		}
 	}
 }
 

@@ -725,9 +725,11 @@ func TestRecoverAlreadyUsedIsUnknown(t *testing.T) {
 	if counts, _ := h.journal.Counts(ctx); counts[engine.StateUnknown] != 1 {
 		t.Fatalf("counts %v", counts)
 	}
-	// The client is refused for any request: the payment is not proven.
+	// The same request is told the payment is being reconciled (never to
+	// pay again), another request is refused: the payment is not proven.
 	var r runs
-	wantKind(t, b.Serve(ctx, h.call(p, "A"), r.answer("{}")), engine.Refused, x402.ReasonNonceAlreadyUsed)
+	wantKind(t, b.Serve(ctx, h.call(p, "A"), r.answer("{}")), engine.Pending, engine.ReasonPaymentUnresolved)
+	wantKind(t, b.Serve(ctx, h.call(p, "B"), r.answer("{}")), engine.Refused, x402.ReasonNonceAlreadyUsed)
 	if r.n.Load() != 0 {
 		t.Fatal("an unknown payment ran again")
 	}

@@ -101,6 +101,11 @@ func (e *Engine) Recover(ctx context.Context) (RecoveryReport, error) {
 		claimed, released, err := e.journal.Recover(ctx, e.instance, now, now.Add(-e.cfg.DeadAfter),
 			now.Add(e.cfg.SettleTimeout+leaseMargin), recoverBatch)
 		rep.Released += released
+		if e.cfg.Observe != nil {
+			for range released { // abandoned reservations: nothing was settled
+				e.cfg.Observe(Event{Kind: Refused, Reason: "abandoned", Recovered: true})
+			}
+		}
 		if err != nil {
 			return rep, fmt.Errorf("engine: recover: %w", err)
 		}

@@ -405,8 +405,11 @@ func (m *Middleware) write(w http.ResponseWriter, r *http.Request, out engine.Ou
 			"message": "the payment could not be settled; the answer was withheld",
 		})
 	case engine.Pending:
-		m.cfg.WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Reason: out.Reason, RetryAfter: out.RetryAfter,
-			Detail: "the payment is being settled; send the same request with the same payment again to get the answer"})
+		detail := "the payment is being settled; send the same request with the same payment again to get the answer"
+		if out.Reason == engine.ReasonPaymentUnresolved {
+			detail = "this payment may have been settled but its outcome is not known yet; it is being reconciled: do not pay again"
+		}
+		m.cfg.WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Reason: out.Reason, RetryAfter: out.RetryAfter, Detail: detail})
 	case engine.Paid, engine.Replayed:
 		h := w.Header()
 		copyHeader(h, out.Answer.Header)
