@@ -570,7 +570,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		_ = st.Close()
 		return nil, err
 	}
-	routes, disc, err := freeRoutes(c, catalog, st, base, log)
+	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, terminal)
 	if err != nil {
 		_ = st.Close()
 		return nil, err

@@ -11,13 +11,20 @@ import (
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/xau"
 )
 
 // freeRoutes assembles the free surfaces mounted next to the paid routes:
 // discovery (finder, router, catalog, try, documents, agent card, stats),
 // MCP at /mcp, A2A at /a2a and the membership club. It returns the
 // discovery service too, whose stats the server feeds.
-func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base string, log *slog.Logger) ([]httpserver.Route, *discovery.Service, error) {
+//
+// With an engine, MCP and A2A also sell the paid tools through it (the
+// same engine as the HTTP routes: one authorization buys one call,
+// whatever the transport); terminal backs the gold tools there too.
+func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base string, log *slog.Logger,
+	eng *engine.Engine, terminal xau.Terminal) ([]httpserver.Route, *discovery.Service, error) {
 	disc, err := discovery.New(discovery.Config{
 		Catalog:       catalog,
 		BaseURL:       base,
@@ -30,8 +37,19 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	if err != nil {
 		return nil, nil, fmt.Errorf("discovery: %w", err)
 	}
+	env := tools.Env{Terminal: terminal, DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout}
+	// The agent card declares the A2A x402 extension and a skill per paid
+	// tool.
+	card, err := a2a.PaymentCard(disc.AgentCard(), catalog)
+	if err != nil {
+		return nil, nil, fmt.Errorf("a2a: agent card: %w", err)
+	}
+	cardHandler := a2a.NewCardHandler(card)
 	var routes []httpserver.Route
 	for _, r := range disc.Routes() {
+		if r.Pattern == "GET "+discovery.PathAgentCard || r.Pattern == "GET "+discovery.PathAgentCardLegacy {
+			r.Handler = cardHandler
+		}
 		routes = append(routes, httpserver.Route(r))
 	}
 
@@ -42,7 +60,12 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	// No method in the pattern: the handler answers OPTIONS (CORS) and 405s itself.
 	routes = append(routes, httpserver.Route{Pattern: "/mcp", Handler: mcpHandler, Free: true})
 
-	a2aHandler, err := a2a.NewHandler(disc, a2a.Options{Logger: log})
+	a2aOpts := a2a.Options{Logger: log, Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network,
+		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest}
+	if terminal != nil {
+		a2aOpts.TerminalCheck = xau.NewHealthCache(terminal, c.healthTTL, nil).Check
+	}
+	a2aHandler, err := a2a.NewHandler(disc, a2aOpts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a2a: %w", err)
 	}

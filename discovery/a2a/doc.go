@@ -28,7 +28,9 @@
 //
 // # What the agent does
 //
-// A message is answered synchronously with a completed task:
+// A discovery message is answered synchronously with a completed task (a
+// paid call, a data part {"tool", "input"}, is described under "Selling the
+// tools"):
 //
 //   - text parts describing a need ("Find a tool to profile CSV data"), or a
 //     data part {"query": "...", "input": {...}}, yield an artifact named
@@ -115,9 +117,8 @@
 //     agent) carries x402.payment.status "payment-required" and
 //     x402.payment.required, the engine's x402 v2 PaymentRequired (the
 //     same terms as over HTTP; the resource is ResourceURL, the A2A
-//     endpoint with the tool key as fragment). The
-//     task keeps the tool and the decoded input, so the paying message
-//     needs only the payment.
+//     endpoint with the tool key as fragment). The task keeps the tool and
+//     the decoded input, so the paying message needs only the payment.
 //  4. The client sends a message on that task (taskId) whose metadata holds
 //     x402.payment.payload, the signed x402 PaymentPayload (an object, or
 //     the base64 of its JSON), and x402.payment.status "payment-submitted"

@@ -432,6 +432,9 @@ func (h *handler) startSale(ctx context.Context, msg message, req ask, modes out
 	if isNull(input) {
 		input = nil
 	}
+	if limit := h.sell.cat.BodyLimit(); limit > 0 && int64(len(input)) > limit {
+		return nil, invalidParam(field+".input", "max_bytes", "the input is %d bytes, more than the %d a tool takes", len(input), limit)
+	}
 	call, err := tool.DecodeJSON(ctx, input)
 	if err != nil {
 		return nil, fromSurfaceError(err, field+".input")

@@ -541,3 +541,25 @@ func TestSellingOptions(t *testing.T) {
 		}
 	}
 }
+
+// An input over the catalog's body limit is -32602, as over HTTP.
+func TestPaidCallInputOverBodyLimit(t *testing.T) {
+	env := newPayEnv(t, func(o *Options) {
+		cat, err := tools.New(tools.Options{BaseURL: o.Catalog.BaseURL(), BodyLimit: tools.MinBodyLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Catalog = cat
+	})
+	big := obj{"token": strings.Repeat("a", int(tools.MinBodyLimit))}
+	ex := env.sendRaw(t, v10, saleMessage(v10, "m", "jwt-decode", big))
+	if ex.resp.Error == nil || ex.resp.Error.Code != CodeInvalidParams || !strings.Contains(ex.resp.Error.Message, "message.parts[0].data.input") {
+		t.Fatalf("want -32602 naming the input, got %s", ex.raw)
+	}
+	if f := violations(t, v10, ex); len(f) != 1 || f[0].Rule != "max_bytes" || f[0].Field != "message.parts[0].data.input" {
+		t.Fatalf("violations %+v", f)
+	}
+	if env.h.store.len() != 0 {
+		t.Fatal("a task was created")
+	}
+}
