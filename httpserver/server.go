@@ -605,8 +605,10 @@ func (s *Server) ObservePayment(ev engine.Event) {
 	if ev.Kind != engine.Paid {
 		return
 	}
+	// Counted under the tool's HTTP route, whatever the transport it was
+	// sold over (MCP and A2A sell through the same engine).
 	for _, pr := range s.paid {
-		if pr.offer.Resource == ev.Resource {
+		if pr.offer.Product == ev.Product {
 			pr.rm.settled.Add(1)
 			return
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -53,7 +54,13 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 		routes = append(routes, httpserver.Route(r))
 	}
 
-	mcpHandler, err := mcp.NewHandler(disc, mcp.Options{BaseURL: base, Version: buildVersion(), Logger: log})
+	var terminalCheck func(context.Context) error
+	if terminal != nil {
+		terminalCheck = xau.NewHealthCache(terminal, c.healthTTL, nil).Check
+	}
+	mcpHandler, err := mcp.NewHandler(disc, mcp.Options{BaseURL: base, Version: buildVersion(), Logger: log,
+		Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network, Env: env, TerminalCheck: terminalCheck,
+		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest})
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp: %w", err)
 	}
@@ -62,9 +69,7 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 
 	a2aOpts := a2a.Options{Logger: log, Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network,
 		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest}
-	if terminal != nil {
-		a2aOpts.TerminalCheck = xau.NewHealthCache(terminal, c.healthTTL, nil).Check
-	}
+	a2aOpts.TerminalCheck = terminalCheck
 	a2aHandler, err := a2a.NewHandler(disc, a2aOpts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a2a: %w", err)

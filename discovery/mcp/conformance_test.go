@@ -31,7 +31,7 @@ type conformanceCheck struct {
 
 // TestConformance runs the server scenarios that MCP 2026-07-28 requires
 // (@modelcontextprotocol/conformance --requirements 2026-07-28) against the
-// endpoint, with e2e/mcp/conformance-baseline.yml listing the expected
+// endpoint, discovery-only and selling, with e2e/mcp/conformance-baseline.yml listing the expected
 // failures: scenarios built around the fixture tools, prompts and
 // resources of the suite's "everything" server, which this tools-only
 // server does not have. The run fails on any other failure and on a
@@ -58,28 +58,41 @@ func TestConformance(t *testing.T) {
 		node = e2eNode(t, 22)
 	}
 
-	env := newEnv(t, mcp.Options{})
-	out := os.Getenv("SVC_MCP_CONFORMANCE_OUT") // keep the results there
-	if out == "" {
-		out = t.TempDir()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), conformanceTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
-		"server", "--url", env.url, "--requirements", "2026-07-28",
-		"--expected-failures", "conformance-baseline.yml", "-o", out)
-	cmd.Dir = dir
-	start := time.Now()
-	log, err := cmd.CombinedOutput()
-	t.Logf("conformance --requirements 2026-07-28 ran in %s", time.Since(start).Round(time.Second))
+	// The discovery-only endpoint, and the one that also sells the paid
+	// tools (as cmd/svc serves it): the same baseline holds for both.
+	for _, c := range []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"discovery", func(t *testing.T) string { return newEnv(t, mcp.Options{}).url }},
+		{"selling", func(t *testing.T) string { return newPaidEnv(t, paidOptions{}).url }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := os.Getenv("SVC_MCP_CONFORMANCE_OUT") // keep the results there
+			if out == "" {
+				out = t.TempDir()
+			} else {
+				out = filepath.Join(out, c.name)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), conformanceTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, filepath.Join("node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
+				"server", "--url", c.url(t), "--requirements", "2026-07-28",
+				"--expected-failures", "conformance-baseline.yml", "-o", out)
+			cmd.Dir = dir
+			start := time.Now()
+			log, err := cmd.CombinedOutput()
+			t.Logf("conformance --requirements 2026-07-28 ran in %s", time.Since(start).Round(time.Second))
 
-	summary, passed, failed := conformanceSummary(t, out)
-	t.Logf("%d checks passed, %d failed\n%s", passed, failed, summary)
-	if err != nil {
-		t.Fatalf("conformance suite: %v (a failure outside the baseline, or a baseline entry that now passes)\n%s", err, log)
-	}
-	if passed == 0 {
-		t.Fatalf("no check passed; output:\n%s", log)
+			summary, passed, failed := conformanceSummary(t, out)
+			t.Logf("%d checks passed, %d failed\n%s", passed, failed, summary)
+			if err != nil {
+				t.Fatalf("conformance suite: %v (a failure outside the baseline, or a baseline entry that now passes)\n%s", err, log)
+			}
+			if passed == 0 {
+				t.Fatalf("no check passed; output:\n%s", log)
+			}
+		})
 	}
 }
 

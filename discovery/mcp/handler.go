@@ -1,5 +1,6 @@
-// Package mcp serves the free discovery surface of svc over the Model
-// Context Protocol at POST /mcp.
+// Package mcp serves svc over the Model Context Protocol at POST /mcp: the
+// free discovery surface and, given a payment engine, the paid tools
+// themselves, sold with x402.
 //
 // The endpoint is built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk) in stateless Streamable HTTP mode
@@ -45,6 +46,47 @@
 //     status 404 on a 2026-07-28 request, 200 on a legacy one.
 //
 // GET and DELETE get 405 with Allow: POST (there is no standalone stream).
+//
+// # Selling the paid tools
+//
+// With [Options.Engine] set, every catalog tool is also an MCP tool, named
+// by its operation id (risk_levels, xau_quote, ...) and sold through the
+// payment engine the HTTP routes use, per the x402 MCP transport (x402
+// specification, transports-v2/mcp.md):
+//
+//   - tools/list gives each its input schema, an output schema admitting
+//     the tool's output and the x402 PaymentRequired, annotations (read
+//     only; idempotent and closed-world unless it reads the trading
+//     terminal), the price in the description and, in _meta, the terms
+//     (svc/payment) and Cloudflare's agents-x402/paymentRequired and
+//     agents-x402/priceUSD;
+//   - tools/call validates the arguments with the tool's decoder and, for
+//     the gold tools, the terminal's availability before anything else:
+//     an invalid call or an outage is a tool error that asks for no
+//     payment;
+//   - a call without payment runs nothing and answers the PaymentRequired
+//     (resource.url is the endpoint with the tool as fragment,
+//     BaseURL/mcp#risk_levels; extensions.bazaar describes the MCP tool):
+//     by the tool-result binding (isError, structuredContent, the same JSON
+//     in content[0].text and in _meta["x402/error"], where Cloudflare's
+//     client reads it; resultType complete on 2026-07-28), or by the
+//     extension binding (resultType payment_required with paymentRequired)
+//     when a 2026-07-28 request advertises org.x402/payment, which
+//     server/discover declares;
+//   - the payment comes in params._meta["x402/payment"], a PaymentPayload
+//     object or base64 of one; verified, reserved, run, journaled (transport
+//     "mcp") and settled by the engine, the answer goes out with the
+//     settlement in result._meta["x402/payment-response"]. A refused
+//     payment gets the PaymentRequired again with the reason as its error;
+//     a failed settlement, the same with the failed settlement in _meta,
+//     the answer withheld; the same payment for the same call (see
+//     [Fingerprint]), the recorded answer; for another call, or one bought
+//     over HTTP or A2A, a refusal.
+//
+// Well-formed paid calls are answered by the handler itself, with the
+// SDK's checks and result form, without the SDK's per-request session
+// (which would cost more than the rest of a paid call); anything else goes
+// to the SDK.
 package mcp
 
 import (
@@ -465,11 +507,11 @@ func paymentRequiredAnswer(body []byte, slot *callSlot) ([]byte, error) {
 // SDK serve the message, with the id, method and params read. Batches
 // (JSON arrays) go to the SDK, which serves them for 2025-03-26 only.
 func (h *handler) precheck(r *http.Request, body []byte) (msg message, status int, code int, text string) {
-	if !json.Valid(body) {
-		return msg, http.StatusBadRequest, codeParseError, "parse error: the body is not valid JSON"
-	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if !json.Valid(body) {
+			return msg, http.StatusBadRequest, codeParseError, "parse error: the body is not valid JSON"
+		}
 		return msg, 0, 0, ""
 	}
 	var m struct {
@@ -481,6 +523,9 @@ func (h *handler) precheck(r *http.Request, body []byte) (msg message, status in
 		Error   json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
+		if !json.Valid(body) {
+			return msg, http.StatusBadRequest, codeParseError, "parse error: the body is not valid JSON"
+		}
 		return msg, http.StatusBadRequest, codeInvalidRequest, "invalid request: a JSON-RPC message is a JSON object"
 	}
 	if !validID(m.ID) {

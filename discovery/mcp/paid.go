@@ -198,7 +198,10 @@ func terminalCheck(t xau.Terminal) func(ctx context.Context) error {
 // bazaarExtension is the bazaar discovery extension of an MCP tool:
 // info.input {type "mcp", toolName, description, transport, inputSchema,
 // example}, info.output {type "json", example}, and the schema info
-// validates against.
+// validates against. The output example is left out when it has text
+// outside Latin-1 (session_state's "Monday–Friday"): a payment echoes the
+// offer's extensions, and Cloudflare's client encodes it with btoa, which
+// refuses such text.
 func bazaarExtension(t *tools.Tool, name string) (map[string]any, error) {
 	in := t.InputSchemaMap()
 	delete(in, "$schema")
@@ -230,7 +233,7 @@ func bazaarExtension(t *tools.Tool, name string) (map[string]any, error) {
 			"additionalProperties": false,
 		},
 	}
-	if len(t.OutputExample) > 0 {
+	if len(t.OutputExample) > 0 && latin1(string(t.OutputExample)) {
 		var ex any
 		if err := json.Unmarshal(t.OutputExample, &ex); err != nil {
 			return nil, fmt.Errorf("output example: %w", err)
@@ -248,6 +251,16 @@ func bazaarExtension(t *tools.Tool, name string) (map[string]any, error) {
 			"$schema": x402.JSONSchemaDialect, "type": "object", "properties": props, "required": []any{"input"},
 		},
 	}, nil
+}
+
+// latin1 reports whether s holds Latin-1 characters only.
+func latin1(s string) bool {
+	for _, r := range s {
+		if r > 0xFF {
+			return false
+		}
+	}
+	return true
 }
 
 // resourceSentence is the first sentence of a description, at most 200
@@ -451,8 +464,12 @@ func (s *seller) outcome(ctx context.Context, pt *paidTool, out engine.Outcome) 
 		}
 		return answer{result: errorResult(fmt.Errorf("%w (nothing was charged)", err))}
 	case engine.Pending:
-		return answer{result: errorResult(fmt.Errorf("%s: the payment is being settled; call again with the same arguments and the same payment in %s to get the answer (retry after %s)",
-			pt.name, MetaPayment, max(out.RetryAfter, time.Second).Round(time.Second)))}
+		if out.Reason == engine.ReasonPaymentUnresolved {
+			return answer{result: errorResult(fmt.Errorf("%s: this payment may have been settled but its outcome is not known yet; it is being reconciled: do not pay again (%s)",
+				pt.name, out.Reason))}
+		}
+		return answer{result: errorResult(fmt.Errorf("%s: the payment is being settled; call again with the same arguments and the same payment in %s to get the answer (retry after %s; %s)",
+			pt.name, MetaPayment, max(out.RetryAfter, time.Second).Round(time.Second), out.Reason))}
 	case engine.Unavailable:
 		msg := "the payment could not be processed now; nothing was charged, try again later"
 		if out.Reason == engine.ReasonFacilitatorUnavailable {

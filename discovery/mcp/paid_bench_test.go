@@ -16,14 +16,23 @@ import (
 // BenchmarkPaidMCPvsHTTP measures paid calls of risk_levels with local
 // verification through the whole server handler, over MCP (tools/call on
 // 2026-07-28, the payment object in _meta) and over HTTP (POST with
-// PAYMENT-SIGNATURE), in the same run on the same engine and journal
-// (SQLite, or PostgreSQL with SVC_TEST_DATABASE_URL): decode, verify the
-// signature, reserve, run, journal the answer, settle (local facilitator)
-// and journal the settlement with its ledger row. Payments are signed
-// before the clock starts, one per call; calls run in parallel. The MCP
-// rate should be at least 0.8 of the HTTP rate.
+// PAYMENT-SIGNATURE), in the same run on the same engine and journal:
+// decode, verify the signature, reserve, run, journal the answer, settle
+// (local facilitator) and journal the settlement. The journal is the store
+// (SQLite, or PostgreSQL with SVC_TEST_DATABASE_URL; with its ledger row)
+// or, to show the transports' own cost, the in-memory one. Payments are
+// signed before the clock starts, one per call; calls run in parallel.
+// The MCP rate should be at least 0.8 of the HTTP rate.
 func BenchmarkPaidMCPvsHTTP(b *testing.B) {
-	e := newPaidEnv(b, paidOptions{})
+	for _, journal := range []string{"store", "memory"} {
+		b.Run(journal, func(b *testing.B) {
+			benchPaid(b, newPaidEnv(b, paidOptions{memory: journal == "memory"}))
+		})
+	}
+}
+
+// benchPaid runs the mcp and http sub-benchmarks on e.
+func benchPaid(b *testing.B, e *paidEnv) {
 	const body = `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`
 	var args map[string]any
 	if err := json.Unmarshal([]byte(body), &args); err != nil {

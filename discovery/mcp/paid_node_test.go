@@ -108,6 +108,7 @@ func TestPaidTypeScriptClients(t *testing.T) {
 		{"replay", "risk_levels", other},
 		{"unpaid", "risk_levels", bad},
 		{"pay", "xau_quote", map[string]any{}},
+		{"pay", "session_state", map[string]any{}}, // its offer must survive btoa
 	})
 	down := writePlan(t, []step{{"unpaid", "xau_quote", map[string]any{}}})
 
@@ -163,6 +164,12 @@ func TestPaidTypeScriptClients(t *testing.T) {
 				t.Fatalf("xau_quote answer %v", quote)
 			}
 			paid += 2
+			if c.cf {
+				if state := checkPaidAny(t, rest[2].Paid); state["timezone"] == nil {
+					t.Fatalf("session_state answer %v", state)
+				}
+				paid++
+			}
 
 			// On the wire: payments as objects (the specification) or, from
 			// Cloudflare's client, base64 strings; no payment attempted for
@@ -181,15 +188,12 @@ func TestPaidTypeScriptClients(t *testing.T) {
 					t.Fatalf("a payment sent as %s, want %s", h.PaymentType, wantType)
 				}
 			}
-			// With payment: the two payments, the two replays and the
-			// tampered one; without: the unpaid legs of the three, and the
-			// invalid call. Cloudflare's client tampers with nothing.
-			wantWith, wantWithout := 5, 4
-			if c.cf {
-				wantWith, wantWithout = 4, 3
-			}
-			if withPayment != wantWith || without != wantWithout {
-				t.Fatalf("tools/call with payment %d, without %d; want %d and %d", withPayment, without, wantWith, wantWithout)
+			// With payment: two payments, two replays and a tampered one
+			// (Cloudflare's client tampers with nothing; it buys a third
+			// tool instead); without: the unpaid legs of the three, and
+			// the invalid call.
+			if withPayment != 5 || without != 4 {
+				t.Fatalf("tools/call with payment %d, without %d; want 5 and 4", withPayment, without)
 			}
 			if c.cf {
 				for _, tl := range rep.Tools.Tools {
@@ -219,16 +223,15 @@ func TestPaidTypeScriptClients(t *testing.T) {
 	}
 	e.terminal.SetDown(false)
 
-	settled, err := e.journal.List(context.Background(), engine.StateSettled, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// One settlement per paid call, each journaled as an MCP sale.
+	settled := e.local.Settlements()
 	if len(settled) != paid {
-		t.Fatalf("%d settled payments, %d paid calls", len(settled), paid)
+		t.Fatalf("%d settlements, %d paid calls", len(settled), paid)
 	}
-	for _, rec := range settled {
-		if rec.Transport != mcp.Transport {
-			t.Fatalf("journal row transport %q", rec.Transport)
+	for _, s := range settled {
+		rec, err := e.journal.Get(context.Background(), x402.NonceKey(s.Network, s.Asset, s.Payer, s.Nonce))
+		if err != nil || rec.State != engine.StateSettled || rec.Transport != mcp.Transport {
+			t.Fatalf("journal row %+v (%v)", rec, err)
 		}
 	}
 }

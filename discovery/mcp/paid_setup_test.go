@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -315,6 +316,19 @@ func (e *paidEnv) record(t testing.TB, p x402.PaymentPayload) engine.Record {
 	return rec
 }
 
+// notJournaled checks that the journal has no row for p.
+func (e *paidEnv) notJournaled(t testing.TB, p x402.PaymentPayload) {
+	t.Helper()
+	ep, err := x402.ParseExactEVMPayload(p.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := x402.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
+	if rec, err := e.journal.Get(context.Background(), key); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("the payment was journaled (%v): %+v", err, rec)
+	}
+}
+
 // settleFailing is a facilitator whose settlements are refused.
 type settleFailing struct{ x402.Facilitator }
 
@@ -352,4 +366,12 @@ func text(t testing.TB, result map[string]any) string {
 	first, _ := content[0].(map[string]any)
 	s, _ := first["text"].(string)
 	return s
+}
+
+// settleErroring is a facilitator whose settlements end without a
+// decision (the transaction may have gone out).
+type settleErroring struct{ x402.Facilitator }
+
+func (f settleErroring) Settle(context.Context, x402.PaymentPayload, x402.PaymentRequirements) (x402.SettleResponse, error) {
+	return x402.SettleResponse{}, errors.New("facilitator connection reset")
 }

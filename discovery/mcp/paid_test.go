@@ -145,17 +145,7 @@ func TestUnpaidCall(t *testing.T) {
 				}
 			})
 		}
-		if n, err := e.journal.Counts(context.Background()); err != nil || sum(n) != 0 {
-			t.Fatalf("journal rows after unpaid calls: %v %v", n, err)
-		}
 	})
-}
-
-func sum(m map[engine.State]int64) (n int64) {
-	for _, v := range m {
-		n += v
-	}
-	return n
 }
 
 func mustMap(v any) map[string]any {
@@ -202,9 +192,7 @@ func TestInvalidArgumentsAskNoPayment(t *testing.T) {
 				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, map[string]any{mcp.MetaPayment: asObject(t, pay)}), c.field)
 			}
 		}
-		if n, err := e.journal.Counts(context.Background()); err != nil || sum(n) != 0 {
-			t.Fatalf("journal rows after invalid calls: %v %v", n, err)
-		}
+		e.notJournaled(t, pay)
 	})
 }
 
@@ -222,9 +210,7 @@ func TestTerminalDownAsksNoPayment(t *testing.T) {
 			}
 			noPaymentAsked(t, e.callTool(t, er, "xau_quote", map[string]any{}, map[string]any{mcp.MetaPayment: asObject(t, pay)}), "no payment was requested")
 		}
-		if n, err := e.journal.Counts(context.Background()); err != nil || sum(n) != 0 {
-			t.Fatalf("journal rows while the terminal is down: %v %v", n, err)
-		}
+		e.notJournaled(t, pay)
 		e.terminal.SetDown(false)
 		time.Sleep(5 * time.Millisecond)
 		offerOf(t, e.callTool(t, modern, "xau_quote", map[string]any{}, nil))
@@ -583,4 +569,88 @@ func TestFastPathMatchesSDK(t *testing.T) {
 	if f, s := allocated(fast), allocated(slow); f > s/3 {
 		t.Fatalf("an unpaid call allocates %d bytes on the fast path, %d through the SDK", f, s)
 	}
+}
+
+// TestSellingOptions: a handler that sells needs a catalog and a valid
+// wallet, and every tool priced on its network.
+func TestSellingOptions(t *testing.T) {
+	cat, err := tools.New(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Facilitator: local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSurfaces(t, cat, "http://127.0.0.1:8080")
+	for _, c := range []struct {
+		name string
+		opts mcp.Options
+		want string
+	}{
+		{"no catalog", mcp.Options{Engine: eng, PayTo: testPayTo}, "Catalog is required"},
+		{"no wallet", mcp.Options{Engine: eng, Catalog: cat}, "PayTo"},
+		{"bad wallet", mcp.Options{Engine: eng, Catalog: cat, PayTo: "0x1234"}, "PayTo"},
+		{"unknown network", mcp.Options{Engine: eng, Catalog: cat, PayTo: testPayTo, Network: "eip155:999999"}, "unknown payment network"},
+		{"other network", mcp.Options{Engine: eng, Catalog: cat, PayTo: testPayTo, Network: "eip155:84532"}, "priced on network"},
+		{"negative timeout", mcp.Options{Engine: eng, Catalog: cat, PayTo: testPayTo, ToolTimeout: -time.Second}, "negative"},
+	} {
+		if _, err := mcp.NewHandler(s, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	if _, err := mcp.NewHandler(s, mcp.Options{Engine: eng, Catalog: cat, PayTo: testPayTo}); err != nil {
+		t.Fatalf("valid selling options: %v", err)
+	}
+}
+
+// TestEveryToolIsSold buys each catalog tool over MCP with its example
+// input. Each offer must be Latin-1 text: Cloudflare's client encodes the
+// payment, which echoes the offer's resource and extensions, with btoa,
+// which refuses anything else.
+func TestEveryToolIsSold(t *testing.T) {
+	eachPath(t, paidOptions{}, func(t *testing.T, e *paidEnv) {
+		for _, tool := range e.catalog.All() {
+			args := e.exampleArgs(t, tool.OperationID)
+			res := e.callTool(t, legacy, tool.OperationID, args, nil)
+			for _, r := range text(t, res) {
+				if r > 0xFF {
+					t.Fatalf("%s: the offer has %q, outside Latin-1", tool.OperationID, r)
+				}
+			}
+			p := e.sign(t, offerOf(t, res))
+			paid := e.callTool(t, modern, tool.OperationID, args, map[string]any{mcp.MetaPayment: asBase64(t, p)})
+			if sr, ok := settlementOf(t, paid); paid["isError"] != nil || !ok || !sr.Success {
+				t.Fatalf("%s: %s", tool.OperationID, mustJSON(t, paid))
+			}
+		}
+	})
+}
+
+// TestSettlementUndecided: a settlement that ends without a decision
+// withholds the answer with a tool error saying to call again (no payment
+// asked); the same call with the same payment meanwhile is told the
+// payment is in progress, with the requirement and that reason. (The
+// journal is in memory: rows left settling in a shared database would be
+// picked up by the recovery of other tests' engines.)
+func TestSettlementUndecided(t *testing.T) {
+	o := paidOptions{memory: true, facilitator: func(l *x402.LocalFacilitator) x402.Facilitator { return settleErroring{l} }}
+	eachPath(t, o, func(t *testing.T, e *paidEnv) {
+		args := e.exampleArgs(t, "risk_levels")
+		for _, er := range eras {
+			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
+			meta := map[string]any{mcp.MetaPayment: asObject(t, p)}
+			noPaymentAsked(t, e.callTool(t, er, "risk_levels", args, meta), "call again with the same arguments and the same payment")
+			if pr := offerOf(t, e.callTool(t, er, "risk_levels", args, meta)); pr.Error != engine.ReasonPaymentInProgress {
+				t.Fatalf("%s: retry during settlement: error %q", er, pr.Error)
+			}
+			if rec := e.record(t, p); rec.State != engine.StateSettling {
+				t.Fatalf("%s: journal row %+v", er, rec)
+			}
+		}
+	})
 }
