@@ -19,6 +19,7 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -45,7 +46,7 @@ func newServerFixture(t *testing.T) *serverFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{Networks: []string{x402.NetworkBase}, PayTo: serverTestPayTo})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{x402.NetworkBase}, PayTo: serverTestPayTo})
 	if err != nil {
 		t.Fatal(err)
 	}

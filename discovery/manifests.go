@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // ManifestVersion is the version of the format of the svc manifests
@@ -140,7 +141,7 @@ func paymentHeaders() map[string]string {
 
 // rail is the payment rail of the service.
 func (s *Service) rail() map[string]any {
-	d := s.network.Domain()
+	d := exact.Domain(s.network)
 	return map[string]any{
 		"scheme":            x402.SchemeExact,
 		"network":           s.network.CAIP2,

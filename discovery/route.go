@@ -14,6 +14,8 @@ import (
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // RoutePlan is the answer of POST /api/route (and of the route_tool MCP
@@ -287,10 +289,10 @@ func (s *Service) steps(t *tools.Tool, method, u string) []RouteStep {
 		send += "; if the market-data terminal is down the answer is 503, again before any payment"
 	}
 	send += "."
-	domain := s.network.Domain()
+	domain := exact.Domain(s.network)
 	settle := "Read the 200 JSON response and the PAYMENT-RESPONSE header: base64 of a JSON SettleResponse {success, transaction, network, payer}."
 	if s.cfg.DevMode {
-		settle += " Dev mode: the local facilitator verifies signatures for real but settles nothing on chain (transaction starts with \"" + x402.LocalTransactionPrefix + "\")."
+		settle += " Dev mode: the local facilitator verifies signatures for real but settles nothing on chain (transaction starts with \"" + facilitator.LocalTransactionPrefix + "\")."
 	}
 	return []RouteStep{
 		{Step: 1, Action: "send", Description: send},

@@ -8,6 +8,8 @@ import (
 
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // buildSkill renders /skill.md: what the service is, how to discover the
@@ -16,7 +18,7 @@ import (
 func (s *Service) buildSkill() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	domain := s.network.Domain()
+	domain := exact.Domain(s.network)
 
 	p("# %s — pay-per-call tools for agents\n\n", s.cfg.Name)
 	p("%s\n\n", serviceDescription)
@@ -24,7 +26,7 @@ func (s *Service) buildSkill() string {
 	p("- Payment: x402 v%d, scheme `exact`, USDC on `%s` (asset `%s`), paid to `%s`\n", x402.Version, s.network.CAIP2, s.asset, s.payTo)
 	p("- Facilitator: %s\n\n", s.facil)
 	if s.cfg.DevMode {
-		p("> **Dev mode.** This server runs with a local facilitator: payment signatures are verified for real, but nothing is settled on chain (PAYMENT-RESPONSE transactions start with `%s`). Use it to integrate, not to buy.\n\n", x402.LocalTransactionPrefix)
+		p("> **Dev mode.** This server runs with a local facilitator: payment signatures are verified for real, but nothing is settled on chain (PAYMENT-RESPONSE transactions start with `%s`). Use it to integrate, not to buy.\n\n", facilitator.LocalTransactionPrefix)
 	}
 
 	p("## 1. Discover (free)\n\n")

@@ -105,7 +105,7 @@
 //
 // # Dev mode
 //
-// With the local facilitator (x402.LocalFacilitator, or Config.DevMode)
+// With the local facilitator (facilitator.Local, or Config.DevMode)
 // payments are verified for real but nothing is settled on chain. /health
 // says so, every PAYMENT-RESPONSE says so (onChain false), and the server
 // refuses to listen on any address but loopback.

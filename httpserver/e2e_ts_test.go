@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // tsScriptTimeout bounds one client run.
@@ -57,7 +59,7 @@ func TestOfficialTSClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyHex := "0x" + hex.EncodeToString(k[:])
-	payer, err := x402.ParseSigner(keyHex)
+	payer, err := client.ParseSigner(keyHex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestOfficialTSClient(t *testing.T) {
 			}
 			sr := res.PaymentResponse
 			if sr == nil || !sr.Success || sr.Network != x402.NetworkBase || sr.Amount != tc.atomic ||
-				!strings.EqualFold(sr.Payer, payer.Address()) || !strings.HasPrefix(sr.Transaction, x402.LocalTransactionPrefix) {
+				!strings.EqualFold(sr.Payer, payer.Address()) || !strings.HasPrefix(sr.Transaction, facilitator.LocalTransactionPrefix) {
 				t.Fatalf("payment response %+v", sr)
 			}
 			checkFields(t, tc.key, res.Body)

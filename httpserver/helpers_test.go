@@ -23,6 +23,8 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -60,7 +62,7 @@ type fixture struct {
 	url   string
 	st    store.Store
 	cat   *tools.Catalog
-	local *x402.LocalFacilitator
+	local *facilitator.Local
 	logs  *syncBuffer
 	done  chan error
 }
@@ -119,7 +121,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{Networks: []string{x402.NetworkBase}, PayTo: testPayTo})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{x402.NetworkBase}, PayTo: testPayTo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,13 +184,13 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 }
 
 // newPayer returns a fresh random payer.
-func newPayer(t testing.TB) *x402.Signer {
+func newPayer(t testing.TB) *client.Signer {
 	t.Helper()
 	var k [32]byte
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
-	s, err := x402.ParseSigner(hex.EncodeToString(k[:]))
+	s, err := client.ParseSigner(hex.EncodeToString(k[:]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,9 +261,9 @@ func do(t *testing.T, req *http.Request) (*http.Response, []byte) {
 }
 
 // pay sends req with the Go paying client of payer.
-func pay(t *testing.T, payer *x402.Signer, req *http.Request) (*http.Response, []byte) {
+func pay(t *testing.T, payer *client.Signer, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
-	client := x402.NewClient(payer, x402.WithMaxAmount("$0.10"))
+	client := client.New(payer, client.WithMaxAmount("$0.10"))
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("paying %s %s: %v", req.Method, req.URL, err)
@@ -336,13 +338,13 @@ func queryEscape(s string) string { return url.QueryEscape(s) }
 
 // devParts returns the default catalog and a local facilitator paying
 // testPayTo.
-func devParts(tb testing.TB) (*tools.Catalog, *x402.LocalFacilitator) {
+func devParts(tb testing.TB) (*tools.Catalog, *facilitator.Local) {
 	tb.Helper()
 	cat, err := tools.New(tools.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{PayTo: testPayTo})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -372,7 +374,7 @@ func cmpOr(v, def float64) float64 {
 
 // paymentHeader fetches req's offer (an unpaid copy of req) and returns a
 // PAYMENT-SIGNATURE of payer for its first requirement, valid for an hour.
-func paymentHeader(t *testing.T, payer *x402.Signer, req *http.Request) string {
+func paymentHeader(t *testing.T, payer *client.Signer, req *http.Request) string {
 	t.Helper()
 	unpaid := req.Clone(req.Context())
 	if req.GetBody != nil {
@@ -383,7 +385,7 @@ func paymentHeader(t *testing.T, payer *x402.Signer, req *http.Request) string {
 		unpaid.Body = b
 	}
 	resp, body := do(t, unpaid)
-	pr, err := x402.PaymentRequiredOf(resp)
+	pr, err := client.PaymentRequiredOf(resp)
 	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
 		t.Fatalf("offer: %d %v %s", resp.StatusCode, err, body)
 	}

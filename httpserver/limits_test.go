@@ -19,6 +19,7 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/xau"
 )
@@ -130,14 +131,14 @@ func TestGracefulShutdownDrainsPaidCall(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		req, _ := http.NewRequest(http.MethodGet, f.url+"/api/xau/quote", nil)
-		resp, err := x402.NewClient(payer, x402.WithMaxAmount("$0.10")).Do(req)
+		resp, err := client.New(payer, client.WithMaxAmount("$0.10")).Do(req)
 		if err != nil {
 			done <- result{err: err}
 			return
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		sr, _ := x402.PaymentResponse(resp)
+		sr, _ := client.PaymentResponse(resp)
 		done <- result{status: resp.StatusCode, sr: sr, body: string(b)}
 	}()
 	select {
@@ -244,7 +245,7 @@ func TestDevModeRefusesPublicAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !srv.DevMode() {
-		t.Fatal("a LocalFacilitator must mean dev mode")
+		t.Fatal("a local facilitator must mean dev mode")
 	}
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
 	if err != nil {

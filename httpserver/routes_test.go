@@ -9,7 +9,10 @@ import (
 
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -53,7 +56,7 @@ func TestPaymentRequiredEveryRoute(t *testing.T) {
 			if resp.StatusCode != http.StatusPaymentRequired {
 				t.Fatalf("status %d, want 402; body %s", resp.StatusCode, body)
 			}
-			pr, err := x402.PaymentRequiredOf(resp)
+			pr, err := client.PaymentRequiredOf(resp)
 			if err != nil {
 				t.Fatalf("PAYMENT-REQUIRED: %v", err)
 			}
@@ -105,8 +108,8 @@ func TestOfferMatchesMiddleware(t *testing.T) {
 		tool := recorded.tool(t, key)
 		r1, b1 := do(t, recorded.request(t, tool, string(tool.ExampleInput)))
 		r2, b2 := do(t, live.request(t, tool, string(tool.ExampleInput)))
-		p1, err1 := x402.PaymentRequiredOf(r1)
-		p2, err2 := x402.PaymentRequiredOf(r2)
+		p1, err1 := client.PaymentRequiredOf(r1)
+		p2, err2 := client.PaymentRequiredOf(r2)
 		if err1 != nil || err2 != nil || r1.StatusCode != 402 || r2.StatusCode != 402 {
 			t.Fatalf("%s: %d %v / %d %v", key, r1.StatusCode, err1, r2.StatusCode, err2)
 		}
@@ -140,8 +143,8 @@ func TestOfferMatchesMiddleware(t *testing.T) {
 		req := recorded.request(t, tool, string(tool.ExampleInput))
 		req.Header.Set(x402.HeaderPaymentSignature, hdr)
 		r3, b3 := do(t, req)
-		p3, err := x402.PaymentRequiredOf(r3)
-		if err != nil || r3.StatusCode != 402 || p3.Error != x402.ReasonValidBefore || p3.Resource.URL != p1.Resource.URL {
+		p3, err := client.PaymentRequiredOf(r3)
+		if err != nil || r3.StatusCode != 402 || p3.Error != exact.ReasonValidBefore || p3.Resource.URL != p1.Resource.URL {
 			t.Fatalf("%s: expired payment: %d %+v %v %s", key, r3.StatusCode, p3, err, b3)
 		}
 	}
@@ -339,12 +342,12 @@ func TestPaidCallEveryRouteGoClient(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 				t.Fatalf("Content-Type %q", ct)
 			}
-			sr, err := x402.PaymentResponse(resp)
+			sr, err := client.PaymentResponse(resp)
 			if err != nil {
 				t.Fatalf("PAYMENT-RESPONSE: %v", err)
 			}
 			if !sr.Success || sr.Network != x402.NetworkBase || sr.Amount != rt.atomic || !strings.EqualFold(sr.Payer, payer.Address()) ||
-				!strings.HasPrefix(sr.Transaction, x402.LocalTransactionPrefix) || sr.Extra["onChain"] != false {
+				!strings.HasPrefix(sr.Transaction, facilitator.LocalTransactionPrefix) || sr.Extra["onChain"] != false {
 				t.Fatalf("settlement %+v", sr)
 			}
 			checkFields(t, rt.key, body)
@@ -403,7 +406,7 @@ func TestLedgerReferral(t *testing.T) {
 
 	// The recorded row is keyed by the authorization's nonce: appending
 	// the settlement the facilitator made once more inserts nothing.
-	var last x402.Settlement
+	var last facilitator.Settlement
 	for _, s := range f.local.Settlements() {
 		if strings.EqualFold(s.Payer, payerB.Address()) {
 			last = s

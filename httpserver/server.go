@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,9 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -31,7 +32,7 @@ const (
 	// DefaultReadHeaderTimeout, DefaultReadTimeout, DefaultWriteTimeout and
 	// DefaultIdleTimeout are the http.Server timeouts. The write timeout
 	// covers the body, the tool, the facilitator's /verify and /settle
-	// (x402.DefaultVerifyTimeout + x402.DefaultSettleTimeout) with margin.
+	// (x402.DefaultVerifyTimeout + facilitator.DefaultSettleTimeout) with margin.
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 30 * time.Second
 	DefaultWriteTimeout      = 120 * time.Second
@@ -116,7 +117,7 @@ type Config struct {
 	PublicBaseURL string
 	// DevMode marks the local facilitator: nothing settles on chain. It is
 	// reported in /health, and the server refuses to listen on anything but
-	// a loopback address. A *x402.LocalFacilitator always means dev mode.
+	// a loopback address. A *facilitator.Local always means dev mode.
 	DevMode bool
 	// Addr is the listen address of ListenAndServe ("127.0.0.1:8080").
 	Addr string
@@ -213,7 +214,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("httpserver: Config.Store is required")
 	}
-	if _, ok := cfg.Facilitator.(*x402.LocalFacilitator); ok {
+	if _, ok := cfg.Facilitator.(*facilitator.Local); ok {
 		cfg.DevMode = true
 	}
 	if cfg.DevMode && cfg.Addr != "" {
@@ -618,7 +619,7 @@ func (s *Server) ObservePayment(ev engine.Event) {
 // isLocal reports whether f is the local (dev) facilitator, whose verify
 // adds nothing to the engine's local checks.
 func isLocal(f x402.Facilitator) bool {
-	_, ok := f.(*x402.LocalFacilitator)
+	_, ok := f.(*facilitator.Local)
 	return ok
 }
 

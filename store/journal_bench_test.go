@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // BenchmarkJournalPaidCall measures the journal writes of one paid call
@@ -58,7 +59,7 @@ func benchPaidCall(b *testing.B, opts ...Option) {
 			payer := fmt.Sprintf("0x%040x", n)
 			nonce := fmt.Sprintf("0x%064x", n)
 			rec := engine.Record{
-				Key: x402.NonceKey("eip155:8453", "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", payer, nonce), Network: "eip155:8453",
+				Key: exact.NonceKey("eip155:8453", "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", payer, nonce), Network: "eip155:8453",
 				Asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", Payer: payer, Nonce: nonce, PayTo: payer, Amount: "3400",
 				RequestHash: "sha256:bench", Resource: "POST /api/risk-levels", Product: "risk_levels", Transport: "http",
 				RequestID: "bench", X402Version: 2, State: engine.StateReserved, Owner: "bench",

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // MaxHeaderBytes bounds the encoded length of an x402 header value
@@ -180,7 +182,7 @@ func DecodePaymentPayload(s string) (PaymentPayload, error) {
 	if p.Accepted.Network == "" {
 		return PaymentPayload{}, headerMalformed(nil, "network is required")
 	}
-	if !isJSONObject(p.Payload) {
+	if !wire.IsJSONObject(p.Payload) {
 		return PaymentPayload{}, headerMalformed(nil, "payload must be a JSON object")
 	}
 	return p, nil
@@ -231,25 +233,8 @@ func decodeSettleJSON(raw []byte) (SettleResponse, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return SettleResponse{}, headerMalformed(err, "invalid JSON")
 	}
-	var presence struct {
-		Success *bool   `json:"success"`
-		Network *string `json:"network"`
-	}
-	if err := json.Unmarshal(raw, &presence); err != nil {
-		return SettleResponse{}, headerMalformed(err, "invalid JSON")
-	}
-	if presence.Success == nil {
-		return SettleResponse{}, headerMalformed(nil, "success is required")
-	}
-	if presence.Network == nil || r.Network == "" {
-		return SettleResponse{}, headerMalformed(nil, "network is required")
+	if msg, err := wire.SettleFieldsMissing(raw); msg != "" {
+		return SettleResponse{}, headerMalformed(err, "%s", msg)
 	}
 	return r, nil
-}
-
-// isJSONObject reports whether raw holds a JSON object (raw is already known
-// to be valid JSON).
-func isJSONObject(raw json.RawMessage) bool {
-	t := bytes.TrimLeft(raw, " \t\r\n")
-	return len(t) > 0 && t[0] == '{'
 }

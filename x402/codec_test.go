@@ -95,9 +95,8 @@ func TestDecodeHeaderRejects(t *testing.T) {
 }
 
 func TestDecodePaymentPayload(t *testing.T) {
-	key := vecKey(t)
 	req := testRequirements(t, NetworkBase)
-	payload, _ := testPayment(t, key, req)
+	payload, _ := testPayment(t, req)
 	s, err := EncodeHeader(payload)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +152,7 @@ func TestDecodePaymentRequiredRejects(t *testing.T) {
 }
 
 func TestDecodeSettleResponse(t *testing.T) {
-	ok := SettleResponse{Success: true, Transaction: "0xabc", Network: NetworkBase, Payer: vecAddrB, Amount: "3400"}
+	ok := SettleResponse{Success: true, Transaction: "0xabc", Network: NetworkBase, Payer: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", Amount: "3400"}
 	s, _ := EncodeHeader(ok)
 	got, err := DecodeSettleResponse(s)
 	if err != nil || !reflect.DeepEqual(got, ok) {
@@ -161,7 +160,7 @@ func TestDecodeSettleResponse(t *testing.T) {
 	}
 	// A failure is a decoded response, not an error.
 	got, err = DecodeSettleResponse(b64(`{"success":false,"errorReason":"invalid_exact_evm_signature","transaction":"","network":"eip155:8453"}`))
-	if err != nil || got.Success || got.ErrorReason != ReasonInvalidSignature {
+	if err != nil || got.Success || got.ErrorReason != "invalid_exact_evm_signature" {
 		t.Fatalf("failure response: %+v, %v", got, err)
 	}
 	for name, in := range map[string]string{
@@ -178,9 +177,8 @@ func TestDecodeSettleResponse(t *testing.T) {
 // FuzzDecodeHeader checks that no header value makes the decoders panic,
 // and that what DecodePaymentPayload accepts survives a re-encoding.
 func FuzzDecodeHeader(f *testing.F) {
-	key := vecKey(f)
 	req := testRequirements(f, NetworkBase)
-	payload, _ := testPayment(f, key, req)
+	payload, _ := testPayment(f, req)
 	s, _ := EncodeHeader(payload)
 	f.Add(s)
 	f.Add(strings.TrimRight(s, "="))
@@ -205,7 +203,6 @@ func FuzzDecodeHeader(f *testing.F) {
 		if p.X402Version != 1 && p.X402Version != 2 {
 			t.Fatalf("accepted version %d", p.X402Version)
 		}
-		_, _ = testVerifier().Verify(p, req)
 		if p.X402Version == 2 {
 			s2, err := EncodeHeader(p)
 			if err != nil {

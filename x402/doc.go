@@ -1,7 +1,8 @@
-// Package x402 implements the resource-server and paying-client sides of
-// the x402 v2 payment protocol (with v1 compatibility) for the "exact"
-// scheme on EVM networks: USDC paid with an EIP-3009
-// transferWithAuthorization signed under the token's EIP-712 domain.
+// Package x402 holds the protocol layer of the x402 v2 payment protocol
+// (with v1 compatibility): what every scheme, facilitator, server and
+// client shares. The exact scheme on EVM networks (USDC paid with an
+// EIP-3009 transferWithAuthorization signed under the token's EIP-712
+// domain) is package x402/exact.
 //
 // It knows nothing of what is sold. The pieces:
 //
@@ -14,17 +15,27 @@
 //   - Route: price, network and payTo of a paid resource, validated at
 //     construction, building PaymentRequirements and PaymentRequired (with
 //     the bazaar discovery extension from BazaarInfo);
-//   - EIP-712: AuthorizationDigest, RecoverSigner, SignAuthorization and
-//     NewExactPayload (what a paying client signs);
-//   - Verifier: every check of an exact payment that needs no chain access,
-//     with the reference facilitators' reason strings (Reason* constants);
-//   - Facilitator implementations: HTTPFacilitator (a remote facilitator's
-//     HTTP API) and LocalFacilitator (development: verifies for real, settles
-//     nothing on chain), and FacilitatorHandler to serve any Facilitator
-//     over HTTP;
-//   - the paying client (Transport, Signer).
+//     FindMatchingRequirements; the v1 conversions;
+//   - the payment-identifier extension (DeclarePaymentIdentifier,
+//     PaymentIdentifierOf) and the reasons the protocol defines for every
+//     scheme (Reason* constants);
+//   - the contracts its consumers depend on: Facilitator, and
+//     StatusChecker with AuthorizationStatus.
 //
-// The payment engine (one durable state machine for every paid call, over
-// any transport) is package x402/engine; its net/http binding is package
-// x402/nethttp.
+// The other packages:
+//
+//   - x402/exact: the exact scheme on EVM: ExactEVMPayload, the EIP-712
+//     digest, signing and recovery (AuthorizationDigest, RecoverSigner,
+//     SignAuthorization, NewPayload), and Verifier, every check of an
+//     exact payment that needs no chain access, with the reference
+//     facilitators' reason strings;
+//   - x402/facilitator: Facilitator implementations, HTTP (a remote
+//     facilitator's HTTP API) and Local (development: verifies for real,
+//     settles nothing on chain), and Handler to serve any Facilitator over
+//     HTTP;
+//   - x402/client: the paying client (Transport, Signer);
+//   - x402/engine: the payment engine (one durable state machine for every
+//     paid call, over any transport); x402/nethttp: its net/http binding.
+//
+// This package imports none of them.
 package x402

@@ -1,21 +1,12 @@
 package x402
 
 import (
-	"crypto/ecdsa"
 	"encoding/json"
 	"testing"
-	"time"
-
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // testPayTo is the receiving wallet of the test routes (vector C's "to").
 const testPayTo = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
-
-// testNow is the fixed clock of the tests.
-var testNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-
-func testClock() time.Time { return testNow }
 
 // testRequirements returns the requirements of a 0.0034 USD route on network.
 func testRequirements(t testing.TB, network string) PaymentRequirements {
@@ -27,32 +18,25 @@ func testRequirements(t testing.TB, network string) PaymentRequirements {
 	return req
 }
 
-// testPayment signs a payment of req with key at testNow and returns the
-// v2 payload and its exact EVM part.
-func testPayment(t testing.TB, key *ecdsa.PrivateKey, req PaymentRequirements) (PaymentPayload, ExactEVMPayload) {
+// testExactPayload is an exact EVM payload in canonical JSON (vector C1 of
+// package exact: signed, though the tests here only decode it).
+const testExactPayload = `{"signature":"0x96970b86cd78787cd45dcd7be869ca393975f4ea420e3890d81123417db87de86b19b466566a126b607ab74e5e88377e603993caf7b416d12cbc499ffdb92e631c",` +
+	`"authorization":{"from":"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266","to":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","value":"2500",` +
+	`"validAfter":"0","validBefore":"1900000000","nonce":"0x0101010101010101010101010101010101010101010101010101010101010101"}}`
+
+// testPayment returns a v2 payload for req carrying testExactPayload, and
+// that exact EVM part.
+func testPayment(t testing.TB, req PaymentRequirements) (PaymentPayload, json.RawMessage) {
 	t.Helper()
-	p, err := NewExactPayload(key, req, testNow, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wrapPayment(t, req, p), p
+	raw := json.RawMessage(testExactPayload)
+	return PaymentPayload{X402Version: 2, Resource: &ResourceInfo{URL: "http://127.0.0.1/api/tool"}, Accepted: req, Payload: raw}, raw
 }
 
-// wrapPayment puts an exact EVM payload in a v2 PaymentPayload for req.
-func wrapPayment(t testing.TB, req PaymentRequirements, p any) PaymentPayload {
+func mustNetwork(t testing.TB, id string) Network {
 	t.Helper()
-	raw, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
+	n, ok := LookupNetwork(id)
+	if !ok {
+		t.Fatalf("network %s unknown", id)
 	}
-	return PaymentPayload{X402Version: 2, Resource: &ResourceInfo{URL: "http://127.0.0.1/api/tool"}, Accepted: req, Payload: raw}
-}
-
-func newTestKey(t testing.TB) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := crypto.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
+	return n
 }

@@ -20,19 +20,6 @@ func checkFastEquivalence(t *testing.T, raw []byte) {
 			t.Fatalf("fast path differs on %q:\n fast %+v\n json %+v", raw, w, want)
 		}
 	}
-	if e, hasAuth, ok := fastExactEVMPayload(raw); ok {
-		var want struct {
-			Signature     string         `json:"signature"`
-			Authorization *Authorization `json:"authorization"`
-		}
-		if err := json.Unmarshal(raw, &want); err != nil {
-			t.Fatalf("fast exact path accepted %q, encoding/json refused it: %v", raw, err)
-		}
-		if hasAuth != (want.Authorization != nil) || e.Signature != want.Signature ||
-			(hasAuth && e.Authorization != *want.Authorization) {
-			t.Fatalf("fast exact path differs on %q: %+v vs %+v", raw, e, want)
-		}
-	}
 }
 
 // normWire replaces the raw payload by its compacted form (the fast path
@@ -59,14 +46,11 @@ func normWire(w wirePaymentPayload) any {
 
 func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 	req := testRequirements(t, NetworkBase)
-	payload, p := testPayment(t, vecKey(t), req)
+	payload, p := testPayment(t, req)
 	full, _ := json.Marshal(payload)
 	inner, _ := json.Marshal(p)
 	if _, ok := fastWirePaymentPayload(full); !ok {
 		t.Fatal("fast path refused a canonical payload")
-	}
-	if _, _, ok := fastExactEVMPayload(inner); !ok {
-		t.Fatal("fast path refused a canonical exact payload")
 	}
 	for _, s := range []string{
 		string(full), string(inner),
@@ -108,7 +92,7 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 // decodes to the same values.
 func FuzzFastJSON(f *testing.F) {
 	req := testRequirements(f, NetworkBase)
-	payload, p := testPayment(f, vecKey(f), req)
+	payload, p := testPayment(f, req)
 	full, _ := json.Marshal(payload)
 	inner, _ := json.Marshal(p)
 	f.Add(full)

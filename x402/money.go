@@ -3,8 +3,9 @@ package x402
 import (
 	"errors"
 	"fmt"
-	"math/big"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // maxPriceLen bounds the length of a price or atomic amount string, so that
@@ -39,7 +40,7 @@ func PriceToAtomic(price string, decimals int) (string, error) {
 		return "", fmt.Errorf("x402: price: longer than %d characters", maxPriceLen)
 	}
 	intPart, frac, hasDot := strings.Cut(s, ".")
-	if !isASCIIDigits(intPart) || (hasDot && !isASCIIDigits(frac)) {
+	if !wire.IsASCIIDigits(intPart) || (hasDot && !wire.IsASCIIDigits(frac)) {
 		return "", fmt.Errorf("x402: price %q: not a plain positive decimal (digits, optionally '.' and digits)", truncForMsg(price, 32))
 	}
 	frac = strings.TrimRight(frac, "0")
@@ -62,7 +63,7 @@ func AtomicToPrice(atomic string, decimals int) (string, error) {
 	if decimals < 0 || decimals > maxDecimals {
 		return "", fmt.Errorf("x402: amount: decimals %d out of range 0..%d", decimals, maxDecimals)
 	}
-	if len(atomic) > maxPriceLen || !isASCIIDigits(atomic) {
+	if len(atomic) > maxPriceLen || !wire.IsASCIIDigits(atomic) {
 		return "", fmt.Errorf("x402: amount %q: not a decimal integer", truncForMsg(atomic, 32))
 	}
 	a := strings.TrimLeft(atomic, "0")
@@ -74,70 +75,4 @@ func AtomicToPrice(atomic string, decimals int) (string, error) {
 		return intPart, nil
 	}
 	return intPart + "." + frac, nil
-}
-
-// isASCIIDigits reports whether s is non-empty and made of ASCII digits only.
-func isASCIIDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// maxUint256Digits is the number of decimal digits of 2^256-1.
-const maxUint256Digits = 78
-
-// parseUint256 parses a decimal integer string (ASCII digits only, no sign,
-// leading zeros allowed) that fits in 256 bits into a big-endian 32-byte
-// word. ok is false for anything else.
-func parseUint256(s string) (w [32]byte, ok bool) {
-	if !isASCIIDigits(s) {
-		return w, false
-	}
-	t := strings.TrimLeft(s, "0")
-	if len(t) > maxUint256Digits {
-		return w, false
-	}
-	if len(t) <= 19 {
-		var v uint64
-		for i := 0; i < len(t); i++ {
-			v = v*10 + uint64(t[i]-'0')
-		}
-		for i := 0; i < 8; i++ {
-			w[31-i] = byte(v >> (8 * i))
-		}
-		return w, true
-	}
-	var b big.Int
-	if _, good := b.SetString(t, 10); !good || b.BitLen() > 256 {
-		return w, false
-	}
-	b.FillBytes(w[:])
-	return w, true
-}
-
-// compareUint256 compares two big-endian words.
-func compareUint256(a, b [32]byte) int {
-	for i := range a {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
-}
-
-// uint256FromUint64 returns v as a big-endian word.
-func uint256FromUint64(v uint64) (w [32]byte) {
-	for i := 0; i < 8; i++ {
-		w[31-i] = byte(v >> (8 * i))
-	}
-	return w
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 func TestPriceToAtomic(t *testing.T) {
@@ -99,18 +100,18 @@ func TestPriceAtomicRoundTrip(t *testing.T) {
 
 func TestParseUint256(t *testing.T) {
 	max := "115792089237316195423570985008687907853269984665640564039457584007913129639935"
-	w, ok := parseUint256(max)
+	w, ok := wire.ParseUint256(max)
 	if !ok || w != [32]byte(common.MaxHash) {
 		t.Fatalf("2^256-1: %x %v", w, ok)
 	}
-	if _, ok := parseUint256("115792089237316195423570985008687907853269984665640564039457584007913129639936"); ok {
+	if _, ok := wire.ParseUint256("115792089237316195423570985008687907853269984665640564039457584007913129639936"); ok {
 		t.Fatal("2^256 accepted")
 	}
-	w, ok = parseUint256("18446744073709551616") // 2^64, the big.Int path
-	if !ok || w[23] != 1 || compareUint256(w, uint256FromUint64(^uint64(0))) <= 0 {
+	w, ok = wire.ParseUint256("18446744073709551616") // 2^64, the big.Int path
+	if !ok || w[23] != 1 || wire.CompareUint256(w, wire.Uint256FromUint64(^uint64(0))) <= 0 {
 		t.Fatalf("2^64: %x", w)
 	}
-	if w, ok := parseUint256("0000000000000000000000000000000000000000000000000000000000000000000000000000000000000012"); !ok || w != uint256FromUint64(12) {
+	if w, ok := wire.ParseUint256("0000000000000000000000000000000000000000000000000000000000000000000000000000000000000012"); !ok || w != wire.Uint256FromUint64(12) {
 		t.Fatal("leading zeros")
 	}
 }

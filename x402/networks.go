@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Network describes an EVM network on which the exact scheme is offered with
@@ -119,26 +121,14 @@ func knownNetworkList() string {
 	return b.String()
 }
 
-// cut returns at most n bytes of s (on a rune boundary), with "…" appended
-// when it was cut: user input echoed in messages stays short.
-func truncForMsg(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !isRuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
 // DefaultMaxTimeoutSeconds is the maxTimeoutSeconds announced when a Route
 // leaves it unset: 300 s, as the reference TypeScript servers (the Go
 // reference uses 60). It bounds how long the payer's authorization needs to
 // stay valid for the request, the handler and the settlement.
 const DefaultMaxTimeoutSeconds = 300
+
+// truncForMsg is wire.TruncForMsg: user input echoed in messages stays short.
+func truncForMsg(s string, n int) string { return wire.TruncForMsg(s, n) }
 
 // cut is truncForMsg (kept: other files of the package use this name).
 func cut(s string, n int) string { return truncForMsg(s, n) }

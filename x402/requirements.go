@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ethereum/go-ethereum/common"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Route is the payment configuration of one paid resource: what it costs,
@@ -122,16 +122,9 @@ func (r Route) PaymentRequired() (PaymentRequired, error) {
 
 // checkPayTo validates a receiving address and returns it checksummed.
 func checkPayTo(s string) (string, error) {
-	a, ok := parseHexAddress(s)
-	if !ok {
-		return "", &ConfigError{"PayTo", "must be 0x followed by 40 hex digits"}
-	}
-	if a == (common.Address{}) {
-		return "", &ConfigError{"PayTo", "must not be the zero address"}
-	}
-	sum := a.Hex()
-	if s != sum && s != strings.ToLower(sum) {
-		return "", &ConfigError{"PayTo", "mixed-case address with an invalid EIP-55 checksum (use lower case or the checksummed form " + sum + ")"}
+	sum, msg := wire.CheckPayTo(s)
+	if msg != "" {
+		return "", &ConfigError{"PayTo", msg}
 	}
 	return sum, nil
 }
@@ -146,7 +139,7 @@ func IsValidAddress(s string) bool {
 // ChecksumAddress returns the EIP-55 form of a 0x + 40 hex address (any
 // case); ok is false for anything else.
 func ChecksumAddress(s string) (string, bool) {
-	a, ok := parseHexAddress(s)
+	a, ok := wire.ParseHexAddress(s)
 	if !ok {
 		return "", false
 	}

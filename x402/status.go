@@ -13,8 +13,8 @@ type AuthorizationStatus struct {
 }
 
 // StatusChecker is implemented by facilitators that can tell whether an
-// authorization was used and how. LocalFacilitator implements it from what
-// it recorded; HTTPFacilitator does not (the x402 facilitator HTTP API has
+// authorization was used and how. facilitator.Local implements it from what
+// it recorded; facilitator.HTTP does not (the x402 facilitator HTTP API has
 // no status endpoint).
 //
 // "Used" alone is not proof of payment: a caller must check that Payer,

@@ -9,9 +9,12 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 )
 
+// v1PayTo receives the payments of the test routes.
+const v1PayTo = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+
 // TestRequirementsV1RoundTrip checks the v2 ↔ v1 requirement conversion.
 func TestRequirementsV1RoundTrip(t *testing.T) {
-	req, err := x402.Route{Price: "0.0025", PayTo: mwPayTo}.Requirements()
+	req, err := x402.Route{Price: "0.0025", PayTo: v1PayTo}.Requirements()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +25,7 @@ func TestRequirementsV1RoundTrip(t *testing.T) {
 	}
 	want := x402.PaymentRequirementsV1{
 		Scheme: "exact", Network: "base", MaxAmountRequired: "2500", Resource: res.URL, Description: "d",
-		MimeType: "application/json", PayTo: mwPayTo, MaxTimeoutSeconds: req.MaxTimeoutSeconds,
+		MimeType: "application/json", PayTo: v1PayTo, MaxTimeoutSeconds: req.MaxTimeoutSeconds,
 		Asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", Extra: map[string]any{"name": "USD Coin", "version": "2"},
 	}
 	if !reflect.DeepEqual(v1, want) {
@@ -59,8 +62,15 @@ func TestRequirementsV1RoundTrip(t *testing.T) {
 // the v1 entries (unknown networks left out) and the bazaar description as
 // outputSchema.
 func TestPaymentRequiredToV1(t *testing.T) {
-	terms := mwTerms(t)
-	pr := terms.PaymentRequired
+	pr, err := x402.Route{
+		Price:    "0.0025",
+		PayTo:    v1PayTo,
+		Resource: x402.ResourceInfo{Description: "test tool", MimeType: "application/json"},
+		Bazaar:   &x402.BazaarInfo{Method: "GET", InputExample: map[string]any{"x": "1"}, OutputExample: map[string]any{"ok": true}},
+	}.PaymentRequired()
+	if err != nil {
+		t.Fatal(err)
+	}
 	pr.Resource.URL = "http://127.0.0.1:1/tool"
 	pr.Error = "Payment required"
 	odd := pr.Accepts[0]
@@ -83,7 +93,7 @@ func TestPaymentRequiredToV1(t *testing.T) {
 // TestPayloadFromV1 checks that a v1 payment becomes the equivalent v2
 // payment only for the requirement it names.
 func TestPayloadFromV1(t *testing.T) {
-	req, _ := x402.Route{Price: "0.0025", PayTo: mwPayTo}.Requirements()
+	req, _ := x402.Route{Price: "0.0025", PayTo: v1PayTo}.Requirements()
 	raw := json.RawMessage(`{"signature":"0x","authorization":{}}`)
 	v1 := x402.PaymentPayload{X402Version: 1, Accepted: x402.PaymentRequirements{Scheme: "exact", Network: "base"}, Payload: raw}
 	got, ok := x402.PayloadFromV1(v1, req)

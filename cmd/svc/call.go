@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 )
 
 // maxAnswerBytes bounds an answer `svc call` and `svc tools` read.
@@ -63,7 +64,7 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	if hexKey == "" {
 		return usageError(fmt.Sprintf("the environment variable %s is empty", *keyEnv))
 	}
-	signer, err := x402.ParseSigner(hexKey)
+	signer, err := client.ParseSigner(hexKey)
 	if err != nil {
 		return fmt.Errorf("the key in %s: %w", *keyEnv, err)
 	}
@@ -82,8 +83,8 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	if err != nil {
 		return err
 	}
-	client := x402.NewClient(signer, x402.WithMaxAmount("$"+strings.TrimPrefix(*maxUSD, "$")), x402.WithNetworks(*network))
-	resp, err := client.Do(req)
+	hc := client.New(signer, client.WithMaxAmount("$"+strings.TrimPrefix(*maxUSD, "$")), client.WithNetworks(*network))
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("calling %s %s: %w", item.Method, item.Path, err)
 	}
@@ -93,7 +94,7 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return fmt.Errorf("reading the answer: %w", err)
 	}
 	out := callOutput{Status: resp.StatusCode, Result: jsonOrString(body)}
-	if sr, err := x402.PaymentResponse(resp); err == nil {
+	if sr, err := client.PaymentResponse(resp); err == nil {
 		out.Settlement = sr
 	}
 	enc := json.NewEncoder(stdout)
@@ -104,7 +105,7 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	}
 	if resp.StatusCode != http.StatusOK {
 		if resp.StatusCode == http.StatusPaymentRequired {
-			if pr, err := x402.PaymentRequiredOf(resp); err == nil && pr.Error != "" {
+			if pr, err := client.PaymentRequiredOf(resp); err == nil && pr.Error != "" {
 				return fmt.Errorf("payment refused: %s", pr.Error)
 			}
 		}

@@ -31,7 +31,9 @@ import (
 	_ "modernc.org/sqlite" // the ledger of a SQLite store is read back directly
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // The paid route the tests buy: POST, cheap to run, and its answer depends
@@ -314,7 +316,7 @@ func (a clusterAnswer) reason() string {
 func (a clusterAnswer) settlement() (x402.SettleResponse, error) {
 	v := a.header.Get(x402.HeaderPaymentResponse)
 	if v == "" {
-		return x402.SettleResponse{}, x402.ErrNoPaymentResponse
+		return x402.SettleResponse{}, client.ErrNoPaymentResponse
 	}
 	return x402.DecodeSettleResponse(v)
 }
@@ -379,13 +381,13 @@ func clusterGetJSON(t *testing.T, c *http.Client, rawURL string, want int, v any
 }
 
 // clusterSigner returns a payer with a fresh random key.
-func clusterSigner(t *testing.T) *x402.Signer {
+func clusterSigner(t *testing.T) *client.Signer {
 	t.Helper()
 	var k [32]byte
 	if _, err := rand.Read(k[:]); err != nil {
 		t.Fatal(err)
 	}
-	s, err := x402.ParseSigner(hex.EncodeToString(k[:]))
+	s, err := client.ParseSigner(hex.EncodeToString(k[:]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +426,7 @@ func clusterOffer(t *testing.T, c *http.Client, base string) x402.PaymentRequire
 
 // clusterSign signs a payment of the offer with a fresh nonce and returns
 // the PAYMENT-SIGNATURE value and the nonce. Safe from any goroutine.
-func clusterSign(s *x402.Signer, pr x402.PaymentRequired) (header, nonce string, err error) {
+func clusterSign(s *client.Signer, pr x402.PaymentRequired) (header, nonce string, err error) {
 	req := pr.Accepts[0]
 	ep, err := s.NewPayload(req, time.Now(), 0)
 	if err != nil {
@@ -443,7 +445,7 @@ func clusterSign(s *x402.Signer, pr x402.PaymentRequired) (header, nonce string,
 }
 
 // clusterMustSign is clusterSign failing the test.
-func clusterMustSign(t *testing.T, s *x402.Signer, pr x402.PaymentRequired) (header, nonce string) {
+func clusterMustSign(t *testing.T, s *client.Signer, pr x402.PaymentRequired) (header, nonce string) {
 	t.Helper()
 	h, n, err := clusterSign(s, pr)
 	if err != nil {
@@ -458,7 +460,7 @@ func clusterNonceOf(header string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ep, err := x402.ParseExactEVMPayload(p.Payload)
+	ep, err := exact.ParseExactEVMPayload(p.Payload)
 	if err != nil {
 		return "", err
 	}
@@ -555,7 +557,7 @@ const (
 // directly from its tables.
 type clusterLedger struct {
 	rows []clusterLedgerRow
-	// payments maps each journal key (x402.NonceKey) to its state
+	// payments maps each journal key (exact.NonceKey) to its state
 	// (engine.State values: 1 reserved, 3 settling, 4 settled, 5
 	// released, 6 failed, 7 unknown).
 	payments map[string]engine.State
@@ -782,7 +784,7 @@ func clusterCheckSettledRecorded(t *testing.T, l clusterLedger) {
 // clusterNonceKey is the payment journal key of a payment of the offer by payer.
 func clusterNonceKey(pr x402.PaymentRequired, payer, nonce string) string {
 	req := pr.Accepts[0]
-	return x402.NonceKey(req.Network, req.Asset, payer, nonce)
+	return exact.NonceKey(req.Network, req.Asset, payer, nonce)
 }
 
 // clusterUnmarshal decodes a JSON body.

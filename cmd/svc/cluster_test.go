@@ -25,7 +25,10 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // TestMain gives the cluster tests a directory to build the svc binary in
@@ -90,15 +93,15 @@ func TestClusterTwoInstancesSharePostgres(t *testing.T) {
 		t.Fatalf("paid call on A: %s", first)
 	}
 	st1, err := first.settlement()
-	if err != nil || !st1.Success || !strings.HasPrefix(st1.Transaction, x402.LocalTransactionPrefix) || !strings.EqualFold(st1.Payer, payer.Address()) {
+	if err != nil || !st1.Success || !strings.HasPrefix(st1.Transaction, facilitator.LocalTransactionPrefix) || !strings.EqualFold(st1.Payer, payer.Address()) {
 		t.Fatalf("A's payment response %+v %v", st1, err)
 	}
 
 	// The same authorization for another request: a replay, on B and on A.
 	for _, n := range []*clusterNode{b, a} {
 		other := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, clusterBody(clusterAddress()), pay)
-		if other.status != http.StatusPaymentRequired || other.reason() != x402.ReasonNonceAlreadyUsed {
-			t.Fatalf("replay for another request on %s: %s, want 402 %s", n.name, other, x402.ReasonNonceAlreadyUsed)
+		if other.status != http.StatusPaymentRequired || other.reason() != exact.ReasonNonceAlreadyUsed {
+			t.Fatalf("replay for another request on %s: %s, want 402 %s", n.name, other, exact.ReasonNonceAlreadyUsed)
 		}
 		if other.header.Get(x402.HeaderPaymentResponse) != "" {
 			t.Fatalf("replay on %s reached settlement: %s", n.name, other.header.Get(x402.HeaderPaymentResponse))
@@ -164,7 +167,7 @@ func TestClusterTwoInstancesSharePostgres(t *testing.T) {
 	for _, r := range l.rows {
 		w, ok := wantRef[r.Nonce]
 		if !ok || !strings.EqualFold(r.Payer, w.payer) || r.RefCode != w.ref || r.ToolKey != clusterToolKey || r.Amount != clusterToolAmount ||
-			r.Network != pr.Accepts[0].Network || !strings.HasPrefix(r.Tx, x402.LocalTransactionPrefix) {
+			r.Network != pr.Accepts[0].Network || !strings.HasPrefix(r.Tx, facilitator.LocalTransactionPrefix) {
 			t.Fatalf("ledger row %+v, want %+v", r, w)
 		}
 		delete(wantRef, r.Nonce)
@@ -228,7 +231,7 @@ func clusterSameBase(body []byte, baseA, baseB string) string {
 }
 
 // TestDurabilitySIGKILLDuringPaidLoadSQLite runs paid calls from 6
-// concurrent Go clients (x402.NewClient, one payer each, a fresh nonce per
+// concurrent Go clients (client.New, one payer each, a fresh nonce per
 // call) against `svc serve` on a SQLite file, kills the server with SIGKILL
 // in the middle of the load, restarts it on the same file, and checks in
 // the database that every 200 the clients received has its ledger row (same
@@ -259,14 +262,14 @@ func TestDurabilitySIGKILLDuringPaidLoadSQLite(t *testing.T) {
 	stop := make(chan struct{})
 	loadStart := time.Now()
 	hardStop := loadStart.Add(10 * time.Second)
-	signers := make([]*x402.Signer, workers)
+	signers := make([]*client.Signer, workers)
 	for w := range workers {
 		signers[w] = clusterSigner(t)
 		capture := &clusterCapture{base: c.Transport}
-		client := x402.NewClient(signers[w], x402.WithBase(capture))
-		client.Timeout = 10 * time.Second
+		hc := client.New(signers[w], client.WithBase(capture))
+		hc.Timeout = 10 * time.Second
 		wg.Add(1)
-		go func(s *x402.Signer) {
+		go func(s *client.Signer) {
 			defer wg.Done()
 			fail := func(format string, args ...any) {
 				if killed.Load() {
@@ -290,7 +293,7 @@ func TestDurabilitySIGKILLDuringPaidLoadSQLite(t *testing.T) {
 				}
 				req.Header.Set("Content-Type", "application/json")
 				capture.last = ""
-				resp, err := client.Do(req)
+				resp, err := hc.Do(req)
 				if err != nil {
 					fail("paid call: %v", err)
 					return
@@ -305,7 +308,7 @@ func TestDurabilitySIGKILLDuringPaidLoadSQLite(t *testing.T) {
 					fail("paid call: %d %s", resp.StatusCode, answer)
 					return
 				}
-				sr, err := x402.PaymentResponse(resp)
+				sr, err := client.PaymentResponse(resp)
 				if err != nil || !sr.Success {
 					fail("payment response %+v %v", sr, err)
 					return
@@ -426,12 +429,12 @@ func TestDurabilitySIGKILLDuringPaidLoadSQLite(t *testing.T) {
 		t.Fatalf("replay after the restart: %s, want %s", replay, s0.answer)
 	}
 	other := clusterMust(t, c, http.MethodPost, second.base+clusterToolPath, clusterBody(clusterAddress()), s0.header)
-	if other.status != http.StatusPaymentRequired || other.reason() != x402.ReasonNonceAlreadyUsed {
+	if other.status != http.StatusPaymentRequired || other.reason() != exact.ReasonNonceAlreadyUsed {
 		t.Fatalf("the same authorization for another request after the restart: %s", other)
 	}
 	// A new paid call settles, and the club counts the payer's ledger rows.
-	client := x402.NewClient(signers[0], x402.WithBase(c.Transport))
-	resp, err := client.Post(second.base+clusterToolPath, "application/json", strings.NewReader(clusterBody(clusterAddress())))
+	hc := client.New(signers[0], client.WithBase(c.Transport))
+	resp, err := hc.Post(second.base+clusterToolPath, "application/json", strings.NewReader(clusterBody(clusterAddress())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,8 +598,8 @@ func clusterConcurrency(t *testing.T, nodes int) {
 				t.Fatalf("replay %d reached settlement and failed there (a second settlement attempt): %s", j, r.ans)
 			}
 			reason := r.ans.reason()
-			if reason != x402.ReasonNonceAlreadyUsed && reason != engine.ReasonPaymentInProgress {
-				t.Fatalf("replay %d: %s, want 402 %s or %s", j, r.ans, x402.ReasonNonceAlreadyUsed, engine.ReasonPaymentInProgress)
+			if reason != exact.ReasonNonceAlreadyUsed && reason != engine.ReasonPaymentInProgress {
+				t.Fatalf("replay %d: %s, want 402 %s or %s", j, r.ans, exact.ReasonNonceAlreadyUsed, engine.ReasonPaymentInProgress)
 			}
 			counts["402 "+reason]++
 		default:
@@ -624,7 +627,7 @@ func clusterConcurrency(t *testing.T, nodes int) {
 			t.Fatalf("replay of the settled request on %s: %s", n.name, again)
 		}
 		if other := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, burstBodies[1-winner], burstPay); other.status != http.StatusPaymentRequired ||
-			other.reason() != x402.ReasonNonceAlreadyUsed {
+			other.reason() != exact.ReasonNonceAlreadyUsed {
 			t.Fatalf("the other request on %s: %s", n.name, other)
 		}
 	}

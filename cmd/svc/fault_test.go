@@ -31,7 +31,9 @@ import (
 
 	svc "github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // faultKinds are the store backends every fault test runs on.
@@ -172,7 +174,7 @@ type faultPayment struct {
 
 // faultPay signs n payments of the offer, each by a new payer when signer
 // is nil, for a fresh request each.
-func faultPay(t *testing.T, pr x402.PaymentRequired, n int, signer *x402.Signer) []*faultPayment {
+func faultPay(t *testing.T, pr x402.PaymentRequired, n int, signer *client.Signer) []*faultPayment {
 	t.Helper()
 	ps := make([]*faultPayment, n)
 	for i := range ps {
@@ -535,8 +537,8 @@ func faultCrashAt(t *testing.T, kind, point string) {
 	// request.
 	for _, n := range nodes {
 		other := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, clusterBody(clusterAddress()), ps[0].header)
-		if other.status != http.StatusPaymentRequired || other.reason() != x402.ReasonNonceAlreadyUsed {
-			t.Fatalf("a recovered authorization presented for another request on %s: %s, want 402 %s", n.name, other, x402.ReasonNonceAlreadyUsed)
+		if other.status != http.StatusPaymentRequired || other.reason() != exact.ReasonNonceAlreadyUsed {
+			t.Fatalf("a recovered authorization presented for another request on %s: %s, want 402 %s", n.name, other, exact.ReasonNonceAlreadyUsed)
 		}
 	}
 	// The payments killed before settling can be paid again.

@@ -22,7 +22,9 @@ import (
 
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // lockedBuffer is a goroutine-safe output buffer.
@@ -158,7 +160,7 @@ func TestServeFromCleanCheckout(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	pr, err := x402.PaymentRequiredOf(resp)
+	pr, err := client.PaymentRequiredOf(resp)
 	if resp.StatusCode != http.StatusPaymentRequired || err != nil || pr.Accepts[0].Amount != "50000" || pr.Accepts[0].Network != "eip155:8453" {
 		t.Fatalf("unpaid call: %d %+v %v", resp.StatusCode, pr, err)
 	}
@@ -327,13 +329,13 @@ func TestServeRefusesDevModeOnPublicAddress(t *testing.T) {
 func TestServeProductionFacilitator(t *testing.T) {
 	const secret = "s3cr3t-facilitator-token"
 	const payTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: payTo})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{PayTo: payTo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var authOK, authBad int
 	var mu sync.Mutex
-	fh := x402.FacilitatorHandler(local)
+	fh := facilitator.Handler(local)
 	fac := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		if r.Header.Get("Authorization") == "Bearer "+secret {

@@ -21,7 +21,10 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -43,7 +46,7 @@ const devKeySeed = "svc dev mode payTo: a public, well-known key; never send fun
 // SHA-256(devKeySeed).
 func devPayTo() (string, error) {
 	k := sha256.Sum256([]byte(devKeySeed))
-	s, err := x402.ParseSigner(hex.EncodeToString(k[:]))
+	s, err := client.ParseSigner(hex.EncodeToString(k[:]))
 	if err != nil {
 		return "", fmt.Errorf("dev payTo: %w", err)
 	}
@@ -368,23 +371,23 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 
 // newFacilitator builds the local facilitator (dev mode) or the remote
 // one.
-func newFacilitator(c *serveConfig, log *slog.Logger, signers *x402.SignerCache) (x402.Facilitator, error) {
+func newFacilitator(c *serveConfig, log *slog.Logger, signers *exact.SignerCache) (x402.Facilitator, error) {
 	if c.devMode {
-		f, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{Networks: []string{c.network}, PayTo: c.payTo,
-			Verifier: x402.Verifier{Signers: signers}})
+		f, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{c.network}, PayTo: c.payTo,
+			Verifier: exact.Verifier{Signers: signers}})
 		if err != nil {
 			return nil, fmt.Errorf("local facilitator: %w", err)
 		}
 		return f, nil
 	}
-	cfg := x402.HTTPFacilitatorConfig{URL: c.facilitatorURL, Logger: log}
+	cfg := facilitator.HTTPConfig{URL: c.facilitatorURL, Logger: log}
 	if c.authHeader != "" {
 		name, value, _ := strings.Cut(c.authHeader, ":")
 		h := http.Header{}
 		h.Set(strings.TrimSpace(name), strings.TrimSpace(value))
 		cfg.AuthHeaders = func(context.Context, string) (http.Header, error) { return h.Clone(), nil }
 	}
-	f, err := x402.NewHTTPFacilitator(cfg)
+	f, err := facilitator.NewHTTP(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("facilitator: %w", err)
 	}
@@ -534,7 +537,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	}
 	// The engine and a local facilitator check the same payments: one
 	// signature recovery each is enough.
-	signers := x402.NewSignerCache(4096)
+	signers := exact.NewSignerCache(4096)
 	facilitator, err := newFacilitator(c, log, signers)
 	if err != nil {
 		return nil, err
@@ -558,7 +561,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	eng, err := engine.New(engine.Config{
 		Facilitator:           facilitator,
 		Journal:               st,
-		Verifier:              &x402.Verifier{Signers: signers},
+		Verifier:              &exact.Verifier{Signers: signers},
 		SkipFacilitatorVerify: c.devMode,
 		Logger:                log,
 		SettleTimeout:         c.settleTimeout,

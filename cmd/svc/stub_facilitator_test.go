@@ -7,7 +7,7 @@ package main
 // settled must be readable after the fact: every settlement is one JSON
 // line of a journal file, synced to disk before /settle answers.
 //
-// The stub verifies payments for real (x402.Verifier: signatures, amounts,
+// The stub verifies payments for real (exact.Verifier: signatures, amounts,
 // time window), refuses an authorization it already settled at /verify,
 // and at /settle answers a settlement presented again with its original
 // result (deduplication, as the payment engine's recovery expects) or, in
@@ -37,6 +37,8 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // Environment of the stub process.
@@ -60,7 +62,7 @@ const stubTxPrefix = "svc stub facilitator settlement"
 
 // stubJournalLine is one settlement in the stub's journal.
 type stubJournalLine struct {
-	Key         string    `json:"key"` // x402.NonceKey
+	Key         string    `json:"key"` // exact.NonceKey
 	Network     string    `json:"network"`
 	Asset       string    `json:"asset"`
 	Payer       string    `json:"payer"`
@@ -79,7 +81,7 @@ func (l stubJournalLine) response() x402.SettleResponse {
 
 // stubFacilitator is the stub's x402.Facilitator. Safe for concurrent use.
 type stubFacilitator struct {
-	verifier x402.Verifier
+	verifier exact.Verifier
 	delay    atomic.Int64 // time.Duration of each new settlement
 	dedup    bool
 	journal  *os.File
@@ -181,7 +183,7 @@ func runStubFacilitator() int {
 	mux := http.NewServeMux()
 	// The stub deduplicates by authorization itself; the handler's own
 	// payment-identifier memory would hide the non-deduplicating mode.
-	inner := x402.NewFacilitatorHandler(f, x402.FacilitatorHandlerConfig{IdentifierTTL: -1})
+	inner := facilitator.NewHandler(f, facilitator.HandlerConfig{IdentifierTTL: -1})
 	mux.Handle("/", inner)
 	mux.HandleFunc("POST /settle", func(w http.ResponseWriter, r *http.Request) { f.serveSettle(inner, w, r) })
 	mux.HandleFunc("POST /_stub/settle-fault", f.serveSettleFault)
@@ -228,7 +230,7 @@ func (f *stubFacilitator) Verify(ctx context.Context, payload x402.PaymentPayloa
 	_, used := f.settled[key]
 	f.mu.Unlock()
 	if used {
-		return x402.VerifyResponse{IsValid: false, InvalidReason: x402.ReasonNonceAlreadyUsed, InvalidMessage: "stub: this authorization was already settled", Payer: payer}, nil
+		return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonNonceAlreadyUsed, InvalidMessage: "stub: this authorization was already settled", Payer: payer}, nil
 	}
 	return x402.VerifyResponse{IsValid: true, Payer: payer}, nil
 }
@@ -243,7 +245,7 @@ func (f *stubFacilitator) Settle(ctx context.Context, payload x402.PaymentPayloa
 	f.settleCalls.Add(1)
 	key, ep := stubKey(payload, req)
 	if key == "" {
-		return x402.SettleResponse{Success: false, ErrorReason: x402.ReasonInvalidPayload, Network: req.Network}, nil
+		return x402.SettleResponse{Success: false, ErrorReason: exact.ReasonInvalidPayload, Network: req.Network}, nil
 	}
 	lock, _ := f.keys.LoadOrStore(key, &sync.Mutex{})
 	lock.(*sync.Mutex).Lock()
@@ -258,7 +260,7 @@ func (f *stubFacilitator) Settle(ctx context.Context, payload x402.PaymentPayloa
 		if f.dedup && same {
 			return prev.response(), nil
 		}
-		return x402.SettleResponse{Success: false, ErrorReason: x402.ReasonNonceAlreadyUsed, ErrorMessage: "stub: authorization already used",
+		return x402.SettleResponse{Success: false, ErrorReason: exact.ReasonNonceAlreadyUsed, ErrorMessage: "stub: authorization already used",
 			Payer: prev.Payer, Network: req.Network}, nil
 	}
 	payer, err := f.verifier.Verify(payload, req)
@@ -346,17 +348,17 @@ func (f *stubFacilitator) serveStats(w http.ResponseWriter, _ *http.Request) {
 
 // stubKey returns the authorization key of a payment and its parsed
 // payload ("" when the payload is not an EIP-3009 authorization).
-func stubKey(payload x402.PaymentPayload, req x402.PaymentRequirements) (string, x402.ExactEVMPayload) {
-	ep, err := x402.ParseExactEVMPayload(payload.Payload)
+func stubKey(payload x402.PaymentPayload, req x402.PaymentRequirements) (string, exact.ExactEVMPayload) {
+	ep, err := exact.ParseExactEVMPayload(payload.Payload)
 	if err != nil {
 		return "", ep
 	}
-	return x402.NonceKey(req.Network, req.Asset, ep.Authorization.From, ep.Authorization.Nonce), ep
+	return exact.NonceKey(req.Network, req.Asset, ep.Authorization.From, ep.Authorization.Nonce), ep
 }
 
 // stubInvalid turns a Verifier error into a refusal.
 func stubInvalid(payer string, err error) x402.VerifyResponse {
-	var ve *x402.VerifyError
+	var ve *exact.VerifyError
 	if errors.As(err, &ve) {
 		return x402.VerifyResponse{IsValid: false, InvalidReason: ve.Reason, InvalidMessage: ve.Message, Payer: payer}
 	}

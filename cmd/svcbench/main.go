@@ -52,6 +52,8 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 func main() {
@@ -68,7 +70,7 @@ func main() {
 	case "sign":
 		err = sign(os.Args[2:])
 	case "facilitator":
-		err = facilitator(os.Args[2:])
+		err = runFacilitator(os.Args[2:])
 	case "replay":
 		err = replay(os.Args[2:])
 	case "flood":
@@ -82,18 +84,18 @@ func main() {
 	}
 }
 
-// facilitator serves a LocalFacilitator over HTTP.
-func facilitator(args []string) error {
+// runFacilitator serves a facilitator.Local over HTTP.
+func runFacilitator(args []string) error {
 	fs := flag.NewFlagSet("facilitator", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{})
 	if err != nil {
 		return err
 	}
-	return serveUntilSignal(*addr, x402.FacilitatorHandler(local))
+	return serveUntilSignal(*addr, facilitator.Handler(local))
 }
 
 // serveUntilSignal serves h on addr, printing its URL, until SIGINT or
@@ -206,7 +208,7 @@ func load(args []string) error {
 		*name = *method + " " + *target
 	}
 	tr := &http.Transport{MaxIdleConns: *conc * 2, MaxIdleConnsPerHost: *conc * 2, IdleConnTimeout: time.Minute}
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	newReq := func() (*http.Request, error) {
 		var b io.Reader
 		if *body != "" {
@@ -222,7 +224,7 @@ func load(args []string) error {
 	var payments []string
 	if *keyEnv != "" {
 		var err error
-		if payments, err = signPayments(client, newReq, os.Getenv(*keyEnv), *prepay); err != nil {
+		if payments, err = signPayments(hc, newReq, os.Getenv(*keyEnv), *prepay); err != nil {
 			return err
 		}
 	}
@@ -269,7 +271,7 @@ func load(args []string) error {
 						req.Header.Set(x402.HeaderPaymentSignature, p)
 					}
 					t0 := time.Now()
-					resp, err := client.Do(req)
+					resp, err := hc.Do(req)
 					if err != nil {
 						e++
 						continue
@@ -341,8 +343,8 @@ func sign(args []string) error {
 
 // signPayments reads the offer of one unpaid request and signs n payments
 // of it with the key.
-func signPayments(client *http.Client, newReq func() (*http.Request, error), key string, n int) ([]string, error) {
-	signer, err := x402.ParseSigner(strings.TrimSpace(key))
+func signPayments(hc *http.Client, newReq func() (*http.Request, error), key string, n int) ([]string, error) {
+	signer, err := client.ParseSigner(strings.TrimSpace(key))
 	if err != nil {
 		return nil, fmt.Errorf("payer key: %w", err)
 	}
@@ -350,13 +352,13 @@ func signPayments(client *http.Client, newReq func() (*http.Request, error), key
 	if err != nil {
 		return nil, err
 	}
-	resp, err := client.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	pr, err := x402.PaymentRequiredOf(resp)
+	pr, err := client.PaymentRequiredOf(resp)
 	if err != nil {
 		return nil, fmt.Errorf("reading the offer (status %d): %w", resp.StatusCode, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
@@ -20,7 +21,7 @@ func TestSignPayments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: payTo})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{PayTo: payTo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // Paid calls over A2A with real peers: the A2A JS SDK 1.3.0 client (A2A
@@ -148,7 +149,7 @@ func TestE2EPaidCalls(t *testing.T) {
 				deref(paid.Artifact) != "risk-levels" || !sameJSON(paid.Output, want) {
 				t.Fatalf("paid: %+v", paid)
 			}
-			if len(paid.Receipts) != 1 || !paid.Receipts[0].Success || !strings.HasPrefix(paid.Receipts[0].Transaction, x402.LocalTransactionPrefix) ||
+			if len(paid.Receipts) != 1 || !paid.Receipts[0].Success || !strings.HasPrefix(paid.Receipts[0].Transaction, facilitator.LocalTransactionPrefix) ||
 				!strings.EqualFold(paid.Receipts[0].Payer, env.signer.Address()) {
 				t.Fatalf("paid receipts: %+v", paid.Receipts)
 			}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/tools"
-	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -43,7 +43,7 @@ func FuzzA2A(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	fac, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
+	fac, err := facilitator.NewLocal(facilitator.LocalConfig{PayTo: testPayTo})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -392,14 +393,14 @@ func withoutPayload(metadata json.RawMessage) json.RawMessage {
 	return b
 }
 
-// paymentKey is the journal key of a payment (x402.NonceKey), "" when the
+// paymentKey is the journal key of a payment (exact.NonceKey), "" when the
 // payload is not an exact EVM authorization.
 func paymentKey(p *x402.PaymentPayload) string {
-	ep, err := x402.ParseExactEVMPayload(p.Payload)
+	ep, err := exact.ParseExactEVMPayload(p.Payload)
 	if err != nil {
 		return ""
 	}
-	return x402.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
+	return exact.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
 }
 
 // startSale answers a message asking for a paid tool: invalid input is
@@ -652,17 +653,17 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 // refusalCode maps a refusal reason to the extension's error code.
 func refusalCode(reason string, payment *x402.PaymentPayload, offer *engine.Offer) string {
 	switch reason {
-	case x402.ReasonInvalidSignature, x402.ReasonSignatureFormat, x402.ReasonMissingSignature, x402.ReasonInvalidPayload,
-		x402.ReasonNonceFormat, x402.ReasonMissingEIP712Domain, x402.ReasonTokenNameMismatch, x402.ReasonTokenVersionMismatch,
+	case exact.ReasonInvalidSignature, exact.ReasonSignatureFormat, exact.ReasonMissingSignature, exact.ReasonInvalidPayload,
+		exact.ReasonNonceFormat, exact.ReasonMissingEIP712Domain, exact.ReasonTokenNameMismatch, exact.ReasonTokenVersionMismatch,
 		x402.ReasonUnexpectedVerifyError:
 		return PaymentErrorInvalidSignature
-	case x402.ReasonValidBefore, x402.ReasonValidAfter:
+	case exact.ReasonValidBefore, exact.ReasonValidAfter:
 		return PaymentErrorExpiredPayment
-	case x402.ReasonNonceAlreadyUsed, engine.ReasonAttemptsExhausted:
+	case exact.ReasonNonceAlreadyUsed, engine.ReasonAttemptsExhausted:
 		return PaymentErrorDuplicateNonce
-	case x402.ReasonNetworkMismatch, x402.ReasonInvalidNetwork:
+	case exact.ReasonNetworkMismatch, x402.ReasonInvalidNetwork:
 		return PaymentErrorNetworkMismatch
-	case x402.ReasonValueMismatch:
+	case exact.ReasonValueMismatch:
 		return PaymentErrorInvalidAmount
 	case engine.ReasonNoMatchingRequirements:
 		if payment != nil && len(offer.PaymentRequired.Accepts) > 0 {

@@ -17,7 +17,10 @@ import (
 
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -43,9 +46,9 @@ type payEnv struct {
 	*testEnv
 	eng     *engine.Engine
 	journal *engine.MemoryJournal
-	fac     *x402.LocalFacilitator
+	fac     *facilitator.Local
 	term    *countingTerminal
-	signer  *x402.Signer
+	signer  *client.Signer
 	// httpOffer is the HTTP offer of risk-levels, to pay over "HTTP"
 	// through the same engine.
 	httpOffer *engine.Offer
@@ -100,7 +103,7 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 		t.Fatal(err)
 	}
 	env.term = &countingTerminal{Switchable: xau.NewSwitchable(sim)}
-	env.fac, err = x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{PayTo: testPayTo})
+	env.fac, err = facilitator.NewLocal(facilitator.LocalConfig{PayTo: testPayTo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +113,7 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.signer, err = x402.ParseSigner(payKeyHex)
+	env.signer, err = client.ParseSigner(payKeyHex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +354,7 @@ func (env *payEnv) get(t *testing.T, v version, id string) payTask {
 
 // pay signs a payment of the first requirement of pr; tamper, when set,
 // changes the authorization after signing.
-func (env *payEnv) pay(t *testing.T, pr x402.PaymentRequired, tamper func(*x402.ExactEVMPayload)) x402.PaymentPayload {
+func (env *payEnv) pay(t *testing.T, pr x402.PaymentRequired, tamper func(*exact.ExactEVMPayload)) x402.PaymentPayload {
 	t.Helper()
 	if len(pr.Accepts) == 0 {
 		t.Fatalf("no requirement in %+v", pr)

@@ -13,6 +13,8 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // A paid call in both versions: the first message gets a task asking for
@@ -56,7 +58,7 @@ func TestPaidCall(t *testing.T) {
 				t.Fatalf("artifact %+v", a)
 			}
 			rs := paid.receipts(t)
-			if len(rs) != 1 || !rs[0].Success || !strings.HasPrefix(rs[0].Transaction, x402.LocalTransactionPrefix) || rs[0].Network != "eip155:8453" ||
+			if len(rs) != 1 || !rs[0].Success || !strings.HasPrefix(rs[0].Transaction, facilitator.LocalTransactionPrefix) || rs[0].Network != "eip155:8453" ||
 				!strings.EqualFold(rs[0].Payer, env.signer.Address()) {
 				t.Fatalf("receipts %+v", rs)
 			}
@@ -122,7 +124,7 @@ func TestPaidCallReplay(t *testing.T) {
 				refused.paymentError(t) != PaymentErrorDuplicateNonce || len(refused.Artifacts) != 0 {
 				t.Fatalf("the same payment for another input: %+v", refused)
 			}
-			if rs := refused.receipts(t); len(rs) != 1 || rs[0].Success || rs[0].ErrorReason != x402.ReasonNonceAlreadyUsed {
+			if rs := refused.receipts(t); len(rs) != 1 || rs[0].Success || rs[0].ErrorReason != exact.ReasonNonceAlreadyUsed {
 				t.Fatalf("refusal receipts %+v", rs)
 			}
 			if env.settled() != 1 {
@@ -171,13 +173,13 @@ func TestTamperedPaymentRefused(t *testing.T) {
 		code   string
 	}{
 		{"value lowered after signing", func(p *x402.PaymentPayload) {
-			editAuth(t, p, func(a *x402.Authorization) { a.Value = "9999" })
+			editAuth(t, p, func(a *exact.Authorization) { a.Value = "9999" })
 		}, PaymentErrorInvalidAmount},
 		{"deadline pushed after signing", func(p *x402.PaymentPayload) {
-			editAuth(t, p, func(a *x402.Authorization) { a.ValidBefore += "0" })
+			editAuth(t, p, func(a *exact.Authorization) { a.ValidBefore += "0" })
 		}, PaymentErrorInvalidSignature},
 		{"signature of another key", func(p *x402.PaymentPayload) {
-			editAuth(t, p, func(a *x402.Authorization) { a.From = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" })
+			editAuth(t, p, func(a *exact.Authorization) { a.From = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" })
 		}, PaymentErrorInvalidSignature},
 		{"lower amount claimed", func(p *x402.PaymentPayload) { p.Accepted.Amount = "1" }, PaymentErrorInvalidAmount},
 		{"another network claimed", func(p *x402.PaymentPayload) { p.Accepted.Network = "eip155:84532" }, PaymentErrorNetworkMismatch},
@@ -205,9 +207,9 @@ func TestTamperedPaymentRefused(t *testing.T) {
 }
 
 // editAuth changes the signed authorization of p.
-func editAuth(t *testing.T, p *x402.PaymentPayload, edit func(a *x402.Authorization)) {
+func editAuth(t *testing.T, p *x402.PaymentPayload, edit func(a *exact.Authorization)) {
 	t.Helper()
-	var ep x402.ExactEVMPayload
+	var ep exact.ExactEVMPayload
 	if err := json.Unmarshal(p.Payload, &ep); err != nil {
 		t.Fatal(err)
 	}

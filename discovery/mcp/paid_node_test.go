@@ -15,6 +15,7 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // payReport is what e2e/mcp/pay.mjs prints.
@@ -151,11 +152,11 @@ func TestPaidTypeScriptClients(t *testing.T) {
 			if again := checkPaid(t, rep.Steps[1].Paid, generic(t, want), e.signer.Address()); again.Transaction != sr.Transaction {
 				t.Fatalf("replay settled anew: %s then %s", sr.Transaction, again.Transaction)
 			}
-			checkRequirement(t, c.ext, rep.Steps[2].Paid, x402.ReasonNonceAlreadyUsed)
+			checkRequirement(t, c.ext, rep.Steps[2].Paid, exact.ReasonNonceAlreadyUsed)
 			rest := rep.Steps[3:]
 			if !c.cf {
 				checkRequirement(t, c.ext, rest[0].Unpaid, engine.ReasonPaymentRequired)
-				checkRequirement(t, c.ext, rest[0].Paid, x402.ReasonValueMismatch)
+				checkRequirement(t, c.ext, rest[0].Paid, exact.ReasonValueMismatch)
 				rest = rest[1:]
 			}
 			noPaymentAsked(t, rest[0].Unpaid, "entry")
@@ -229,7 +230,7 @@ func TestPaidTypeScriptClients(t *testing.T) {
 		t.Fatalf("%d settlements, %d paid calls", len(settled), paid)
 	}
 	for _, s := range settled {
-		rec, err := e.journal.Get(context.Background(), x402.NonceKey(s.Network, s.Asset, s.Payer, s.Nonce))
+		rec, err := e.journal.Get(context.Background(), exact.NonceKey(s.Network, s.Asset, s.Payer, s.Nonce))
 		if err != nil || rec.State != engine.StateSettled || rec.Transport != mcp.Transport {
 			t.Fatalf("journal row %+v (%v)", rec, err)
 		}

@@ -19,7 +19,10 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -37,9 +40,9 @@ type paidEnv struct {
 	*testEnv
 	engine   *engine.Engine
 	journal  engine.Journal
-	local    *x402.LocalFacilitator
+	local    *facilitator.Local
 	terminal *xau.Switchable
-	signer   *x402.Signer
+	signer   *client.Signer
 	// handler is the server's whole handler, for in-process benchmarks.
 	handler http.Handler
 }
@@ -47,7 +50,7 @@ type paidEnv struct {
 // paidOptions vary the paid environment.
 type paidOptions struct {
 	// facilitator wraps the local facilitator (a failing settlement).
-	facilitator func(*x402.LocalFacilitator) x402.Facilitator
+	facilitator func(*facilitator.Local) x402.Facilitator
 	// memory uses an in-memory journal instead of the store.
 	memory bool
 	// logger receives the server's logs; nil discards them.
@@ -88,7 +91,7 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{Networks: []string{x402.NetworkBase}, PayTo: testPayTo})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{x402.NetworkBase}, PayTo: testPayTo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +148,7 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	})
-	signer, err := x402.ParseSigner(testPayerKey)
+	signer, err := client.ParseSigner(testPayerKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,11 +307,11 @@ func settlementOf(t testing.TB, result map[string]any) (x402.SettleResponse, boo
 // record returns the journal row of a payment.
 func (e *paidEnv) record(t testing.TB, p x402.PaymentPayload) engine.Record {
 	t.Helper()
-	ep, err := x402.ParseExactEVMPayload(p.Payload)
+	ep, err := exact.ParseExactEVMPayload(p.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := x402.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
+	key := exact.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
 	rec, err := e.journal.Get(context.Background(), key)
 	if err != nil {
 		t.Fatalf("journal row of the payment: %v", err)
@@ -319,11 +322,11 @@ func (e *paidEnv) record(t testing.TB, p x402.PaymentPayload) engine.Record {
 // notJournaled checks that the journal has no row for p.
 func (e *paidEnv) notJournaled(t testing.TB, p x402.PaymentPayload) {
 	t.Helper()
-	ep, err := x402.ParseExactEVMPayload(p.Payload)
+	ep, err := exact.ParseExactEVMPayload(p.Payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := x402.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
+	key := exact.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
 	if rec, err := e.journal.Get(context.Background(), key); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("the payment was journaled (%v): %+v", err, rec)
 	}

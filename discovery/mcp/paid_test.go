@@ -17,6 +17,8 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 var eras = []era{legacy, modern, extension}
@@ -288,7 +290,7 @@ func TestReplayAndReuse(t *testing.T) {
 					t.Fatalf("%s is not priced as risk_levels", name)
 				}
 				pr := offerOf(t, e.callTool(t, er, name, a, map[string]any{mcp.MetaPayment: asObject(t, p)}))
-				if pr.Error != x402.ReasonNonceAlreadyUsed {
+				if pr.Error != exact.ReasonNonceAlreadyUsed {
 					t.Fatalf("%s %s with a used payment: error %q", er, name, pr.Error)
 				}
 			}
@@ -301,7 +303,7 @@ func TestReplayAndReuse(t *testing.T) {
 
 // settlementsOf counts the local facilitator's settlements of p.
 func settlementsOf(e *paidEnv, p x402.PaymentPayload) int {
-	ep, _ := x402.ParseExactEVMPayload(p.Payload)
+	ep, _ := exact.ParseExactEVMPayload(p.Payload)
 	n := 0
 	for _, s := range e.local.Settlements() {
 		if strings.EqualFold(s.Nonce, ep.Authorization.Nonce) {
@@ -362,7 +364,7 @@ func TestOneAuthorizationOneTransport(t *testing.T) {
 		}
 		for _, er := range eras {
 			pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, viaHTTP)}))
-			if pr.Error != x402.ReasonNonceAlreadyUsed {
+			if pr.Error != exact.ReasonNonceAlreadyUsed {
 				t.Fatalf("%s: an HTTP authorization on MCP: error %q", er, pr.Error)
 			}
 		}
@@ -373,7 +375,7 @@ func TestOneAuthorizationOneTransport(t *testing.T) {
 		}
 		res = httpPay(viaMCP)
 		pr, err := x402.DecodePaymentRequired(res.Header.Get(x402.HeaderPaymentRequired))
-		if res.StatusCode != http.StatusPaymentRequired || err != nil || pr.Error != x402.ReasonNonceAlreadyUsed {
+		if res.StatusCode != http.StatusPaymentRequired || err != nil || pr.Error != exact.ReasonNonceAlreadyUsed {
 			t.Fatalf("an MCP authorization on HTTP: %d %q %v", res.StatusCode, pr.Error, err)
 		}
 		if settlementsOf(e, viaHTTP) != 1 || settlementsOf(e, viaMCP) != 1 {
@@ -391,19 +393,19 @@ func TestTamperedPayment(t *testing.T) {
 		for _, er := range eras {
 			for _, c := range []struct {
 				name, reason string
-				edit         func(*x402.ExactEVMPayload, *x402.PaymentPayload)
+				edit         func(*exact.ExactEVMPayload, *x402.PaymentPayload)
 			}{
-				{"value", x402.ReasonValueMismatch, func(ep *x402.ExactEVMPayload, _ *x402.PaymentPayload) { ep.Authorization.Value = "1" }},
-				{"deadline", x402.ReasonInvalidSignature, func(ep *x402.ExactEVMPayload, _ *x402.PaymentPayload) {
+				{"value", exact.ReasonValueMismatch, func(ep *exact.ExactEVMPayload, _ *x402.PaymentPayload) { ep.Authorization.Value = "1" }},
+				{"deadline", exact.ReasonInvalidSignature, func(ep *exact.ExactEVMPayload, _ *x402.PaymentPayload) {
 					ep.Authorization.ValidBefore = strconv.FormatInt(time.Now().Add(2*time.Hour).Unix(), 10)
 				}},
-				{"recipient", x402.ReasonRecipientMismatch, func(ep *x402.ExactEVMPayload, _ *x402.PaymentPayload) {
+				{"recipient", exact.ReasonRecipientMismatch, func(ep *exact.ExactEVMPayload, _ *x402.PaymentPayload) {
 					ep.Authorization.To = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 				}},
-				{"accepted", engine.ReasonNoMatchingRequirements, func(_ *x402.ExactEVMPayload, p *x402.PaymentPayload) { p.Accepted.Amount = "1" }},
+				{"accepted", engine.ReasonNoMatchingRequirements, func(_ *exact.ExactEVMPayload, p *x402.PaymentPayload) { p.Accepted.Amount = "1" }},
 			} {
 				p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
-				ep, err := x402.ParseExactEVMPayload(p.Payload)
+				ep, err := exact.ParseExactEVMPayload(p.Payload)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -446,7 +448,7 @@ func TestMalformedPayment(t *testing.T) {
 // the answer: the payment requirement with the reason, and the failed
 // settlement in _meta["x402/payment-response"].
 func TestSettlementFailure(t *testing.T) {
-	eachPath(t, paidOptions{facilitator: func(l *x402.LocalFacilitator) x402.Facilitator { return settleFailing{l} }}, func(t *testing.T, e *paidEnv) {
+	eachPath(t, paidOptions{facilitator: func(l *facilitator.Local) x402.Facilitator { return settleFailing{l} }}, func(t *testing.T, e *paidEnv) {
 		args := e.exampleArgs(t, "risk_levels")
 		for _, er := range eras {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
@@ -578,7 +580,7 @@ func TestSellingOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,7 +640,7 @@ func TestEveryToolIsSold(t *testing.T) {
 // journal is in memory: rows left settling in a shared database would be
 // picked up by the recovery of other tests' engines.)
 func TestSettlementUndecided(t *testing.T) {
-	o := paidOptions{memory: true, facilitator: func(l *x402.LocalFacilitator) x402.Facilitator { return settleErroring{l} }}
+	o := paidOptions{memory: true, facilitator: func(l *facilitator.Local) x402.Facilitator { return settleErroring{l} }}
 	eachPath(t, o, func(t *testing.T, e *paidEnv) {
 		args := e.exampleArgs(t, "risk_levels")
 		for _, er := range eras {

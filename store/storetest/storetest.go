@@ -22,6 +22,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/engine/journaltest"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // Opener opens a fresh, empty store for one test with the given options,
@@ -762,7 +763,7 @@ func sameEntries(a, b []store.LoungeEntry) bool {
 func payment(i int, owner string) engine.Record {
 	payer, nonce := Wallet(i), fmt.Sprintf("0x%064x", 0xc0ffee00+i)
 	return engine.Record{
-		Key:     x402.NonceKey(base, usdc, payer, nonce),
+		Key:     exact.NonceKey(base, usdc, payer, nonce),
 		Network: base, Asset: strings.ToLower(usdc), Payer: payer, Nonce: nonce, PayTo: Wallet(999), Amount: "3400",
 		RequestHash: fmt.Sprintf("sha256:%d", i), Resource: "POST /api/risk-levels", Product: "risk_levels",
 		Transport: "http", RequestID: fmt.Sprintf("req-%d", i), X402Version: 2,

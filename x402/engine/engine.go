@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // Defaults of Config.
@@ -106,7 +107,7 @@ type Config struct {
 	// MemoryJournal (one process, nothing survives it).
 	Journal Journal
 	// Verifier runs the local checks; nil means a Verifier with Now.
-	Verifier *x402.Verifier
+	Verifier *exact.Verifier
 	// SkipFacilitatorVerify skips the facilitator's /verify after the local
 	// checks, for a facilitator whose verify adds nothing to them (a local
 	// one); settlement still verifies.
@@ -189,7 +190,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Journal = NewMemoryJournal()
 	}
 	if cfg.Verifier == nil {
-		cfg.Verifier = &x402.Verifier{Now: cfg.Now}
+		cfg.Verifier = &exact.Verifier{Now: cfg.Now}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -445,7 +446,7 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	p.payer = payer
 	if err != nil {
 		reason := x402.ReasonUnexpectedVerifyError
-		var ve *x402.VerifyError
+		var ve *exact.VerifyError
 		if errors.As(err, &ve) {
 			reason = ve.Reason
 		}
@@ -454,13 +455,13 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 		o.Payer = payer
 		return o
 	}
-	ep, err := x402.ParseExactEVMPayload(p.payload.Payload)
+	ep, err := exact.ParseExactEVMPayload(p.payload.Payload)
 	if err != nil { // cannot happen after Verify
-		return e.refuse(pr, Refused, x402.ReasonInvalidPayload, p.version)
+		return e.refuse(pr, Refused, exact.ReasonInvalidPayload, p.version)
 	}
 	p.nonce = ep.Authorization.Nonce
 	p.amount = p.req.Amount
-	p.key = x402.NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
+	p.key = exact.NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
 	p.log = p.log.With("payer", trunc(payer, 42), "nonce", trunc(p.nonce, 66), "amount", p.amount, "network", p.req.Network)
 
 	if o, ok := e.reserve(ctx, p, ep); !ok {
@@ -535,7 +536,7 @@ func (e *Engine) match(p *paid) bool {
 }
 
 // reserve claims the authorization; ok is false when o answers the call.
-func (e *Engine) reserve(ctx context.Context, p *paid, ep x402.ExactEVMPayload) (o Outcome, ok bool) {
+func (e *Engine) reserve(ctx context.Context, p *paid, ep exact.ExactEVMPayload) (o Outcome, ok bool) {
 	now := e.cfg.Now()
 	keep := now.Add(e.cfg.KeyRetention)
 	if vb := unixTime(ep.Authorization.ValidBefore); vb.Before(keep) {
@@ -583,7 +584,7 @@ func (e *Engine) reserve(ctx context.Context, p *paid, ep x402.ExactEVMPayload) 
 			return o, false
 		}
 		p.log.Info("x402: payment authorization already used", "state", existing.State.String(), "same_request", same)
-		o := e.refuse(p.pr, Refused, x402.ReasonNonceAlreadyUsed, p.version)
+		o := e.refuse(p.pr, Refused, exact.ReasonNonceAlreadyUsed, p.version)
 		o.Payer, o.Key = p.payer, p.key
 		return o, false
 	default:
@@ -719,7 +720,7 @@ func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
 		// Something may be on chain: leave the row settling for recovery.
 		p.log.Warn("x402: settlement ambiguous; recovery will resolve it", "reason", trunc(sr.ErrorReason, 80))
 		return base
-	case sr.ErrorReason == x402.ReasonNonceAlreadyUsed:
+	case sr.ErrorReason == exact.ReasonNonceAlreadyUsed:
 		// Used elsewhere before our first settle: for good.
 		err = e.journal.Fail(ctx, p.key, e.instance, sr.ErrorReason, sr)
 	default:

@@ -22,6 +22,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 const (
@@ -91,25 +92,25 @@ func newChain(j engine.Journal) *chainFacilitator {
 	return &chainFacilitator{journal: j, used: map[string]x402.SettleResponse{}}
 }
 
-func paymentKey(p x402.PaymentPayload, req x402.PaymentRequirements) (string, x402.ExactEVMPayload, error) {
-	ep, err := x402.ParseExactEVMPayload(p.Payload)
+func paymentKey(p x402.PaymentPayload, req x402.PaymentRequirements) (string, exact.ExactEVMPayload, error) {
+	ep, err := exact.ParseExactEVMPayload(p.Payload)
 	if err != nil {
 		return "", ep, err
 	}
-	return x402.NonceKey(req.Network, req.Asset, ep.Authorization.From, ep.Authorization.Nonce), ep, nil
+	return exact.NonceKey(req.Network, req.Asset, ep.Authorization.From, ep.Authorization.Nonce), ep, nil
 }
 
 func (f *chainFacilitator) Verify(_ context.Context, p x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
 	f.verifies.Add(1)
 	key, ep, err := paymentKey(p, req)
 	if err != nil {
-		return x402.VerifyResponse{IsValid: false, InvalidReason: x402.ReasonInvalidPayload}, nil
+		return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonInvalidPayload}, nil
 	}
 	f.mu.Lock()
 	_, used := f.used[key]
 	f.mu.Unlock()
 	if used {
-		return x402.VerifyResponse{IsValid: false, InvalidReason: x402.ReasonNonceAlreadyUsed, Payer: ep.Authorization.From}, nil
+		return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonNonceAlreadyUsed, Payer: ep.Authorization.From}, nil
 	}
 	return x402.VerifyResponse{IsValid: true, Payer: ep.Authorization.From}, nil
 }
@@ -131,7 +132,7 @@ func (f *chainFacilitator) Settle(ctx context.Context, p x402.PaymentPayload, re
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.mode == settleSaysUsed {
-		return x402.SettleResponse{Success: false, ErrorReason: x402.ReasonNonceAlreadyUsed, Network: req.Network}, nil
+		return x402.SettleResponse{Success: false, ErrorReason: exact.ReasonNonceAlreadyUsed, Network: req.Network}, nil
 	}
 	if sr, ok := f.used[key]; ok {
 		return sr, nil
@@ -324,14 +325,14 @@ func (h *harness) req() x402.PaymentRequirements { return h.offer.PaymentRequire
 // sign signs a payment of the offer valid for validity from now.
 func (h *harness) sign(validity time.Duration) x402.PaymentPayload {
 	h.t.Helper()
-	p, err := x402.NewExactPayload(h.payer, h.req(), h.clock.Now(), validity)
+	p, err := exact.NewPayload(h.payer, h.req(), h.clock.Now(), validity)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return h.wrap(p)
 }
 
-func (h *harness) wrap(p x402.ExactEVMPayload) x402.PaymentPayload {
+func (h *harness) wrap(p exact.ExactEVMPayload) x402.PaymentPayload {
 	h.t.Helper()
 	raw, err := json.Marshal(p)
 	if err != nil {
@@ -453,8 +454,8 @@ func TestReplayOnlyToSameFingerprint(t *testing.T) {
 		}
 	}
 	other := e.Serve(context.Background(), h.call(p, "B"), r.answer(`{"n":3}`))
-	wantKind(t, other, engine.Refused, x402.ReasonNonceAlreadyUsed)
-	if other.PaymentRequired == nil || other.PaymentRequired.Error != x402.ReasonNonceAlreadyUsed || other.Answer != nil {
+	wantKind(t, other, engine.Refused, exact.ReasonNonceAlreadyUsed)
+	if other.PaymentRequired == nil || other.PaymentRequired.Error != exact.ReasonNonceAlreadyUsed || other.Answer != nil {
 		t.Fatalf("refusal %+v", other)
 	}
 	if r.n.Load() != 1 || chain.settles.Load() != 1 || chain.verifies.Load() != 1 || len(h.journal.Ledger()) != 1 {
@@ -463,7 +464,7 @@ func TestReplayOnlyToSameFingerprint(t *testing.T) {
 	// Another engine on the same journal (another instance) replays too.
 	e2 := h.newEngine(chain, "b")
 	wantKind(t, e2.Serve(context.Background(), h.call(p, "A"), r.answer("{}")), engine.Replayed, "")
-	wantKind(t, e2.Serve(context.Background(), h.call(p, "B"), r.answer("{}")), engine.Refused, x402.ReasonNonceAlreadyUsed)
+	wantKind(t, e2.Serve(context.Background(), h.call(p, "B"), r.answer("{}")), engine.Refused, exact.ReasonNonceAlreadyUsed)
 	if _, v := chain.state(); len(v) != 0 {
 		t.Fatal(v)
 	}
@@ -487,18 +488,18 @@ func TestRetention(t *testing.T) {
 		t.Fatal("unknown network")
 	}
 	n.EIP712Name, n.EIP712Version = req.Extra["name"].(string), req.Extra["version"].(string)
-	nonce, err := x402.NewNonce()
+	nonce, err := exact.NewNonce()
 	if err != nil {
 		t.Fatal(err)
 	}
 	maxUint256 := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1)).String()
-	auth := x402.Authorization{From: crypto.PubkeyToAddress(h.payer.PublicKey).Hex(), To: req.PayTo, Value: req.Amount,
+	auth := exact.Authorization{From: crypto.PubkeyToAddress(h.payer.PublicKey).Hex(), To: req.PayTo, Value: req.Amount,
 		ValidAfter: "0", ValidBefore: maxUint256, Nonce: nonce}
-	sig, err := x402.SignAuthorization(h.payer, n, req.Asset, auth)
+	sig, err := exact.SignAuthorization(h.payer, n, req.Asset, auth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	far := h.wrap(x402.ExactEVMPayload{Signature: sig, Authorization: auth})
+	far := h.wrap(exact.ExactEVMPayload{Signature: sig, Authorization: auth})
 	now := h.clock.Now()
 	wantKind(t, e.Serve(context.Background(), h.call(far, "A"), r.answer("{}")), engine.Paid, "")
 	rec := h.row(far)
@@ -509,7 +510,7 @@ func TestRetention(t *testing.T) {
 	// A short validBefore bounds the key's retention.
 	short := h.sign(10 * time.Minute)
 	wantKind(t, e.Serve(context.Background(), h.call(short, "A"), r.answer("{}")), engine.Paid, "")
-	ep, _ := x402.ParseExactEVMPayload(short.Payload)
+	ep, _ := exact.ParseExactEVMPayload(short.Payload)
 	vb, _ := new(big.Int).SetString(ep.Authorization.ValidBefore, 10)
 	if rec := h.row(short); !rec.KeepUntil.Equal(time.Unix(vb.Int64(), 0)) || !rec.AnswerUntil.Equal(now.Add(answerFor)) {
 		t.Fatalf("short: keep until %s, validBefore %s", rec.KeepUntil, time.Unix(vb.Int64(), 0))
@@ -521,7 +522,7 @@ func TestRetention(t *testing.T) {
 	if _, forgotten, err := h.journal.Prune(context.Background(), h.clock.Now()); err != nil || forgotten != 1 {
 		t.Fatalf("prune: %d forgotten, %v", forgotten, err)
 	}
-	wantKind(t, e.Serve(context.Background(), h.call(far, "A"), r.answer("{}")), engine.Refused, x402.ReasonNonceAlreadyUsed)
+	wantKind(t, e.Serve(context.Background(), h.call(far, "A"), r.answer("{}")), engine.Refused, exact.ReasonNonceAlreadyUsed)
 	if r.n.Load() != 2 || chain.settles.Load() != 2 {
 		t.Fatalf("runs %d settles %d", r.n.Load(), chain.settles.Load())
 	}
@@ -570,7 +571,7 @@ func TestSettleErrorIsPending(t *testing.T) {
 	if again.RetryAfter < time.Second || again.RetryAfter > 5*time.Second || again.PaymentRequired == nil {
 		t.Fatalf("in progress %+v", again)
 	}
-	wantKind(t, e.Serve(context.Background(), h.call(p, "B"), r.answer("{}")), engine.Refused, x402.ReasonNonceAlreadyUsed)
+	wantKind(t, e.Serve(context.Background(), h.call(p, "B"), r.answer("{}")), engine.Refused, exact.ReasonNonceAlreadyUsed)
 	if r.n.Load() != 1 || chain.settles.Load() != 1 {
 		t.Fatalf("runs %d settles %d", r.n.Load(), chain.settles.Load())
 	}
@@ -589,7 +590,7 @@ func TestSettleRefusals(t *testing.T) {
 		state    engine.State
 		attempts int
 	}{
-		{"already used", x402.SettleResponse{ErrorReason: x402.ReasonNonceAlreadyUsed}, engine.StateFailed, 0},
+		{"already used", x402.SettleResponse{ErrorReason: exact.ReasonNonceAlreadyUsed}, engine.StateFailed, 0},
 		{"with a transaction", x402.SettleResponse{ErrorReason: "reverted", Transaction: "0xabc"}, engine.StateSettling, 0},
 		{"pending", x402.SettleResponse{ErrorReason: engine.ReasonSettlementPending}, engine.StateSettling, 0},
 		{"insufficient funds", x402.SettleResponse{ErrorReason: "invalid_exact_evm_insufficient_balance"}, engine.StateReleased, 1},
@@ -716,7 +717,7 @@ func TestRecoverAlreadyUsedIsUnknown(t *testing.T) {
 		t.Fatalf("recovery: %+v %v", rep, err)
 	}
 	rec := h.row(p)
-	if rec.State != engine.StateUnknown || !strings.Contains(rec.Reason, x402.ReasonNonceAlreadyUsed) || rec.Answer == nil {
+	if rec.State != engine.StateUnknown || !strings.Contains(rec.Reason, exact.ReasonNonceAlreadyUsed) || rec.Answer == nil {
 		t.Fatalf("row %s %q", rec.State, rec.Reason)
 	}
 	if list, err := h.journal.List(ctx, engine.StateUnknown, 10); err != nil || len(list) != 1 || list[0].Key != rec.Key {
@@ -729,7 +730,7 @@ func TestRecoverAlreadyUsedIsUnknown(t *testing.T) {
 	// pay again), another request is refused: the payment is not proven.
 	var r runs
 	wantKind(t, b.Serve(ctx, h.call(p, "A"), r.answer("{}")), engine.Pending, engine.ReasonPaymentUnresolved)
-	wantKind(t, b.Serve(ctx, h.call(p, "B"), r.answer("{}")), engine.Refused, x402.ReasonNonceAlreadyUsed)
+	wantKind(t, b.Serve(ctx, h.call(p, "B"), r.answer("{}")), engine.Refused, exact.ReasonNonceAlreadyUsed)
 	if r.n.Load() != 0 {
 		t.Fatal("an unknown payment ran again")
 	}
@@ -1130,7 +1131,7 @@ func TestAttemptsExhausted(t *testing.T) {
 		wantKind(t, e.Serve(ctx, h.call(p, "A"), r.fail()), engine.RunFailed, "")
 	}
 	wantKind(t, e.Serve(ctx, h.call(p, "A"), r.answer("{}")), engine.Refused, engine.ReasonAttemptsExhausted)
-	wantKind(t, e.Serve(ctx, h.call(p, "B"), r.answer("{}")), engine.Refused, x402.ReasonNonceAlreadyUsed)
+	wantKind(t, e.Serve(ctx, h.call(p, "B"), r.answer("{}")), engine.Refused, exact.ReasonNonceAlreadyUsed)
 	if r.n.Load() != 2 || chain.verifies.Load() != 2 {
 		t.Fatalf("runs %d verifies %d", r.n.Load(), chain.verifies.Load())
 	}
@@ -1429,7 +1430,7 @@ func TestObserveMultiNetworkOffer(t *testing.T) {
 	}
 	h.offer = offer
 	sepolia := offer.PaymentRequired.Accepts[1]
-	ep, err := x402.NewExactPayload(h.payer, sepolia, h.clock.Now(), 0)
+	ep, err := exact.NewPayload(h.payer, sepolia, h.clock.Now(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

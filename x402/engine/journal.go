@@ -70,7 +70,7 @@ type Answer struct {
 }
 
 // Record is one journal row: everything the engine and recovery need about
-// one payment authorization. Key is x402.NonceKey(Network, Asset, Payer,
+// one payment authorization. Key is exact.NonceKey(Network, Asset, Payer,
 // Nonce) and identifies the row.
 type Record struct {
 	Key     string

@@ -8,6 +8,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/engine/journaltest"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 func TestMemoryJournalConformance(t *testing.T) {
@@ -24,7 +25,7 @@ func TestMemoryJournalLedgerAndCopies(t *testing.T) {
 	payer := "0x00000000000000000000000000000000000000aa"
 	nonce := "0x" + "ab"
 	rec := engine.Record{
-		Key: x402.NonceKey("eip155:8453", "0xasset", payer, nonce), Network: "eip155:8453", Asset: "0xasset",
+		Key: exact.NonceKey("eip155:8453", "0xasset", payer, nonce), Network: "eip155:8453", Asset: "0xasset",
 		Payer: payer, Nonce: nonce, Amount: "5", Product: "p", Owner: "o",
 		LeaseUntil: at.Add(time.Minute), KeepUntil: at.Add(time.Hour), CreatedAt: at,
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // Run keeps this instance alive in the journal and runs recovery: once at
@@ -166,7 +167,7 @@ func (e *Engine) resolve(ctx context.Context, rec Record) State {
 	case sr.Success:
 		e.completeSettlement(&sr, req, rec.Payer)
 		return e.recoverSettled(ctx, log, rec, sr)
-	case sr.ErrorReason == x402.ReasonNonceAlreadyUsed:
+	case sr.ErrorReason == exact.ReasonNonceAlreadyUsed:
 		// A facilitator that does not deduplicate says this of our own
 		// settlement too: not proof either way.
 		return e.markUnknown(ctx, log, rec, "settling again: "+sr.ErrorReason)

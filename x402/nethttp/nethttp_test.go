@@ -21,6 +21,8 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
@@ -141,12 +143,12 @@ func (f *fakeFacilitator) set(fn func(f *fakeFacilitator)) {
 }
 
 // env is a paid test server on 127.0.0.1: the binding over an engine with
-// a MemoryJournal and a LocalFacilitator (behind fakeFacilitator).
+// a MemoryJournal and a facilitator.Local (behind fakeFacilitator).
 type env struct {
 	srv     *httptest.Server
 	handler http.Handler // the wrapped handler, for direct calls
 	fac     *fakeFacilitator
-	local   *x402.LocalFacilitator
+	local   *facilitator.Local
 	journal engine.Journal
 	engine  *engine.Engine
 	offer   atomic.Pointer[engine.Offer] // the paid route's offer
@@ -189,7 +191,7 @@ func (e *env) tool(w http.ResponseWriter, r *http.Request) {
 
 func newEnv(t *testing.T, opts ...option) *env {
 	t.Helper()
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,9 +276,9 @@ func (e *env) observed(kind engine.OutcomeKind) []engine.Event {
 }
 
 // record returns the journal row of a signed payment.
-func (e *env) record(t testing.TB, p x402.ExactEVMPayload) engine.Record {
+func (e *env) record(t testing.TB, p exact.ExactEVMPayload) engine.Record {
 	t.Helper()
-	key := x402.NonceKey(e.req().Network, e.req().Asset, p.Authorization.From, p.Authorization.Nonce)
+	key := exact.NonceKey(e.req().Network, e.req().Asset, p.Authorization.From, p.Authorization.Nonce)
 	rec, err := e.journal.Get(context.Background(), key)
 	if err != nil {
 		t.Fatalf("journal row of the payment: %v", err)
@@ -377,9 +379,9 @@ func goFetch(method, url string, header map[string]string, body string) <-chan r
 }
 
 // sign signs a payment of req with key, valid from now on.
-func sign(t testing.TB, key *ecdsa.PrivateKey, req x402.PaymentRequirements, now time.Time) x402.ExactEVMPayload {
+func sign(t testing.TB, key *ecdsa.PrivateKey, req x402.PaymentRequirements, now time.Time) exact.ExactEVMPayload {
 	t.Helper()
-	p, err := x402.NewExactPayload(key, req, now, 0)
+	p, err := exact.NewPayload(key, req, now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +389,7 @@ func sign(t testing.TB, key *ecdsa.PrivateKey, req x402.PaymentRequirements, now
 }
 
 // header encodes a v2 PAYMENT-SIGNATURE value.
-func header(t testing.TB, accepted x402.PaymentRequirements, p x402.ExactEVMPayload) string {
+func header(t testing.TB, accepted x402.PaymentRequirements, p exact.ExactEVMPayload) string {
 	t.Helper()
 	raw, err := json.Marshal(p)
 	if err != nil {
@@ -740,40 +742,40 @@ func TestLocalVerifyFailures(t *testing.T) {
 			p := sign(t, e.key, req, now)
 			p.Authorization.Value = "2499"
 			return header(t, req, p)
-		}, x402.ReasonValueMismatch},
+		}, exact.ReasonValueMismatch},
 		{"signed for another recipient", func() string {
 			return header(t, req, sign(t, e.key, otherReq, now))
-		}, x402.ReasonRecipientMismatch},
+		}, exact.ReasonRecipientMismatch},
 		{"expired", func() string {
 			return header(t, req, sign(t, e.key, req, now.Add(-2*time.Hour)))
-		}, x402.ReasonValidBefore},
+		}, exact.ReasonValidBefore},
 		{"not yet valid", func() string {
-			p, err := x402.NewExactPayload(e.key, req, now.Add(time.Hour), 2*time.Hour)
+			p, err := exact.NewPayload(e.key, req, now.Add(time.Hour), 2*time.Hour)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return header(t, req, p)
-		}, x402.ReasonValidAfter},
+		}, exact.ReasonValidAfter},
 		{"nonce tampered after signing", func() string {
 			p := sign(t, e.key, req, now)
 			p.Authorization.Nonce = "0x" + strings.Repeat("ab", 32)
 			return header(t, req, p)
-		}, x402.ReasonInvalidSignature},
+		}, exact.ReasonInvalidSignature},
 		{"signed by someone else", func() string {
 			p := sign(t, e.key, req, now)
 			p.Authorization.From = other
 			return header(t, req, p)
-		}, x402.ReasonInvalidSignature},
+		}, exact.ReasonInvalidSignature},
 		{"missing signature", func() string {
 			p := sign(t, e.key, req, now)
 			p.Signature = ""
 			return header(t, req, p)
-		}, x402.ReasonMissingSignature},
+		}, exact.ReasonMissingSignature},
 		{"short signature", func() string {
 			p := sign(t, e.key, req, now)
 			p.Signature = p.Signature[:20]
 			return header(t, req, p)
-		}, x402.ReasonSignatureFormat},
+		}, exact.ReasonSignatureFormat},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -794,11 +796,11 @@ func TestLocalVerifyFailures(t *testing.T) {
 // does not run, and the reservation is released.
 func TestFacilitatorInvalid(t *testing.T) {
 	var valid atomic.Bool
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	real := x402.FacilitatorHandler(local)
+	real := facilitator.Handler(local)
 	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/verify" && !valid.Load() {
 			w.Header().Set("Content-Type", "application/json")
@@ -808,7 +810,7 @@ func TestFacilitatorInvalid(t *testing.T) {
 		real.ServeHTTP(w, r)
 	}))
 	t.Cleanup(remote.Close)
-	hf, err := x402.NewHTTPFacilitator(x402.HTTPFacilitatorConfig{URL: remote.URL})
+	hf, err := facilitator.NewHTTP(facilitator.HTTPConfig{URL: remote.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1000,7 +1002,7 @@ func TestSettleError(t *testing.T) {
 	}
 	// For another request it is a used authorization.
 	r = do(t, "GET", e.srv.URL+"/tool?x=other", h, "")
-	expectRefused(t, e, r, http.StatusPaymentRequired, x402.ReasonNonceAlreadyUsed, 1)
+	expectRefused(t, e, r, http.StatusPaymentRequired, exact.ReasonNonceAlreadyUsed, 1)
 }
 
 // TestSuccess checks a paid call: 200 with the handler's answer,
@@ -1029,7 +1031,7 @@ func TestSuccess(t *testing.T) {
 	}
 	exposes(t, r.header)
 	sr := r.settlement(t, x402.HeaderPaymentResponse)
-	if !sr.Success || !strings.HasPrefix(sr.Transaction, x402.LocalTransactionPrefix) || sr.Network != "eip155:8453" ||
+	if !sr.Success || !strings.HasPrefix(sr.Transaction, facilitator.LocalTransactionPrefix) || sr.Network != "eip155:8453" ||
 		!strings.EqualFold(sr.Payer, payer) || sr.Amount != amount {
 		t.Fatalf("PAYMENT-RESPONSE %+v", sr)
 	}
@@ -1079,10 +1081,10 @@ func TestIdempotentReplay(t *testing.T) {
 	// Another request with the same payment: refused.
 	for _, u := range []string{"/tool?x=2&y=2", "/other?x=1&y=2"} {
 		r := do(t, "GET", e.srv.URL+u, h, "")
-		expectRefused(t, e, r, http.StatusPaymentRequired, x402.ReasonNonceAlreadyUsed, 1)
+		expectRefused(t, e, r, http.StatusPaymentRequired, exact.ReasonNonceAlreadyUsed, 1)
 	}
 	r := do(t, "POST", e.srv.URL+"/tool?x=1&y=2", h, `{}`)
-	expectRefused(t, e, r, http.StatusPaymentRequired, x402.ReasonNonceAlreadyUsed, 1)
+	expectRefused(t, e, r, http.StatusPaymentRequired, exact.ReasonNonceAlreadyUsed, 1)
 }
 
 // TestSamePaymentOtherRequest checks that a payment admitted for one
@@ -1097,14 +1099,14 @@ func TestSamePaymentOtherRequest(t *testing.T) {
 	<-enter
 	// In flight (settling) for {"n":1}: {"n":2} is another request.
 	r := do(t, "POST", e.srv.URL+"/tool", h, `{"n":2}`)
-	expectRefused(t, e, r, http.StatusPaymentRequired, x402.ReasonNonceAlreadyUsed, 1)
+	expectRefused(t, e, r, http.StatusPaymentRequired, exact.ReasonNonceAlreadyUsed, 1)
 	close(gate)
 	if r := <-done; r.status != 200 || r.json(t)["body"] != `{"n":1}` {
 		t.Fatalf("first: %d %s", r.status, r.body)
 	}
 	verifies := e.fac.verifies.Load()
 	r = do(t, "POST", e.srv.URL+"/tool", h, `{"n":2}`)
-	expectRefused(t, e, r, http.StatusPaymentRequired, x402.ReasonNonceAlreadyUsed, 1)
+	expectRefused(t, e, r, http.StatusPaymentRequired, exact.ReasonNonceAlreadyUsed, 1)
 	if e.fac.verifies.Load() != verifies {
 		t.Fatal("a used authorization reached the facilitator")
 	}
@@ -1325,7 +1327,7 @@ func TestBodyMemoryBudget(t *testing.T) {
 // is verified with the same checks and answered with X-PAYMENT-RESPONSE.
 func TestV1(t *testing.T) {
 	e := newEnv(t)
-	v1Header := func(network string, p x402.ExactEVMPayload) map[string]string {
+	v1Header := func(network string, p exact.ExactEVMPayload) map[string]string {
 		raw, _ := json.Marshal(p)
 		v, err := x402.EncodeHeader(x402.PaymentPayloadV1{X402Version: 1, Scheme: "exact", Network: network, Payload: raw})
 		if err != nil {
@@ -1356,9 +1358,9 @@ func TestV1(t *testing.T) {
 	// The v2 checks apply to v1 payments.
 	tampered := sign(t, e.key, e.req(), time.Now())
 	tampered.Authorization.Value = "1"
-	expectRefused(t, e, do(t, "GET", e.srv.URL+"/tool", v1Header("base", tampered), ""), 402, x402.ReasonValueMismatch, 1)
+	expectRefused(t, e, do(t, "GET", e.srv.URL+"/tool", v1Header("base", tampered), ""), 402, exact.ReasonValueMismatch, 1)
 	expired := sign(t, e.key, e.req(), time.Now().Add(-2*time.Hour))
-	expectRefused(t, e, do(t, "GET", e.srv.URL+"/tool", v1Header("base", expired), ""), 402, x402.ReasonValidBefore, 1)
+	expectRefused(t, e, do(t, "GET", e.srv.URL+"/tool", v1Header("base", expired), ""), 402, exact.ReasonValidBefore, 1)
 	fresh := sign(t, e.key, e.req(), time.Now())
 	for _, n := range []string{"base-sepolia", "eip155:84532", "solana"} {
 		expectRefused(t, e, do(t, "GET", e.srv.URL+"/tool", v1Header(n, fresh), ""), 402, engine.ReasonNoMatchingRequirements, 1)
@@ -1368,7 +1370,7 @@ func TestV1(t *testing.T) {
 	if r := do(t, "GET", e.srv.URL+"/tool?x=a", sig(header(t, e.req(), p2)), ""); r.status != 200 {
 		t.Fatalf("v2: %d", r.status)
 	}
-	expectRefused(t, e, do(t, "GET", e.srv.URL+"/tool?x=b", v1Header("base", p2), ""), 402, x402.ReasonNonceAlreadyUsed, 2)
+	expectRefused(t, e, do(t, "GET", e.srv.URL+"/tool?x=b", v1Header("base", p2), ""), 402, exact.ReasonNonceAlreadyUsed, 2)
 }
 
 // TestConcurrentSamePayment sends one signed payment in 50 concurrent
@@ -1483,7 +1485,7 @@ func TestClientGoneDuringSettle(t *testing.T) {
 // TestNewConfig checks the configuration errors of the binding, the engine
 // and offers.
 func TestNewConfig(t *testing.T) {
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1571,10 +1573,10 @@ func TestRequestHash(t *testing.T) {
 }
 
 // BenchmarkPaid measures one paid request through the binding and the
-// engine (decode, match, local verify, journal, LocalFacilitator verify
+// engine (decode, match, local verify, journal, facilitator.Local verify
 // and settle), without the network and without the client's signing.
 func BenchmarkPaid(b *testing.B) {
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // LedgerReader is implemented by journals whose ledger the suite can read:
@@ -80,7 +81,7 @@ func (s *suite) record(owner string) engine.Record {
 	payer := fmt.Sprintf("0x%040x", 0xb0b0000+n)
 	nonce := fmt.Sprintf("0x%064x", 0xfeed0000+n)
 	return engine.Record{
-		Key:     x402.NonceKey(network, asset, payer, nonce),
+		Key:     exact.NonceKey(network, asset, payer, nonce),
 		Network: network, Asset: asset, Payer: payer, Nonce: nonce, PayTo: payTo, Amount: "3400",
 		RequestHash: fmt.Sprintf("sha256:request-%d", n),
 		Resource:    "POST /api/risk-levels", Product: "risk_levels", Transport: "http",

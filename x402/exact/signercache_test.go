@@ -1,9 +1,10 @@
-package x402
+package exact
 
 import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/seed1284c1d2/svc/x402"
 )
 
 // TestSignerCache: a Verifier with a cache accepts and refuses exactly what
@@ -11,7 +12,7 @@ import (
 // never remembers a failed one, and holds at most its size.
 func TestSignerCache(t *testing.T) {
 	key := vecKey(t)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	cache := NewSignerCache(2)
 	with := testVerifier()
 	with.Signers = cache

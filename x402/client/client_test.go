@@ -1,4 +1,4 @@
-package x402_test
+package client_test
 
 import (
 	"bytes"
@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
 )
 
-func clSigner(t testing.TB) *x402.Signer {
+func clSigner(t testing.TB) *client.Signer {
 	t.Helper()
-	s, err := x402.ParseSigner("0x" + mwKeyHex)
+	s, err := client.ParseSigner("0x" + mwKeyHex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func clGet(t *testing.T, c *http.Client, method, url, body string) (*http.Respon
 func TestTransportPays(t *testing.T) {
 	e := newMWEnv(t)
 	cnt := &clCounting{base: http.DefaultTransport}
-	c := x402.NewClient(clSigner(t), x402.WithBase(cnt))
+	c := client.New(clSigner(t), client.WithBase(cnt))
 	resp, body, err := clGet(t, c, "POST", e.srv.URL+"/tool?x=go", `{"n":1}`)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestTransportPays(t *testing.T) {
 	if err := json.Unmarshal(body, &m); err != nil || m["x"] != "go" || m["body"] != `{"n":1}` {
 		t.Fatalf("body %s (%v)", body, err)
 	}
-	sr, err := x402.PaymentResponse(resp)
+	sr, err := client.PaymentResponse(resp)
 	if err != nil || !sr.Success || sr.Network != x402.NetworkBase || !strings.EqualFold(sr.Payer, mwPayer) {
 		t.Fatalf("PaymentResponse %+v, %v", sr, err)
 	}
@@ -94,7 +95,7 @@ func TestTransportPays(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("free: %v", err)
 	}
-	if _, err := x402.PaymentResponse(resp); !errors.Is(err, x402.ErrNoPaymentResponse) {
+	if _, err := client.PaymentResponse(resp); !errors.Is(err, client.ErrNoPaymentResponse) {
 		t.Fatalf("PaymentResponse of a free answer: %v", err)
 	}
 }
@@ -108,7 +109,7 @@ func TestTransportPaysOnce(t *testing.T) {
 		f.verifyResp = &x402.VerifyResponse{IsValid: false, InvalidReason: "invalid_exact_evm_insufficient_balance"}
 	})
 	cnt := &clCounting{base: http.DefaultTransport}
-	c := x402.NewClient(clSigner(t), x402.WithBase(cnt))
+	c := client.New(clSigner(t), client.WithBase(cnt))
 	resp, _, err := clGet(t, c, "GET", e.srv.URL+"/tool", "")
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func TestTransportPaysOnce(t *testing.T) {
 	if resp.StatusCode != 402 || cnt.requests.Load() != 2 || cnt.payments.Load() != 1 {
 		t.Fatalf("status %d requests %d payments %d", resp.StatusCode, cnt.requests.Load(), cnt.payments.Load())
 	}
-	pr, err := x402.PaymentRequiredOf(resp)
+	pr, err := client.PaymentRequiredOf(resp)
 	if err != nil || pr.Error != "invalid_exact_evm_insufficient_balance" {
 		t.Fatalf("refusal reason %q, %v", pr.Error, err)
 	}
@@ -138,21 +139,21 @@ func TestTransportRefuses(t *testing.T) {
 	e := newMWEnv(t)
 	cases := []struct {
 		name string
-		opts []x402.ClientOption
+		opts []client.Option
 		want error
 	}{
-		{"amount over dollars", []x402.ClientOption{x402.WithMaxAmount("$0.002")}, x402.ErrAmountOverMax},
-		{"amount over atomic", []x402.ClientOption{x402.WithMaxAmount("2499")}, x402.ErrAmountOverMax},
-		{"network", []x402.ClientOption{x402.WithNetworks(x402.NetworkBaseSepolia)}, x402.ErrNetworkNotAllowed},
-		{"asset", []x402.ClientOption{x402.WithAssets(mwOther)}, x402.ErrAssetNotAllowed},
+		{"amount over dollars", []client.Option{client.WithMaxAmount("$0.002")}, client.ErrAmountOverMax},
+		{"amount over atomic", []client.Option{client.WithMaxAmount("2499")}, client.ErrAmountOverMax},
+		{"network", []client.Option{client.WithNetworks(x402.NetworkBaseSepolia)}, client.ErrNetworkNotAllowed},
+		{"asset", []client.Option{client.WithAssets(mwOther)}, client.ErrAssetNotAllowed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cnt := &clCounting{base: http.DefaultTransport}
-			c := x402.NewClient(clSigner(t), append(tc.opts, x402.WithBase(cnt))...)
+			c := client.New(clSigner(t), append(tc.opts, client.WithBase(cnt))...)
 			_, _, err := clGet(t, c, "GET", e.srv.URL+"/tool", "")
-			var nae *x402.NoAcceptableError
-			if !errors.Is(err, x402.ErrNoAcceptableRequirements) || !errors.Is(err, tc.want) || !errors.As(err, &nae) || len(nae.Rejected) != 1 {
+			var nae *client.NoAcceptableError
+			if !errors.Is(err, client.ErrNoAcceptableRequirements) || !errors.Is(err, tc.want) || !errors.As(err, &nae) || len(nae.Rejected) != 1 {
 				t.Fatalf("err %v, want %v", err, tc.want)
 			}
 			if cnt.requests.Load() != 1 || cnt.payments.Load() != 0 {
@@ -161,16 +162,16 @@ func TestTransportRefuses(t *testing.T) {
 		})
 	}
 	for _, max := range []string{"2500", "$0.0025", "$1"} {
-		c := x402.NewClient(clSigner(t), x402.WithMaxAmount(max))
+		c := client.New(clSigner(t), client.WithMaxAmount(max))
 		resp, body, err := clGet(t, c, "GET", e.srv.URL+"/tool?x="+max, "")
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("max %s: %v %s", max, err, body)
 		}
 	}
-	if _, _, err := clGet(t, x402.NewClient(clSigner(t), x402.WithMaxAmount("lots")), "GET", e.srv.URL+"/tool", ""); err == nil {
+	if _, _, err := clGet(t, client.New(clSigner(t), client.WithMaxAmount("lots")), "GET", e.srv.URL+"/tool", ""); err == nil {
 		t.Fatal("a malformed MaxAmount was accepted")
 	}
-	if _, _, err := clGet(t, x402.NewClient(nil), "GET", e.srv.URL+"/tool", ""); !errors.Is(err, x402.ErrNoSigner) {
+	if _, _, err := clGet(t, client.New(nil), "GET", e.srv.URL+"/tool", ""); !errors.Is(err, client.ErrNoSigner) {
 		t.Fatalf("no signer: %v", err)
 	}
 	if e.runs.Load() != 3 {
@@ -212,12 +213,12 @@ func TestTransportV1Fallback(t *testing.T) {
 		_, _ = io.Copy(w, resp.Body)
 	}))
 	t.Cleanup(v1.Close)
-	c := x402.NewClient(clSigner(t))
+	c := client.New(clSigner(t))
 	resp, body, err := clGet(t, c, "GET", v1.URL+"/tool?x=v1", "")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("v1: %v %s", err, body)
 	}
-	sr, err := x402.PaymentResponse(resp)
+	sr, err := client.PaymentResponse(resp)
 	if err != nil || !sr.Success || sr.Network != "base" {
 		t.Fatalf("X-PAYMENT-RESPONSE %+v %v", sr, err)
 	}
@@ -237,12 +238,12 @@ func TestTransportOther402(t *testing.T) {
 		_, _ = io.WriteString(w, "pay me somehow")
 	}))
 	t.Cleanup(srv.Close)
-	c := x402.NewClient(clSigner(t))
+	c := client.New(clSigner(t))
 	resp, body, err := clGet(t, c, "GET", srv.URL+"/plain", "")
 	if err != nil || resp.StatusCode != 402 || string(body) != "pay me somehow" {
 		t.Fatalf("plain 402: %v %q", err, body)
 	}
-	if _, _, err := clGet(t, c, "GET", srv.URL+"/broken", ""); !errors.Is(err, x402.ErrInvalidPaymentRequired) {
+	if _, _, err := clGet(t, c, "GET", srv.URL+"/broken", ""); !errors.Is(err, client.ErrInvalidPaymentRequired) {
 		t.Fatalf("broken header: %v", err)
 	}
 }
@@ -260,17 +261,17 @@ func TestTransportChoosesFirstAcceptable(t *testing.T) {
 	noDomain := base
 	noDomain.Extra = nil
 	dear, _ := x402.Route{Price: "5", PayTo: mwPayTo}.Requirements()
-	tr := &x402.Transport{}
+	tr := &client.Transport{}
 	i, err := tr.Choose([]x402.PaymentRequirements{upto, sepolia, noDomain, dear, base})
 	if err != nil || i != 4 {
 		t.Fatalf("Choose = %d, %v", i, err)
 	}
 	_, err = tr.Choose([]x402.PaymentRequirements{upto, sepolia, noDomain, dear})
-	var nae *x402.NoAcceptableError
+	var nae *client.NoAcceptableError
 	if !errors.As(err, &nae) || len(nae.Rejected) != 4 {
 		t.Fatalf("err %v", err)
 	}
-	for i, want := range []error{x402.ErrSchemeNotSupported, x402.ErrNetworkNotAllowed, x402.ErrInvalidRequirements, x402.ErrAmountOverMax} {
+	for i, want := range []error{client.ErrSchemeNotSupported, client.ErrNetworkNotAllowed, client.ErrInvalidRequirements, client.ErrAmountOverMax} {
 		if !errors.Is(nae.Rejected[i].Err, want) || nae.Rejected[i].Index != i {
 			t.Errorf("rejected[%d] = %+v, want %v", i, nae.Rejected[i], want)
 		}
@@ -307,10 +308,10 @@ func TestSignerHidesKey(t *testing.T) {
 	if !strings.Contains(outputs[0], mwPayer) || !strings.Contains(outputs[2], mwPayer) {
 		t.Fatalf("the address is not shown: %v", outputs)
 	}
-	if _, err := x402.ParseSigner(mwKeyHex[:60] + "zzzz"); err == nil || strings.Contains(err.Error(), mwKeyHex[:60]) {
+	if _, err := client.ParseSigner(mwKeyHex[:60] + "zzzz"); err == nil || strings.Contains(err.Error(), mwKeyHex[:60]) {
 		t.Fatalf("ParseSigner error %v", err)
 	}
-	if _, err := x402.NewSigner(nil); err == nil {
+	if _, err := client.NewSigner(nil); err == nil {
 		t.Fatal("nil key accepted")
 	}
 	p, err := s.NewPayload(x402.PaymentRequirements{Scheme: "exact", Network: x402.NetworkBase, Amount: "1", Asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", PayTo: mwPayTo, MaxTimeoutSeconds: 60, Extra: map[string]any{"name": "USD Coin", "version": "2"}}, time.Now(), 0)

@@ -1,18 +1,19 @@
-package x402
+package exact
 
 import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/seed1284c1d2/svc/x402"
 )
 
 // BenchmarkVerifyLocal measures the whole local verification of a payment:
 // decoding the PAYMENT-SIGNATURE header, every check, the EIP-712 digest and
 // the signature recovery.
 func BenchmarkVerifyLocal(b *testing.B) {
-	req := testRequirements(b, NetworkBase)
+	req := testRequirements(b, x402.NetworkBase)
 	payload, _ := testPayment(b, vecKey(b), req)
-	header, err := EncodeHeader(payload)
+	header, err := x402.EncodeHeader(payload)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -20,7 +21,7 @@ func BenchmarkVerifyLocal(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		p, err := DecodePaymentPayload(header)
+		p, err := x402.DecodePaymentPayload(header)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -34,9 +35,9 @@ func BenchmarkVerifyLocal(b *testing.B) {
 // the same signature over the same digest (go-ethereum crypto.Ecrecover),
 // the floor of BenchmarkVerifyLocal.
 func BenchmarkRecoverBare(b *testing.B) {
-	req := testRequirements(b, NetworkBase)
+	req := testRequirements(b, x402.NetworkBase)
 	_, p := testPayment(b, vecKey(b), req)
-	digest, err := AuthorizationDigest(mustNetwork(b, NetworkBase).Domain(), p.Authorization)
+	digest, err := AuthorizationDigest(Domain(mustNetwork(b, x402.NetworkBase)), p.Authorization)
 	if err != nil {
 		b.Fatal(err)
 	}

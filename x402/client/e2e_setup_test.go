@@ -1,4 +1,4 @@
-package x402_test
+package client_test
 
 import (
 	"context"
@@ -23,6 +23,8 @@ import (
 	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
@@ -40,7 +42,7 @@ func e2eSkipOrFail(t *testing.T, format string, args ...any) {
 // binary and the folder.
 func e2eSetup(t *testing.T) (node, dir string) {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "e2e"))
+	dir, err := filepath.Abs(filepath.Join("..", "..", "e2e"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +85,12 @@ func e2eRunNode(t *testing.T, node, dir, script string, args ...string) e2eResul
 // e2eServer is the paid server of the end-to-end tests: the engine and its
 // net/http binding in front of a tool that counts its runs per "case"
 // query parameter (also the request id the journal records), and the
-// LocalFacilitator served over HTTP on a second listener and reached
-// through HTTPFacilitator. Settlements are read from the engine's
+// facilitator.Local served over HTTP on a second listener and reached
+// through facilitator.HTTP. Settlements are read from the engine's
 // MemoryJournal.
 type e2eServer struct {
 	app, facilitator *httptest.Server
-	local            *x402.LocalFacilitator
+	local            *facilitator.Local
 	journal          *engine.MemoryJournal
 
 	mu   sync.Mutex
@@ -97,14 +99,14 @@ type e2eServer struct {
 
 func newE2EServer(t *testing.T) *e2eServer {
 	t.Helper()
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{Networks: []string{x402.NetworkBase}, PayTo: mwPayTo})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{x402.NetworkBase}, PayTo: mwPayTo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &e2eServer{local: local, journal: engine.NewMemoryJournal(), runs: map[string]*atomic.Int64{}}
-	s.facilitator = httptest.NewServer(x402.FacilitatorHandler(local))
+	s.facilitator = httptest.NewServer(facilitator.Handler(local))
 	t.Cleanup(s.facilitator.Close)
-	hf, err := x402.NewHTTPFacilitator(x402.HTTPFacilitatorConfig{URL: s.facilitator.URL, Timeout: 10 * time.Second})
+	hf, err := facilitator.NewHTTP(facilitator.HTTPConfig{URL: s.facilitator.URL, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +167,13 @@ type e2eCase struct {
 func e2eCases() []e2eCase {
 	return []e2eCase{
 		{"pay", http.StatusOK, ""},
-		{"tamper-value", http.StatusPaymentRequired, x402.ReasonValueMismatch},
-		{"tamper-deadline", http.StatusPaymentRequired, x402.ReasonInvalidSignature},
+		{"tamper-value", http.StatusPaymentRequired, exact.ReasonValueMismatch},
+		{"tamper-deadline", http.StatusPaymentRequired, exact.ReasonInvalidSignature},
 		{"tamper-accepted", http.StatusPaymentRequired, engine.ReasonNoMatchingRequirements},
-		{"wrong-recipient", http.StatusPaymentRequired, x402.ReasonRecipientMismatch},
-		{"expired", http.StatusPaymentRequired, x402.ReasonValidBefore},
+		{"wrong-recipient", http.StatusPaymentRequired, exact.ReasonRecipientMismatch},
+		{"expired", http.StatusPaymentRequired, exact.ReasonValidBefore},
 		{"wrong-network", http.StatusPaymentRequired, engine.ReasonNoMatchingRequirements},
-		{"replay", http.StatusPaymentRequired, x402.ReasonNonceAlreadyUsed},
+		{"replay", http.StatusPaymentRequired, exact.ReasonNonceAlreadyUsed},
 		{"replay-same", http.StatusOK, ""},
 	}
 }
@@ -209,7 +211,7 @@ func e2eCheck(t *testing.T, s *e2eServer, caseID string, tc e2eCase, res e2eResu
 	}
 	if tc.status == http.StatusOK {
 		pr := res.PaymentResponse
-		if pr == nil || !pr.Success || pr.Network != x402.NetworkBase || !strings.HasPrefix(pr.Transaction, x402.LocalTransactionPrefix) ||
+		if pr == nil || !pr.Success || pr.Network != x402.NetworkBase || !strings.HasPrefix(pr.Transaction, facilitator.LocalTransactionPrefix) ||
 			!strings.EqualFold(pr.Payer, mwPayer) {
 			t.Fatalf("payment response %+v", pr)
 		}
@@ -335,7 +337,7 @@ func (f *mwFacilitator) set(fn func(f *mwFacilitator)) {
 }
 
 // mwEnv is a paid test server on 127.0.0.1 for the client tests: the
-// engine (MemoryJournal, LocalFacilitator behind mwFacilitator) and its
+// engine (MemoryJournal, facilitator.Local behind mwFacilitator) and its
 // net/http binding in front of mwEnv.tool; /free is not priced.
 type mwEnv struct {
 	t       testing.TB
@@ -355,7 +357,7 @@ func (e *mwEnv) tool(w http.ResponseWriter, r *http.Request) {
 
 func newMWEnv(t *testing.T) *mwEnv {
 	t.Helper()
-	local, err := x402.NewLocalFacilitator(x402.LocalFacilitatorConfig{})
+	local, err := facilitator.NewLocal(facilitator.LocalConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package x402_test
+package client_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/client"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // e2eTamper is the Go client's counterpart of the attack modes of
@@ -49,9 +51,9 @@ func (e *e2eTamper) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // e2eEditAuthorization changes the signed authorization without signing
 // again.
-func e2eEditAuthorization(edit func(a *x402.Authorization)) func(p *x402.PaymentPayload) error {
+func e2eEditAuthorization(edit func(a *exact.Authorization)) func(p *x402.PaymentPayload) error {
 	return func(p *x402.PaymentPayload) error {
-		ep, err := x402.ParseExactEVMPayload(p.Payload)
+		ep, err := exact.ParseExactEVMPayload(p.Payload)
 		if err != nil {
 			return err
 		}
@@ -66,7 +68,7 @@ func e2eEditAuthorization(edit func(a *x402.Authorization)) func(p *x402.Payment
 func e2eSignOther(t *testing.T, other x402.PaymentRequirements, presentOther bool) func(p *x402.PaymentPayload) error {
 	key := mwKey(t)
 	return func(p *x402.PaymentPayload) error {
-		ep, err := x402.NewExactPayload(key, other, time.Now(), 0)
+		ep, err := exact.NewPayload(key, other, time.Now(), 0)
 		if err != nil {
 			return err
 		}
@@ -85,16 +87,16 @@ func e2eGoRun(t *testing.T, s *e2eServer, mode, caseID string) e2eResult {
 	t.Helper()
 	base := mwTerms(t).PaymentRequired.Accepts[0]
 	tamper := &e2eTamper{base: http.DefaultTransport}
-	tr := &x402.Transport{Base: tamper, Signer: clSigner(t)}
+	tr := &client.Transport{Base: tamper, Signer: clSigner(t)}
 	switch mode {
 	case "pay", "replay", "replay-same":
 	case "tamper-value":
-		tamper.fn = e2eEditAuthorization(func(a *x402.Authorization) {
+		tamper.fn = e2eEditAuthorization(func(a *exact.Authorization) {
 			v, _ := new(big.Int).SetString(a.Value, 10)
 			a.Value = v.Sub(v, big.NewInt(1)).String()
 		})
 	case "tamper-deadline":
-		tamper.fn = e2eEditAuthorization(func(a *x402.Authorization) {
+		tamper.fn = e2eEditAuthorization(func(a *exact.Authorization) {
 			v, _ := new(big.Int).SetString(a.ValidBefore, 10)
 			a.ValidBefore = v.Add(v, big.NewInt(3600)).String()
 		})
@@ -157,11 +159,11 @@ func e2eGoDo(t *testing.T, c *http.Client, url, payment string) e2eResult {
 		t.Fatal(err)
 	}
 	res := e2eResult{Status: resp.StatusCode, Body: body, ExposeHeaders: resp.Header.Get("Access-Control-Expose-Headers")}
-	if sr, err := x402.PaymentResponse(resp); err == nil {
+	if sr, err := client.PaymentResponse(resp); err == nil {
 		res.PaymentResponse = sr
 	}
 	if resp.StatusCode == http.StatusPaymentRequired {
-		if pr, err := x402.PaymentRequiredOf(resp); err == nil {
+		if pr, err := client.PaymentRequiredOf(resp); err == nil {
 			res.PaymentRequired = &pr
 		}
 	}

@@ -1,4 +1,4 @@
-package x402
+package exact
 
 import (
 	"encoding/json"
@@ -9,35 +9,35 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Reasons a payment is refused (VerifyError.Reason, VerifyResponse.
 // InvalidReason, SettleResponse.ErrorReason). The strings are those of the
 // reference facilitators where one exists; ReasonAssetMismatch,
-// ReasonNonceFormat, ReasonRequirementsMismatch and ReasonInvalidNetwork are
-// this package's. Clients should treat reasons as opaque.
+// ReasonNonceFormat and ReasonRequirementsMismatch are this module's. The
+// Verifier also refuses with x402.ReasonInvalidX402Version and
+// x402.ReasonInvalidNetwork, reasons shared by every scheme. Clients should
+// treat reasons as opaque.
 const (
-	ReasonInvalidX402Version    = "invalid_x402_version"
-	ReasonScheme                = "invalid_exact_evm_scheme"
-	ReasonNetworkMismatch       = "invalid_exact_evm_network_mismatch"
-	ReasonInvalidNetwork        = "invalid_network"
-	ReasonRequirementsMismatch  = "invalid_exact_evm_requirements_mismatch"
-	ReasonAssetMismatch         = "invalid_exact_evm_asset_mismatch"
-	ReasonMissingEIP712Domain   = "invalid_exact_evm_missing_eip712_domain"
-	ReasonTokenNameMismatch     = "invalid_exact_evm_token_name_mismatch"
-	ReasonTokenVersionMismatch  = "invalid_exact_evm_token_version_mismatch"
-	ReasonInvalidPayload        = "invalid_exact_evm_payload"
-	ReasonMissingSignature      = "invalid_exact_evm_payload_missing_signature"
-	ReasonSignatureFormat       = "invalid_exact_evm_signature_format"
-	ReasonNonceFormat           = "invalid_exact_evm_nonce_format"
-	ReasonRecipientMismatch     = "invalid_exact_evm_recipient_mismatch"
-	ReasonValueMismatch         = "invalid_exact_evm_payload_authorization_value_mismatch"
-	ReasonValidBefore           = "invalid_exact_evm_payload_authorization_valid_before"
-	ReasonValidAfter            = "invalid_exact_evm_payload_authorization_valid_after"
-	ReasonInvalidSignature      = "invalid_exact_evm_signature"
-	ReasonNonceAlreadyUsed      = "invalid_exact_evm_nonce_already_used"
-	ReasonUnexpectedVerifyError = "unexpected_verify_error"
-	ReasonUnexpectedSettleError = "unexpected_settle_error"
+	ReasonScheme               = "invalid_exact_evm_scheme"
+	ReasonNetworkMismatch      = "invalid_exact_evm_network_mismatch"
+	ReasonRequirementsMismatch = "invalid_exact_evm_requirements_mismatch"
+	ReasonAssetMismatch        = "invalid_exact_evm_asset_mismatch"
+	ReasonMissingEIP712Domain  = "invalid_exact_evm_missing_eip712_domain"
+	ReasonTokenNameMismatch    = "invalid_exact_evm_token_name_mismatch"
+	ReasonTokenVersionMismatch = "invalid_exact_evm_token_version_mismatch"
+	ReasonInvalidPayload       = "invalid_exact_evm_payload"
+	ReasonMissingSignature     = "invalid_exact_evm_payload_missing_signature"
+	ReasonSignatureFormat      = "invalid_exact_evm_signature_format"
+	ReasonNonceFormat          = "invalid_exact_evm_nonce_format"
+	ReasonRecipientMismatch    = "invalid_exact_evm_recipient_mismatch"
+	ReasonValueMismatch        = "invalid_exact_evm_payload_authorization_value_mismatch"
+	ReasonValidBefore          = "invalid_exact_evm_payload_authorization_valid_before"
+	ReasonValidAfter           = "invalid_exact_evm_payload_authorization_valid_after"
+	ReasonInvalidSignature     = "invalid_exact_evm_signature"
+	ReasonNonceAlreadyUsed     = "invalid_exact_evm_nonce_already_used"
 )
 
 // DefaultMinValidity is the least time an authorization must remain valid
@@ -82,11 +82,11 @@ type Verifier struct {
 // On failure the error is a *VerifyError; payer is still set when the
 // payload could be parsed. The checks, in order:
 //
-//   - x402Version is 1 or 2 (ReasonInvalidX402Version);
+//   - x402Version is 1 or 2 (x402.ReasonInvalidX402Version);
 //   - accepted.scheme and req.scheme are "exact" (ReasonScheme);
 //   - accepted.network equals req.network (ReasonNetworkMismatch; for v1
 //     the v1 name and the CAIP-2 id of one network are equal), a known
-//     network (ReasonInvalidNetwork);
+//     network (x402.ReasonInvalidNetwork);
 //   - for v2, accepted.asset (case-insensitively), accepted.payTo
 //     (case-insensitively), accepted.amount (numerically) and
 //     accepted.maxTimeoutSeconds equal req's (ReasonAssetMismatch,
@@ -109,30 +109,30 @@ type Verifier struct {
 //   - the signature is well formed with v ∈ {27, 28, 0, 1} and low s, and
 //     recovers, over the EIP-712 digest, to authorization.from
 //     (ReasonInvalidSignature).
-func (v Verifier) Verify(payload PaymentPayload, req PaymentRequirements) (payer string, err error) {
+func (v Verifier) Verify(payload x402.PaymentPayload, req x402.PaymentRequirements) (payer string, err error) {
 	if payload.X402Version != 1 && payload.X402Version != 2 {
-		return "", verifyRefuse(ReasonInvalidX402Version, "x402Version %d is not supported (1 or 2)", payload.X402Version)
+		return "", verifyRefuse(x402.ReasonInvalidX402Version, "x402Version %d is not supported (1 or 2)", payload.X402Version)
 	}
 	acc := payload.Accepted
-	if acc.Scheme != SchemeExact || req.Scheme != SchemeExact {
-		return "", verifyRefuse(ReasonScheme, "scheme must be %q", SchemeExact)
+	if acc.Scheme != x402.SchemeExact || req.Scheme != x402.SchemeExact {
+		return "", verifyRefuse(ReasonScheme, "scheme must be %q", x402.SchemeExact)
 	}
-	n, known := LookupNetwork(req.Network)
+	n, known := x402.LookupNetwork(req.Network)
 	if acc.Network != req.Network {
 		// A v1 payment names its network "base" where the requirements may
 		// say "eip155:8453": same network.
-		if an, ok := LookupNetwork(acc.Network); payload.X402Version != 1 || !ok || !known || an.CAIP2 != n.CAIP2 {
-			return "", verifyRefuse(ReasonNetworkMismatch, "accepted network %q differs from the required %q", truncForMsg(acc.Network, 40), req.Network)
+		if an, ok := x402.LookupNetwork(acc.Network); payload.X402Version != 1 || !ok || !known || an.CAIP2 != n.CAIP2 {
+			return "", verifyRefuse(ReasonNetworkMismatch, "accepted network %q differs from the required %q", wire.TruncForMsg(acc.Network, 40), req.Network)
 		}
 	}
 	if !known {
-		return "", verifyRefuse(ReasonInvalidNetwork, "network %q is not supported", truncForMsg(req.Network, 40))
+		return "", verifyRefuse(x402.ReasonInvalidNetwork, "network %q is not supported", wire.TruncForMsg(req.Network, 40))
 	}
 	if payload.X402Version == 2 {
 		switch {
-		case !equalAddressFold(acc.Asset, req.Asset):
+		case !wire.EqualAddressFold(acc.Asset, req.Asset):
 			return "", verifyRefuse(ReasonAssetMismatch, "accepted asset differs from the required asset %s", req.Asset)
-		case !equalAddressFold(acc.PayTo, req.PayTo):
+		case !wire.EqualAddressFold(acc.PayTo, req.PayTo):
 			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted payTo differs from the required payTo %s", req.PayTo)
 		case !sameAmount(acc.Amount, req.Amount):
 			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted amount differs from the required amount %s", req.Amount)
@@ -140,7 +140,7 @@ func (v Verifier) Verify(payload PaymentPayload, req PaymentRequirements) (payer
 			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted maxTimeoutSeconds %d differs from the required %d", acc.MaxTimeoutSeconds, req.MaxTimeoutSeconds)
 		}
 	}
-	if !equalAddressFold(req.Asset, n.USDC) {
+	if !wire.EqualAddressFold(req.Asset, n.USDC) {
 		return "", verifyRefuse(ReasonAssetMismatch, "asset must be USDC on %s (%s)", n.CAIP2, n.USDC)
 	}
 	name, version, ok := extraDomain(req.Extra)
@@ -164,19 +164,19 @@ func (v Verifier) Verify(payload PaymentPayload, req PaymentRequirements) (payer
 		return payer, verifyRefuse(ReasonMissingSignature, "payload.signature is empty")
 	}
 	var sig [65]byte
-	if !parseHexFixed(sig[:], p.Signature) {
+	if !wire.ParseHexFixed(sig[:], p.Signature) {
 		return payer, verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by 130 hex digits (a 65-byte EOA signature)")
 	}
 	w, ferr := parseAuthorization(auth)
 	if ferr != nil {
 		return payer, verifyRefuse(ferr.reason, "authorization.%s %s", ferr.field, ferr.msg)
 	}
-	if !equalAddressFold(auth.To, req.PayTo) {
+	if !wire.EqualAddressFold(auth.To, req.PayTo) {
 		return payer, verifyRefuse(ReasonRecipientMismatch, "authorization.to must be payTo %s", req.PayTo)
 	}
-	amount, ok := parseUint256(req.Amount)
+	amount, ok := wire.ParseUint256(req.Amount)
 	if !ok {
-		return payer, verifyRefuse(ReasonRequirementsMismatch, "required amount %q is not a decimal integer", truncForMsg(req.Amount, 40))
+		return payer, verifyRefuse(ReasonRequirementsMismatch, "required amount %q is not a decimal integer", wire.TruncForMsg(req.Amount, 40))
 	}
 	if w.value != amount {
 		return payer, verifyRefuse(ReasonValueMismatch, "authorization.value must equal the amount %s", req.Amount)
@@ -194,14 +194,14 @@ func (v Verifier) Verify(payload PaymentPayload, req PaymentRequirements) (payer
 	if deadline < 0 {
 		deadline = 0
 	}
-	if compareUint256(w.validBefore, uint256FromUint64(uint64(deadline))) < 0 {
+	if wire.CompareUint256(w.validBefore, wire.Uint256FromUint64(uint64(deadline))) < 0 {
 		return payer, verifyRefuse(ReasonValidBefore, "authorization expires too soon: validBefore must be at least now + %s", minValidity)
 	}
 	nowUnix := t.Unix()
 	if nowUnix < 0 {
 		nowUnix = 0
 	}
-	if compareUint256(w.validAfter, uint256FromUint64(uint64(nowUnix))) > 0 {
+	if wire.CompareUint256(w.validAfter, wire.Uint256FromUint64(uint64(nowUnix))) > 0 {
 		return payer, verifyRefuse(ReasonValidAfter, "authorization is not valid yet: validAfter is in the future")
 	}
 	d := EIP712Domain{Name: name, Version: version, ChainID: n.ChainID, VerifyingContract: common.HexToAddress(req.Asset)}
@@ -235,7 +235,7 @@ func parseExactEVMPayload(raw json.RawMessage) (ExactEVMPayload, *VerifyError) {
 		Signature     string         `json:"signature"`
 		Authorization *Authorization `json:"authorization"`
 	}
-	if !isJSONObject(raw) {
+	if !wire.IsJSONObject(raw) {
 		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload must be a JSON object")
 	}
 	if e, hasAuth, ok := fastExactEVMPayload(raw); ok {
@@ -245,7 +245,7 @@ func parseExactEVMPayload(raw json.RawMessage) (ExactEVMPayload, *VerifyError) {
 		return e, nil
 	}
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload is not an exact EVM payload: %v", jsonErrorSummary(err))
+		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload is not an exact EVM payload: %v", wire.JSONErrorSummary(err))
 	}
 	if w.Authorization == nil {
 		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload.authorization is required (only EIP-3009 authorizations are accepted)")
@@ -253,20 +253,11 @@ func parseExactEVMPayload(raw json.RawMessage) (ExactEVMPayload, *VerifyError) {
 	return ExactEVMPayload{Signature: w.Signature, Authorization: *w.Authorization}, nil
 }
 
-// jsonErrorSummary names what is wrong in a JSON error without the input.
-func jsonErrorSummary(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type)
-	}
-	return "invalid JSON"
-}
-
 // sameAmount compares two atomic amounts numerically; malformed amounts are
 // never equal.
 func sameAmount(a, b string) bool {
-	x, ok1 := parseUint256(a)
-	y, ok2 := parseUint256(b)
+	x, ok1 := wire.ParseUint256(a)
+	y, ok2 := wire.ParseUint256(b)
 	return ok1 && ok2 && x == y
 }
 
@@ -290,8 +281,8 @@ type cachedSeparator struct {
 // (immutable once computed).
 var knownSeparators = sync.OnceValue(func() []cachedSeparator {
 	var out []cachedSeparator
-	for _, n := range knownNetworks() {
-		d := n.Domain()
+	for _, n := range x402.Networks() {
+		d := Domain(n)
 		out = append(out, cachedSeparator{d, d.Separator()})
 	}
 	return out
@@ -302,7 +293,7 @@ var knownSeparators = sync.OnceValue(func() []cachedSeparator {
 // joined with "/". The same authorization always yields the same key,
 // whatever the case of its hex digits or the network's spelling.
 func NonceKey(network, asset, from, nonce string) string {
-	if n, ok := LookupNetwork(network); ok {
+	if n, ok := x402.LookupNetwork(network); ok {
 		network = n.CAIP2
 	}
 	return strings.ToLower(network) + "/" + strings.ToLower(asset) + "/" + strings.ToLower(from) + "/" + strings.ToLower(nonce)

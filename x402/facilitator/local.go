@@ -1,4 +1,4 @@
-package x402
+package facilitator
 
 import (
 	"context"
@@ -11,20 +11,23 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
-// LocalSettlementNote is put in the Extra of every LocalFacilitator
+// LocalSettlementNote is put in the Extra of every Local
 // settlement (with "onChain": false).
 const LocalSettlementNote = "local development facilitator: nothing was settled on chain"
 
-// LocalTransactionPrefix starts every LocalFacilitator transaction id, so
+// LocalTransactionPrefix starts every Local transaction id, so
 // that it cannot be mistaken for a chain transaction hash.
 const LocalTransactionPrefix = "local-dev:"
 
-// LocalFacilitatorConfig configures a LocalFacilitator.
-type LocalFacilitatorConfig struct {
+// LocalConfig configures a Local facilitator (NewLocal).
+type LocalConfig struct {
 	// Verifier checks payments; its Now defaults to Now.
-	Verifier Verifier
+	Verifier exact.Verifier
 	// Networks restricts the networks served (CAIP-2 ids or v1 names);
 	// empty means every known network.
 	Networks []string
@@ -34,7 +37,7 @@ type LocalFacilitatorConfig struct {
 	Now func() time.Time
 }
 
-// Settlement is one payment a LocalFacilitator "settled".
+// Settlement is one payment a Local "settled".
 type Settlement struct {
 	Transaction string
 	Network     string
@@ -46,8 +49,8 @@ type Settlement struct {
 	SettledAt   time.Time
 }
 
-// LocalFacilitator is a Facilitator for development and tests: it verifies
-// payments for real with the local Verifier (signatures, amounts, time
+// Local is an x402.Facilitator for development and tests: it verifies
+// payments for real with the local exact.Verifier (signatures, amounts, time
 // window) but settles nothing on chain. Settle records the payment in
 // memory and answers with a transaction id "local-dev:<64 hex>" (never a
 // 0x hash) and Extra {"onChain": false, "note": LocalSettlementNote}.
@@ -58,15 +61,15 @@ type Settlement struct {
 // transaction), even once the authorization has expired; for other
 // requirements it is refused with ReasonNonceAlreadyUsed, and Verify of a
 // settled authorization is always invalid (ReasonNonceAlreadyUsed). It
-// honours the payment-identifier extension (see NewFacilitatorHandler): an
+// honours the payment-identifier extension (see NewHandler): an
 // identifier (scoped by payTo) is bound to the payment it was first
-// settled with, and refused (ReasonPaymentIdentifierConflict) with another; a malformed one
-// is refused (ReasonInvalidPaymentIdentifier). It implements StatusChecker
+// settled with, and refused (x402.ReasonPaymentIdentifierConflict) with another; a malformed one
+// is refused (x402.ReasonInvalidPaymentIdentifier). It implements StatusChecker
 // from what it recorded. What it records is kept for its lifetime. Safe
 // for concurrent use.
-type LocalFacilitator struct {
-	verifier Verifier
-	networks []Network
+type Local struct {
+	verifier exact.Verifier
+	networks []x402.Network
 	payTo    string
 	now      func() time.Time
 
@@ -76,23 +79,23 @@ type LocalFacilitator struct {
 	settlements []Settlement
 }
 
-// localSettlement is what LocalFacilitator keeps of one settled
+// localSettlement is what Local keeps of one settled
 // authorization.
 type localSettlement struct {
 	settlement  Settlement
-	resp        SettleResponse
+	resp        x402.SettleResponse
 	fingerprint string // paymentFingerprint of the payment as settled
 }
 
 var (
-	_ Facilitator   = (*LocalFacilitator)(nil)
-	_ StatusChecker = (*LocalFacilitator)(nil)
+	_ x402.Facilitator   = (*Local)(nil)
+	_ x402.StatusChecker = (*Local)(nil)
 )
 
-// NewLocalFacilitator builds a LocalFacilitator; an unknown network or an
+// NewLocal builds a Local; an unknown network or an
 // invalid PayTo is a *ConfigError.
-func NewLocalFacilitator(cfg LocalFacilitatorConfig) (*LocalFacilitator, error) {
-	f := &LocalFacilitator{verifier: cfg.Verifier, now: cfg.Now, settled: make(map[string]*localSettlement), ids: make(map[string]string)}
+func NewLocal(cfg LocalConfig) (*Local, error) {
+	f := &Local{verifier: cfg.Verifier, now: cfg.Now, settled: make(map[string]*localSettlement), ids: make(map[string]string)}
 	if f.now == nil {
 		f.now = time.Now
 	}
@@ -100,19 +103,19 @@ func NewLocalFacilitator(cfg LocalFacilitatorConfig) (*LocalFacilitator, error) 
 		f.verifier.Now = f.now
 	}
 	if len(cfg.Networks) == 0 {
-		f.networks = Networks()
+		f.networks = x402.Networks()
 	}
 	for _, id := range cfg.Networks {
-		n, ok := LookupNetwork(id)
+		n, ok := x402.LookupNetwork(id)
 		if !ok {
-			return nil, &ConfigError{"Networks", fmt.Sprintf("unknown network %q (known: %s)", truncForMsg(id, 40), knownNetworkList())}
+			return nil, &x402.ConfigError{Field: "Networks", Message: fmt.Sprintf("unknown network %q (known: %s)", wire.TruncForMsg(id, 40), knownNetworkList())}
 		}
 		f.networks = append(f.networks, n)
 	}
 	if cfg.PayTo != "" {
-		p, err := checkPayTo(cfg.PayTo)
-		if err != nil {
-			return nil, err
+		p, problem := wire.CheckPayTo(cfg.PayTo)
+		if problem != "" {
+			return nil, &x402.ConfigError{Field: "PayTo", Message: problem}
 		}
 		f.payTo = p
 	}
@@ -121,23 +124,23 @@ func NewLocalFacilitator(cfg LocalFacilitatorConfig) (*LocalFacilitator, error) 
 
 // check runs the verifier plus this facilitator's own restrictions and
 // returns the payer, the parsed payload and the nonce key.
-func (f *LocalFacilitator) check(payload PaymentPayload, req PaymentRequirements) (payer string, p ExactEVMPayload, key string, verr error) {
+func (f *Local) check(payload x402.PaymentPayload, req x402.PaymentRequirements) (payer string, p exact.ExactEVMPayload, key string, verr error) {
 	if !f.serves(req.Network) {
-		return "", p, "", verifyRefuse(ReasonInvalidNetwork, "network %q is not served by this facilitator", truncForMsg(req.Network, 40))
+		return "", p, "", &exact.VerifyError{Reason: x402.ReasonInvalidNetwork, Message: fmt.Sprintf("network %q is not served by this facilitator", wire.TruncForMsg(req.Network, 40))}
 	}
-	if f.payTo != "" && !equalAddressFold(req.PayTo, f.payTo) {
-		return "", p, "", verifyRefuse(ReasonRecipientMismatch, "this facilitator only accepts payments to %s", f.payTo)
+	if f.payTo != "" && !wire.EqualAddressFold(req.PayTo, f.payTo) {
+		return "", p, "", &exact.VerifyError{Reason: exact.ReasonRecipientMismatch, Message: fmt.Sprintf("this facilitator only accepts payments to %s", f.payTo)}
 	}
 	payer, err := f.verifier.Verify(payload, req)
 	if err != nil {
 		return payer, p, "", err
 	}
-	p, _ = ParseExactEVMPayload(payload.Payload) // cannot fail after Verify
-	key = NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	p, _ = exact.ParseExactEVMPayload(payload.Payload) // cannot fail after Verify
+	key = exact.NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
 	return payer, p, key, nil
 }
 
-func (f *LocalFacilitator) serves(network string) bool {
+func (f *Local) serves(network string) bool {
 	for _, n := range f.networks {
 		if network == n.CAIP2 || network == n.V1Name {
 			return true
@@ -149,10 +152,10 @@ func (f *LocalFacilitator) serves(network string) bool {
 // identifierCheck reads the payment identifier of payload and checks it
 // against the bindings; fingerprint is the payment's. It returns the
 // identifier's key (identifierScope), or a refusal reason and message.
-func (f *LocalFacilitator) identifierCheck(payload PaymentPayload, req PaymentRequirements, fingerprint string) (id, reason, msg string) {
-	id, err := PaymentIdentifierOf(payload)
+func (f *Local) identifierCheck(payload x402.PaymentPayload, req x402.PaymentRequirements, fingerprint string) (id, reason, msg string) {
+	id, err := x402.PaymentIdentifierOf(payload)
 	if err != nil {
-		return "", ReasonInvalidPaymentIdentifier, err.Error()
+		return "", x402.ReasonInvalidPaymentIdentifier, err.Error()
 	}
 	if id == "" {
 		return "", "", ""
@@ -162,19 +165,19 @@ func (f *LocalFacilitator) identifierCheck(payload PaymentPayload, req PaymentRe
 	bound, ok := f.ids[id]
 	f.mu.Unlock()
 	if ok && bound != fingerprint {
-		return id, ReasonPaymentIdentifierConflict, msgIdentifierConflict
+		return id, x402.ReasonPaymentIdentifierConflict, msgIdentifierConflict
 	}
 	return id, "", ""
 }
 
 // settledRecord returns the record of the authorization payload carries
 // for req's network and asset, if it was settled.
-func (f *LocalFacilitator) settledRecord(payload PaymentPayload, req PaymentRequirements) *localSettlement {
-	p, err := ParseExactEVMPayload(payload.Payload)
+func (f *Local) settledRecord(payload x402.PaymentPayload, req x402.PaymentRequirements) *localSettlement {
+	p, err := exact.ParseExactEVMPayload(payload.Payload)
 	if err != nil {
 		return nil
 	}
-	key := NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	key := exact.NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.settled[key]
@@ -184,16 +187,16 @@ func (f *LocalFacilitator) settledRecord(payload PaymentPayload, req PaymentRequ
 // with the Verifier's reason. An authorization this facilitator already
 // settled is invalid (ReasonNonceAlreadyUsed), as the chain would say,
 // whatever else is wrong with it; so is a payment identifier bound to
-// another payment (ReasonPaymentIdentifierConflict).
-func (f *LocalFacilitator) Verify(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (VerifyResponse, error) {
+// another payment (x402.ReasonPaymentIdentifierConflict).
+func (f *Local) Verify(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
 	if err := ctx.Err(); err != nil {
-		return VerifyResponse{}, fmt.Errorf("x402: local facilitator verify: %w", err)
+		return x402.VerifyResponse{}, fmt.Errorf("x402: local facilitator verify: %w", err)
 	}
 	if _, reason, msg := f.identifierCheck(payload, req, paymentFingerprint(payload, req)); reason != "" {
-		return VerifyResponse{IsValid: false, InvalidReason: reason, InvalidMessage: msg}, nil
+		return x402.VerifyResponse{IsValid: false, InvalidReason: reason, InvalidMessage: msg}, nil
 	}
 	if rec := f.settledRecord(payload, req); rec != nil {
-		return VerifyResponse{IsValid: false, InvalidReason: ReasonNonceAlreadyUsed, InvalidMessage: "this authorization was already settled", Payer: rec.settlement.Payer}, nil
+		return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonNonceAlreadyUsed, InvalidMessage: "this authorization was already settled", Payer: rec.settlement.Payer}, nil
 	}
 	payer, _, key, err := f.check(payload, req)
 	if err != nil {
@@ -203,9 +206,9 @@ func (f *LocalFacilitator) Verify(ctx context.Context, payload PaymentPayload, r
 	_, used := f.settled[key]
 	f.mu.Unlock()
 	if used {
-		return VerifyResponse{IsValid: false, InvalidReason: ReasonNonceAlreadyUsed, InvalidMessage: "this authorization was already settled", Payer: payer}, nil
+		return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonNonceAlreadyUsed, InvalidMessage: "this authorization was already settled", Payer: payer}, nil
 	}
-	return VerifyResponse{IsValid: true, Payer: payer}, nil
+	return x402.VerifyResponse{IsValid: true, Payer: payer}, nil
 }
 
 // Settle implements Facilitator. An authorization settled before is
@@ -216,19 +219,19 @@ func (f *LocalFacilitator) Verify(ctx context.Context, payload PaymentPayload, r
 // without verification, so that it still does once the authorization has
 // expired; another signature of it must verify first. A new authorization
 // is verified and recorded.
-func (f *LocalFacilitator) Settle(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (SettleResponse, error) {
+func (f *Local) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
 	if err := ctx.Err(); err != nil {
-		return SettleResponse{}, fmt.Errorf("x402: local facilitator settle: %w", err)
+		return x402.SettleResponse{}, fmt.Errorf("x402: local facilitator settle: %w", err)
 	}
-	id, err := PaymentIdentifierOf(payload)
+	id, err := x402.PaymentIdentifierOf(payload)
 	if err != nil {
-		return SettleResponse{Success: false, ErrorReason: ReasonInvalidPaymentIdentifier, ErrorMessage: err.Error(), Network: req.Network}, nil
+		return x402.SettleResponse{Success: false, ErrorReason: x402.ReasonInvalidPaymentIdentifier, ErrorMessage: err.Error(), Network: req.Network}, nil
 	}
 	id = identifierScope(id, req)
 	fp := paymentFingerprint(payload, req)
 	key := ""
-	if p, err := ParseExactEVMPayload(payload.Payload); err == nil {
-		key = NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	if p, err := exact.ParseExactEVMPayload(payload.Payload); err == nil {
+		key = exact.NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
 	}
 	f.mu.Lock()
 	resp, answered := f.answerLocked(id, fp, key, req, false)
@@ -239,7 +242,7 @@ func (f *LocalFacilitator) Settle(ctx context.Context, payload PaymentPayload, r
 	payer, p, key, err := f.check(payload, req)
 	if err != nil {
 		vr := invalidVerifyResponse(payer, err)
-		return SettleResponse{Success: false, ErrorReason: vr.InvalidReason, ErrorMessage: vr.InvalidMessage, Payer: payer, Network: req.Network}, nil
+		return x402.SettleResponse{Success: false, ErrorReason: vr.InvalidReason, ErrorMessage: vr.InvalidMessage, Payer: payer, Network: req.Network}, nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -256,7 +259,7 @@ func (f *LocalFacilitator) Settle(ctx context.Context, payload PaymentPayload, r
 		Nonce:       p.Authorization.Nonce,
 		SettledAt:   f.now(),
 	}
-	rec := &localSettlement{settlement: s, fingerprint: fp, resp: SettleResponse{
+	rec := &localSettlement{settlement: s, fingerprint: fp, resp: x402.SettleResponse{
 		Success:     true,
 		Payer:       payer,
 		Transaction: s.Transaction,
@@ -275,34 +278,34 @@ func (f *LocalFacilitator) Settle(ctx context.Context, payload PaymentPayload, r
 // (key) already settled gets ReasonNonceAlreadyUsed for other
 // requirements, and the original response for the same payment or, once
 // verified, for another signature of it. f.mu is held.
-func (f *LocalFacilitator) answerLocked(id, fp, key string, req PaymentRequirements, verified bool) (SettleResponse, bool) {
+func (f *Local) answerLocked(id, fp, key string, req x402.PaymentRequirements, verified bool) (x402.SettleResponse, bool) {
 	if bound, ok := f.ids[id]; id != "" && ok && bound != fp {
-		return SettleResponse{Success: false, ErrorReason: ReasonPaymentIdentifierConflict, ErrorMessage: msgIdentifierConflict, Network: req.Network}, true
+		return x402.SettleResponse{Success: false, ErrorReason: x402.ReasonPaymentIdentifierConflict, ErrorMessage: msgIdentifierConflict, Network: req.Network}, true
 	}
 	rec := f.settled[key]
 	switch {
 	case key == "" || rec == nil:
-		return SettleResponse{}, false
+		return x402.SettleResponse{}, false
 	case !rec.sameRequirements(req):
-		return SettleResponse{Success: false, ErrorReason: ReasonNonceAlreadyUsed, ErrorMessage: "this authorization was already settled for other requirements",
+		return x402.SettleResponse{Success: false, ErrorReason: exact.ReasonNonceAlreadyUsed, ErrorMessage: "this authorization was already settled for other requirements",
 			Payer: rec.settlement.Payer, Network: req.Network}, true
 	case rec.fingerprint == fp || verified:
 		f.bind(id, fp)
 		return rec.response(), true
 	}
-	return SettleResponse{}, false
+	return x402.SettleResponse{}, false
 }
 
 // bind binds a payment identifier (if any, and not bound yet) to the
 // payment fingerprint; f.mu is held.
-func (f *LocalFacilitator) bind(id, fingerprint string) {
+func (f *Local) bind(id, fingerprint string) {
 	if _, ok := f.ids[id]; id != "" && !ok {
 		f.ids[id] = fingerprint
 	}
 }
 
 // response returns a copy of the recorded settlement response.
-func (r *localSettlement) response() SettleResponse {
+func (r *localSettlement) response() x402.SettleResponse {
 	resp := r.resp
 	resp.Extra = maps.Clone(r.resp.Extra)
 	resp.Extensions = maps.Clone(r.resp.Extensions)
@@ -311,18 +314,18 @@ func (r *localSettlement) response() SettleResponse {
 
 // sameRequirements reports whether req asks for what r settled: the same
 // payTo, amount, asset and network (v1 names and CAIP-2 ids alike).
-func (r *localSettlement) sameRequirements(req PaymentRequirements) bool {
+func (r *localSettlement) sameRequirements(req x402.PaymentRequirements) bool {
 	s := r.settlement
-	return equalAddressFold(s.PayTo, req.PayTo) && s.Amount == req.Amount && strings.EqualFold(s.Asset, req.Asset) &&
+	return wire.EqualAddressFold(s.PayTo, req.PayTo) && s.Amount == req.Amount && strings.EqualFold(s.Asset, req.Asset) &&
 		sameNetwork(s.Network, req.Network)
 }
 
 // sameNetwork reports whether a and b name the same network.
 func sameNetwork(a, b string) bool {
-	if n, ok := LookupNetwork(a); ok {
+	if n, ok := x402.LookupNetwork(a); ok {
 		a = n.CAIP2
 	}
-	if n, ok := LookupNetwork(b); ok {
+	if n, ok := x402.LookupNetwork(b); ok {
 		b = n.CAIP2
 	}
 	return strings.EqualFold(a, b)
@@ -333,21 +336,21 @@ func sameNetwork(a, b string) bool {
 // authorization (for any requirements), and Expired when its validBefore
 // has passed by its clock. A payload that is not an EIP-3009 authorization
 // is an error.
-func (f *LocalFacilitator) Status(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (AuthorizationStatus, error) {
+func (f *Local) Status(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.AuthorizationStatus, error) {
 	if err := ctx.Err(); err != nil {
-		return AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: %w", err)
+		return x402.AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: %w", err)
 	}
-	p, err := ParseExactEVMPayload(payload.Payload)
+	p, err := exact.ParseExactEVMPayload(payload.Payload)
 	if err != nil {
-		return AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: %w", err)
+		return x402.AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: %w", err)
 	}
-	var st AuthorizationStatus
+	var st x402.AuthorizationStatus
 	if vb, ok := new(big.Int).SetString(p.Authorization.ValidBefore, 10); ok {
 		st.Expired = vb.Cmp(big.NewInt(f.now().Unix())) <= 0
 	} else {
-		return AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: validBefore %q is not a decimal number", truncForMsg(p.Authorization.ValidBefore, 40))
+		return x402.AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: validBefore %q is not a decimal number", wire.TruncForMsg(p.Authorization.ValidBefore, 40))
 	}
-	key := NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	key := exact.NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
 	f.mu.Lock()
 	rec := f.settled[key]
 	f.mu.Unlock()
@@ -362,41 +365,50 @@ func (f *LocalFacilitator) Status(ctx context.Context, payload PaymentPayload, r
 // Supported implements Facilitator: the exact scheme on each served
 // network, for x402 v2 (CAIP-2 ids) and v1 (network names), and the
 // payment-identifier extension.
-func (f *LocalFacilitator) Supported(ctx context.Context) (SupportedResponse, error) {
+func (f *Local) Supported(ctx context.Context) (x402.SupportedResponse, error) {
 	if err := ctx.Err(); err != nil {
-		return SupportedResponse{}, err
+		return x402.SupportedResponse{}, err
 	}
-	var kinds []SupportedKind
+	var kinds []x402.SupportedKind
 	for _, n := range f.networks {
-		kinds = append(kinds, SupportedKind{X402Version: 2, Scheme: SchemeExact, Network: n.CAIP2})
+		kinds = append(kinds, x402.SupportedKind{X402Version: 2, Scheme: x402.SchemeExact, Network: n.CAIP2})
 	}
 	for _, n := range f.networks {
-		kinds = append(kinds, SupportedKind{X402Version: 1, Scheme: SchemeExact, Network: n.V1Name})
+		kinds = append(kinds, x402.SupportedKind{X402Version: 1, Scheme: x402.SchemeExact, Network: n.V1Name})
 	}
-	return SupportedResponse{Kinds: kinds, Extensions: []string{ExtensionPaymentIdentifier}, Signers: map[string][]string{}}, nil
+	return x402.SupportedResponse{Kinds: kinds, Extensions: []string{x402.ExtensionPaymentIdentifier}, Signers: map[string][]string{}}, nil
 }
 
 // Settlements returns a copy of the settlements recorded so far, oldest first.
-func (f *LocalFacilitator) Settlements() []Settlement {
+func (f *Local) Settlements() []Settlement {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Settlement(nil), f.settlements...)
 }
 
 // invalidVerifyResponse turns a Verifier error into an IsValid false answer.
-func invalidVerifyResponse(payer string, err error) VerifyResponse {
-	if ve, ok := err.(*VerifyError); ok {
-		return VerifyResponse{IsValid: false, InvalidReason: ve.Reason, InvalidMessage: ve.Message, Payer: payer}
+func invalidVerifyResponse(payer string, err error) x402.VerifyResponse {
+	if ve, ok := err.(*exact.VerifyError); ok {
+		return x402.VerifyResponse{IsValid: false, InvalidReason: ve.Reason, InvalidMessage: ve.Message, Payer: payer}
 	}
-	return VerifyResponse{IsValid: false, InvalidReason: ReasonUnexpectedVerifyError, InvalidMessage: err.Error(), Payer: payer}
+	return x402.VerifyResponse{IsValid: false, InvalidReason: x402.ReasonUnexpectedVerifyError, InvalidMessage: err.Error(), Payer: payer}
 }
 
 // localTransactionID derives a deterministic id from the network, the
 // authorization and its signature: "local-dev:" + hex(keccak256(...)).
-func localTransactionID(network string, p ExactEVMPayload) string {
+func localTransactionID(network string, p exact.ExactEVMPayload) string {
 	a := p.Authorization
-	id := strings.Join([]string{"x402-local-settlement", NonceKey(network, "", a.From, a.Nonce), strings.ToLower(a.To),
+	id := strings.Join([]string{"x402-local-settlement", exact.NonceKey(network, "", a.From, a.Nonce), strings.ToLower(a.To),
 		a.Value, a.ValidAfter, a.ValidBefore, strings.ToLower(p.Signature)}, "\x00")
 	h := crypto.Keccak256Hash([]byte(id))
 	return LocalTransactionPrefix + hex.EncodeToString(h[:])
+}
+
+// knownNetworkList names the known networks for error messages.
+func knownNetworkList() string {
+	var ids []string
+	for _, n := range x402.Networks() {
+		ids = append(ids, n.CAIP2)
+	}
+	return strings.Join(ids, ", ")
 }

@@ -1,4 +1,4 @@
-package x402
+package client
 
 import (
 	"bytes"
@@ -15,6 +15,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Signer holds a payer's private key. It signs EIP-3009 authorizations and
@@ -47,7 +50,7 @@ func ParseSigner(hexKey string) (*Signer, error) {
 func (s *Signer) Address() string { return s.address.Hex() }
 
 // String shows the address only.
-func (s *Signer) String() string { return "x402.Signer(" + s.address.Hex() + ")" }
+func (s *Signer) String() string { return "client.Signer(" + s.address.Hex() + ")" }
 
 // GoString shows the address only (for %#v).
 func (s *Signer) GoString() string { return s.String() }
@@ -55,10 +58,10 @@ func (s *Signer) GoString() string { return s.String() }
 // LogValue shows the address only in slog records.
 func (s *Signer) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
-// NewPayload signs an exact/EIP-3009 payment of req (see NewExactPayload;
+// NewPayload signs an exact/EIP-3009 payment of req (see exact.NewPayload;
 // validity ≤ 0 means req.MaxTimeoutSeconds).
-func (s *Signer) NewPayload(req PaymentRequirements, now time.Time, validity time.Duration) (ExactEVMPayload, error) {
-	return NewExactPayload(s.key, req, now, validity)
+func (s *Signer) NewPayload(req x402.PaymentRequirements, now time.Time, validity time.Duration) (exact.ExactEVMPayload, error) {
+	return exact.NewPayload(s.key, req, now, validity)
 }
 
 // DefaultMaxAmount is the Transport's spending cap per payment when none is
@@ -94,7 +97,7 @@ var (
 // RejectedRequirement says why one offered requirement was not paid.
 type RejectedRequirement struct {
 	Index        int
-	Requirements PaymentRequirements
+	Requirements x402.PaymentRequirements
 	Err          error // one of ErrSchemeNotSupported, ErrNetworkNotAllowed, ErrAssetNotAllowed, ErrAmountOverMax, ErrInvalidRequirements
 	Detail       string
 }
@@ -164,33 +167,33 @@ type Transport struct {
 	MaxReplayBodyBytes int64
 }
 
-// ClientOption configures NewClient's Transport.
-type ClientOption func(*Transport)
+// Option configures New's Transport.
+type Option func(*Transport)
 
 // WithBase sets the Transport's Base round tripper.
-func WithBase(rt http.RoundTripper) ClientOption { return func(t *Transport) { t.Base = rt } }
+func WithBase(rt http.RoundTripper) Option { return func(t *Transport) { t.Base = rt } }
 
 // WithNetworks sets the allowed networks.
-func WithNetworks(ids ...string) ClientOption {
+func WithNetworks(ids ...string) Option {
 	return func(t *Transport) { t.Networks = append([]string(nil), ids...) }
 }
 
 // WithAssets sets the allowed assets.
-func WithAssets(addrs ...string) ClientOption {
+func WithAssets(addrs ...string) Option {
 	return func(t *Transport) { t.Assets = append([]string(nil), addrs...) }
 }
 
 // WithMaxAmount sets the cap per payment (atomic units, or "$" + dollars).
-func WithMaxAmount(max string) ClientOption { return func(t *Transport) { t.MaxAmount = max } }
+func WithMaxAmount(max string) Option { return func(t *Transport) { t.MaxAmount = max } }
 
 // WithClock sets the clock.
-func WithClock(now func() time.Time) ClientOption { return func(t *Transport) { t.Now = now } }
+func WithClock(now func() time.Time) Option { return func(t *Transport) { t.Now = now } }
 
 // WithValidity sets the authorization's validity.
-func WithValidity(d time.Duration) ClientOption { return func(t *Transport) { t.Validity = d } }
+func WithValidity(d time.Duration) Option { return func(t *Transport) { t.Validity = d } }
 
-// NewClient returns an http.Client whose Transport pays 402s with signer.
-func NewClient(signer *Signer, opts ...ClientOption) *http.Client {
+// New returns an http.Client whose Transport pays 402s with signer.
+func New(signer *Signer, opts ...Option) *http.Client {
 	t := &Transport{Signer: signer}
 	for _, o := range opts {
 		o(t)
@@ -204,7 +207,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if req.Header.Get(HeaderPaymentSignature) != "" || req.Header.Get(HeaderV1Payment) != "" {
+	if req.Header.Get(x402.HeaderPaymentSignature) != "" || req.Header.Get(x402.HeaderV1Payment) != "" {
 		return base.RoundTrip(req) // already paying: never pay twice
 	}
 	getBody, err := t.replayableBody(req)
@@ -276,19 +279,19 @@ func (t *Transport) replayableBody(req *http.Request) (func() (io.ReadCloser, er
 // requirements converted to v2 (v1Accepts keeps the originals).
 type clOffer struct {
 	version   int
-	pr        PaymentRequired
-	v1Accepts []PaymentRequirementsV1
+	pr        x402.PaymentRequired
+	v1Accepts []x402.PaymentRequirementsV1
 }
 
 // clReadOffer decodes a 402. It returns nil, nil for a 402 that is not x402
 // (its body is then restored).
 func clReadOffer(resp *http.Response) (*clOffer, error) {
-	if h := resp.Header.Get(HeaderPaymentRequired); h != "" {
-		pr, err := DecodePaymentRequired(h)
+	if h := resp.Header.Get(x402.HeaderPaymentRequired); h != "" {
+		pr, err := x402.DecodePaymentRequired(h)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidPaymentRequired, err)
 		}
-		return &clOffer{version: Version, pr: pr}, nil
+		return &clOffer{version: x402.Version, pr: pr}, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, clMaxOfferBodyBytes))
 	resp.Body.Close()
@@ -296,15 +299,15 @@ func clReadOffer(resp *http.Response) (*clOffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("x402: reading the 402 body: %w", err)
 	}
-	var v1 PaymentRequiredV1
-	if json.Unmarshal(b, &v1) != nil || v1.X402Version != VersionV1 || len(v1.Accepts) == 0 {
+	var v1 x402.PaymentRequiredV1
+	if json.Unmarshal(b, &v1) != nil || v1.X402Version != x402.VersionV1 || len(v1.Accepts) == 0 {
 		return nil, nil
 	}
-	o := &clOffer{version: VersionV1, pr: PaymentRequired{X402Version: VersionV1, Error: v1.Error}}
+	o := &clOffer{version: x402.VersionV1, pr: x402.PaymentRequired{X402Version: x402.VersionV1, Error: v1.Error}}
 	for _, a := range v1.Accepts {
-		req, res, err := RequirementsFromV1(a)
+		req, res, err := x402.RequirementsFromV1(a)
 		if err != nil { // unknown v1 network: keep a placeholder the chooser refuses
-			req = PaymentRequirements{Scheme: a.Scheme, Network: a.Network, Amount: a.MaxAmountRequired, Asset: a.Asset, PayTo: a.PayTo}
+			req = x402.PaymentRequirements{Scheme: a.Scheme, Network: a.Network, Amount: a.MaxAmountRequired, Asset: a.Asset, PayTo: a.PayTo}
 		}
 		if o.pr.Resource.URL == "" {
 			o.pr.Resource = res
@@ -337,20 +340,20 @@ func (t *Transport) pay(o *clOffer) (name, value string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("x402: encoding the payment: %w", err)
 	}
-	if o.version == VersionV1 {
+	if o.version == x402.VersionV1 {
 		a := o.v1Accepts[i]
-		value, err = EncodeHeader(PaymentPayloadV1{X402Version: VersionV1, Scheme: a.Scheme, Network: a.Network, Payload: raw})
-		return HeaderV1Payment, value, err
+		value, err = x402.EncodeHeader(x402.PaymentPayloadV1{X402Version: x402.VersionV1, Scheme: a.Scheme, Network: a.Network, Payload: raw})
+		return x402.HeaderV1Payment, value, err
 	}
 	res := o.pr.Resource
-	value, err = EncodeHeader(PaymentPayload{
-		X402Version: Version,
+	value, err = x402.EncodeHeader(x402.PaymentPayload{
+		X402Version: x402.Version,
 		Resource:    &res,
 		Accepted:    chosen,
 		Payload:     raw,
 		Extensions:  o.pr.Extensions,
 	})
-	return HeaderPaymentSignature, value, err
+	return x402.HeaderPaymentSignature, value, err
 }
 
 // Choose returns the index of the first acceptable requirement: scheme
@@ -358,16 +361,16 @@ func (t *Transport) pay(o *clOffer) (name, value string, err error) {
 // valid payTo and a positive amount at most MaxAmount. The error is a
 // *NoAcceptableError listing why each one was refused, or a configuration
 // error of the Transport.
-func (t *Transport) Choose(accepts []PaymentRequirements) (int, error) {
+func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 	networks := t.Networks
 	if len(networks) == 0 {
-		networks = []string{NetworkBase}
+		networks = []string{x402.NetworkBase}
 	}
-	var allowedNets []Network
+	var allowedNets []x402.Network
 	for _, id := range networks {
-		n, ok := LookupNetwork(id)
+		n, ok := x402.LookupNetwork(id)
 		if !ok {
-			return -1, fmt.Errorf("x402: transport: %w %q", ErrUnknownNetwork, mwTrunc(id, 40))
+			return -1, fmt.Errorf("x402: transport: %w %q", x402.ErrUnknownNetwork, wire.TruncForMsg(id, 40))
 		}
 		allowedNets = append(allowedNets, n)
 	}
@@ -376,11 +379,11 @@ func (t *Transport) Choose(accepts []PaymentRequirements) (int, error) {
 		reject := func(err error, format string, args ...any) {
 			noErr.Rejected = append(noErr.Rejected, RejectedRequirement{Index: i, Requirements: req, Err: err, Detail: fmt.Sprintf(format, args...)})
 		}
-		if req.Scheme != SchemeExact {
-			reject(ErrSchemeNotSupported, "scheme %q", mwTrunc(req.Scheme, 20))
+		if req.Scheme != x402.SchemeExact {
+			reject(ErrSchemeNotSupported, "scheme %q", wire.TruncForMsg(req.Scheme, 20))
 			continue
 		}
-		var net *Network
+		var net *x402.Network
 		for j := range allowedNets {
 			if allowedNets[j].CAIP2 == req.Network || allowedNets[j].V1Name == req.Network {
 				net = &allowedNets[j]
@@ -388,11 +391,11 @@ func (t *Transport) Choose(accepts []PaymentRequirements) (int, error) {
 			}
 		}
 		if net == nil {
-			reject(ErrNetworkNotAllowed, "network %q", mwTrunc(req.Network, 40))
+			reject(ErrNetworkNotAllowed, "network %q", wire.TruncForMsg(req.Network, 40))
 			continue
 		}
 		if !t.assetAllowed(*net, req.Asset) {
-			reject(ErrAssetNotAllowed, "asset %q on %s", mwTrunc(req.Asset, 50), net.CAIP2)
+			reject(ErrAssetNotAllowed, "asset %q on %s", wire.TruncForMsg(req.Asset, 50), net.CAIP2)
 			continue
 		}
 		if name, _ := req.Extra["name"].(string); name == "" {
@@ -403,13 +406,13 @@ func (t *Transport) Choose(accepts []PaymentRequirements) (int, error) {
 			reject(ErrInvalidRequirements, "extra.name/extra.version (the token's EIP-712 domain) missing")
 			continue
 		}
-		if _, ok := ChecksumAddress(req.PayTo); !ok {
+		if _, ok := x402.ChecksumAddress(req.PayTo); !ok {
 			reject(ErrInvalidRequirements, "payTo is not an address")
 			continue
 		}
 		amount, ok := clAtomic(req.Amount)
 		if !ok || amount.Sign() == 0 {
-			reject(ErrInvalidRequirements, "amount %q is not a positive integer", mwTrunc(req.Amount, 40))
+			reject(ErrInvalidRequirements, "amount %q is not a positive integer", wire.TruncForMsg(req.Amount, 40))
 			continue
 		}
 		limit, err := t.maxAtomic(*net)
@@ -425,7 +428,7 @@ func (t *Transport) Choose(accepts []PaymentRequirements) (int, error) {
 	return -1, noErr
 }
 
-func (t *Transport) assetAllowed(n Network, asset string) bool {
+func (t *Transport) assetAllowed(n x402.Network, asset string) bool {
 	if len(t.Assets) == 0 {
 		return strings.EqualFold(asset, n.USDC)
 	}
@@ -446,18 +449,18 @@ func (t *Transport) maxAmountText() string {
 
 // maxAtomic is the cap per payment in atomic units (dollars converted with
 // the network's USDC decimals).
-func (t *Transport) maxAtomic(n Network) (*big.Int, error) {
+func (t *Transport) maxAtomic(n x402.Network) (*big.Int, error) {
 	s := t.maxAmountText()
 	if usd, ok := strings.CutPrefix(s, "$"); ok {
-		atomic, err := PriceToAtomic(usd, n.USDCDecimals)
+		atomic, err := x402.PriceToAtomic(usd, n.USDCDecimals)
 		if err != nil {
-			return nil, fmt.Errorf("x402: transport: MaxAmount %q: %w", mwTrunc(s, 40), err)
+			return nil, fmt.Errorf("x402: transport: MaxAmount %q: %w", wire.TruncForMsg(s, 40), err)
 		}
 		s = atomic
 	}
 	w, ok := clAtomic(s)
 	if !ok {
-		return nil, fmt.Errorf("x402: transport: MaxAmount %q is neither atomic units nor \"$\" + dollars", mwTrunc(s, 40))
+		return nil, fmt.Errorf("x402: transport: MaxAmount %q is neither atomic units nor \"$\" + dollars", wire.TruncForMsg(s, 40))
 	}
 	return w, nil
 }
@@ -481,15 +484,15 @@ func clAtomic(s string) (*big.Int, bool) {
 // PAYMENT-RESPONSE header (v2), else X-PAYMENT-RESPONSE (v1). A failed
 // settlement decodes fine with Success false. ErrNoPaymentResponse when
 // neither header is present.
-func PaymentResponse(resp *http.Response) (*SettleResponse, error) {
-	h := resp.Header.Get(HeaderPaymentResponse)
+func PaymentResponse(resp *http.Response) (*x402.SettleResponse, error) {
+	h := resp.Header.Get(x402.HeaderPaymentResponse)
 	if h == "" {
-		h = resp.Header.Get(HeaderV1PaymentResponse)
+		h = resp.Header.Get(x402.HeaderV1PaymentResponse)
 	}
 	if h == "" {
 		return nil, ErrNoPaymentResponse
 	}
-	sr, err := DecodeSettleResponse(h)
+	sr, err := x402.DecodeSettleResponse(h)
 	if err != nil {
 		return nil, err
 	}
@@ -499,14 +502,14 @@ func PaymentResponse(resp *http.Response) (*SettleResponse, error) {
 // PaymentRequiredOf decodes the PAYMENT-REQUIRED header of a 402 (its Error
 // says why a payment was refused). ErrInvalidPaymentRequired wraps a
 // missing or undecodable header.
-func PaymentRequiredOf(resp *http.Response) (PaymentRequired, error) {
-	h := resp.Header.Get(HeaderPaymentRequired)
+func PaymentRequiredOf(resp *http.Response) (x402.PaymentRequired, error) {
+	h := resp.Header.Get(x402.HeaderPaymentRequired)
 	if h == "" {
-		return PaymentRequired{}, fmt.Errorf("%w: absent", ErrInvalidPaymentRequired)
+		return x402.PaymentRequired{}, fmt.Errorf("%w: absent", ErrInvalidPaymentRequired)
 	}
-	pr, err := DecodePaymentRequired(h)
+	pr, err := x402.DecodePaymentRequired(h)
 	if err != nil {
-		return PaymentRequired{}, fmt.Errorf("%w: %w", ErrInvalidPaymentRequired, err)
+		return x402.PaymentRequired{}, fmt.Errorf("%w: %w", ErrInvalidPaymentRequired, err)
 	}
 	return pr, nil
 }

@@ -1,4 +1,4 @@
-package x402
+package exact
 
 import (
 	"crypto/ecdsa"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // EIP-712 type strings of the EIP-3009 authorization and of the token's domain.
@@ -20,7 +22,7 @@ const (
 	EIP712DomainType              = "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
 )
 
-// ValidAfterSkew is how far in the past NewExactPayload puts validAfter, so
+// ValidAfterSkew is how far in the past NewPayload puts validAfter, so
 // that a payer whose clock runs ahead is not refused (as the reference
 // clients do).
 const ValidAfterSkew = 600 * time.Second
@@ -43,7 +45,7 @@ type EIP712Domain struct {
 }
 
 // Domain returns the EIP-712 domain of the network's USDC.
-func (n Network) Domain() EIP712Domain {
+func Domain(n x402.Network) EIP712Domain {
 	return EIP712Domain{Name: n.EIP712Name, Version: n.EIP712Version, ChainID: n.ChainID, VerifyingContract: common.HexToAddress(n.USDC)}
 }
 
@@ -58,7 +60,7 @@ func (d EIP712Domain) Separator() common.Hash {
 	copy(buf[32:], nh[:])
 	vh := crypto.Keccak256Hash([]byte(d.Version))
 	copy(buf[64:], vh[:])
-	cid := uint256FromUint64(uint64(d.ChainID))
+	cid := wire.Uint256FromUint64(uint64(d.ChainID))
 	copy(buf[96:], cid[:])
 	copy(buf[128+12:], d.VerifyingContract[:])
 	return crypto.Keccak256Hash(buf[:])
@@ -84,22 +86,22 @@ func (e *authFieldError) Error() string { return "x402: authorization." + e.fiel
 func parseAuthorization(a Authorization) (authWords, *authFieldError) {
 	var w authWords
 	var ok bool
-	if w.from, ok = parseHexAddress(a.From); !ok {
+	if w.from, ok = wire.ParseHexAddress(a.From); !ok {
 		return w, &authFieldError{"from", ReasonInvalidPayload, "must be 0x followed by 40 hex digits"}
 	}
-	if w.to, ok = parseHexAddress(a.To); !ok {
+	if w.to, ok = wire.ParseHexAddress(a.To); !ok {
 		return w, &authFieldError{"to", ReasonInvalidPayload, "must be 0x followed by 40 hex digits"}
 	}
-	if w.value, ok = parseUint256(a.Value); !ok {
+	if w.value, ok = wire.ParseUint256(a.Value); !ok {
 		return w, &authFieldError{"value", ReasonInvalidPayload, "must be a decimal integer below 2^256"}
 	}
-	if w.validAfter, ok = parseUint256(a.ValidAfter); !ok {
+	if w.validAfter, ok = wire.ParseUint256(a.ValidAfter); !ok {
 		return w, &authFieldError{"validAfter", ReasonInvalidPayload, "must be a decimal integer below 2^256"}
 	}
-	if w.validBefore, ok = parseUint256(a.ValidBefore); !ok {
+	if w.validBefore, ok = wire.ParseUint256(a.ValidBefore); !ok {
 		return w, &authFieldError{"validBefore", ReasonInvalidPayload, "must be a decimal integer below 2^256"}
 	}
-	if !parseHexFixed(w.nonce[:], a.Nonce) {
+	if !wire.ParseHexFixed(w.nonce[:], a.Nonce) {
 		return w, &authFieldError{"nonce", ReasonNonceFormat, "must be 0x followed by 64 hex digits"}
 	}
 	return w, nil
@@ -187,10 +189,10 @@ func RecoverSigner(digest, sig []byte) (common.Address, error) {
 		return common.Address{}, fmt.Errorf("%w: v = %d, want 27, 28, 0 or 1", ErrSignatureFormat, sig[64])
 	}
 	var zero [32]byte
-	if r == zero || s == zero || compareUint256(r, secpN) >= 0 {
+	if r == zero || s == zero || wire.CompareUint256(r, secpN) >= 0 {
 		return common.Address{}, fmt.Errorf("%w: r or s out of range", ErrSignatureFormat)
 	}
-	if compareUint256(s, secpHalfN) > 0 {
+	if wire.CompareUint256(s, secpHalfN) > 0 {
 		return common.Address{}, ErrSignatureHighS
 	}
 	var buf [65]byte
@@ -209,7 +211,7 @@ func RecoverSigner(digest, sig []byte) (common.Address, error) {
 // asset means n.USDC) and returns the 65-byte signature r ‖ s ‖ v as 0x-hex
 // with v 27 or 28. Signing is deterministic (RFC 6979). auth.From must be
 // the key's address.
-func SignAuthorization(key *ecdsa.PrivateKey, n Network, asset string, auth Authorization) (string, error) {
+func SignAuthorization(key *ecdsa.PrivateKey, n x402.Network, asset string, auth Authorization) (string, error) {
 	if key == nil {
 		return "", errors.New("x402: sign: nil key")
 	}
@@ -219,9 +221,9 @@ func SignAuthorization(key *ecdsa.PrivateKey, n Network, asset string, auth Auth
 	if asset == "" {
 		asset = n.USDC
 	}
-	contract, ok := parseHexAddress(asset)
+	contract, ok := wire.ParseHexAddress(asset)
 	if !ok {
-		return "", fmt.Errorf("x402: sign: asset %q is not an address", truncForMsg(asset, 50))
+		return "", fmt.Errorf("x402: sign: asset %q is not an address", wire.TruncForMsg(asset, 50))
 	}
 	w, ferr := parseAuthorization(auth)
 	if ferr != nil {
@@ -249,23 +251,23 @@ func NewNonce() (string, error) {
 	return "0x" + hex.EncodeToString(b[:]), nil
 }
 
-// NewExactPayload builds and signs the exact/EIP-3009 payload paying req
+// NewPayload builds and signs the exact/EIP-3009 payload paying req
 // with key: from = the key's address, to = req.PayTo, value = req.Amount, a
 // random 32-byte nonce, validAfter = now − ValidAfterSkew (not below 0) and
 // validBefore = now + validity, where validity ≤ 0 means
-// req.MaxTimeoutSeconds (DefaultMaxTimeoutSeconds if that is not positive).
+// req.MaxTimeoutSeconds (x402.DefaultMaxTimeoutSeconds if that is not positive).
 //
 // The domain is the one req announces (network's chain id, verifyingContract
 // = req.Asset, name and version from req.Extra), as the reference clients
 // do; a requirement without extra.name/extra.version is refused, as are an
 // unknown network, a scheme other than exact and a zero or malformed amount.
 // Whether the asset and amount are acceptable is the caller's policy.
-func NewExactPayload(key *ecdsa.PrivateKey, req PaymentRequirements, now time.Time, validity time.Duration) (ExactEVMPayload, error) {
+func NewPayload(key *ecdsa.PrivateKey, req x402.PaymentRequirements, now time.Time, validity time.Duration) (ExactEVMPayload, error) {
 	if key == nil {
 		return ExactEVMPayload{}, errors.New("x402: new payload: nil key")
 	}
-	if req.Scheme != SchemeExact {
-		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: scheme %q is not %q", truncForMsg(req.Scheme, 20), SchemeExact)
+	if req.Scheme != x402.SchemeExact {
+		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: scheme %q is not %q", wire.TruncForMsg(req.Scheme, 20), x402.SchemeExact)
 	}
 	n, err := mustKnownNetwork(req.Network)
 	if err != nil {
@@ -276,17 +278,17 @@ func NewExactPayload(key *ecdsa.PrivateKey, req PaymentRequirements, now time.Ti
 		return ExactEVMPayload{}, errors.New("x402: new payload: requirements lack extra.name/extra.version (the token's EIP-712 domain)")
 	}
 	n.EIP712Name, n.EIP712Version = name, version
-	to, ok := parseHexAddress(req.PayTo)
+	to, ok := wire.ParseHexAddress(req.PayTo)
 	if !ok {
-		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: payTo %q is not an address", truncForMsg(req.PayTo, 50))
+		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: payTo %q is not an address", wire.TruncForMsg(req.PayTo, 50))
 	}
-	if w, ok := parseUint256(req.Amount); !ok || w == ([32]byte{}) {
-		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: amount %q is not a positive integer", truncForMsg(req.Amount, 40))
+	if w, ok := wire.ParseUint256(req.Amount); !ok || w == ([32]byte{}) {
+		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: amount %q is not a positive integer", wire.TruncForMsg(req.Amount, 40))
 	}
 	if validity <= 0 {
 		secs := req.MaxTimeoutSeconds
 		if secs <= 0 {
-			secs = DefaultMaxTimeoutSeconds
+			secs = x402.DefaultMaxTimeoutSeconds
 		}
 		validity = time.Duration(secs) * time.Second
 	}
@@ -321,40 +323,21 @@ func extraDomain(extra map[string]any) (name, version string, ok bool) {
 	return name, version, name != "" && version != ""
 }
 
-// parseHexAddress parses 0x + 40 hex digits (either case).
-func parseHexAddress(s string) (common.Address, bool) {
-	var a common.Address
-	return a, parseHexFixed(a[:], s)
+// mustKnownNetwork looks a network up and returns an error wrapping
+// x402.ErrUnknownNetwork naming it (cut to a short prefix) when it is unknown.
+func mustKnownNetwork(id string) (x402.Network, error) {
+	n, ok := x402.LookupNetwork(id)
+	if !ok {
+		return x402.Network{}, fmt.Errorf("%w %q (known: %s)", x402.ErrUnknownNetwork, wire.TruncForMsg(id, 40), knownNetworkList())
+	}
+	return n, nil
 }
 
-// parseHexFixed decodes "0x" (lower-case x) + exactly 2*len(dst) hex digits
-// (either case) into dst.
-func parseHexFixed(dst []byte, s string) bool {
-	if len(s) != 2+2*len(dst) || s[:2] != "0x" {
-		return false
+// knownNetworkList names the known networks for error messages.
+func knownNetworkList() string {
+	var ids []string
+	for _, n := range x402.Networks() {
+		ids = append(ids, n.CAIP2)
 	}
-	for i := range dst {
-		hi, ok1 := hexNibble(s[2+2*i])
-		lo, ok2 := hexNibble(s[3+2*i])
-		if !ok1 || !ok2 {
-			return false
-		}
-		dst[i] = hi<<4 | lo
-	}
-	return true
+	return strings.Join(ids, ", ")
 }
-
-func hexNibble(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
-// equalAddressFold compares two hex addresses case-insensitively.
-func equalAddressFold(a, b string) bool { return strings.EqualFold(a, b) }

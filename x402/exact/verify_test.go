@@ -1,4 +1,4 @@
-package x402
+package exact
 
 import (
 	"encoding/json"
@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/seed1284c1d2/svc/x402"
 )
 
 func testVerifier() Verifier { return Verifier{Now: testClock} }
 
 func TestVerifyAcceptsValidPayment(t *testing.T) {
 	key := vecKey(t)
-	for _, network := range []string{NetworkBase, NetworkBaseSepolia} {
+	for _, network := range []string{x402.NetworkBase, x402.NetworkBaseSepolia} {
 		req := testRequirements(t, network)
 		payload, p := testPayment(t, key, req)
 		payer, err := testVerifier().Verify(payload, req)
@@ -31,9 +32,9 @@ func TestVerifyAcceptsValidPayment(t *testing.T) {
 // TestVerifyVectorA verifies the real signature of the specification at a
 // time inside its validity window.
 func TestVerifyVectorA(t *testing.T) {
-	n := mustNetwork(t, NetworkBaseSepolia)
-	req := PaymentRequirements{
-		Scheme: SchemeExact, Network: n.CAIP2, Amount: "10000", Asset: n.USDC, PayTo: vecATo,
+	n := mustNetwork(t, x402.NetworkBaseSepolia)
+	req := x402.PaymentRequirements{
+		Scheme: x402.SchemeExact, Network: n.CAIP2, Amount: "10000", Asset: n.USDC, PayTo: vecATo,
 		MaxTimeoutSeconds: 60, Extra: map[string]any{"name": "USDC", "version": "2"},
 	}
 	payload := wrapPayment(t, req, ExactEVMPayload{Signature: vecASig, Authorization: vecAAuth()})
@@ -64,7 +65,7 @@ func reasonOf(err error) string {
 // the reason of the refusal.
 func TestVerifyReasons(t *testing.T) {
 	key := vecKey(t)
-	base := testRequirements(t, NetworkBase)
+	base := testRequirements(t, x402.NetworkBase)
 	_, good := testPayment(t, key, base)
 
 	type mutation struct {
@@ -72,10 +73,10 @@ func TestVerifyReasons(t *testing.T) {
 		reason string
 		// req and payload mutate copies of the requirements, the accepted
 		// requirements, and the exact payload.
-		mutate func(req, acc *PaymentRequirements, p *ExactEVMPayload, pp *PaymentPayload)
+		mutate func(req, acc *x402.PaymentRequirements, p *ExactEVMPayload, pp *x402.PaymentPayload)
 		now    time.Time
 	}
-	resign := func(p *ExactEVMPayload, req PaymentRequirements) {
+	resign := func(p *ExactEVMPayload, req x402.PaymentRequirements) {
 		sig, err := SignAuthorization(key, mustNetwork(t, req.Network), req.Asset, p.Authorization)
 		if err != nil {
 			t.Fatal(err)
@@ -83,100 +84,108 @@ func TestVerifyReasons(t *testing.T) {
 		p.Signature = sig
 	}
 	cases := []mutation{
-		{name: "version 3", reason: ReasonInvalidX402Version, mutate: func(_, _ *PaymentRequirements, _ *ExactEVMPayload, pp *PaymentPayload) { pp.X402Version = 3 }},
-		{name: "version 0", reason: ReasonInvalidX402Version, mutate: func(_, _ *PaymentRequirements, _ *ExactEVMPayload, pp *PaymentPayload) { pp.X402Version = 0 }},
-		{name: "accepted scheme", reason: ReasonScheme, mutate: func(_, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) { acc.Scheme = "upto" }},
-		{name: "required scheme", reason: ReasonScheme, mutate: func(req, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "version 3", reason: x402.ReasonInvalidX402Version, mutate: func(_, _ *x402.PaymentRequirements, _ *ExactEVMPayload, pp *x402.PaymentPayload) { pp.X402Version = 3 }},
+		{name: "version 0", reason: x402.ReasonInvalidX402Version, mutate: func(_, _ *x402.PaymentRequirements, _ *ExactEVMPayload, pp *x402.PaymentPayload) { pp.X402Version = 0 }},
+		{name: "accepted scheme", reason: ReasonScheme, mutate: func(_, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
+			acc.Scheme = "upto"
+		}},
+		{name: "required scheme", reason: ReasonScheme, mutate: func(req, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
 			req.Scheme, acc.Scheme = "upto", "upto"
 		}},
-		{name: "network mismatch", reason: ReasonNetworkMismatch, mutate: func(_, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) {
-			acc.Network = NetworkBaseSepolia
+		{name: "network mismatch", reason: ReasonNetworkMismatch, mutate: func(_, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
+			acc.Network = x402.NetworkBaseSepolia
 		}},
-		{name: "unknown network", reason: ReasonInvalidNetwork, mutate: func(req, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "unknown network", reason: x402.ReasonInvalidNetwork, mutate: func(req, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
 			req.Network, acc.Network = "eip155:1", "eip155:1"
 		}},
-		{name: "accepted asset", reason: ReasonAssetMismatch, mutate: func(_, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "accepted asset", reason: ReasonAssetMismatch, mutate: func(_, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
 			acc.Asset = "0x036CbD53842c5426634e7929541eC2318f3dCF7e"
 		}},
-		{name: "accepted payTo", reason: ReasonRequirementsMismatch, mutate: func(_, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) { acc.PayTo = vecATo }},
-		{name: "accepted amount", reason: ReasonRequirementsMismatch, mutate: func(_, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) { acc.Amount = "3401" }},
-		{name: "accepted maxTimeoutSeconds", reason: ReasonRequirementsMismatch, mutate: func(_, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) { acc.MaxTimeoutSeconds = 60 }},
-		{name: "asset not USDC", reason: ReasonAssetMismatch, mutate: func(req, acc *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "accepted payTo", reason: ReasonRequirementsMismatch, mutate: func(_, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) { acc.PayTo = vecATo }},
+		{name: "accepted amount", reason: ReasonRequirementsMismatch, mutate: func(_, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
+			acc.Amount = "3401"
+		}},
+		{name: "accepted maxTimeoutSeconds", reason: ReasonRequirementsMismatch, mutate: func(_, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
+			acc.MaxTimeoutSeconds = 60
+		}},
+		{name: "asset not USDC", reason: ReasonAssetMismatch, mutate: func(req, acc *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
 			req.Asset, acc.Asset = vecATo, vecATo
 		}},
-		{name: "missing domain", reason: ReasonMissingEIP712Domain, mutate: func(req, _ *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) { req.Extra = nil }},
-		{name: "missing version", reason: ReasonMissingEIP712Domain, mutate: func(req, _ *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "missing domain", reason: ReasonMissingEIP712Domain, mutate: func(req, _ *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) { req.Extra = nil }},
+		{name: "missing version", reason: ReasonMissingEIP712Domain, mutate: func(req, _ *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
 			req.Extra = map[string]any{"name": "USD Coin"}
 		}},
-		{name: "wrong token name", reason: ReasonTokenNameMismatch, mutate: func(req, _ *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "wrong token name", reason: ReasonTokenNameMismatch, mutate: func(req, _ *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
 			req.Extra = map[string]any{"name": "USDC", "version": "2"}
 		}},
-		{name: "wrong token version", reason: ReasonTokenVersionMismatch, mutate: func(req, _ *PaymentRequirements, _ *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "wrong token version", reason: ReasonTokenVersionMismatch, mutate: func(req, _ *x402.PaymentRequirements, _ *ExactEVMPayload, _ *x402.PaymentPayload) {
 			req.Extra = map[string]any{"name": "USD Coin", "version": "1"}
 		}},
-		{name: "payload not an object", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, _ *ExactEVMPayload, pp *PaymentPayload) {
+		{name: "payload not an object", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, _ *ExactEVMPayload, pp *x402.PaymentPayload) {
 			pp.Payload = json.RawMessage(`"x"`)
 		}},
-		{name: "payload without authorization", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, _ *ExactEVMPayload, pp *PaymentPayload) {
+		{name: "payload without authorization", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, _ *ExactEVMPayload, pp *x402.PaymentPayload) {
 			pp.Payload = json.RawMessage(`{"signature":"0x00","permit2Authorization":{}}`)
 		}},
-		{name: "payload wrong type", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, _ *ExactEVMPayload, pp *PaymentPayload) {
+		{name: "payload wrong type", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, _ *ExactEVMPayload, pp *x402.PaymentPayload) {
 			pp.Payload = json.RawMessage(`{"signature":1,"authorization":{}}`)
 		}},
-		{name: "missing signature", reason: ReasonMissingSignature, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) { p.Signature = "" }},
-		{name: "signature not hex", reason: ReasonSignatureFormat, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "missing signature", reason: ReasonMissingSignature, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) { p.Signature = "" }},
+		{name: "signature not hex", reason: ReasonSignatureFormat, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Signature = "0x" + strings.Repeat("zz", 65)
 		}},
-		{name: "signature too long (smart wallet)", reason: ReasonSignatureFormat, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "signature too long (smart wallet)", reason: ReasonSignatureFormat, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Signature += "00"
 		}},
-		{name: "signature without 0x", reason: ReasonSignatureFormat, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "signature without 0x", reason: ReasonSignatureFormat, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Signature = p.Signature[2:] + "00"
 		}},
-		{name: "from not an address", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "from not an address", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.From = "0x1234"
 		}},
-		{name: "to not an address", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "to not an address", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.To = "70997970C51812dc3A010C7d01b50e0d17dc79C8aa"
 		}},
-		{name: "value with sign", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "value with sign", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.Value = "+3400"
 		}},
-		{name: "value hex", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "value hex", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.Value = "0xd48"
 		}},
-		{name: "value above 2^256", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "value above 2^256", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.Value = "115792089237316195423570985008687907853269984665640564039457584007913129639936"
 		}},
-		{name: "validBefore junk", reason: ReasonInvalidPayload, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "validBefore junk", reason: ReasonInvalidPayload, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.ValidBefore = "17e9"
 		}},
-		{name: "nonce short", reason: ReasonNonceFormat, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) { p.Authorization.Nonce = "0x01" }},
-		{name: "nonce without 0x", reason: ReasonNonceFormat, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "nonce short", reason: ReasonNonceFormat, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
+			p.Authorization.Nonce = "0x01"
+		}},
+		{name: "nonce without 0x", reason: ReasonNonceFormat, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.Nonce = strings.Repeat("01", 33)
 		}},
-		{name: "recipient", reason: ReasonRecipientMismatch, mutate: func(req, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "recipient", reason: ReasonRecipientMismatch, mutate: func(req, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.To = vecATo
 			resign(p, *req)
 		}},
-		{name: "value lower", reason: ReasonValueMismatch, mutate: func(req, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "value lower", reason: ReasonValueMismatch, mutate: func(req, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.Value = "3399"
 			resign(p, *req)
 		}},
-		{name: "value higher", reason: ReasonValueMismatch, mutate: func(req, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "value higher", reason: ReasonValueMismatch, mutate: func(req, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.Value = "3400000"
 			resign(p, *req)
 		}},
-		{name: "valid before too soon", reason: ReasonValidBefore, mutate: func(req, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "valid before too soon", reason: ReasonValidBefore, mutate: func(req, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.ValidBefore = fmt.Sprint(testNow.Unix() + 5)
 			resign(p, *req)
 		}},
 		{name: "expired (clock moved)", reason: ReasonValidBefore, now: testNow.Add(time.Hour)},
-		{name: "not yet valid", reason: ReasonValidAfter, mutate: func(req, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "not yet valid", reason: ReasonValidAfter, mutate: func(req, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Authorization.ValidAfter = fmt.Sprint(testNow.Unix() + 1)
 			resign(p, *req)
 		}},
-		{name: "signature by another key", reason: ReasonInvalidSignature, mutate: func(req, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "signature by another key", reason: ReasonInvalidSignature, mutate: func(req, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			other := newTestKey(t)
 			a := p.Authorization
 			a.From = crypto.PubkeyToAddress(other.PublicKey).Hex()
@@ -186,24 +195,24 @@ func TestVerifyReasons(t *testing.T) {
 			}
 			p.Signature = sig
 		}},
-		{name: "tampered value after signing", reason: ReasonInvalidSignature, mutate: func(req, acc *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "tampered value after signing", reason: ReasonInvalidSignature, mutate: func(req, acc *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			req.Amount, acc.Amount = "3500", "3500"
 			p.Authorization.Value = "3500"
 		}},
-		{name: "signed for another network", reason: ReasonInvalidSignature, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
-			sig, err := SignAuthorization(key, mustNetwork(t, NetworkBaseSepolia), "", p.Authorization)
+		{name: "signed for another network", reason: ReasonInvalidSignature, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
+			sig, err := SignAuthorization(key, mustNetwork(t, x402.NetworkBaseSepolia), "", p.Authorization)
 			if err != nil {
 				t.Fatal(err)
 			}
 			p.Signature = sig
 		}},
-		{name: "high s", reason: ReasonInvalidSignature, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "high s", reason: ReasonInvalidSignature, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Signature = highS(t, p.Signature)
 		}},
-		{name: "bad v", reason: ReasonInvalidSignature, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "bad v", reason: ReasonInvalidSignature, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Signature = p.Signature[:130] + "1d"
 		}},
-		{name: "zero r", reason: ReasonInvalidSignature, mutate: func(_, _ *PaymentRequirements, p *ExactEVMPayload, _ *PaymentPayload) {
+		{name: "zero r", reason: ReasonInvalidSignature, mutate: func(_, _ *x402.PaymentRequirements, p *ExactEVMPayload, _ *x402.PaymentPayload) {
 			p.Signature = "0x" + strings.Repeat("0", 64) + p.Signature[66:]
 		}},
 	}
@@ -214,7 +223,7 @@ func TestVerifyReasons(t *testing.T) {
 			req.Extra = map[string]any{"name": "USD Coin", "version": "2"}
 			acc := req
 			p := good
-			pp := PaymentPayload{X402Version: 2}
+			pp := x402.PaymentPayload{X402Version: 2}
 			if c.mutate != nil {
 				c.mutate(&req, &acc, &p, &pp)
 			}
@@ -247,7 +256,7 @@ func TestVerifyReasons(t *testing.T) {
 		})
 		seen[c.reason] = true
 	}
-	for _, r := range []string{ReasonInvalidX402Version, ReasonScheme, ReasonNetworkMismatch, ReasonInvalidNetwork,
+	for _, r := range []string{x402.ReasonInvalidX402Version, ReasonScheme, ReasonNetworkMismatch, x402.ReasonInvalidNetwork,
 		ReasonRequirementsMismatch, ReasonAssetMismatch, ReasonMissingEIP712Domain, ReasonTokenNameMismatch,
 		ReasonTokenVersionMismatch, ReasonInvalidPayload, ReasonMissingSignature, ReasonSignatureFormat, ReasonNonceFormat,
 		ReasonRecipientMismatch, ReasonValueMismatch, ReasonValidBefore, ReasonValidAfter, ReasonInvalidSignature} {
@@ -287,7 +296,7 @@ func highS(t testing.TB, sigHex string) string {
 
 func TestVerifyToleratesCaseAndEquivalentNumbers(t *testing.T) {
 	key := vecKey(t)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	_, p := testPayment(t, key, req)
 	// Lower-case addresses in the payload and accepted, v as 0/1, amount
 	// with leading zeros: all equivalent.
@@ -309,31 +318,31 @@ func TestVerifyToleratesCaseAndEquivalentNumbers(t *testing.T) {
 
 func TestVerifyV1Payload(t *testing.T) {
 	key := vecKey(t)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	req.Network = "base" // v1 name
-	_, p := testPayment(t, key, testRequirements(t, NetworkBase))
-	payload := wrapPayment(t, PaymentRequirements{Scheme: SchemeExact, Network: "base"}, p)
+	_, p := testPayment(t, key, testRequirements(t, x402.NetworkBase))
+	payload := wrapPayment(t, x402.PaymentRequirements{Scheme: x402.SchemeExact, Network: "base"}, p)
 	payload.X402Version = 1
 	if payer, err := testVerifier().Verify(payload, req); err != nil || payer != vecAddrB {
 		t.Fatalf("payer %s, err %v", payer, err)
 	}
 	// v1 name against CAIP-2 requirements: the same network.
-	if payer, err := testVerifier().Verify(payload, testRequirements(t, NetworkBase)); err != nil || payer != vecAddrB {
+	if payer, err := testVerifier().Verify(payload, testRequirements(t, x402.NetworkBase)); err != nil || payer != vecAddrB {
 		t.Fatalf("v1 name vs CAIP-2: payer %s, err %v", payer, err)
 	}
 	// ... but not another network, and not for v2 payloads.
-	if _, err := testVerifier().Verify(payload, testRequirements(t, NetworkBaseSepolia)); reasonOf(err) != ReasonNetworkMismatch {
+	if _, err := testVerifier().Verify(payload, testRequirements(t, x402.NetworkBaseSepolia)); reasonOf(err) != ReasonNetworkMismatch {
 		t.Fatalf("v1 other network: %v", err)
 	}
 	payload.X402Version = 2
-	if _, err := testVerifier().Verify(payload, testRequirements(t, NetworkBase)); reasonOf(err) != ReasonNetworkMismatch {
+	if _, err := testVerifier().Verify(payload, testRequirements(t, x402.NetworkBase)); reasonOf(err) != ReasonNetworkMismatch {
 		t.Fatalf("v2 with a v1 name: %v", err)
 	}
 }
 
 func TestVerifyMinValidity(t *testing.T) {
 	key := vecKey(t)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, key, req) // valid for 300 s
 	v := Verifier{Now: testClock, MinValidity: 299 * time.Second}
 	if _, err := v.Verify(payload, req); err != nil {
@@ -347,7 +356,7 @@ func TestVerifyMinValidity(t *testing.T) {
 
 func TestNonceKey(t *testing.T) {
 	a := NonceKey("base", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", vecAFrom, strings.ToUpper(vecANonce[2:]))
-	b := NonceKey(NetworkBase, strings.ToLower("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"), strings.ToLower(vecAFrom), strings.ToLower(vecANonce[2:]))
+	b := NonceKey(x402.NetworkBase, strings.ToLower("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"), strings.ToLower(vecAFrom), strings.ToLower(vecANonce[2:]))
 	if a != b {
 		t.Fatalf("keys differ: %s vs %s", a, b)
 	}
@@ -355,7 +364,7 @@ func TestNonceKey(t *testing.T) {
 	if a != want {
 		t.Fatalf("key = %s, want %s", a, want)
 	}
-	if NonceKey(NetworkBaseSepolia, "", vecAFrom, vecANonce) == NonceKey(NetworkBase, "", vecAFrom, vecANonce) {
+	if NonceKey(x402.NetworkBaseSepolia, "", vecAFrom, vecANonce) == NonceKey(x402.NetworkBase, "", vecAFrom, vecANonce) {
 		t.Fatal("networks must give different keys")
 	}
 }

@@ -1,4 +1,4 @@
-package x402_test
+package client_test
 
 import (
 	"encoding/json"
@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
 // TestE2E runs the paid server (the engine and its net/http binding, the
-// LocalFacilitator over HTTP: two listeners on 127.0.0.1) against the
+// facilitator.Local over HTTP: two listeners on 127.0.0.1) against the
 // official x402 clients in Node:
 // @x402/fetch 2.x (v2) through every scenario of e2eCases, and x402-fetch
 // 1.x (v1) paying the same server. The Go Transport goes through the same
@@ -50,7 +51,7 @@ func TestE2E(t *testing.T) {
 			t.Fatalf("status %d: %s", res.Status, res.Body)
 		}
 		pr := res.PaymentResponse
-		if pr == nil || !pr.Success || pr.Network != "base" || !strings.HasPrefix(pr.Transaction, x402.LocalTransactionPrefix) ||
+		if pr == nil || !pr.Success || pr.Network != "base" || !strings.HasPrefix(pr.Transaction, facilitator.LocalTransactionPrefix) ||
 			!strings.EqualFold(pr.Payer, mwPayer) || res.HasV2PaymentResponse {
 			t.Fatalf("X-PAYMENT-RESPONSE %+v (PAYMENT-RESPONSE present: %v)", pr, res.HasV2PaymentResponse)
 		}

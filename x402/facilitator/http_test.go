@@ -1,4 +1,4 @@
-package x402
+package facilitator
 
 import (
 	"context"
@@ -12,15 +12,18 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
-func newTestHTTPFacilitator(t *testing.T, url string, mut func(*HTTPFacilitatorConfig)) *HTTPFacilitator {
+func newTestHTTPFacilitator(t *testing.T, url string, mut func(*HTTPConfig)) *HTTP {
 	t.Helper()
-	cfg := HTTPFacilitatorConfig{URL: url + "/", Timeout: 2 * time.Second, SupportedBackoff: time.Millisecond, MaxRetryAfter: 50 * time.Millisecond}
+	cfg := HTTPConfig{URL: url + "/", Timeout: 2 * time.Second, SupportedBackoff: time.Millisecond, MaxRetryAfter: 50 * time.Millisecond}
 	if mut != nil {
 		mut(&cfg)
 	}
-	f, err := NewHTTPFacilitator(cfg)
+	f, err := NewHTTP(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +45,7 @@ func cannedServer(t *testing.T, status int, contentType, body string) (*httptest
 }
 
 func TestHTTPFacilitatorAgainstLocal(t *testing.T) {
-	local := newTestLocal(t, LocalFacilitatorConfig{})
+	local := newTestLocal(t, LocalConfig{})
 	var paths []string
 	var auth []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -51,10 +54,10 @@ func TestHTTPFacilitatorAgainstLocal(t *testing.T) {
 		if r.Method == http.MethodPost && r.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("content type %q", r.Header.Get("Content-Type"))
 		}
-		http.StripPrefix("/facilitator", FacilitatorHandler(local)).ServeHTTP(w, r)
+		http.StripPrefix("/facilitator", Handler(local)).ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	f := newTestHTTPFacilitator(t, srv.URL+"/facilitator", func(c *HTTPFacilitatorConfig) {
+	f := newTestHTTPFacilitator(t, srv.URL+"/facilitator", func(c *HTTPConfig) {
 		c.AuthHeaders = func(ctx context.Context, op string) (http.Header, error) {
 			return http.Header{"Authorization": {"Bearer token-for-" + op}}, nil
 		}
@@ -63,11 +66,11 @@ func TestHTTPFacilitatorAgainstLocal(t *testing.T) {
 		t.Fatalf("URL %s", f.URL())
 	}
 	ctx := context.Background()
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 
 	sup, err := f.Supported(ctx)
-	if err != nil || len(sup.Kinds) != 4 || sup.Kinds[0].Network != NetworkBase {
+	if err != nil || len(sup.Kinds) != 4 || sup.Kinds[0].Network != x402.NetworkBase {
 		t.Fatalf("supported: %+v, %v", sup, err)
 	}
 	vr, err := f.Verify(ctx, payload, req)
@@ -89,11 +92,11 @@ func TestHTTPFacilitatorAgainstLocal(t *testing.T) {
 	other := req
 	other.Amount = "5000"
 	sr, err = f.Settle(ctx, payload, other)
-	if err != nil || sr.Success || sr.ErrorReason != ReasonNonceAlreadyUsed {
+	if err != nil || sr.Success || sr.ErrorReason != exact.ReasonNonceAlreadyUsed {
 		t.Fatalf("settle for other requirements: %+v, %v", sr, err)
 	}
 	vr, err = f.Verify(ctx, payload, req)
-	if err != nil || vr.IsValid || vr.InvalidReason != ReasonNonceAlreadyUsed {
+	if err != nil || vr.IsValid || vr.InvalidReason != exact.ReasonNonceAlreadyUsed {
 		t.Fatalf("verify after settle: %+v, %v", vr, err)
 	}
 	want := []string{"GET /facilitator/supported", "POST /facilitator/verify", "POST /facilitator/settle", "POST /facilitator/settle", "POST /facilitator/settle", "POST /facilitator/verify"}
@@ -107,13 +110,13 @@ func TestHTTPFacilitatorAgainstLocal(t *testing.T) {
 }
 
 func TestHTTPFacilitatorV1Payload(t *testing.T) {
-	local := newTestLocal(t, LocalFacilitatorConfig{})
-	srv := httptest.NewServer(FacilitatorHandler(local))
+	local := newTestLocal(t, LocalConfig{})
+	srv := httptest.NewServer(Handler(local))
 	defer srv.Close()
 	f := newTestHTTPFacilitator(t, srv.URL, nil)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	_, p := testPayment(t, vecKey(t), req)
-	payload := wrapPayment(t, PaymentRequirements{Scheme: SchemeExact, Network: NetworkBase}, p)
+	payload := wrapPayment(t, x402.PaymentRequirements{Scheme: x402.SchemeExact, Network: x402.NetworkBase}, p)
 	payload.X402Version = 1
 	sr, err := f.Settle(context.Background(), payload, req)
 	if err != nil || !sr.Success || sr.Network != "base" {
@@ -122,12 +125,12 @@ func TestHTTPFacilitatorV1Payload(t *testing.T) {
 }
 
 func TestHTTPFacilitatorAnswers(t *testing.T) {
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	ctx := context.Background()
 	type want struct {
-		status  int    // FacilitatorError.StatusCode, or 0 for no error
-		reason  string // response reason or FacilitatorError.Reason
+		status  int    // Error.StatusCode, or 0 for no error
+		reason  string // response reason or Error.Reason
 		message string // substring of the error
 	}
 	for _, c := range []struct {
@@ -139,7 +142,7 @@ func TestHTTPFacilitatorAnswers(t *testing.T) {
 	}{
 		{"200 isValid false / success false", 200, "application/json",
 			`{"isValid":false,"invalidReason":"invalid_exact_evm_signature","success":false,"errorReason":"invalid_exact_evm_signature","transaction":"","network":"eip155:8453"}`,
-			want{reason: ReasonInvalidSignature}, want{reason: ReasonInvalidSignature}},
+			want{reason: exact.ReasonInvalidSignature}, want{reason: exact.ReasonInvalidSignature}},
 		{"500 with x402 JSON", 500, "application/json",
 			`{"isValid":false,"invalidReason":"insufficient_funds","success":false,"errorReason":"insufficient_funds","transaction":"","network":"eip155:8453"}`,
 			want{reason: "insufficient_funds"}, want{reason: "insufficient_funds"}},
@@ -191,9 +194,9 @@ func checkAnswer(t *testing.T, op string, err error, ok bool, reason string, w s
 		}
 		return
 	}
-	var fe *FacilitatorError
+	var fe *Error
 	if !errors.As(err, &fe) {
-		t.Fatalf("%s: err = %v, want *FacilitatorError", op, err)
+		t.Fatalf("%s: err = %v, want *Error", op, err)
 	}
 	if fe.Op != op || fe.StatusCode != w.status || !strings.Contains(fe.Error(), w.message) {
 		t.Fatalf("%s: %+v (%v), want status %d and %q", op, fe, fe, w.status, w.message)
@@ -217,11 +220,11 @@ func TestHTTPFacilitatorTimeout(t *testing.T) {
 	defer close(release)
 	// Without a caller deadline, /settle is bounded by SettleTimeout, the
 	// others by Timeout.
-	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPFacilitatorConfig) {
+	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPConfig) {
 		c.Timeout = 50 * time.Millisecond
 		c.SettleTimeout = 80 * time.Millisecond
 	})
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	for _, op := range []string{OpVerify, OpSettle, OpSupported} {
 		start := time.Now()
@@ -234,7 +237,7 @@ func TestHTTPFacilitatorTimeout(t *testing.T) {
 		case OpSupported:
 			_, err = f.Supported(context.Background())
 		}
-		var fe *FacilitatorError
+		var fe *Error
 		if !errors.As(err, &fe) || !fe.Timeout() || fe.Op != op || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("%s: err = %v, want a timeout", op, err)
 		}
@@ -279,11 +282,11 @@ func TestHTTPFacilitatorRetries429OnlyForSupported(t *testing.T) {
 		t.Fatalf("two capped waits took %v, want ≈ 2 × 50 ms", d)
 	}
 	// Verify and settle: one call each, 429 is an error.
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	calls.Store(0)
 	_, err = f.Verify(context.Background(), payload, req)
-	var fe *FacilitatorError
+	var fe *Error
 	if !errors.As(err, &fe) || fe.StatusCode != 429 {
 		t.Fatalf("verify: %v", err)
 	}
@@ -306,7 +309,7 @@ func TestHTTPFacilitatorSettleNeverRetried(t *testing.T) {
 	for _, status := range []int{429, 500, 502, 503} {
 		srv, calls := cannedServer(t, status, "text/plain", "busy")
 		f := newTestHTTPFacilitator(t, srv.URL, nil)
-		req := testRequirements(t, NetworkBase)
+		req := testRequirements(t, x402.NetworkBase)
 		payload, _ := testPayment(t, vecKey(t), req)
 		if _, err := f.Settle(context.Background(), payload, req); err == nil {
 			t.Fatalf("%d: no error", status)
@@ -329,10 +332,10 @@ func TestHTTPFacilitatorSettleNeverRetried(t *testing.T) {
 	}))
 	defer srv.Close()
 	f := newTestHTTPFacilitator(t, srv.URL, nil)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	_, err := f.Settle(context.Background(), payload, req)
-	var fe *FacilitatorError
+	var fe *Error
 	if !errors.As(err, &fe) || fe.StatusCode != 0 || calls.Load() != 1 {
 		t.Fatalf("dropped connection: %v after %d calls", err, calls.Load())
 	}
@@ -341,10 +344,10 @@ func TestHTTPFacilitatorSettleNeverRetried(t *testing.T) {
 func TestHTTPFacilitatorAuthHookError(t *testing.T) {
 	srv, calls := cannedServer(t, 200, "application/json", `{"isValid":true}`)
 	boom := errors.New("no credentials")
-	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPFacilitatorConfig) {
+	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPConfig) {
 		c.AuthHeaders = func(context.Context, string) (http.Header, error) { return nil, boom }
 	})
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	if _, err := f.Verify(context.Background(), payload, req); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
@@ -355,12 +358,12 @@ func TestHTTPFacilitatorAuthHookError(t *testing.T) {
 }
 
 func TestHTTPFacilitatorLargeResponse(t *testing.T) {
-	srv, _ := cannedServer(t, 200, "application/json", `{"isValid":true,"pad":"`+strings.Repeat("x", MaxFacilitatorResponseBytes)+`"}`)
+	srv, _ := cannedServer(t, 200, "application/json", `{"isValid":true,"pad":"`+strings.Repeat("x", MaxResponseBytes)+`"}`)
 	f := newTestHTTPFacilitator(t, srv.URL, nil)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	_, err := f.Verify(context.Background(), payload, req)
-	var fe *FacilitatorError
+	var fe *Error
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("err = %v", err)
 	}
@@ -368,23 +371,23 @@ func TestHTTPFacilitatorLargeResponse(t *testing.T) {
 
 func TestNewHTTPFacilitatorConfig(t *testing.T) {
 	for _, u := range []string{"", "facilitator", "ftp://x", "http://", "https://x/#frag", "https://x/?", "://x", "mailto:a@b", "https://u:secret@/p"} {
-		_, err := NewHTTPFacilitator(HTTPFacilitatorConfig{URL: u})
+		_, err := NewHTTP(HTTPConfig{URL: u})
 		if err == nil {
 			t.Errorf("%q accepted", u)
 		} else if strings.Contains(err.Error(), "secret") {
 			t.Errorf("%q: the error repeats the URL: %v", u, err)
 		}
 	}
-	f, err := NewHTTPFacilitator(HTTPFacilitatorConfig{URL: "https://x402.org/facilitator///"})
-	if err != nil || f.URL() != "https://x402.org/facilitator" || f.cfg.Timeout != DefaultFacilitatorTimeout || f.cfg.SettleTimeout != DefaultSettleTimeout {
+	f, err := NewHTTP(HTTPConfig{URL: "https://x402.org/facilitator///"})
+	if err != nil || f.URL() != "https://x402.org/facilitator" || f.cfg.Timeout != DefaultTimeout || f.cfg.SettleTimeout != DefaultSettleTimeout {
 		t.Fatalf("%v %v", f, err)
 	}
 	// A query (an API key) is kept for the requests, not in URL().
-	f, err = NewHTTPFacilitator(HTTPFacilitatorConfig{URL: "https://key:secret@fac.example/v2/?key=k1&x=y"})
+	f, err = NewHTTP(HTTPConfig{URL: "https://key:secret@fac.example/v2/?key=k1&x=y"})
 	if err != nil || f.URL() != "https://fac.example/v2" || f.base != "https://key:secret@fac.example/v2" || f.query != "key=k1&x=y" {
 		t.Fatalf("%+v %v", f, err)
 	}
-	if _, err := NewHTTPFacilitator(HTTPFacilitatorConfig{URL: "https://x", SettleTimeout: -1}); err == nil {
+	if _, err := NewHTTP(HTTPConfig{URL: "https://x", SettleTimeout: -1}); err == nil {
 		t.Fatal("negative SettleTimeout accepted")
 	}
 }
@@ -438,7 +441,7 @@ func slowFacilitator(t *testing.T, delay time.Duration) *httptest.Server {
 func TestHTTPFacilitatorSettleOutlivesTimeout(t *testing.T) {
 	const timeout, delay, deadline = 200 * time.Millisecond, 600 * time.Millisecond, 2 * time.Second
 	srv := slowFacilitator(t, delay)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	userTransport := &http.Transport{ResponseHeaderTimeout: 100 * time.Millisecond}
 	for name, client := range map[string]*http.Client{
@@ -447,7 +450,7 @@ func TestHTTPFacilitatorSettleOutlivesTimeout(t *testing.T) {
 		"transport with response timeout": {Transport: userTransport, Timeout: 150 * time.Millisecond},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPFacilitatorConfig) {
+			f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPConfig) {
 				c.Timeout = timeout
 				c.HTTPClient = client
 			})
@@ -464,7 +467,7 @@ func TestHTTPFacilitatorSettleOutlivesTimeout(t *testing.T) {
 			// /verify keeps its own bound.
 			start = time.Now()
 			_, err = f.Verify(ctx, payload, req)
-			var fe *FacilitatorError
+			var fe *Error
 			if !errors.As(err, &fe) || !fe.Timeout() || fe.Op != OpVerify {
 				t.Fatalf("verify: %v, want a timeout", err)
 			}
@@ -478,12 +481,12 @@ func TestHTTPFacilitatorSettleOutlivesTimeout(t *testing.T) {
 	}
 
 	// The caller's deadline still bounds /settle.
-	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPFacilitatorConfig) { c.Timeout = timeout })
+	f := newTestHTTPFacilitator(t, srv.URL, func(c *HTTPConfig) { c.Timeout = timeout })
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	_, err := f.Settle(ctx, payload, req)
-	var fe *FacilitatorError
+	var fe *Error
 	if !errors.As(err, &fe) || !fe.Timeout() || !strings.Contains(err.Error(), "outcome is unknown") {
 		t.Fatalf("settle past the caller's deadline: %v", err)
 	}
@@ -514,15 +517,15 @@ func TestHTTPFacilitatorErrorsRedactURL(t *testing.T) {
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
 	secretURL := "http://apiuser:s3cr3tpass@" + host + "/fac/?key=k3yvalue"
-	f := newTestHTTPFacilitator(t, "", func(c *HTTPFacilitatorConfig) { c.URL = secretURL })
-	req := testRequirements(t, NetworkBase)
+	f := newTestHTTPFacilitator(t, "", func(c *HTTPConfig) { c.URL = secretURL })
+	req := testRequirements(t, x402.NetworkBase)
 	payload, p := testPayment(t, vecKey(t), req)
 	leaks := func(s string) bool {
 		return strings.Contains(s, "apiuser") || strings.Contains(s, "s3cr3t") || strings.Contains(s, "k3yvalue") || strings.Contains(s, "key=")
 	}
 
 	_, err := f.Settle(context.Background(), payload, req)
-	var fe *FacilitatorError
+	var fe *Error
 	if !errors.As(err, &fe) || fe.StatusCode != http.StatusBadGateway {
 		t.Fatalf("settle: %v", err)
 	}
@@ -533,12 +536,12 @@ func TestHTTPFacilitatorErrorsRedactURL(t *testing.T) {
 	if leaks(msg) || leaks(fmt.Sprintf("%+v", *fe)) {
 		t.Fatalf("the error leaks the URL's secrets: %s", msg)
 	}
-	for _, want := range []string{"settle", srv.URL + "/fac/settle", "HTTP 502", "upstream down", NetworkBase, p.Authorization.From, p.Authorization.Nonce} {
+	for _, want := range []string{"settle", srv.URL + "/fac/settle", "HTTP 502", "upstream down", x402.NetworkBase, p.Authorization.From, p.Authorization.Nonce} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q lacks %q", msg, want)
 		}
 	}
-	if fe.Endpoint != srv.URL+"/fac/settle" || fe.Payer != p.Authorization.From || fe.Nonce != p.Authorization.Nonce || fe.Network != NetworkBase || fe.Elapsed <= 0 {
+	if fe.Endpoint != srv.URL+"/fac/settle" || fe.Payer != p.Authorization.From || fe.Nonce != p.Authorization.Nonce || fe.Network != x402.NetworkBase || fe.Elapsed <= 0 {
 		t.Fatalf("error fields %+v", *fe)
 	}
 	if strings.Contains(msg, p.Signature[2:20]) {
@@ -575,7 +578,7 @@ func TestHTTPFacilitatorErrorsRedactURL(t *testing.T) {
 
 	// Logs: the warning records carry the same redacted text.
 	var logs strings.Builder
-	f = newTestHTTPFacilitator(t, "", func(c *HTTPFacilitatorConfig) {
+	f = newTestHTTPFacilitator(t, "", func(c *HTTPConfig) {
 		c.URL = secretURL
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})

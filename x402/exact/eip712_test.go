@@ -1,4 +1,4 @@
-package x402
+package exact
 
 import (
 	"crypto/ecdsa"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Test vectors of the facts sheet §10.
@@ -47,9 +49,9 @@ func vecC2Auth() Authorization {
 	return a
 }
 
-func mustNetwork(t testing.TB, id string) Network {
+func mustNetwork(t testing.TB, id string) x402.Network {
 	t.Helper()
-	n, ok := LookupNetwork(id)
+	n, ok := x402.LookupNetwork(id)
 	if !ok {
 		t.Fatalf("network %s unknown", id)
 	}
@@ -83,10 +85,10 @@ func TestTypeHashesAndSeparators(t *testing.T) {
 		t.Errorf("EIP712Domain typehash = %s", got)
 	}
 	for _, c := range []struct{ net, sep string }{
-		{NetworkBase, "0x02fa7265e7c5d81118673727957699e4d68f74cd74b7db77da710fe8a2c7834f"},
-		{NetworkBaseSepolia, "0x71f17a3b2ff373b803d70a5a07c046c1a2bc8e89c09ef722fcb047abe94c9818"},
+		{x402.NetworkBase, "0x02fa7265e7c5d81118673727957699e4d68f74cd74b7db77da710fe8a2c7834f"},
+		{x402.NetworkBaseSepolia, "0x71f17a3b2ff373b803d70a5a07c046c1a2bc8e89c09ef722fcb047abe94c9818"},
 	} {
-		d := mustNetwork(t, c.net).Domain()
+		d := Domain(mustNetwork(t, c.net))
 		if got := d.Separator().Hex(); got != c.sep {
 			t.Errorf("%s separator = %s, want %s", c.net, got, c.sep)
 		}
@@ -97,7 +99,7 @@ func TestTypeHashesAndSeparators(t *testing.T) {
 }
 
 func TestVectorA(t *testing.T) {
-	d := mustNetwork(t, NetworkBaseSepolia).Domain()
+	d := Domain(mustNetwork(t, x402.NetworkBaseSepolia))
 	sh, err := AuthorizationStructHash(vecAAuth())
 	if err != nil || sh.Hex() != vecAStruct {
 		t.Fatalf("struct hash = %s, %v; want %s", sh.Hex(), err, vecAStruct)
@@ -141,8 +143,8 @@ func TestVectorsC(t *testing.T) {
 		auth                 Authorization
 		structH, digest, sig string
 	}{
-		{"C1 Base", NetworkBase, vecC1Auth(), vecC1Struct, vecC1Digest, vecC1Sig},
-		{"C2 Base Sepolia", NetworkBaseSepolia, vecC2Auth(), vecC2Struct, vecC2Digest, vecC2Sig},
+		{"C1 Base", x402.NetworkBase, vecC1Auth(), vecC1Struct, vecC1Digest, vecC1Sig},
+		{"C2 Base Sepolia", x402.NetworkBaseSepolia, vecC2Auth(), vecC2Struct, vecC2Digest, vecC2Sig},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := mustNetwork(t, c.net)
@@ -150,7 +152,7 @@ func TestVectorsC(t *testing.T) {
 			if err != nil || sh.Hex() != c.structH {
 				t.Errorf("struct hash = %s, %v; want %s", sh.Hex(), err, c.structH)
 			}
-			digest, err := AuthorizationDigest(n.Domain(), c.auth)
+			digest, err := AuthorizationDigest(Domain(n), c.auth)
 			if err != nil || digest.Hex() != c.digest {
 				t.Errorf("digest = %s, %v; want %s", digest.Hex(), err, c.digest)
 			}
@@ -166,10 +168,10 @@ func TestVectorsC(t *testing.T) {
 	}
 }
 
-func TestNewExactPayload(t *testing.T) {
+func TestNewPayload(t *testing.T) {
 	key := vecKey(t)
-	req := testRequirements(t, NetworkBase)
-	p, err := NewExactPayload(key, req, testNow, 0)
+	req := testRequirements(t, x402.NetworkBase)
+	p, err := NewPayload(key, req, testNow, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,58 +181,58 @@ func TestNewExactPayload(t *testing.T) {
 		t.Fatalf("authorization %+v", a)
 	}
 	var nonce [32]byte
-	if !parseHexFixed(nonce[:], a.Nonce) || nonce == ([32]byte{}) {
+	if !wire.ParseHexFixed(nonce[:], a.Nonce) || nonce == ([32]byte{}) {
 		t.Fatalf("nonce %q", a.Nonce)
 	}
-	p2, _ := NewExactPayload(key, req, testNow, 0)
+	p2, _ := NewPayload(key, req, testNow, 0)
 	if p2.Authorization.Nonce == a.Nonce {
 		t.Fatal("nonce repeated")
 	}
 	// The signature recovers to the key under the requirements' domain.
-	digest, _ := AuthorizationDigest(mustNetwork(t, NetworkBase).Domain(), a)
+	digest, _ := AuthorizationDigest(Domain(mustNetwork(t, x402.NetworkBase)), a)
 	if s, err := RecoverSigner(digest[:], mustSig(t, p.Signature)); err != nil || s.Hex() != vecAddrB {
 		t.Fatalf("recovered %s, %v", s.Hex(), err)
 	}
 	// Explicit validity; maxTimeoutSeconds 0 falls back to the default.
-	p, _ = NewExactPayload(key, req, testNow, 90*time.Second)
+	p, _ = NewPayload(key, req, testNow, 90*time.Second)
 	if p.Authorization.ValidBefore != fmt.Sprint(testNow.Unix()+90) {
 		t.Fatalf("validBefore %s", p.Authorization.ValidBefore)
 	}
 	r0 := req
 	r0.MaxTimeoutSeconds = 0
-	p, _ = NewExactPayload(key, r0, testNow, 0)
-	if p.Authorization.ValidBefore != fmt.Sprint(testNow.Unix()+DefaultMaxTimeoutSeconds) {
+	p, _ = NewPayload(key, r0, testNow, 0)
+	if p.Authorization.ValidBefore != fmt.Sprint(testNow.Unix()+x402.DefaultMaxTimeoutSeconds) {
 		t.Fatalf("validBefore %s", p.Authorization.ValidBefore)
 	}
 	// validAfter never goes below zero.
-	p, _ = NewExactPayload(key, req, time.Unix(100, 0), 0)
+	p, _ = NewPayload(key, req, time.Unix(100, 0), 0)
 	if p.Authorization.ValidAfter != "0" {
 		t.Fatalf("validAfter %s", p.Authorization.ValidAfter)
 	}
-	for name, mut := range map[string]func(*PaymentRequirements){
-		"scheme":     func(r *PaymentRequirements) { r.Scheme = "upto" },
-		"network":    func(r *PaymentRequirements) { r.Network = "eip155:1" },
-		"no extra":   func(r *PaymentRequirements) { r.Extra = nil },
-		"no version": func(r *PaymentRequirements) { r.Extra = map[string]any{"name": "USD Coin"} },
-		"payTo":      func(r *PaymentRequirements) { r.PayTo = "nobody" },
-		"amount 0":   func(r *PaymentRequirements) { r.Amount = "0" },
-		"amount bad": func(r *PaymentRequirements) { r.Amount = "1.5" },
-		"asset":      func(r *PaymentRequirements) { r.Asset = "usdc" },
+	for name, mut := range map[string]func(*x402.PaymentRequirements){
+		"scheme":     func(r *x402.PaymentRequirements) { r.Scheme = "upto" },
+		"network":    func(r *x402.PaymentRequirements) { r.Network = "eip155:1" },
+		"no extra":   func(r *x402.PaymentRequirements) { r.Extra = nil },
+		"no version": func(r *x402.PaymentRequirements) { r.Extra = map[string]any{"name": "USD Coin"} },
+		"payTo":      func(r *x402.PaymentRequirements) { r.PayTo = "nobody" },
+		"amount 0":   func(r *x402.PaymentRequirements) { r.Amount = "0" },
+		"amount bad": func(r *x402.PaymentRequirements) { r.Amount = "1.5" },
+		"asset":      func(r *x402.PaymentRequirements) { r.Asset = "usdc" },
 	} {
 		r := req
 		mut(&r)
-		if _, err := NewExactPayload(key, r, testNow, 0); err == nil {
+		if _, err := NewPayload(key, r, testNow, 0); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if _, err := NewExactPayload(nil, req, testNow, 0); err == nil {
+	if _, err := NewPayload(nil, req, testNow, 0); err == nil {
 		t.Error("nil key accepted")
 	}
 }
 
 func TestSignAuthorizationErrors(t *testing.T) {
 	key := vecKey(t)
-	n := mustNetwork(t, NetworkBase)
+	n := mustNetwork(t, x402.NetworkBase)
 	if _, err := SignAuthorization(key, n, "", vecAAuth()); err == nil || !strings.Contains(err.Error(), "not the key's address") {
 		t.Fatalf("foreign from: %v", err)
 	}
@@ -242,13 +244,13 @@ func TestSignAuthorizationErrors(t *testing.T) {
 	if _, err := SignAuthorization(key, n, "0x12", vecC1Auth()); err == nil {
 		t.Fatal("bad asset accepted")
 	}
-	if _, err := SignAuthorization(key, Network{}, n.USDC, vecC1Auth()); err == nil {
+	if _, err := SignAuthorization(key, x402.Network{}, n.USDC, vecC1Auth()); err == nil {
 		t.Fatal("empty domain accepted")
 	}
 	if _, err := SignAuthorization(nil, n, "", vecC1Auth()); err == nil {
 		t.Fatal("nil key accepted")
 	}
-	if _, err := AuthorizationDigest(n.Domain(), Authorization{}); err == nil {
+	if _, err := AuthorizationDigest(Domain(n), Authorization{}); err == nil {
 		t.Fatal("empty authorization hashed")
 	}
 	if _, err := AuthorizationStructHash(Authorization{From: vecAddrB}); err == nil || !strings.Contains(err.Error(), "authorization.to") {
@@ -320,7 +322,7 @@ func halfNPlus(k byte) [32]byte {
 }
 
 func TestTruncForMsg(t *testing.T) {
-	if truncForMsg("abc", 5) != "abc" || truncForMsg("abcdef", 3) != "abc…" || cut("héllo", 2) != "h…" {
-		t.Fatal(truncForMsg("héllo", 2))
+	if wire.TruncForMsg("abc", 5) != "abc" || wire.TruncForMsg("abcdef", 3) != "abc…" || wire.TruncForMsg("héllo", 2) != "h…" {
+		t.Fatal(wire.TruncForMsg("héllo", 2))
 	}
 }

@@ -1,4 +1,4 @@
-package x402
+package facilitator
 
 import (
 	"bytes"
@@ -14,28 +14,32 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
-// Facilitator operations, passed to HTTPFacilitatorConfig.AuthHeaders and
-// reported in FacilitatorError.Op.
+// Facilitator operations, passed to HTTPConfig.AuthHeaders and
+// reported in Error.Op.
 const (
 	OpVerify    = "verify"
 	OpSettle    = "settle"
 	OpSupported = "supported"
 )
 
-// Defaults of HTTPFacilitatorConfig.
+// Defaults of HTTPConfig.
 const (
-	DefaultFacilitatorTimeout   = 30 * time.Second
-	DefaultSettleTimeout        = 2 * time.Minute
-	DefaultSupportedAttempts    = 3
-	DefaultSupportedBackoff     = time.Second
-	DefaultMaxRetryAfter        = 30 * time.Second
-	MaxFacilitatorResponseBytes = 1 << 20
+	DefaultTimeout           = 30 * time.Second
+	DefaultSettleTimeout     = 2 * time.Minute
+	DefaultSupportedAttempts = 3
+	DefaultSupportedBackoff  = time.Second
+	DefaultMaxRetryAfter     = 30 * time.Second
+	MaxResponseBytes         = 1 << 20
 )
 
-// HTTPFacilitatorConfig configures an HTTPFacilitator.
-type HTTPFacilitatorConfig struct {
+// HTTPConfig configures an HTTP facilitator client (NewHTTP).
+type HTTPConfig struct {
 	// URL is the facilitator's base URL (http or https); a trailing "/" of
 	// its path is trimmed. The endpoints are its path + "/verify",
 	// "/settle" and "/supported", each with the URL's query, if any (e.g.
@@ -52,7 +56,7 @@ type HTTPFacilitatorConfig struct {
 	HTTPClient *http.Client
 	// Timeout bounds each exchange with /verify and /supported (each
 	// attempt), within the caller's deadline if that comes first; zero
-	// means DefaultFacilitatorTimeout. It does not apply to /settle.
+	// means DefaultTimeout. It does not apply to /settle.
 	Timeout time.Duration
 	// SettleTimeout bounds /settle when the caller's context has no
 	// deadline; zero means DefaultSettleTimeout. When the context has a
@@ -81,7 +85,7 @@ type HTTPFacilitatorConfig struct {
 	MaxRetryAfter time.Duration
 }
 
-// HTTPFacilitator is a Facilitator reached over the x402 facilitator HTTP
+// HTTP is an x402.Facilitator reached over the x402 facilitator HTTP
 // API. Safe for concurrent use.
 //
 // Verify and Settle follow Facilitator's contract: a refused payment is a
@@ -91,31 +95,31 @@ type HTTPFacilitatorConfig struct {
 // for settle). Anything else (transport failure, timeout, non-2xx without
 // such a body, malformed or incomplete 2xx body: verify without isValid,
 // settle without success or network, or success without transaction) is a
-// *FacilitatorError. Callers must always check IsValid and Success.
-type HTTPFacilitator struct {
+// *Error. Callers must always check IsValid and Success.
+type HTTP struct {
 	base     string // scheme://[userinfo@]host/path, no trailing "/", no query
 	query    string // raw query added to every endpoint
 	redacted string // base without userinfo, safe to log
 	client   *http.Client
-	cfg      HTTPFacilitatorConfig
+	cfg      HTTPConfig
 	log      *slog.Logger
 }
 
-var _ Facilitator = (*HTTPFacilitator)(nil)
+var _ x402.Facilitator = (*HTTP)(nil)
 
-// NewHTTPFacilitator checks cfg and returns the client. A URL that is not an
-// absolute http(s) URL without fragment is a *ConfigError (whose message
+// NewHTTP checks cfg and returns the client. A URL that is not an
+// absolute http(s) URL without fragment is an *x402.ConfigError (whose message
 // does not repeat the URL, which may hold credentials).
-func NewHTTPFacilitator(cfg HTTPFacilitatorConfig) (*HTTPFacilitator, error) {
+func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" || u.Fragment != "" || u.ForceQuery {
-		return nil, &ConfigError{"URL", "want an absolute http(s) URL without fragment (the value is not repeated here: it may hold credentials)"}
+		return nil, &x402.ConfigError{Field: "URL", Message: "want an absolute http(s) URL without fragment (the value is not repeated here: it may hold credentials)"}
 	}
 	if cfg.Timeout < 0 || cfg.SettleTimeout < 0 || cfg.SupportedAttempts < 0 || cfg.SupportedBackoff < 0 || cfg.MaxRetryAfter < 0 {
-		return nil, &ConfigError{"Timeout", "durations and attempts must not be negative"}
+		return nil, &x402.ConfigError{Field: "Timeout", Message: "durations and attempts must not be negative"}
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultFacilitatorTimeout
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.SettleTimeout == 0 {
 		cfg.SettleTimeout = DefaultSettleTimeout
@@ -133,7 +137,7 @@ func NewHTTPFacilitator(cfg HTTPFacilitatorConfig) (*HTTPFacilitator, error) {
 	u.RawQuery = ""
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = strings.TrimRight(u.RawPath, "/")
-	f := &HTTPFacilitator{base: u.String(), query: query, redacted: redactURL(u), client: unboundedClient(cfg.HTTPClient), cfg: cfg, log: cfg.Logger}
+	f := &HTTP{base: u.String(), query: query, redacted: redactURL(u), client: unboundedClient(cfg.HTTPClient), cfg: cfg, log: cfg.Logger}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
 	}
@@ -176,9 +180,9 @@ func redactURL(u *url.URL) string {
 
 // URL returns the facilitator's base URL without trailing "/" and without
 // the credentials and query it may have been configured with: safe to log.
-func (f *HTTPFacilitator) URL() string { return f.redacted }
+func (f *HTTP) URL() string { return f.redacted }
 
-// FacilitatorError is a facilitator call that did not produce an answer:
+// Error is a facilitator call that did not produce an answer:
 // transport failure, timeout, unexpected status, malformed body. Op is
 // OpVerify, OpSettle or OpSupported; StatusCode is 0 when no HTTP answer
 // arrived; Reason is the facilitator's reason when its body named one;
@@ -189,7 +193,7 @@ func (f *HTTPFacilitator) URL() string { return f.redacted }
 // identify the authorization of a verify or settle (empty when the payload
 // is not an EIP-3009 authorization); Elapsed is the time the call took.
 // None of these is a secret: the signature is never included.
-type FacilitatorError struct {
+type Error struct {
 	Op         string
 	StatusCode int
 	Reason     string
@@ -206,7 +210,7 @@ type FacilitatorError struct {
 // Error implements error: "x402: facilitator <op> <endpoint> (network …,
 // payer …, nonce …) after <elapsed>: HTTP <status>: <reason>: <message>:
 // <cause>", each part present only when known.
-func (e *FacilitatorError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("x402: facilitator ")
 	b.WriteString(e.Op)
@@ -247,25 +251,25 @@ func (e *FacilitatorError) Error() string {
 }
 
 // Unwrap returns the cause.
-func (e *FacilitatorError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Timeout reports whether the call ran out of time (its own bound or the
 // caller's deadline). For settle, the outcome is then unknown.
-func (e *FacilitatorError) Timeout() bool { return errors.Is(e.Err, context.DeadlineExceeded) }
+func (e *Error) Timeout() bool { return errors.Is(e.Err, context.DeadlineExceeded) }
 
 // facilitatorBody builds the verify/settle request body. A v1 payload is
 // sent in the v1 shapes (network names, maxAmountRequired).
-func facilitatorBody(payload PaymentPayload, req PaymentRequirements) any {
+func facilitatorBody(payload x402.PaymentPayload, req x402.PaymentRequirements) any {
 	if payload.X402Version != 1 {
-		return VerifyRequest{X402Version: payload.X402Version, PaymentPayload: payload, PaymentRequirements: req}
+		return x402.VerifyRequest{X402Version: payload.X402Version, PaymentPayload: payload, PaymentRequirements: req}
 	}
 	v1name := func(id string) string {
-		if n, ok := LookupNetwork(id); ok {
+		if n, ok := x402.LookupNetwork(id); ok {
 			return n.V1Name
 		}
 		return id
 	}
-	var res ResourceInfo
+	var res x402.ResourceInfo
 	if payload.Resource != nil {
 		res = *payload.Resource
 	}
@@ -296,11 +300,11 @@ type facilitatorCall struct {
 
 // newCall starts a call; payload and req (nil for supported) name the
 // authorization in its errors.
-func (f *HTTPFacilitator) newCall(op, method, path string, payload *PaymentPayload, req *PaymentRequirements) *facilitatorCall {
+func (f *HTTP) newCall(op, method, path string, payload *x402.PaymentPayload, req *x402.PaymentRequirements) *facilitatorCall {
 	c := &facilitatorCall{op: op, method: method, path: path, start: time.Now()}
 	if payload != nil && req != nil {
 		c.network = printableSnippet(req.Network, 64)
-		if p, err := ParseExactEVMPayload(payload.Payload); err == nil {
+		if p, err := exact.ParseExactEVMPayload(payload.Payload); err == nil {
 			c.payer = printableSnippet(p.Authorization.From, 64)
 			c.nonce = printableSnippet(p.Authorization.Nonce, 80)
 		}
@@ -310,71 +314,68 @@ func (f *HTTPFacilitator) newCall(op, method, path string, payload *PaymentPaylo
 
 // Verify implements Facilitator with POST {URL}/verify, bounded by Timeout
 // (or the caller's deadline if sooner).
-func (f *HTTPFacilitator) Verify(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (VerifyResponse, error) {
+func (f *HTTP) Verify(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
 	c := f.newCall(OpVerify, http.MethodPost, "/verify", &payload, &req)
 	status, raw, _, err := f.exchange(ctx, c, facilitatorBody(payload, req))
 	if err != nil {
-		return VerifyResponse{}, err
+		return x402.VerifyResponse{}, err
 	}
 	resp, derr := decodeVerifyJSON(raw)
 	if status/100 == 2 {
 		if derr != nil {
-			return VerifyResponse{}, f.fail(c, &FacilitatorError{StatusCode: status, Message: "malformed response: " + derr.Error()})
+			return x402.VerifyResponse{}, f.fail(c, &Error{StatusCode: status, Message: "malformed response: " + derr.Error()})
 		}
 		return resp, nil
 	}
 	if derr == nil && !resp.IsValid && resp.InvalidReason != "" {
 		return resp, nil
 	}
-	return VerifyResponse{}, f.fail(c, statusError(status, raw))
+	return x402.VerifyResponse{}, f.fail(c, statusError(status, raw))
 }
 
 // Settle implements Facilitator with POST {URL}/settle. It is bounded by
 // the caller's deadline only (SettleTimeout when the context has none) and
 // never retried: a timeout leaves the outcome unknown
-// (FacilitatorError.Timeout).
-func (f *HTTPFacilitator) Settle(ctx context.Context, payload PaymentPayload, req PaymentRequirements) (SettleResponse, error) {
+// (Error.Timeout).
+func (f *HTTP) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
 	c := f.newCall(OpSettle, http.MethodPost, "/settle", &payload, &req)
 	status, raw, _, err := f.exchange(ctx, c, facilitatorBody(payload, req))
 	if err != nil {
-		return SettleResponse{}, err
+		return x402.SettleResponse{}, err
 	}
-	var resp SettleResponse
+	var resp x402.SettleResponse
 	var derr error
-	if !isJSONObject(raw) {
+	if !wire.IsJSONObject(raw) {
 		derr = errors.New("not a JSON object")
-	} else if resp, derr = decodeSettleJSON(raw); derr != nil {
-		var he *HeaderError
-		if errors.As(derr, &he) {
-			derr = errors.New(he.Message)
-		}
+	} else {
+		resp, derr = decodeSettleJSON(raw)
 	}
 	if status/100 == 2 {
 		if derr == nil && resp.Success && resp.Transaction == "" {
 			derr = errors.New("transaction is required on success")
 		}
 		if derr != nil {
-			return SettleResponse{}, f.fail(c, &FacilitatorError{StatusCode: status, Message: "malformed response: " + derr.Error()})
+			return x402.SettleResponse{}, f.fail(c, &Error{StatusCode: status, Message: "malformed response: " + derr.Error()})
 		}
 		return resp, nil
 	}
 	if derr == nil && !resp.Success && resp.ErrorReason != "" {
 		return resp, nil
 	}
-	return SettleResponse{}, f.fail(c, statusError(status, raw))
+	return x402.SettleResponse{}, f.fail(c, statusError(status, raw))
 }
 
 // Supported implements Facilitator with GET {URL}/supported, retried on 429
 // (up to SupportedAttempts attempts in all), waiting as Retry-After says
 // (capped at MaxRetryAfter) or SupportedBackoff, doubling. Each attempt is
 // bounded by Timeout, the whole by the caller's context.
-func (f *HTTPFacilitator) Supported(ctx context.Context) (SupportedResponse, error) {
+func (f *HTTP) Supported(ctx context.Context) (x402.SupportedResponse, error) {
 	c := f.newCall(OpSupported, http.MethodGet, "/supported", nil, nil)
 	backoff := f.cfg.SupportedBackoff
 	for attempt := 1; ; attempt++ {
 		status, raw, hdr, err := f.exchange(ctx, c, nil)
 		if err != nil {
-			return SupportedResponse{}, err
+			return x402.SupportedResponse{}, err
 		}
 		if status == http.StatusTooManyRequests && attempt < f.cfg.SupportedAttempts {
 			wait := retryAfter(hdr.Get("Retry-After"), time.Now(), backoff, f.cfg.MaxRetryAfter)
@@ -383,21 +384,21 @@ func (f *HTTPFacilitator) Supported(ctx context.Context) (SupportedResponse, err
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return SupportedResponse{}, f.fail(c, &FacilitatorError{StatusCode: status, Message: "gave up waiting to retry", Err: ctx.Err()})
+				return x402.SupportedResponse{}, f.fail(c, &Error{StatusCode: status, Message: "gave up waiting to retry", Err: ctx.Err()})
 			case <-t.C:
 			}
 			backoff *= 2
 			continue
 		}
 		if status/100 != 2 {
-			return SupportedResponse{}, f.fail(c, statusError(status, raw))
+			return x402.SupportedResponse{}, f.fail(c, statusError(status, raw))
 		}
-		var resp SupportedResponse
+		var resp x402.SupportedResponse
 		var presence struct {
 			Kinds *json.RawMessage `json:"kinds"`
 		}
-		if !isJSONObject(raw) || json.Unmarshal(raw, &resp) != nil || json.Unmarshal(raw, &presence) != nil || presence.Kinds == nil {
-			return SupportedResponse{}, f.fail(c, &FacilitatorError{StatusCode: status, Message: "malformed response: want a JSON object with kinds"})
+		if !wire.IsJSONObject(raw) || json.Unmarshal(raw, &resp) != nil || json.Unmarshal(raw, &presence) != nil || presence.Kinds == nil {
+			return x402.SupportedResponse{}, f.fail(c, &Error{StatusCode: status, Message: "malformed response: want a JSON object with kinds"})
 		}
 		return resp, nil
 	}
@@ -405,7 +406,7 @@ func (f *HTTPFacilitator) Supported(ctx context.Context) (SupportedResponse, err
 
 // callContext bounds one exchange: /settle by the caller's deadline only
 // (SettleTimeout without one), the others by Timeout within it.
-func (f *HTTPFacilitator) callContext(ctx context.Context, op string) (context.Context, context.CancelFunc) {
+func (f *HTTP) callContext(ctx context.Context, op string) (context.Context, context.CancelFunc) {
 	if op == OpSettle {
 		if _, ok := ctx.Deadline(); ok {
 			return context.WithCancel(ctx)
@@ -416,8 +417,8 @@ func (f *HTTPFacilitator) callContext(ctx context.Context, op string) (context.C
 }
 
 // exchange performs one HTTP exchange of c within its bound and returns
-// the status, the body (at most MaxFacilitatorResponseBytes) and headers.
-func (f *HTTPFacilitator) exchange(ctx context.Context, c *facilitatorCall, body any) (int, []byte, http.Header, error) {
+// the status, the body (at most MaxResponseBytes) and headers.
+func (f *HTTP) exchange(ctx context.Context, c *facilitatorCall, body any) (int, []byte, http.Header, error) {
 	ctx, cancel := f.callContext(ctx, c.op)
 	defer cancel()
 	start := time.Now()
@@ -425,7 +426,7 @@ func (f *HTTPFacilitator) exchange(ctx context.Context, c *facilitatorCall, body
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return 0, nil, nil, f.fail(c, &FacilitatorError{Message: "cannot encode the request", Err: err})
+			return 0, nil, nil, f.fail(c, &Error{Message: "cannot encode the request", Err: err})
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -435,7 +436,7 @@ func (f *HTTPFacilitator) exchange(ctx context.Context, c *facilitatorCall, body
 	}
 	hreq, err := http.NewRequestWithContext(ctx, c.method, endpoint, rd)
 	if err != nil {
-		return 0, nil, nil, f.fail(c, &FacilitatorError{Message: "cannot build the request", Err: f.redactErr(c, err)})
+		return 0, nil, nil, f.fail(c, &Error{Message: "cannot build the request", Err: f.redactErr(c, err)})
 	}
 	hreq.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -444,7 +445,7 @@ func (f *HTTPFacilitator) exchange(ctx context.Context, c *facilitatorCall, body
 	if f.cfg.AuthHeaders != nil {
 		h, err := f.cfg.AuthHeaders(ctx, c.op)
 		if err != nil {
-			return 0, nil, nil, f.fail(c, &FacilitatorError{Message: "auth headers", Err: err})
+			return 0, nil, nil, f.fail(c, &Error{Message: "auth headers", Err: err})
 		}
 		for k, vs := range h {
 			hreq.Header.Del(k)
@@ -459,19 +460,19 @@ func (f *HTTPFacilitator) exchange(ctx context.Context, c *facilitatorCall, body
 		if c.op == OpSettle {
 			msg = "request failed; the settlement outcome is unknown"
 		}
-		return 0, nil, nil, f.fail(c, &FacilitatorError{Message: msg, Err: f.redactErr(c, err)})
+		return 0, nil, nil, f.fail(c, &Error{Message: msg, Err: f.redactErr(c, err)})
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxFacilitatorResponseBytes+1))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
 		msg := "reading the response failed"
 		if c.op == OpSettle {
 			msg = "reading the response failed; the settlement outcome is unknown"
 		}
-		return 0, nil, nil, f.fail(c, &FacilitatorError{StatusCode: resp.StatusCode, Message: msg, Err: f.redactErr(c, err)})
+		return 0, nil, nil, f.fail(c, &Error{StatusCode: resp.StatusCode, Message: msg, Err: f.redactErr(c, err)})
 	}
-	if len(raw) > MaxFacilitatorResponseBytes {
-		return 0, nil, nil, f.fail(c, &FacilitatorError{StatusCode: resp.StatusCode, Message: fmt.Sprintf("response larger than %d bytes", MaxFacilitatorResponseBytes)})
+	if len(raw) > MaxResponseBytes {
+		return 0, nil, nil, f.fail(c, &Error{StatusCode: resp.StatusCode, Message: fmt.Sprintf("response larger than %d bytes", MaxResponseBytes)})
 	}
 	f.log.DebugContext(ctx, "x402 facilitator call", "op", c.op, "endpoint", f.redacted+c.path, "status", resp.StatusCode, "duration", time.Since(start))
 	return resp.StatusCode, raw, resp.Header, nil
@@ -480,7 +481,7 @@ func (f *HTTPFacilitator) exchange(ctx context.Context, c *facilitatorCall, body
 // redactErr replaces the URL of a *url.Error (which net/http fills with
 // the request URL, query and user name included) by the redacted endpoint,
 // keeping the cause for errors.Is and errors.As.
-func (f *HTTPFacilitator) redactErr(c *facilitatorCall, err error) error {
+func (f *HTTP) redactErr(c *facilitatorCall, err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return &url.Error{Op: ue.Op, URL: f.redacted + c.path, Err: ue.Err}
@@ -489,7 +490,7 @@ func (f *HTTPFacilitator) redactErr(c *facilitatorCall, err error) error {
 }
 
 // fail completes e with what c knows, logs it and returns it.
-func (f *HTTPFacilitator) fail(c *facilitatorCall, e *FacilitatorError) *FacilitatorError {
+func (f *HTTP) fail(c *facilitatorCall, e *Error) *Error {
 	e.Op = c.op
 	e.Endpoint = f.redacted + c.path
 	e.Network, e.Payer, e.Nonce = c.network, c.payer, c.nonce
@@ -500,26 +501,26 @@ func (f *HTTPFacilitator) fail(c *facilitatorCall, e *FacilitatorError) *Facilit
 }
 
 // decodeVerifyJSON decodes a VerifyResponse; isValid is required.
-func decodeVerifyJSON(raw []byte) (VerifyResponse, error) {
-	var r VerifyResponse
+func decodeVerifyJSON(raw []byte) (x402.VerifyResponse, error) {
+	var r x402.VerifyResponse
 	var presence struct {
 		IsValid *bool `json:"isValid"`
 	}
-	if !isJSONObject(raw) {
+	if !wire.IsJSONObject(raw) {
 		return r, errors.New("not a JSON object")
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, errors.New(jsonErrorSummary(err))
+		return r, errors.New(wire.JSONErrorSummary(err))
 	}
 	if err := json.Unmarshal(raw, &presence); err != nil || presence.IsValid == nil {
-		return VerifyResponse{}, errors.New("isValid is required")
+		return x402.VerifyResponse{}, errors.New("isValid is required")
 	}
 	return r, nil
 }
 
 // statusError describes a non-2xx answer without a usable x402 body.
-func statusError(status int, raw []byte) *FacilitatorError {
-	e := &FacilitatorError{StatusCode: status}
+func statusError(status int, raw []byte) *Error {
+	e := &Error{StatusCode: status}
 	var body struct {
 		Error          any    `json:"error"`
 		Message        string `json:"message"`
@@ -528,7 +529,7 @@ func statusError(status int, raw []byte) *FacilitatorError {
 		ErrorReason    string `json:"errorReason"`
 		ErrorMessage   string `json:"errorMessage"`
 	}
-	if isJSONObject(raw) && json.Unmarshal(raw, &body) == nil {
+	if wire.IsJSONObject(raw) && json.Unmarshal(raw, &body) == nil {
 		e.Reason = firstNonEmpty(body.InvalidReason, body.ErrorReason)
 		msg := firstNonEmpty(body.InvalidMessage, body.ErrorMessage, body.Message)
 		if s, ok := body.Error.(string); ok && msg == "" {
@@ -563,7 +564,7 @@ func printableSnippet(s string, n int) string {
 		}
 		return r
 	}, s)
-	return truncForMsg(s, n)
+	return wire.TruncForMsg(s, n)
 }
 
 // retryAfter returns the wait a Retry-After value asks for (delta seconds
@@ -587,4 +588,17 @@ func retryAfter(v string, now time.Time, fallback, limit time.Duration) time.Dur
 		wait = limit
 	}
 	return wait
+}
+
+// decodeSettleJSON decodes a SettleResponse and checks that success and
+// network are present; the error says what is wrong.
+func decodeSettleJSON(raw []byte) (x402.SettleResponse, error) {
+	var r x402.SettleResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return x402.SettleResponse{}, errors.New("invalid JSON")
+	}
+	if msg, _ := wire.SettleFieldsMissing(raw); msg != "" {
+		return x402.SettleResponse{}, errors.New(msg)
+	}
+	return r, nil
 }

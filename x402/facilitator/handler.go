@@ -1,4 +1,4 @@
-package x402
+package facilitator
 
 import (
 	"bytes"
@@ -16,20 +16,24 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
-// MaxFacilitatorRequestBytes bounds the body of a request to
-// FacilitatorHandler.
-const MaxFacilitatorRequestBytes = 64 << 10
+// MaxRequestBytes bounds the body of a request to
+// Handler.
+const MaxRequestBytes = 64 << 10
 
-// Defaults of FacilitatorHandlerConfig.
+// Defaults of HandlerConfig.
 const (
 	DefaultIdentifierTTL  = 24 * time.Hour
 	DefaultMaxIdentifiers = 100_000
 )
 
-// FacilitatorHandlerConfig configures NewFacilitatorHandler.
-type FacilitatorHandlerConfig struct {
+// HandlerConfig configures NewHandler.
+type HandlerConfig struct {
 	// IdentifierTTL is how long a successful settlement is remembered under
 	// its payment identifier; zero means DefaultIdentifierTTL. Negative
 	// turns the handler's own deduplication off (the facilitator's own, if
@@ -42,23 +46,23 @@ type FacilitatorHandlerConfig struct {
 	Now func() time.Time
 }
 
-// FacilitatorHandler serves f over the facilitator HTTP API with the
-// default FacilitatorHandlerConfig; see NewFacilitatorHandler.
-func FacilitatorHandler(f Facilitator) http.Handler {
-	return NewFacilitatorHandler(f, FacilitatorHandlerConfig{})
+// Handler serves f over the facilitator HTTP API with the
+// default HandlerConfig; see NewHandler.
+func Handler(f x402.Facilitator) http.Handler {
+	return NewHandler(f, HandlerConfig{})
 }
 
-// NewFacilitatorHandler serves f over the facilitator HTTP API: POST
+// NewHandler serves f over the facilitator HTTP API: POST
 // /verify and POST /settle (body {x402Version, paymentPayload,
 // paymentRequirements}, answer a VerifyResponse / SettleResponse, HTTP 200
 // even for a refused payment) and GET /supported. Bodies in the v1 shapes
 // (x402Version 1: payload {scheme, network, payload}, requirements with
 // maxAmountRequired) are converted to the v2 types, keeping the v1 network
 // names. Malformed requests get 400 and bodies over
-// MaxFacilitatorRequestBytes 413, both with {"error": message}; an error of
+// MaxRequestBytes 413, both with {"error": message}; an error of
 // f gets 500. Mount it under a prefix with http.StripPrefix.
 //
-// It honours the payment-identifier extension (ExtensionPaymentIdentifier)
+// It honours the payment-identifier extension (x402.ExtensionPaymentIdentifier)
 // of v2 payloads. An identifier, scoped by the receiving address (payTo),
 // is bound to the payment it first came with (scheme, network, asset,
 // amount, payTo and the signed authorization) when its settlement starts,
@@ -67,16 +71,16 @@ func FacilitatorHandler(f Facilitator) http.Handler {
 //     settlement without calling f (also after the authorization expired);
 //     one still in flight is waited for;
 //   - /settle or /verify of the same identifier with another payment is
-//     refused with 409 Conflict and ReasonPaymentIdentifierConflict;
+//     refused with 409 Conflict and x402.ReasonPaymentIdentifierConflict;
 //   - a malformed identifier is refused with 400 and
-//     ReasonInvalidPaymentIdentifier.
+//     x402.ReasonInvalidPaymentIdentifier.
 //
 // Refusals from f with those two reasons get the same statuses. A failed
 // settlement is not remembered: the client may retry, with the same or
 // another payment. Settlements are remembered in memory, for
 // cfg.IdentifierTTL, at most cfg.MaxIdentifiers of them. /supported lists
 // the extension.
-func NewFacilitatorHandler(f Facilitator, cfg FacilitatorHandlerConfig) http.Handler {
+func NewHandler(f x402.Facilitator, cfg HandlerConfig) http.Handler {
 	var ids *identifierCache
 	if cfg.IdentifierTTL >= 0 {
 		ids = newIdentifierCache(cfg)
@@ -87,13 +91,13 @@ func NewFacilitatorHandler(f Facilitator, cfg FacilitatorHandlerConfig) http.Han
 		if !ok {
 			return
 		}
-		id, err := PaymentIdentifierOf(payload)
+		id, err := x402.PaymentIdentifierOf(payload)
 		if err != nil {
-			writeFacilitatorJSON(w, http.StatusBadRequest, VerifyResponse{IsValid: false, InvalidReason: ReasonInvalidPaymentIdentifier, InvalidMessage: err.Error()})
+			writeFacilitatorJSON(w, http.StatusBadRequest, x402.VerifyResponse{IsValid: false, InvalidReason: x402.ReasonInvalidPaymentIdentifier, InvalidMessage: err.Error()})
 			return
 		}
 		if id != "" && ids != nil && ids.conflicts(identifierScope(id, req), paymentFingerprint(payload, req)) {
-			writeFacilitatorJSON(w, http.StatusConflict, VerifyResponse{IsValid: false, InvalidReason: ReasonPaymentIdentifierConflict, InvalidMessage: msgIdentifierConflict})
+			writeFacilitatorJSON(w, http.StatusConflict, x402.VerifyResponse{IsValid: false, InvalidReason: x402.ReasonPaymentIdentifierConflict, InvalidMessage: msgIdentifierConflict})
 			return
 		}
 		resp, err := f.Verify(r.Context(), payload, req)
@@ -108,13 +112,13 @@ func NewFacilitatorHandler(f Facilitator, cfg FacilitatorHandlerConfig) http.Han
 		if !ok {
 			return
 		}
-		id, err := PaymentIdentifierOf(payload)
+		id, err := x402.PaymentIdentifierOf(payload)
 		if err != nil {
-			writeFacilitatorJSON(w, http.StatusBadRequest, SettleResponse{Success: false, ErrorReason: ReasonInvalidPaymentIdentifier, ErrorMessage: err.Error(), Network: req.Network})
+			writeFacilitatorJSON(w, http.StatusBadRequest, x402.SettleResponse{Success: false, ErrorReason: x402.ReasonInvalidPaymentIdentifier, ErrorMessage: err.Error(), Network: req.Network})
 			return
 		}
-		settle := func() (SettleResponse, error) { return f.Settle(r.Context(), payload, req) }
-		var resp SettleResponse
+		settle := func() (x402.SettleResponse, error) { return f.Settle(r.Context(), payload, req) }
+		var resp x402.SettleResponse
 		if id != "" && ids != nil {
 			resp, err = ids.settle(r.Context(), identifierScope(id, req), paymentFingerprint(payload, req), settle)
 		} else {
@@ -122,7 +126,7 @@ func NewFacilitatorHandler(f Facilitator, cfg FacilitatorHandlerConfig) http.Han
 		}
 		switch {
 		case errors.Is(err, errIdentifierConflict):
-			writeFacilitatorJSON(w, http.StatusConflict, SettleResponse{Success: false, ErrorReason: ReasonPaymentIdentifierConflict, ErrorMessage: msgIdentifierConflict, Network: req.Network})
+			writeFacilitatorJSON(w, http.StatusConflict, x402.SettleResponse{Success: false, ErrorReason: x402.ReasonPaymentIdentifierConflict, ErrorMessage: msgIdentifierConflict, Network: req.Network})
 		case errors.Is(err, errIdentifierWait):
 			w.Header().Set("Retry-After", "1")
 			writeFacilitatorJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "settle failed: " + err.Error()})
@@ -138,8 +142,8 @@ func NewFacilitatorHandler(f Facilitator, cfg FacilitatorHandlerConfig) http.Han
 			writeFacilitatorJSON(w, http.StatusInternalServerError, map[string]string{"error": "supported failed: " + err.Error()})
 			return
 		}
-		if ids != nil && !slices.Contains(resp.Extensions, ExtensionPaymentIdentifier) {
-			resp.Extensions = append(slices.Clip(resp.Extensions), ExtensionPaymentIdentifier)
+		if ids != nil && !slices.Contains(resp.Extensions, x402.ExtensionPaymentIdentifier) {
+			resp.Extensions = append(slices.Clip(resp.Extensions), x402.ExtensionPaymentIdentifier)
 		}
 		writeFacilitatorJSON(w, http.StatusOK, resp)
 	})
@@ -153,9 +157,9 @@ func refusalStatus(ok bool, reason string) int {
 	switch {
 	case ok:
 		return http.StatusOK
-	case reason == ReasonPaymentIdentifierConflict:
+	case reason == x402.ReasonPaymentIdentifierConflict:
 		return http.StatusConflict
-	case reason == ReasonInvalidPaymentIdentifier:
+	case reason == x402.ReasonInvalidPaymentIdentifier:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
@@ -189,11 +193,11 @@ type identifierEntry struct {
 	id, fingerprint string
 	done            chan struct{}
 	settled         bool
-	resp            SettleResponse
+	resp            x402.SettleResponse
 	at              time.Time
 }
 
-func newIdentifierCache(cfg FacilitatorHandlerConfig) *identifierCache {
+func newIdentifierCache(cfg HandlerConfig) *identifierCache {
 	c := &identifierCache{ttl: cfg.IdentifierTTL, max: cfg.MaxIdentifiers, now: cfg.Now, m: make(map[string]*identifierEntry), order: list.New()}
 	if c.ttl == 0 {
 		c.ttl = DefaultIdentifierTTL
@@ -236,7 +240,7 @@ func (c *identifierCache) conflicts(id, fingerprint string) bool {
 // settle returns the settlement remembered under id for the same payment,
 // waits for one in flight, or runs do and remembers its result if it is a
 // success. An id bound to another payment is errIdentifierConflict.
-func (c *identifierCache) settle(ctx context.Context, id, fingerprint string, do func() (SettleResponse, error)) (SettleResponse, error) {
+func (c *identifierCache) settle(ctx context.Context, id, fingerprint string, do func() (x402.SettleResponse, error)) (x402.SettleResponse, error) {
 	for {
 		c.mu.Lock()
 		c.prune()
@@ -249,7 +253,7 @@ func (c *identifierCache) settle(ctx context.Context, id, fingerprint string, do
 			return c.run(e, do)
 		case e.fingerprint != fingerprint:
 			c.mu.Unlock()
-			return SettleResponse{}, errIdentifierConflict
+			return x402.SettleResponse{}, errIdentifierConflict
 		case e.settled:
 			resp := e.resp
 			c.mu.Unlock()
@@ -260,14 +264,14 @@ func (c *identifierCache) settle(ctx context.Context, id, fingerprint string, do
 		select {
 		case <-done:
 		case <-ctx.Done():
-			return SettleResponse{}, fmt.Errorf("%w: %w", errIdentifierWait, ctx.Err())
+			return x402.SettleResponse{}, fmt.Errorf("%w: %w", errIdentifierWait, ctx.Err())
 		}
 	}
 }
 
 // run settles for the in-flight entry e and records the outcome: a success
 // is remembered, anything else frees the identifier.
-func (c *identifierCache) run(e *identifierEntry, do func() (SettleResponse, error)) (resp SettleResponse, err error) {
+func (c *identifierCache) run(e *identifierEntry, do func() (x402.SettleResponse, error)) (resp x402.SettleResponse, err error) {
 	ok := false
 	defer func() {
 		c.mu.Lock()
@@ -286,101 +290,6 @@ func (c *identifierCache) run(e *identifierEntry, do func() (SettleResponse, err
 	return resp, err
 }
 
-// The payment-identifier extension: a client-chosen idempotency key that
-// resource servers and facilitators may use to deduplicate payments.
-
-// ExtensionPaymentIdentifier is the name of the payment-identifier
-// extension in PaymentRequired.extensions, PaymentPayload.extensions and
-// SupportedResponse.extensions.
-const ExtensionPaymentIdentifier = "payment-identifier"
-
-// Bounds of a payment identifier: 16 to 128 characters among A-Z, a-z,
-// 0-9, "_" and "-".
-const (
-	PaymentIdentifierMinLength = 16
-	PaymentIdentifierMaxLength = 128
-)
-
-// Refusal reasons of the payment-identifier extension: the identifier is
-// bound to another payment (HTTP 409), or it is malformed (HTTP 400).
-const (
-	ReasonPaymentIdentifierConflict = "payment_identifier_conflict"
-	ReasonInvalidPaymentIdentifier  = "invalid_payment_identifier"
-)
-
-// ValidPaymentIdentifier reports whether id is a well-formed payment
-// identifier.
-func ValidPaymentIdentifier(id string) bool {
-	if len(id) < PaymentIdentifierMinLength || len(id) > PaymentIdentifierMaxLength {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// paymentIdentifierSchema returns the JSON Schema of the extension's info.
-func paymentIdentifierSchema() map[string]any {
-	return map[string]any{
-		"$schema": "https://json-schema.org/draft/2020-12/schema",
-		"type":    "object",
-		"properties": map[string]any{
-			"required": map[string]any{"type": "boolean"},
-			"id": map[string]any{
-				"type": "string", "minLength": PaymentIdentifierMinLength, "maxLength": PaymentIdentifierMaxLength,
-				"pattern": "^[a-zA-Z0-9_-]+$",
-			},
-		},
-		"required": []any{"required"},
-	}
-}
-
-// DeclarePaymentIdentifier returns the extension's declaration for
-// PaymentRequired.extensions[ExtensionPaymentIdentifier]: {"info":
-// {"required": required}, "schema": …}. With required true, a resource
-// server answers 400 to a payment without identifier.
-func DeclarePaymentIdentifier(required bool) map[string]any {
-	return map[string]any{"info": map[string]any{"required": required}, "schema": paymentIdentifierSchema()}
-}
-
-// PaymentIdentifierOf returns the payment identifier a payload carries in
-// extensions[ExtensionPaymentIdentifier].info.id: "" when there is none,
-// an error when the extension or the identifier is malformed.
-func PaymentIdentifierOf(payload PaymentPayload) (string, error) {
-	ext, ok := payload.Extensions[ExtensionPaymentIdentifier]
-	if !ok || ext == nil {
-		return "", nil
-	}
-	var v struct {
-		Info *struct {
-			ID *json.RawMessage `json:"id"`
-		} `json:"info"`
-	}
-	raw, err := json.Marshal(ext)
-	if err == nil {
-		err = json.Unmarshal(raw, &v)
-	}
-	if err != nil {
-		return "", fmt.Errorf("x402: %s extension must be an object with an info object", ExtensionPaymentIdentifier)
-	}
-	if v.Info == nil || v.Info.ID == nil || string(*v.Info.ID) == "null" {
-		return "", nil
-	}
-	var id string
-	if err := json.Unmarshal(*v.Info.ID, &id); err != nil {
-		return "", fmt.Errorf("x402: %s id must be a string", ExtensionPaymentIdentifier)
-	}
-	if !ValidPaymentIdentifier(id) {
-		return "", fmt.Errorf("x402: %s id must be %d to %d characters among A-Z, a-z, 0-9, _ and -",
-			ExtensionPaymentIdentifier, PaymentIdentifierMinLength, PaymentIdentifierMaxLength)
-	}
-	return id, nil
-}
-
 // WithPaymentIdentifier returns payload ready to be presented (or presented
 // again) for settlement with a payment identifier, and that identifier. A
 // valid identifier the client sent is kept as it is. Without one, the copy
@@ -392,8 +301,8 @@ func PaymentIdentifierOf(payload PaymentPayload) (string, error) {
 // original result, and refuses the same authorization for other
 // requirements (409). A malformed identifier is an error. payload itself
 // is not modified (its Extensions map is copied).
-func WithPaymentIdentifier(payload PaymentPayload, req PaymentRequirements) (PaymentPayload, string, error) {
-	id, err := PaymentIdentifierOf(payload)
+func WithPaymentIdentifier(payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.PaymentPayload, string, error) {
+	id, err := x402.PaymentIdentifierOf(payload)
 	if err != nil {
 		return payload, "", err
 	}
@@ -401,20 +310,21 @@ func WithPaymentIdentifier(payload PaymentPayload, req PaymentRequirements) (Pay
 		return payload, id, nil
 	}
 	var basis string
-	if p, err := ParseExactEVMPayload(payload.Payload); err == nil {
-		basis = "authorization\x00" + NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
+	if p, err := exact.ParseExactEVMPayload(payload.Payload); err == nil {
+		basis = "authorization\x00" + exact.NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
 	} else {
 		var b bytes.Buffer
 		if err := json.Compact(&b, payload.Payload); err != nil || b.Len() == 0 {
-			return payload, "", fmt.Errorf("x402: %s: cannot derive an identifier: the payload is not JSON", ExtensionPaymentIdentifier)
+			return payload, "", fmt.Errorf("x402: %s: cannot derive an identifier: the payload is not JSON", x402.ExtensionPaymentIdentifier)
 		}
 		basis = "payload\x00" + b.String()
 	}
 	sum := sha256.Sum256([]byte("x402 payment-identifier\x00" + basis))
 	id = "pay_" + hex.EncodeToString(sum[:])
 
-	ext := map[string]any{"info": map[string]any{"required": false, "id": id}, "schema": paymentIdentifierSchema()}
-	if old, ok := payload.Extensions[ExtensionPaymentIdentifier].(map[string]any); ok {
+	ext := x402.DeclarePaymentIdentifier(false)
+	ext["info"].(map[string]any)["id"] = id
+	if old, ok := payload.Extensions[x402.ExtensionPaymentIdentifier].(map[string]any); ok {
 		// Keep the echoed declaration (required flag, schema), adding the id.
 		info := map[string]any{}
 		if oi, ok := old["info"].(map[string]any); ok {
@@ -426,7 +336,7 @@ func WithPaymentIdentifier(payload PaymentPayload, req PaymentRequirements) (Pay
 	}
 	exts := make(map[string]any, len(payload.Extensions)+1)
 	maps.Copy(exts, payload.Extensions)
-	exts[ExtensionPaymentIdentifier] = ext
+	exts[x402.ExtensionPaymentIdentifier] = ext
 	payload.Extensions = exts
 	return payload, id, nil
 }
@@ -434,7 +344,7 @@ func WithPaymentIdentifier(payload PaymentPayload, req PaymentRequirements) (Pay
 // identifierScope returns the key under which a payment identifier is
 // remembered: scoped by the receiving address, so that two merchants'
 // clients choosing the same identifier do not collide.
-func identifierScope(id string, req PaymentRequirements) string {
+func identifierScope(id string, req x402.PaymentRequirements) string {
 	if id == "" {
 		return ""
 	}
@@ -447,13 +357,13 @@ func identifierScope(id string, req PaymentRequirements) string {
 // not an EIP-3009 authorization). Case-insensitive parts are lowered and
 // v1 network names replaced by CAIP-2 ids, so that a re-encoded
 // re-presentation of the same payment has the same fingerprint.
-func paymentFingerprint(payload PaymentPayload, req PaymentRequirements) string {
+func paymentFingerprint(payload x402.PaymentPayload, req x402.PaymentRequirements) string {
 	network := req.Network
-	if n, ok := LookupNetwork(network); ok {
+	if n, ok := x402.LookupNetwork(network); ok {
 		network = n.CAIP2
 	}
 	parts := []string{"x402 payment fingerprint", req.Scheme, strings.ToLower(network), strings.ToLower(req.Asset), req.Amount, strings.ToLower(req.PayTo)}
-	if p, err := ParseExactEVMPayload(payload.Payload); err == nil {
+	if p, err := exact.ParseExactEVMPayload(payload.Payload); err == nil {
 		a := p.Authorization
 		parts = append(parts, "eip3009", strings.ToLower(p.Signature), strings.ToLower(a.From), strings.ToLower(a.To),
 			a.Value, a.ValidAfter, a.ValidBefore, strings.ToLower(a.Nonce))
@@ -493,12 +403,12 @@ type facilitatorV1Payload struct {
 
 // readFacilitatorRequest decodes a verify/settle body; on failure it has
 // already written the error answer.
-func readFacilitatorRequest(w http.ResponseWriter, r *http.Request) (PaymentPayload, PaymentRequirements, bool) {
-	fail := func(status int, msg string) (PaymentPayload, PaymentRequirements, bool) {
+func readFacilitatorRequest(w http.ResponseWriter, r *http.Request) (x402.PaymentPayload, x402.PaymentRequirements, bool) {
+	fail := func(status int, msg string) (x402.PaymentPayload, x402.PaymentRequirements, bool) {
 		writeFacilitatorJSON(w, status, map[string]string{"error": msg})
-		return PaymentPayload{}, PaymentRequirements{}, false
+		return x402.PaymentPayload{}, x402.PaymentRequirements{}, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxFacilitatorRequestBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -511,24 +421,24 @@ func readFacilitatorRequest(w http.ResponseWriter, r *http.Request) (PaymentPayl
 		PaymentPayload      json.RawMessage `json:"paymentPayload"`
 		PaymentRequirements json.RawMessage `json:"paymentRequirements"`
 	}
-	if err := json.Unmarshal(body, &env); err != nil || !isJSONObject(body) {
+	if err := json.Unmarshal(body, &env); err != nil || !wire.IsJSONObject(body) {
 		return fail(http.StatusBadRequest, "body must be a JSON object {x402Version, paymentPayload, paymentRequirements}")
 	}
 	if env.X402Version == nil {
 		return fail(http.StatusBadRequest, "x402Version is required")
 	}
-	if !isJSONObject(env.PaymentPayload) || !isJSONObject(env.PaymentRequirements) {
+	if !wire.IsJSONObject(env.PaymentPayload) || !wire.IsJSONObject(env.PaymentRequirements) {
 		return fail(http.StatusBadRequest, "paymentPayload and paymentRequirements must be JSON objects")
 	}
 	switch *env.X402Version {
 	case 2:
-		var p PaymentPayload
-		var req PaymentRequirements
+		var p x402.PaymentPayload
+		var req x402.PaymentRequirements
 		if err := json.Unmarshal(env.PaymentPayload, &p); err != nil {
-			return fail(http.StatusBadRequest, "paymentPayload: "+jsonErrorSummary(err))
+			return fail(http.StatusBadRequest, "paymentPayload: "+wire.JSONErrorSummary(err))
 		}
 		if err := json.Unmarshal(env.PaymentRequirements, &req); err != nil {
-			return fail(http.StatusBadRequest, "paymentRequirements: "+jsonErrorSummary(err))
+			return fail(http.StatusBadRequest, "paymentRequirements: "+wire.JSONErrorSummary(err))
 		}
 		if p.X402Version != 2 {
 			return fail(http.StatusBadRequest, "paymentPayload.x402Version must equal x402Version")
@@ -538,19 +448,19 @@ func readFacilitatorRequest(w http.ResponseWriter, r *http.Request) (PaymentPayl
 		var p facilitatorV1Payload
 		var req facilitatorV1Requirements
 		if err := json.Unmarshal(env.PaymentPayload, &p); err != nil {
-			return fail(http.StatusBadRequest, "paymentPayload: "+jsonErrorSummary(err))
+			return fail(http.StatusBadRequest, "paymentPayload: "+wire.JSONErrorSummary(err))
 		}
 		if err := json.Unmarshal(env.PaymentRequirements, &req); err != nil {
-			return fail(http.StatusBadRequest, "paymentRequirements: "+jsonErrorSummary(err))
+			return fail(http.StatusBadRequest, "paymentRequirements: "+wire.JSONErrorSummary(err))
 		}
 		if p.X402Version != 1 {
 			return fail(http.StatusBadRequest, "paymentPayload.x402Version must equal x402Version")
 		}
-		return PaymentPayload{
+		return x402.PaymentPayload{
 				X402Version: 1,
-				Accepted:    PaymentRequirements{Scheme: p.Scheme, Network: p.Network},
+				Accepted:    x402.PaymentRequirements{Scheme: p.Scheme, Network: p.Network},
 				Payload:     p.Payload,
-			}, PaymentRequirements{
+			}, x402.PaymentRequirements{
 				Scheme:            req.Scheme,
 				Network:           req.Network,
 				Amount:            req.MaxAmountRequired,

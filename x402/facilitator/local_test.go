@@ -1,4 +1,4 @@
-package x402
+package facilitator
 
 import (
 	"bytes"
@@ -16,14 +16,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
-func newTestLocal(t testing.TB, cfg LocalFacilitatorConfig) *LocalFacilitator {
+func newTestLocal(t testing.TB, cfg LocalConfig) *Local {
 	t.Helper()
 	if cfg.Now == nil {
 		cfg.Now = testClock
 	}
-	f, err := NewLocalFacilitator(cfg)
+	f, err := NewLocal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +37,9 @@ var localTxPattern = regexp.MustCompile(`^local-dev:[0-9a-f]{64}$`)
 
 func TestLocalFacilitatorVerifySettle(t *testing.T) {
 	ctx := context.Background()
-	f := newTestLocal(t, LocalFacilitatorConfig{})
+	f := newTestLocal(t, LocalConfig{})
 	key := vecKey(t)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, p := testPayment(t, key, req)
 
 	vr, err := f.Verify(ctx, payload, req)
@@ -50,7 +53,7 @@ func TestLocalFacilitatorVerifySettle(t *testing.T) {
 	if !localTxPattern.MatchString(sr.Transaction) || strings.HasPrefix(sr.Transaction, "0x") {
 		t.Fatalf("transaction id %q", sr.Transaction)
 	}
-	if sr.Network != NetworkBase || sr.Payer != vecAddrB || sr.Amount != "3400" ||
+	if sr.Network != x402.NetworkBase || sr.Payer != vecAddrB || sr.Amount != "3400" ||
 		sr.Extra["onChain"] != false || sr.Extra["note"] != LocalSettlementNote {
 		t.Fatalf("settle response %+v", sr)
 	}
@@ -61,7 +64,7 @@ func TestLocalFacilitatorVerifySettle(t *testing.T) {
 	// The authorization is spent: verify refuses it; settling it again
 	// for the same requirements returns the original settlement.
 	vr, err = f.Verify(ctx, payload, req)
-	if err != nil || vr.IsValid || vr.InvalidReason != ReasonNonceAlreadyUsed || vr.Payer != vecAddrB {
+	if err != nil || vr.IsValid || vr.InvalidReason != exact.ReasonNonceAlreadyUsed || vr.Payer != vecAddrB {
 		t.Fatalf("verify after settle: %+v, %v", vr, err)
 	}
 	sr2, err := f.Settle(ctx, payload, req)
@@ -82,19 +85,19 @@ func TestLocalFacilitatorVerifySettle(t *testing.T) {
 func TestLocalFacilitatorRefusals(t *testing.T) {
 	ctx := context.Background()
 	key := vecKey(t)
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, key, req)
 
 	// Invalid signature → IsValid false with the reason, nil error; settle too.
-	f := newTestLocal(t, LocalFacilitatorConfig{})
+	f := newTestLocal(t, LocalConfig{})
 	bad := req
 	bad.Amount = "3401"
 	vr, err := f.Verify(ctx, payload, bad)
-	if err != nil || vr.IsValid || vr.InvalidReason != ReasonRequirementsMismatch {
+	if err != nil || vr.IsValid || vr.InvalidReason != exact.ReasonRequirementsMismatch {
 		t.Fatalf("verify: %+v, %v", vr, err)
 	}
 	sr, err := f.Settle(ctx, payload, bad)
-	if err != nil || sr.Success || sr.ErrorReason != ReasonRequirementsMismatch || sr.Network != NetworkBase {
+	if err != nil || sr.Success || sr.ErrorReason != exact.ReasonRequirementsMismatch || sr.Network != x402.NetworkBase {
 		t.Fatalf("settle: %+v, %v", sr, err)
 	}
 	if len(f.Settlements()) != 0 {
@@ -102,20 +105,20 @@ func TestLocalFacilitatorRefusals(t *testing.T) {
 	}
 
 	// Network restriction.
-	f = newTestLocal(t, LocalFacilitatorConfig{Networks: []string{"base-sepolia"}})
-	if vr, _ := f.Verify(ctx, payload, req); vr.IsValid || vr.InvalidReason != ReasonInvalidNetwork {
+	f = newTestLocal(t, LocalConfig{Networks: []string{"base-sepolia"}})
+	if vr, _ := f.Verify(ctx, payload, req); vr.IsValid || vr.InvalidReason != x402.ReasonInvalidNetwork {
 		t.Fatalf("network restriction: %+v", vr)
 	}
 	// PayTo restriction.
-	f = newTestLocal(t, LocalFacilitatorConfig{PayTo: vecATo})
-	if vr, _ := f.Verify(ctx, payload, req); vr.IsValid || vr.InvalidReason != ReasonRecipientMismatch {
+	f = newTestLocal(t, LocalConfig{PayTo: vecATo})
+	if vr, _ := f.Verify(ctx, payload, req); vr.IsValid || vr.InvalidReason != exact.ReasonRecipientMismatch {
 		t.Fatalf("payTo restriction: %+v", vr)
 	}
 	// Bad configuration.
-	if _, err := NewLocalFacilitator(LocalFacilitatorConfig{Networks: []string{"eip155:1"}}); err == nil {
+	if _, err := NewLocal(LocalConfig{Networks: []string{"eip155:1"}}); err == nil {
 		t.Fatal("unknown network accepted")
 	}
-	if _, err := NewLocalFacilitator(LocalFacilitatorConfig{PayTo: "0x1"}); err == nil {
+	if _, err := NewLocal(LocalConfig{PayTo: "0x1"}); err == nil {
 		t.Fatal("bad payTo accepted")
 	}
 	// Cancelled context.
@@ -127,8 +130,8 @@ func TestLocalFacilitatorRefusals(t *testing.T) {
 }
 
 func TestLocalFacilitatorConcurrentSettleOnce(t *testing.T) {
-	f := newTestLocal(t, LocalFacilitatorConfig{})
-	req := testRequirements(t, NetworkBase)
+	f := newTestLocal(t, LocalConfig{})
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -155,7 +158,7 @@ func TestLocalFacilitatorConcurrentSettleOnce(t *testing.T) {
 }
 
 func TestLocalFacilitatorSupported(t *testing.T) {
-	f := newTestLocal(t, LocalFacilitatorConfig{})
+	f := newTestLocal(t, LocalConfig{})
 	s, err := f.Supported(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -180,12 +183,12 @@ func postJSON(t *testing.T, url, body string) (int, []byte) {
 }
 
 func TestFacilitatorHandler(t *testing.T) {
-	f := newTestLocal(t, LocalFacilitatorConfig{})
-	srv := httptest.NewServer(FacilitatorHandler(f))
+	f := newTestLocal(t, LocalConfig{})
+	srv := httptest.NewServer(Handler(f))
 	defer srv.Close()
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, p := testPayment(t, vecKey(t), req)
-	body, _ := json.Marshal(VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: req})
+	body, _ := json.Marshal(x402.VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: req})
 
 	status, out := postJSON(t, srv.URL+"/verify", string(body))
 	if status != 200 || !bytes.Contains(out, []byte(`"isValid":true`)) {
@@ -194,9 +197,9 @@ func TestFacilitatorHandler(t *testing.T) {
 	// A refused payment is a 200 with isValid false.
 	badReq := req
 	badReq.PayTo = vecATo
-	badBody, _ := json.Marshal(VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: badReq})
+	badBody, _ := json.Marshal(x402.VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: badReq})
 	status, out = postJSON(t, srv.URL+"/verify", string(badBody))
-	if status != 200 || !bytes.Contains(out, []byte(`"isValid":false`)) || !bytes.Contains(out, []byte(ReasonRequirementsMismatch)) {
+	if status != 200 || !bytes.Contains(out, []byte(`"isValid":false`)) || !bytes.Contains(out, []byte(exact.ReasonRequirementsMismatch)) {
 		t.Fatalf("refused verify: %d %s", status, out)
 	}
 
@@ -223,9 +226,9 @@ func TestFacilitatorHandler(t *testing.T) {
 	}
 	otherReq := req
 	otherReq.Amount = "1"
-	otherBody, _ := json.Marshal(VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: otherReq})
+	otherBody, _ := json.Marshal(x402.VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: otherReq})
 	status, out = postJSON(t, srv.URL+"/settle", string(otherBody))
-	if status != 200 || !bytes.Contains(out, []byte(`"success":false`)) || !bytes.Contains(out, []byte(ReasonNonceAlreadyUsed)) {
+	if status != 200 || !bytes.Contains(out, []byte(`"success":false`)) || !bytes.Contains(out, []byte(exact.ReasonNonceAlreadyUsed)) {
 		t.Fatalf("settle for other requirements: %d %s", status, out)
 	}
 
@@ -242,7 +245,7 @@ func TestFacilitatorHandler(t *testing.T) {
 		"version disagreement": {`{"x402Version":2,"paymentPayload":{"x402Version":1},"paymentRequirements":{}}`, 400},
 		"wrong types":          {`{"x402Version":2,"paymentPayload":{"x402Version":"2"},"paymentRequirements":{}}`, 400},
 		"trailing garbage":     {string(body) + "x", 400},
-		"too large":            {`{"x402Version":2,"pad":"` + strings.Repeat("x", MaxFacilitatorRequestBytes) + `"}`, 413},
+		"too large":            {`{"x402Version":2,"pad":"` + strings.Repeat("x", MaxRequestBytes) + `"}`, 413},
 	} {
 		status, out := postJSON(t, srv.URL+"/verify", c.body)
 		if status != c.status || !bytes.Contains(out, []byte(`"error"`)) {
@@ -262,24 +265,24 @@ func TestFacilitatorHandler(t *testing.T) {
 // failingFacilitator cannot decide anything.
 type failingFacilitator struct{}
 
-func (failingFacilitator) Verify(context.Context, PaymentPayload, PaymentRequirements) (VerifyResponse, error) {
-	return VerifyResponse{}, errors.New("chain unreachable")
+func (failingFacilitator) Verify(context.Context, x402.PaymentPayload, x402.PaymentRequirements) (x402.VerifyResponse, error) {
+	return x402.VerifyResponse{}, errors.New("chain unreachable")
 }
 
-func (failingFacilitator) Settle(context.Context, PaymentPayload, PaymentRequirements) (SettleResponse, error) {
-	return SettleResponse{}, errors.New("chain unreachable")
+func (failingFacilitator) Settle(context.Context, x402.PaymentPayload, x402.PaymentRequirements) (x402.SettleResponse, error) {
+	return x402.SettleResponse{}, errors.New("chain unreachable")
 }
 
-func (failingFacilitator) Supported(context.Context) (SupportedResponse, error) {
-	return SupportedResponse{}, errors.New("chain unreachable")
+func (failingFacilitator) Supported(context.Context) (x402.SupportedResponse, error) {
+	return x402.SupportedResponse{}, errors.New("chain unreachable")
 }
 
 func TestFacilitatorHandlerErrorsAre500(t *testing.T) {
-	srv := httptest.NewServer(FacilitatorHandler(failingFacilitator{}))
+	srv := httptest.NewServer(Handler(failingFacilitator{}))
 	defer srv.Close()
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
-	body, _ := json.Marshal(VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: req})
+	body, _ := json.Marshal(x402.VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: req})
 	for _, path := range []string{"/verify", "/settle"} {
 		status, out := postJSON(t, srv.URL+path, string(body))
 		if status != 500 || !bytes.Contains(out, []byte("chain unreachable")) {
@@ -295,9 +298,9 @@ func TestFacilitatorHandlerErrorsAre500(t *testing.T) {
 		t.Fatalf("supported: %d", resp.StatusCode)
 	}
 	// Through the HTTP client, these are FacilitatorErrors.
-	f, _ := NewHTTPFacilitator(HTTPFacilitatorConfig{URL: srv.URL})
+	f, _ := NewHTTP(HTTPConfig{URL: srv.URL})
 	_, err = f.Verify(context.Background(), payload, req)
-	var fe *FacilitatorError
+	var fe *Error
 	if !errors.As(err, &fe) || fe.StatusCode != 500 || !strings.Contains(fe.Message, "chain unreachable") {
 		t.Fatalf("client: %v", err)
 	}
@@ -322,7 +325,7 @@ func (c *movableClock) Add(d time.Duration) {
 }
 
 // validBeforeTime returns the authorization's validBefore as a time.
-func validBeforeTime(t *testing.T, p ExactEVMPayload) time.Time {
+func validBeforeTime(t *testing.T, p exact.ExactEVMPayload) time.Time {
 	t.Helper()
 	vb, err := strconv.ParseInt(p.Authorization.ValidBefore, 10, 64)
 	if err != nil {
@@ -333,7 +336,7 @@ func validBeforeTime(t *testing.T, p ExactEVMPayload) time.Time {
 
 // withSignature returns payload with its exact EVM payload's signature
 // replaced.
-func withSignature(t *testing.T, req PaymentRequirements, p ExactEVMPayload, sig string) PaymentPayload {
+func withSignature(t *testing.T, req x402.PaymentRequirements, p exact.ExactEVMPayload, sig string) x402.PaymentPayload {
 	t.Helper()
 	p.Signature = sig
 	return wrapPayment(t, req, p)
@@ -346,8 +349,8 @@ func withSignature(t *testing.T, req PaymentRequirements, p ExactEVMPayload, sig
 func TestLocalFacilitatorDeduplicates(t *testing.T) {
 	ctx := context.Background()
 	clock := &movableClock{t: testNow}
-	f := newTestLocal(t, LocalFacilitatorConfig{Now: clock.Now})
-	req := testRequirements(t, NetworkBase)
+	f := newTestLocal(t, LocalConfig{Now: clock.Now})
+	req := testRequirements(t, x402.NetworkBase)
 	payload, p := testPayment(t, vecKey(t), req)
 	orig, err := f.Settle(ctx, payload, req)
 	if err != nil || !orig.Success {
@@ -389,19 +392,19 @@ func TestLocalFacilitatorDeduplicates(t *testing.T) {
 	}
 	// Other requirements: refused as a used nonce (also for a payTo or an
 	// amount the authorization does not match).
-	for name, mut := range map[string]func(*PaymentRequirements){
-		"amount": func(r *PaymentRequirements) { r.Amount = "5000" },
-		"payTo":  func(r *PaymentRequirements) { r.PayTo = vecATo },
+	for name, mut := range map[string]func(*x402.PaymentRequirements){
+		"amount": func(r *x402.PaymentRequirements) { r.Amount = "5000" },
+		"payTo":  func(r *x402.PaymentRequirements) { r.PayTo = vecATo },
 	} {
 		other := req
 		mut(&other)
 		sr, err := f.Settle(ctx, payload, other)
-		if err != nil || sr.Success || sr.ErrorReason != ReasonNonceAlreadyUsed || sr.Transaction != "" || sr.Payer != vecAddrB {
+		if err != nil || sr.Success || sr.ErrorReason != exact.ReasonNonceAlreadyUsed || sr.Transaction != "" || sr.Payer != vecAddrB {
 			t.Fatalf("%s: %+v, %v", name, sr, err)
 		}
 	}
 	// Verify stays invalid: used nonce.
-	if vr, err := f.Verify(ctx, payload, req); err != nil || vr.IsValid || vr.InvalidReason != ReasonNonceAlreadyUsed {
+	if vr, err := f.Verify(ctx, payload, req); err != nil || vr.IsValid || vr.InvalidReason != exact.ReasonNonceAlreadyUsed {
 		t.Fatalf("verify: %+v, %v", vr, err)
 	}
 
@@ -411,7 +414,7 @@ func TestLocalFacilitatorDeduplicates(t *testing.T) {
 	if sr, err := f.Settle(ctx, payload, req); err != nil || !reflect.DeepEqual(sr, orig) {
 		t.Fatalf("expired, presented again: %+v, %v", sr, err)
 	}
-	if vr, err := f.Verify(ctx, payload, req); err != nil || vr.IsValid || vr.InvalidReason != ReasonNonceAlreadyUsed {
+	if vr, err := f.Verify(ctx, payload, req); err != nil || vr.IsValid || vr.InvalidReason != exact.ReasonNonceAlreadyUsed {
 		t.Fatalf("verify expired: %+v, %v", vr, err)
 	}
 	if n := len(f.Settlements()); n != 1 {
@@ -428,21 +431,21 @@ func TestLocalFacilitatorDeduplicates(t *testing.T) {
 func TestLocalFacilitatorStatus(t *testing.T) {
 	ctx := context.Background()
 	clock := &movableClock{t: testNow}
-	f := newTestLocal(t, LocalFacilitatorConfig{Now: clock.Now})
-	var _ StatusChecker = f
-	req := testRequirements(t, NetworkBase)
+	f := newTestLocal(t, LocalConfig{Now: clock.Now})
+	var _ x402.StatusChecker = f
+	req := testRequirements(t, x402.NetworkBase)
 	payload, p := testPayment(t, vecKey(t), req)
 	unused, _ := testPayment(t, newTestKey(t), req)
 
 	st, err := f.Status(ctx, payload, req)
-	if err != nil || st != (AuthorizationStatus{}) {
+	if err != nil || st != (x402.AuthorizationStatus{}) {
 		t.Fatalf("before settling: %+v, %v", st, err)
 	}
 	sr, err := f.Settle(ctx, payload, req)
 	if err != nil || !sr.Success {
 		t.Fatalf("settle: %+v, %v", sr, err)
 	}
-	want := AuthorizationStatus{Used: true, Transaction: sr.Transaction, Payer: vecAddrB, PayTo: req.PayTo, Amount: "3400", Asset: req.Asset, Network: NetworkBase}
+	want := x402.AuthorizationStatus{Used: true, Transaction: sr.Transaction, Payer: vecAddrB, PayTo: req.PayTo, Amount: "3400", Asset: req.Asset, Network: x402.NetworkBase}
 	st, err = f.Status(ctx, payload, req)
 	if err != nil || st != want {
 		t.Fatalf("settled: %+v, %v; want %+v", st, err, want)
@@ -491,8 +494,8 @@ func TestLocalFacilitatorStatus(t *testing.T) {
 }
 
 // withIdentifier returns payload carrying payment identifier id.
-func withIdentifier(payload PaymentPayload, id string) PaymentPayload {
-	payload.Extensions = map[string]any{ExtensionPaymentIdentifier: map[string]any{"info": map[string]any{"required": false, "id": id}}}
+func withIdentifier(payload x402.PaymentPayload, id string) x402.PaymentPayload {
+	payload.Extensions = map[string]any{x402.ExtensionPaymentIdentifier: map[string]any{"info": map[string]any{"required": false, "id": id}}}
 	return payload
 }
 
@@ -503,8 +506,8 @@ const (
 
 func TestLocalFacilitatorPaymentIdentifier(t *testing.T) {
 	ctx := context.Background()
-	f := newTestLocal(t, LocalFacilitatorConfig{})
-	req := testRequirements(t, NetworkBase)
+	f := newTestLocal(t, LocalConfig{})
+	req := testRequirements(t, x402.NetworkBase)
 	p1, _ := testPayment(t, vecKey(t), req)
 	p2, _ := testPayment(t, newTestKey(t), req)
 	a := withIdentifier(p1, testPaymentID)
@@ -520,17 +523,17 @@ func TestLocalFacilitatorPaymentIdentifier(t *testing.T) {
 	// Same identifier, another payment: conflict, for settle and verify,
 	// and nothing settled.
 	b := withIdentifier(p2, testPaymentID)
-	if sr, err := f.Settle(ctx, b, req); err != nil || sr.Success || sr.ErrorReason != ReasonPaymentIdentifierConflict {
+	if sr, err := f.Settle(ctx, b, req); err != nil || sr.Success || sr.ErrorReason != x402.ReasonPaymentIdentifierConflict {
 		t.Fatalf("conflict: %+v, %v", sr, err)
 	}
-	if vr, err := f.Verify(ctx, b, req); err != nil || vr.IsValid || vr.InvalidReason != ReasonPaymentIdentifierConflict {
+	if vr, err := f.Verify(ctx, b, req); err != nil || vr.IsValid || vr.InvalidReason != x402.ReasonPaymentIdentifierConflict {
 		t.Fatalf("verify conflict: %+v, %v", vr, err)
 	}
 	// The same payment for other requirements under the same identifier is
 	// another payment too.
 	other := req
 	other.Amount = "5000"
-	if sr, err := f.Settle(ctx, a, other); err != nil || sr.Success || sr.ErrorReason != ReasonPaymentIdentifierConflict {
+	if sr, err := f.Settle(ctx, a, other); err != nil || sr.Success || sr.ErrorReason != x402.ReasonPaymentIdentifierConflict {
 		t.Fatalf("other requirements: %+v, %v", sr, err)
 	}
 	// Identifiers are scoped by payTo: another merchant's client may use
@@ -552,17 +555,17 @@ func TestLocalFacilitatorPaymentIdentifier(t *testing.T) {
 	if sr, err := f.Settle(ctx, withIdentifier(p1, id3), req); err != nil || !reflect.DeepEqual(sr, orig) {
 		t.Fatalf("new identifier: %+v, %v", sr, err)
 	}
-	if sr, _ := f.Settle(ctx, withIdentifier(p2, id3), req); sr.ErrorReason != ReasonPaymentIdentifierConflict {
+	if sr, _ := f.Settle(ctx, withIdentifier(p2, id3), req); sr.ErrorReason != x402.ReasonPaymentIdentifierConflict {
 		t.Fatalf("identifier bound at re-presentation: %+v", sr)
 	}
 	// Malformed identifiers are refused.
 	for _, id := range []any{"short", strings.Repeat("x", 129), "pay_with spaces_0123456789", "pay_ünïcödé_0123456789", 12345678901234567} {
 		bad := p1
-		bad.Extensions = map[string]any{ExtensionPaymentIdentifier: map[string]any{"info": map[string]any{"id": id}}}
-		if sr, err := f.Settle(ctx, bad, req); err != nil || sr.Success || sr.ErrorReason != ReasonInvalidPaymentIdentifier {
+		bad.Extensions = map[string]any{x402.ExtensionPaymentIdentifier: map[string]any{"info": map[string]any{"id": id}}}
+		if sr, err := f.Settle(ctx, bad, req); err != nil || sr.Success || sr.ErrorReason != x402.ReasonInvalidPaymentIdentifier {
 			t.Errorf("id %v: %+v, %v", id, sr, err)
 		}
-		if vr, err := f.Verify(ctx, bad, req); err != nil || vr.IsValid || vr.InvalidReason != ReasonInvalidPaymentIdentifier {
+		if vr, err := f.Verify(ctx, bad, req); err != nil || vr.IsValid || vr.InvalidReason != x402.ReasonInvalidPaymentIdentifier {
 			t.Errorf("verify id %v: %+v, %v", id, vr, err)
 		}
 	}
@@ -574,12 +577,12 @@ func TestLocalFacilitatorPaymentIdentifier(t *testing.T) {
 // countingFacilitator counts the settlements it passes to f; when gate is
 // set, each waits for it.
 type countingFacilitator struct {
-	Facilitator
+	x402.Facilitator
 	settles atomic.Int32
 	gate    chan struct{}
 }
 
-func (c *countingFacilitator) Settle(ctx context.Context, p PaymentPayload, r PaymentRequirements) (SettleResponse, error) {
+func (c *countingFacilitator) Settle(ctx context.Context, p x402.PaymentPayload, r x402.PaymentRequirements) (x402.SettleResponse, error) {
 	c.settles.Add(1)
 	if c.gate != nil {
 		<-c.gate
@@ -588,15 +591,15 @@ func (c *countingFacilitator) Settle(ctx context.Context, p PaymentPayload, r Pa
 }
 
 // refusingFacilitator refuses every settlement.
-type refusingFacilitator struct{ Facilitator }
+type refusingFacilitator struct{ x402.Facilitator }
 
-func (refusingFacilitator) Settle(_ context.Context, _ PaymentPayload, r PaymentRequirements) (SettleResponse, error) {
-	return SettleResponse{Success: false, ErrorReason: "insufficient_funds", Network: r.Network}, nil
+func (refusingFacilitator) Settle(_ context.Context, _ x402.PaymentPayload, r x402.PaymentRequirements) (x402.SettleResponse, error) {
+	return x402.SettleResponse{Success: false, ErrorReason: "insufficient_funds", Network: r.Network}, nil
 }
 
-func settleBody(t *testing.T, payload PaymentPayload, req PaymentRequirements) string {
+func settleBody(t *testing.T, payload x402.PaymentPayload, req x402.PaymentRequirements) string {
 	t.Helper()
-	b, err := json.Marshal(VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: req})
+	b, err := json.Marshal(x402.VerifyRequest{X402Version: 2, PaymentPayload: payload, PaymentRequirements: req})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,11 +608,11 @@ func settleBody(t *testing.T, payload PaymentPayload, req PaymentRequirements) s
 
 func TestFacilitatorHandlerPaymentIdentifier(t *testing.T) {
 	clock := &movableClock{t: testNow}
-	local := newTestLocal(t, LocalFacilitatorConfig{})
+	local := newTestLocal(t, LocalConfig{})
 	inner := &countingFacilitator{Facilitator: local}
-	srv := httptest.NewServer(NewFacilitatorHandler(inner, FacilitatorHandlerConfig{Now: clock.Now, IdentifierTTL: time.Hour, MaxIdentifiers: 2}))
+	srv := httptest.NewServer(NewHandler(inner, HandlerConfig{Now: clock.Now, IdentifierTTL: time.Hour, MaxIdentifiers: 2}))
 	defer srv.Close()
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	p1, _ := testPayment(t, vecKey(t), req)
 	p2, _ := testPayment(t, newTestKey(t), req)
 	a := withIdentifier(p1, testPaymentID)
@@ -626,33 +629,33 @@ func TestFacilitatorHandlerPaymentIdentifier(t *testing.T) {
 	// Same identifier, another payment: 409, for settle and verify.
 	b := withIdentifier(p2, testPaymentID)
 	status, out = postJSON(t, srv.URL+"/settle", settleBody(t, b, req))
-	if status != http.StatusConflict || !bytes.Contains(out, []byte(ReasonPaymentIdentifierConflict)) || !bytes.Contains(out, []byte(`"success":false`)) {
+	if status != http.StatusConflict || !bytes.Contains(out, []byte(x402.ReasonPaymentIdentifierConflict)) || !bytes.Contains(out, []byte(`"success":false`)) {
 		t.Fatalf("conflict: %d %s", status, out)
 	}
 	status, out = postJSON(t, srv.URL+"/verify", settleBody(t, b, req))
-	if status != http.StatusConflict || !bytes.Contains(out, []byte(ReasonPaymentIdentifierConflict)) || !bytes.Contains(out, []byte(`"isValid":false`)) {
+	if status != http.StatusConflict || !bytes.Contains(out, []byte(x402.ReasonPaymentIdentifierConflict)) || !bytes.Contains(out, []byte(`"isValid":false`)) {
 		t.Fatalf("verify conflict: %d %s", status, out)
 	}
 	if inner.settles.Load() != 1 {
 		t.Fatalf("%d settles", inner.settles.Load())
 	}
-	// Through HTTPFacilitator the 409 is a refusal, not an error.
+	// Through HTTP the 409 is a refusal, not an error.
 	hf := newTestHTTPFacilitator(t, srv.URL, nil)
-	if sr, err := hf.Settle(context.Background(), b, req); err != nil || sr.Success || sr.ErrorReason != ReasonPaymentIdentifierConflict {
+	if sr, err := hf.Settle(context.Background(), b, req); err != nil || sr.Success || sr.ErrorReason != x402.ReasonPaymentIdentifierConflict {
 		t.Fatalf("client conflict: %+v, %v", sr, err)
 	}
 	// Malformed identifier: 400 with the reason.
 	status, out = postJSON(t, srv.URL+"/settle", settleBody(t, withIdentifier(p2, "bad id"), req))
-	if status != http.StatusBadRequest || !bytes.Contains(out, []byte(ReasonInvalidPaymentIdentifier)) {
+	if status != http.StatusBadRequest || !bytes.Contains(out, []byte(x402.ReasonInvalidPaymentIdentifier)) {
 		t.Fatalf("malformed: %d %s", status, out)
 	}
 	status, out = postJSON(t, srv.URL+"/verify", settleBody(t, withIdentifier(p2, "bad id"), req))
-	if status != http.StatusBadRequest || !bytes.Contains(out, []byte(ReasonInvalidPaymentIdentifier)) {
+	if status != http.StatusBadRequest || !bytes.Contains(out, []byte(x402.ReasonInvalidPaymentIdentifier)) {
 		t.Fatalf("verify malformed: %d %s", status, out)
 	}
 	// /supported lists the extension once.
 	sup, err := hf.Supported(context.Background())
-	if err != nil || strings.Count(strings.Join(sup.Extensions, ","), ExtensionPaymentIdentifier) != 1 {
+	if err != nil || strings.Count(strings.Join(sup.Extensions, ","), x402.ExtensionPaymentIdentifier) != 1 {
 		t.Fatalf("supported: %+v, %v", sup, err)
 	}
 
@@ -690,16 +693,16 @@ func TestFacilitatorHandlerPaymentIdentifier(t *testing.T) {
 }
 
 func TestFacilitatorHandlerPaymentIdentifierFailuresAndConcurrency(t *testing.T) {
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	p1, _ := testPayment(t, vecKey(t), req)
 	p2, _ := testPayment(t, newTestKey(t), req)
 
 	// A refused settlement is not remembered: the client may retry under
 	// the same identifier with another payment.
-	refusing := &countingFacilitator{Facilitator: refusingFacilitator{newTestLocal(t, LocalFacilitatorConfig{})}}
-	srv := httptest.NewServer(FacilitatorHandler(refusing))
+	refusing := &countingFacilitator{Facilitator: refusingFacilitator{newTestLocal(t, LocalConfig{})}}
+	srv := httptest.NewServer(Handler(refusing))
 	defer srv.Close()
-	for _, p := range []PaymentPayload{p1, p2} {
+	for _, p := range []x402.PaymentPayload{p1, p2} {
 		status, out := postJSON(t, srv.URL+"/settle", settleBody(t, withIdentifier(p, testPaymentID), req))
 		if status != 200 || !bytes.Contains(out, []byte("insufficient_funds")) {
 			t.Fatalf("refused: %d %s", status, out)
@@ -709,7 +712,7 @@ func TestFacilitatorHandlerPaymentIdentifierFailuresAndConcurrency(t *testing.T)
 		t.Fatalf("%d settles", refusing.settles.Load())
 	}
 	// Nor an error.
-	srvErr := httptest.NewServer(FacilitatorHandler(failingFacilitator{}))
+	srvErr := httptest.NewServer(Handler(failingFacilitator{}))
 	defer srvErr.Close()
 	if status, _ := postJSON(t, srvErr.URL+"/settle", settleBody(t, withIdentifier(p1, testPaymentID), req)); status != 500 {
 		t.Fatalf("error: %d", status)
@@ -717,8 +720,8 @@ func TestFacilitatorHandlerPaymentIdentifierFailuresAndConcurrency(t *testing.T)
 
 	// Concurrent settlements under one identifier: one reaches f, all get
 	// its answer.
-	gated := &countingFacilitator{Facilitator: newTestLocal(t, LocalFacilitatorConfig{}), gate: make(chan struct{})}
-	srv2 := httptest.NewServer(FacilitatorHandler(gated))
+	gated := &countingFacilitator{Facilitator: newTestLocal(t, LocalConfig{}), gate: make(chan struct{})}
+	srv2 := httptest.NewServer(Handler(gated))
 	defer srv2.Close()
 	body := settleBody(t, withIdentifier(p1, testPaymentID), req)
 	var wg sync.WaitGroup
@@ -750,8 +753,8 @@ func TestFacilitatorHandlerPaymentIdentifierFailuresAndConcurrency(t *testing.T)
 	}
 
 	// Deduplication off: every settlement reaches f.
-	counting := &countingFacilitator{Facilitator: newTestLocal(t, LocalFacilitatorConfig{})}
-	srv3 := httptest.NewServer(NewFacilitatorHandler(counting, FacilitatorHandlerConfig{IdentifierTTL: -1}))
+	counting := &countingFacilitator{Facilitator: newTestLocal(t, LocalConfig{})}
+	srv3 := httptest.NewServer(NewHandler(counting, HandlerConfig{IdentifierTTL: -1}))
 	defer srv3.Close()
 	for range 2 {
 		postJSON(t, srv3.URL+"/settle", body)
@@ -762,11 +765,11 @@ func TestFacilitatorHandlerPaymentIdentifierFailuresAndConcurrency(t *testing.T)
 }
 
 func TestPaymentIdentifierHelpers(t *testing.T) {
-	req := testRequirements(t, NetworkBase)
+	req := testRequirements(t, x402.NetworkBase)
 	payload, _ := testPayment(t, vecKey(t), req)
 
 	// Declaration.
-	d := DeclarePaymentIdentifier(true)
+	d := x402.DeclarePaymentIdentifier(true)
 	raw, _ := json.Marshal(d)
 	var decl struct {
 		Info   map[string]any `json:"info"`
@@ -796,9 +799,9 @@ func TestPaymentIdentifierHelpers(t *testing.T) {
 	} {
 		p := payload
 		if c.ext != nil {
-			p.Extensions = map[string]any{ExtensionPaymentIdentifier: c.ext}
+			p.Extensions = map[string]any{x402.ExtensionPaymentIdentifier: c.ext}
 		}
-		id, err := PaymentIdentifierOf(p)
+		id, err := x402.PaymentIdentifierOf(p)
 		if id != c.id || (err != nil) != c.fail {
 			t.Errorf("%v: %q, %v", c.ext, id, err)
 		}
@@ -813,24 +816,24 @@ func TestPaymentIdentifierHelpers(t *testing.T) {
 	// Without one it derives one from the authorization: valid, the same
 	// every time, another for another authorization; payload untouched,
 	// the echoed declaration kept.
-	payload.Extensions = map[string]any{"bazaar": map[string]any{"x": 1}, ExtensionPaymentIdentifier: DeclarePaymentIdentifier(true)}
+	payload.Extensions = map[string]any{"bazaar": map[string]any{"x": 1}, x402.ExtensionPaymentIdentifier: x402.DeclarePaymentIdentifier(true)}
 	got, id, err = WithPaymentIdentifier(payload, req)
-	if err != nil || !ValidPaymentIdentifier(id) {
+	if err != nil || !x402.ValidPaymentIdentifier(id) {
 		t.Fatalf("derived: %q %v", id, err)
 	}
-	if back, err := PaymentIdentifierOf(got); err != nil || back != id {
+	if back, err := x402.PaymentIdentifierOf(got); err != nil || back != id {
 		t.Fatalf("derived id not carried: %q %v", back, err)
 	}
-	if got.Extensions["bazaar"] == nil || got.Extensions[ExtensionPaymentIdentifier].(map[string]any)["info"].(map[string]any)["required"] != true ||
-		got.Extensions[ExtensionPaymentIdentifier].(map[string]any)["schema"] == nil {
+	if got.Extensions["bazaar"] == nil || got.Extensions[x402.ExtensionPaymentIdentifier].(map[string]any)["info"].(map[string]any)["required"] != true ||
+		got.Extensions[x402.ExtensionPaymentIdentifier].(map[string]any)["schema"] == nil {
 		t.Fatalf("extensions %+v", got.Extensions)
 	}
-	if back, _ := PaymentIdentifierOf(payload); back != "" {
+	if back, _ := x402.PaymentIdentifierOf(payload); back != "" {
 		t.Fatal("the payload was modified")
 	}
 	// Re-encoded (v1 network name, a fresh round trip through JSON), the
 	// same identifier.
-	var rt PaymentPayload
+	var rt x402.PaymentPayload
 	b, _ := json.Marshal(payload)
 	_ = json.Unmarshal(b, &rt)
 	v1req := req
@@ -839,7 +842,7 @@ func TestPaymentIdentifierHelpers(t *testing.T) {
 		t.Fatalf("re-derived %q, want %q (%v)", id2, id, err)
 	}
 	other, _ := testPayment(t, newTestKey(t), req)
-	if _, id3, _ := WithPaymentIdentifier(other, req); id3 == id || !ValidPaymentIdentifier(id3) {
+	if _, id3, _ := WithPaymentIdentifier(other, req); id3 == id || !x402.ValidPaymentIdentifier(id3) {
 		t.Fatalf("another authorization: %q", id3)
 	}
 	// Not an EIP-3009 payload: derived from the payload itself.
@@ -847,7 +850,7 @@ func TestPaymentIdentifierHelpers(t *testing.T) {
 	odd.Payload = json.RawMessage(`{"transaction": "abc"}`)
 	_, id4, err := WithPaymentIdentifier(odd, req)
 	odd.Payload = json.RawMessage(`{"transaction":"abc"}`)
-	if _, id5, _ := WithPaymentIdentifier(odd, req); err != nil || id4 != id5 || !ValidPaymentIdentifier(id4) || id4 == id {
+	if _, id5, _ := WithPaymentIdentifier(odd, req); err != nil || id4 != id5 || !x402.ValidPaymentIdentifier(id4) || id4 == id {
 		t.Fatalf("raw payload: %q %q %v", id4, id5, err)
 	}
 	odd.Payload = nil
@@ -861,8 +864,8 @@ func TestPaymentIdentifierHelpers(t *testing.T) {
 
 	// End to end: the derived identifier makes a handler deduplicate the
 	// re-presented settlement.
-	local := &countingFacilitator{Facilitator: newTestLocal(t, LocalFacilitatorConfig{})}
-	srv := httptest.NewServer(FacilitatorHandler(local))
+	local := &countingFacilitator{Facilitator: newTestLocal(t, LocalConfig{})}
+	srv := httptest.NewServer(Handler(local))
 	defer srv.Close()
 	hf := newTestHTTPFacilitator(t, srv.URL, nil)
 	first, err := hf.Settle(context.Background(), got, req)
