@@ -53,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = call(ctx, args[1:], stdout, stderr, getenv)
 	case "tools":
 		err = listTools(ctx, args[1:], stdout, stderr, getenv)
+	case "payments":
+		err = payments(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -93,6 +95,8 @@ Usage:
   svc serve [flags]                       run the server; no flags = dev mode
   svc call <tool-key> [flags]             pay for one call with the Go x402 client
   svc tools [--url URL] [--json]          list the tools (local catalog, or a server's)
+  svc payments [--db DSN] [--state S]     the payment journal: counts by state, and the rows of
+                                          one state (default unknown: to reconcile by hand)
   svc version                             print the version
   svc help <command>                      flags of a command
 

@@ -21,9 +21,11 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/httpserver"
+	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
@@ -525,5 +527,65 @@ func TestServeReplayTerminal(t *testing.T) {
 	<-done
 	if code != 0 {
 		t.Fatalf("serve exit %d:\n%s", code, stderr.String())
+	}
+}
+
+// TestPaymentsCommand: `svc payments` counts the journal's rows by state
+// and lists the rows of one state (unknown by default), without payloads;
+// a bad state is a usage error.
+func TestPaymentsCommand(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "svc.db")
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	payer, nonce := "0x857b06519e91e3a54538791bdbb0e22373e36b66", "0x"+strings.Repeat("ab", 32)
+	asset := "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"
+	rec := engine.Record{Key: exact.NonceKey(x402.NetworkBase, asset, payer, nonce), Network: x402.NetworkBase, Asset: asset,
+		Payer: payer, Nonce: nonce, PayTo: payer, Amount: "3400", RequestHash: "h", Resource: "POST /api/risk-levels",
+		Product: "risk-levels", Transport: "mcp", RequestID: "req-1", X402Version: 2, State: engine.StateReserved, Owner: "a",
+		LeaseUntil: now.Add(time.Minute), KeepUntil: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}
+	if _, err := st.Reserve(ctx, rec, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Settling(ctx, rec.Key, "a", engine.Settling{Answer: engine.Answer{Status: 200, Body: []byte(`{"secret":"answer"}`)},
+		AnswerUntil: now.Add(time.Hour), Payload: []byte(`{"signature":"0xdeadbeef"}`), Requirements: []byte(`{}`),
+		Payer: payer, Amount: "3400", LeaseUntil: now.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MarkUnknown(ctx, rec.Key, "a", "settling again: invalid_exact_evm_nonce_already_used"); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"payments", "--db", db}, &out, &errOut, envOf(nil)); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	text := out.String()
+	for _, want := range []string{"unknown 1", "settled 0", "POST /api/risk-levels", "mcp", payer, nonce, "req-1", "nonce_already_used"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("output lacks %q:\n%s", want, text)
+		}
+	}
+	out.Reset()
+	if code := run(ctx, []string{"payments", "--db", db, "--json"}, &out, &errOut, envOf(nil)); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var row map[string]any
+	if err := json.Unmarshal(out.Bytes(), &row); err != nil || row["state"] != "unknown" || row["key"] != rec.Key || row["transport"] != "mcp" {
+		t.Fatalf("json row %v %v: %s", row, err, out.String())
+	}
+	if strings.Contains(out.String(), "deadbeef") || strings.Contains(out.String(), "secret") {
+		t.Fatalf("the listing shows a payload or an answer: %s", out.String())
+	}
+	out.Reset()
+	if code := run(ctx, []string{"payments", "--db", db, "--state", "settled"}, &out, &errOut, envOf(nil)); code != 0 || strings.Contains(out.String(), payer) {
+		t.Fatalf("settled listing (exit %d): %s", code, out.String())
+	}
+	if code := run(ctx, []string{"payments", "--db", db, "--state", "bogus"}, &out, &errOut, envOf(nil)); code != 2 {
+		t.Fatalf("a bad state exits %d, want 2", code)
 	}
 }
