@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/tools"
 )
 
 // A2A protocol facts of the agent card (ref/a2a.md): the endpoint speaks
@@ -21,7 +24,8 @@ const (
 // top-level fields (url, preferredTransport, protocolVersion), with the
 // endpoint listed once per version in supportedInterfaces (1.0 first), as
 // the official SDKs emit for compatibility. It carries no security
-// schemes: every skill is free.
+// schemes: the discovery skills are free, and each paid tool's skill is paid
+// per call through the A2A x402 extension it declares.
 type AgentCard struct {
 	Name                string            `json:"name"`
 	Description         string            `json:"description"`
@@ -51,11 +55,21 @@ type AgentProvider struct {
 	URL          string `json:"url"`
 }
 
-// AgentCapabilities are the optional A2A features: none is offered.
+// AgentCapabilities are the optional A2A features: no streaming, push
+// notification or extended card; the extensions the agent supports (the
+// A2A x402 extension).
 type AgentCapabilities struct {
-	Streaming         bool `json:"streaming"`
-	PushNotifications bool `json:"pushNotifications"`
-	ExtendedAgentCard bool `json:"extendedAgentCard"`
+	Streaming         bool             `json:"streaming"`
+	PushNotifications bool             `json:"pushNotifications"`
+	ExtendedAgentCard bool             `json:"extendedAgentCard"`
+	Extensions        []AgentExtension `json:"extensions,omitempty"`
+}
+
+// AgentExtension declares an extension the agent supports.
+type AgentExtension struct {
+	URI         string `json:"uri"`
+	Description string `json:"description"`
+	Required    bool   `json:"required"`
 }
 
 // AgentSkill is one skill of the card.
@@ -81,7 +95,13 @@ func (s *Service) AgentCardETag() string { return s.card.etag }
 // If-None-Match (the handler of both well-known paths).
 func (s *Service) AgentCardHandler() http.Handler { return s.card }
 
-// agentCard builds the card.
+// agentCardSentence ends the card's description: how the paid tools are
+// bought over A2A.
+const agentCardSentence = ` Every paid tool is also sold here over A2A with the x402 extension (a2a-x402 v0.2): ` +
+	`send a data part {"tool": "<key>", "input": {...}}, pay the input-required task, get the answer with the settlement receipt.`
+
+// agentCard builds the card: the free discovery skills, then one skill per
+// paid tool (its id is the tool key) and the A2A x402 extension.
 func (s *Service) agentCard() AgentCard {
 	a2a := s.absURL(PathA2A)
 	in := []string{"text/plain", "application/json"}
@@ -95,37 +115,22 @@ func (s *Service) agentCard() AgentCard {
 			[]string{"discovery", "router", "search"},
 			[]string{"Find a tool to profile CSV data", "Which tool computes a stop loss for a long at 3500?", "is the london session open"}),
 		skill("route-call", "Plan a paid call",
-			`Turns a need (text, or a data part {"query": "...", "input": {...}}) into a machine-ready call plan: method, URL, body, price, payment terms and the x402 402 → sign → retry steps; the input is validated with the tool's own rules before anything is paid. Free.`,
+			`Turns a need (text, or a data part {"query": "...", "input": {...}}) into a machine-ready call plan: method, URL, body, price, payment terms, the x402 402 → sign → retry steps and the same call over MCP and A2A; the input is validated with the tool's own rules before anything is paid. Free.`,
 			[]string{"discovery", "router", "x402", "payments"},
 			[]string{`{"query": "risk levels", "input": {"entry": 3500, "direction": "long", "slPct": 0.05, "tpPct": 0.04}}`, "Plan a call to decode a JWT"}),
 		skill("catalog", "Browse the catalog",
-			fmt.Sprintf("Lists the %d paid tools with schemas, example inputs and outputs, and prices in USDC (x402 v2 on %s). Free.", len(s.tools), s.network.CAIP2),
+			fmt.Sprintf("Lists the %d paid tools with schemas, example inputs and outputs, prices in USDC (x402 v2 on %s) and how to buy each over HTTP, MCP and A2A. Free.", len(s.tools), s.network.CAIP2),
 			[]string{"discovery", "catalog"},
 			[]string{"List the catalog", "Show the gold tools"}),
 	}
-	for _, g := range s.groups() {
-		var names, prices []string
-		for _, i := range g.Tools {
-			t := s.tools[i]
-			names = append(names, t.Name)
-			prices = append(prices, fmt.Sprintf("%s %s USDC", t.Key, t.Price))
-		}
-		var examples []string
-		for _, i := range g.Tools {
-			examples = append(examples, "Plan a call to "+strings.ToLower(s.tools[i].Name))
-			if len(examples) == 2 {
-				break
-			}
-		}
-		skills = append(skills, skill("tools-"+g.Tag, g.Title,
-			fmt.Sprintf("%s: %s. This agent plans the paid calls (%s, paid per call over HTTP with x402); it never runs a paid tool itself.",
-				g.Title, strings.Join(names, ", "), strings.Join(prices, ", ")),
-			[]string{g.Tag, "paid-tools", "x402"}, examples))
+	for i, t := range s.tools {
+		skills = append(skills, s.paidSkill(t, s.buy[i]))
 	}
 	return AgentCard{
-		Name:        s.cfg.Name,
-		Description: serviceDescription + " This agent finds the right tool for a need and answers with a call plan; the tools themselves are paid per call over HTTP.",
-		Version:     s.cfg.Version,
+		Name: s.cfg.Name,
+		Description: serviceDescription + " This agent finds the right tool for a need and answers with a call plan." +
+			agentCardSentence,
+		Version: s.cfg.Version,
 		SupportedInterfaces: []AgentInterface{
 			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: A2AVersion},
 			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: A2ALegacyVersion},
@@ -135,9 +140,37 @@ func (s *Service) agentCard() AgentCard {
 		ProtocolVersion:    A2ALegacyVersion,
 		Provider:           AgentProvider{Organization: s.cfg.Name, URL: s.base},
 		DocumentationURL:   s.absURL(PathSkill),
-		Capabilities:       AgentCapabilities{},
+		Capabilities: AgentCapabilities{Extensions: []AgentExtension{{
+			URI:      A2AX402ExtensionURI,
+			Required: false,
+			Description: "Sells every paid tool with x402 v2 payments (exact, USDC) in the standalone flow: " +
+				`a message with a data part {"tool", "input"} gets a task in input-required carrying ` + A2AMetaPaymentRequired + "; " +
+				"the message carrying " + A2AMetaPaymentPayload + " on that task gets the answer as an artifact and " + A2AMetaPaymentReceipts + ".",
+		}}},
 		DefaultInputModes:  in,
 		DefaultOutputModes: out,
 		Skills:             skills,
+	}
+}
+
+// paidSkill is the card skill of a paid tool: its id is the tool key, its
+// example the data part that buys it.
+func (s *Service) paidSkill(t *tools.Tool, tr Transports) AgentSkill {
+	first := t.Description
+	if i := strings.Index(first, ". "); i > 0 {
+		first = first[:i+1]
+	}
+	return AgentSkill{
+		ID:   t.Key,
+		Name: t.Name,
+		Description: fmt.Sprintf("%s Paid: %s USDC per call (x402 v2, exact, on %s) through the x402 extension: "+
+			`send a data part {"tool": %q, "input": {...}} (the input as the catalog's input schema says); `+
+			"the task asks for the payment (input-required), and the message carrying it gets the output as the artifact %q. "+
+			"The same call is sold over HTTP (%s %s) and MCP (%s %q at %s).",
+			first, t.Price, s.network.CAIP2, t.Key, t.Key, t.Method, tr.HTTP.URL, MCPCallMethod, t.OperationID, tr.MCP.URL),
+		Tags:        append(slices.Clone(t.Tags), "paid", "x402"),
+		Examples:    []string{string(tr.A2A.DataPart)},
+		InputModes:  []string{jsonContentType},
+		OutputModes: []string{jsonContentType, "text/plain"},
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
-	"github.com/seed1284c1d2/svc/tools"
 )
 
 // Catalog returns a page of the catalog: the tools in the order of section
@@ -69,9 +68,9 @@ func (s *Service) Catalog(ctx context.Context, q, category string, offset, limit
 		}
 		order = kept
 	}
-	page := CatalogPage{OK: true, Total: len(order), Offset: offset, Limit: limit, Items: []tools.Item{}}
+	page := CatalogPage{OK: true, Total: len(order), Offset: offset, Limit: limit, Items: []CatalogItem{}}
 	for j := offset; j < len(order) && j < offset+limit; j++ {
-		page.Items = append(page.Items, s.item(order[j]))
+		page.Items = append(page.Items, s.catalogItem(order[j]))
 	}
 	return page, nil
 }

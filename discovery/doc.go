@@ -14,9 +14,16 @@
 //     tool reached through one generic word or a far-fetched correction;
 //   - the paginated catalog (GET /api/catalog) and a free preview (GET /api/try);
 //   - documents built once at start-up: /openapi.json (OpenAPI 3.1.0 with
-//     x-payment-info), /skill.md, the x402 payment manifest, the router,
-//     distribution and magnet manifests, and the A2A agent card;
+//     x-payment-info and x-transports), /skill.md, the x402 payment
+//     manifest, the router, distribution and magnet manifests, and the A2A
+//     agent card (the A2A x402 extension and one skill per paid tool);
 //   - aggregate, privacy-safe statistics (Stats).
+//
+// Every paid tool is sold on the same x402 terms over three transports:
+// HTTP (its REST route), MCP (POST /mcp, tools/call with its operation id)
+// and A2A (POST /a2a, a data part {"tool": key, "input": {...}} with the
+// A2A x402 extension). Transports, derived from the tool descriptors alone,
+// says so in every catalog item, route plan and document.
 //
 // Service implements Surfaces, the interface the protocol adapters in
 // discovery/mcp (POST /mcp) and discovery/a2a (POST /a2a) answer through.

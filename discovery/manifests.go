@@ -17,7 +17,7 @@ import (
 const ManifestVersion = "1.0"
 
 // serviceDescription says what the service is, in every document.
-const serviceDescription = "Small, mostly deterministic tools for autonomous agents, sold per call over HTTP with x402 v2 payments in USDC: " +
+const serviceDescription = "Small, mostly deterministic tools for autonomous agents, sold per call with x402 v2 payments in USDC over HTTP, MCP and A2A: " +
 	"trading-session state (Europe/Vienna), risk-level, strategy-grade and tick P&L calculators, gold (XAUUSD) quote, bars and market state " +
 	"from a read-only trading terminal, local CSV and JSON profiling, JWT decoding, EVM address syntax, OHLCV statistics and JavaScript " +
 	"regular expressions. Discovery (find, route, catalog, try, MCP, A2A, manifests) is free."
@@ -193,6 +193,7 @@ func (s *Service) x402Manifest() (any, error) {
 			"tags":          t.Tags,
 			"accepts":       []x402.PaymentRequirements{req},
 			"extensions":    map[string]any{x402.BazaarExtensionKey: bz.Extension()},
+			"transports":    s.buy[i].clone(),
 		})
 	}
 	free := []map[string]any{}
@@ -205,7 +206,7 @@ func (s *Service) x402Manifest() (any, error) {
 		"version":         s.cfg.Version,
 		"name":            s.cfg.Name,
 		"description":     serviceDescription,
-		"purpose":         "Payment manifest: how every paid resource of this service is paid for with x402 v2 (exact scheme, EIP-3009 USDC), and which resources are free.",
+		"purpose":         "Payment manifest: how every paid resource of this service is paid for with x402 v2 (exact scheme, EIP-3009 USDC) over HTTP, MCP and A2A on the same terms, and which resources are free.",
 		"protocol":        "x402",
 		"headers":         paymentHeaders(),
 		"flow": []string{
@@ -216,6 +217,7 @@ func (s *Service) x402Manifest() (any, error) {
 			"read the 200 answer and the " + x402.HeaderPaymentResponse + " header (base64 JSON SettleResponse)",
 		},
 		"rails":         []map[string]any{s.rail()},
+		"transports":    s.transportSummary(),
 		"resources":     resources,
 		"freeResources": free,
 		"links":         s.links(),
@@ -251,6 +253,25 @@ func bazaarOf(t *tools.Tool) (x402.BazaarInfo, error) {
 	return bz, nil
 }
 
+// mcpToolNames are the MCP names of the paid tools (operation ids), in
+// catalog order.
+func (s *Service) mcpToolNames() []string {
+	out := make([]string, len(s.buy))
+	for i, tr := range s.buy {
+		out[i] = tr.MCP.Tool
+	}
+	return out
+}
+
+// toolKeys are the catalog keys (the A2A skill ids), in catalog order.
+func (s *Service) toolKeys() []string {
+	out := make([]string, len(s.tools))
+	for i, t := range s.tools {
+		out[i] = t.Key
+	}
+	return out
+}
+
 // toolSummaries is the short tool list of the feeds.
 func (s *Service) toolSummaries() []map[string]any {
 	out := []map[string]any{}
@@ -260,6 +281,7 @@ func (s *Service) toolSummaries() []map[string]any {
 			"key": t.Key, "operationId": t.OperationID, "name": t.Name, "method": t.Method, "url": it.URL, "path": t.Path,
 			"priceUsd": it.PriceUSD, "price": t.PriceFixed6(), "network": s.network.CAIP2, "tags": t.Tags,
 			"inputLocation": t.InputLocation, "terminal": t.Terminal, "summary": trySummary(t.Description),
+			"transports": s.buy[i].clone(),
 		})
 	}
 	return out
@@ -272,17 +294,18 @@ func (s *Service) routerFeed() any {
 		"version":         s.cfg.Version,
 		"name":            s.cfg.Name,
 		"description":     serviceDescription,
-		"purpose":         "Router feed: how to turn a need in words into a paid call (find, route, catalog, try) and the list of paid tools with keys, prices and URLs.",
+		"purpose":         "Router feed: how to turn a need in words into a paid call (find, route, catalog, try) and the list of paid tools with keys, prices, URLs and how to buy each over HTTP, MCP and A2A.",
 		"router": map[string]any{
 			"find":    map[string]any{"method": "GET", "url": s.absURL("/api/find"), "params": map[string]any{"q": "need in words, 1-500 characters (required)", "limit": "1-20, default 5"}},
 			"route":   map[string]any{"method": "POST", "url": s.absURL("/api/route"), "body": map[string]any{"query": "need in words or a tool key (required)", "input": "the tool's input object (optional; validated for free)"}},
 			"catalog": map[string]any{"method": "GET", "url": s.absURL("/api/catalog"), "params": map[string]any{"offset": ">= 0, default 0", "limit": "1-100, default 50", "q": "free-text filter", "category": "tag filter"}},
 			"try":     map[string]any{"method": "GET", "url": s.absURL("/api/try"), "params": map[string]any{"q": "optional need in words"}},
-			"mcp":     map[string]any{"method": "POST", "url": s.absURL(PathMCP), "tools": []string{"find_tool", "route_tool", "catalog", "tool_info"}},
-			"a2a":     map[string]any{"method": "POST", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard)},
+			"mcp":     map[string]any{"method": "POST", "url": s.absURL(PathMCP), "tools": []string{"find_tool", "route_tool", "catalog", "tool_info"}, "paidTools": s.mcpToolNames()},
+			"a2a":     map[string]any{"method": "POST", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard), "extension": A2AX402ExtensionURI, "paidSkills": s.toolKeys()},
 		},
 		"categories": s.Categories(),
 		"payment":    map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC", "payTo": s.payTo, "headers": paymentHeaders()},
+		"transports": s.transportSummary(),
 		"tools":      s.toolSummaries(),
 		"links":      s.links(),
 		"devMode":    s.cfg.DevMode,
@@ -300,8 +323,10 @@ func (s *Service) distributionManifest() any {
 		"channels": []map[string]any{
 			{"kind": "http", "url": s.base, "description": "Paid tools over HTTP with x402 v2; free discovery routes", "spec": s.absURL(PathOpenAPI)},
 			{"kind": "openapi", "url": s.absURL(PathOpenAPI), "version": OpenAPIVersion},
-			{"kind": "mcp", "url": s.absURL(PathMCP), "transport": "streamable-http", "protocolVersion": "2026-07-28", "legacyInitialize": true},
-			{"kind": "a2a", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard), "protocolVersions": []string{"1.0", "0.3"}},
+			{"kind": "mcp", "url": s.absURL(PathMCP), "transport": "streamable-http", "protocolVersion": "2026-07-28", "legacyInitialize": true,
+				"description": "Free discovery tools, and every paid tool by its operation id, paid with the x402 MCP transport (params._meta[\"" + MCPMetaPayment + "\"]; extension " + MCPPaymentExtension + ")", "paidTools": s.mcpToolNames()},
+			{"kind": "a2a", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard), "protocolVersions": []string{"1.0", "0.3"},
+				"description": "Free discovery skills, and every paid tool as a skill (its key), paid with the A2A x402 extension", "extension": A2AX402ExtensionURI, "paidSkills": s.toolKeys()},
 			{"kind": "x402", "url": s.absURL(PathX402Manifest), "x402Version": x402.Version},
 			{"kind": "skill", "url": s.absURL(PathSkill), "mediaType": "text/markdown"},
 			{"kind": "router", "url": s.absURL(PathRouterFeed)},
@@ -315,7 +340,7 @@ func (s *Service) distributionManifest() any {
 			"stats":       s.absURL(PathDistributionStat),
 		},
 		"pricing":  s.priceRange(),
-		"payment":  map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC"},
+		"payment":  map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC", "transports": []string{TransportHTTP, TransportMCP, TransportA2A}},
 		"tools":    len(s.tools),
 		"links":    s.links(),
 		"privacy":  StatsPrivacy,
@@ -357,13 +382,14 @@ func (s *Service) magnetManifest() any {
 		"capabilities":    s.Categories(),
 		"tools":           keys,
 		"pricing":         s.priceRange(),
-		"payment":         map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "currency": "USDC"},
+		"payment":         map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "currency": "USDC", "transports": []string{TransportHTTP, TransportMCP, TransportA2A}},
 		"entryPoints": []Link{
 			{Method: http.MethodGet, URL: s.absURL("/api/try"), Purpose: "free tour and previews"},
 			{Method: http.MethodGet, URL: s.absURL("/api/find") + "?q=", Purpose: "rank the tools for a need in words"},
 			{Method: http.MethodPost, URL: s.absURL("/api/route"), Purpose: "call plan with free input validation"},
 			{Method: http.MethodGet, URL: s.absURL(PathAgentCard), Purpose: "A2A agent card"},
-			{Method: http.MethodPost, URL: s.absURL(PathMCP), Purpose: "MCP server"},
+			{Method: http.MethodPost, URL: s.absURL(PathMCP), Purpose: "MCP server (free discovery; every paid tool with x402)"},
+			{Method: http.MethodPost, URL: s.absURL(PathA2A), Purpose: "A2A agent (free discovery; every paid tool with the x402 extension)"},
 			{Method: http.MethodGet, URL: s.absURL(PathOpenAPI), Purpose: "OpenAPI 3.1"},
 		},
 		"stats":   s.absURL(PathMagnetStats),

@@ -202,14 +202,20 @@ func DefaultExternalRoutes() []RouteDoc {
 			Summary:      "Prometheus metrics (text exposition format)",
 			ResponseType: "text/plain; version=0.0.4; charset=utf-8", Response: oasString("Prometheus text exposition format.")},
 		{Method: "POST", Path: "/mcp", OperationID: "mcp", Tag: TagProtocols,
-			Summary:     "MCP discovery and router surface (JSON-RPC)",
-			Description: "Model Context Protocol, 2026-07-28 stateless revision, also accepting the legacy initialize exchange. Free, read-only tools: find_tool, route_tool, catalog, tool_info.",
-			Body:        jsonRPCRequest(), Response: jsonRPCResponse(),
+			Summary: "MCP server: free discovery tools and every paid tool (JSON-RPC)",
+			Description: "Model Context Protocol, 2026-07-28 stateless revision, also accepting the legacy initialize exchange. Free, read-only tools: find_tool, route_tool, catalog, tool_info. " +
+				"Every paid operation is also an MCP tool named by its operationId, sold with the x402 MCP transport on the same terms as over HTTP (x-transports.mcp of each paid operation): " +
+				"tools/call without payment answers the x402 PaymentRequired (isError with it in structuredContent, or resultType payment_required to a client advertising the " + MCPPaymentExtension + " extension); " +
+				"the paid call carries the PaymentPayload in params._meta[\"" + MCPMetaPayment + "\"] and the result the settlement in result._meta[\"" + MCPMetaPaymentResponse + "\"].",
+			Body: jsonRPCRequest(), Response: jsonRPCResponse(),
 			Responses: map[int]string{http.StatusAccepted: "A notification was accepted (no body)."}},
 		{Method: "POST", Path: "/a2a", OperationID: "a2a", Tag: TagProtocols,
-			Summary:     "A2A agent-to-agent discovery and router surface (JSON-RPC, A2A 1.0 and 0.3)",
-			Description: "A message describing a need yields a completed task whose artifact is a call plan. The agent card is at /.well-known/agent-card.json.",
-			Body:        jsonRPCRequest(), Response: jsonRPCResponse()},
+			Summary: "A2A agent: discovery, router and every paid tool (JSON-RPC, A2A 1.0 and 0.3)",
+			Description: "A message describing a need yields a completed task whose artifact is a call plan. The agent card is at /.well-known/agent-card.json. " +
+				"Every paid operation is also sold here with the A2A x402 extension (" + A2AX402ExtensionURI + ") on the same terms as over HTTP (x-transports.a2a of each paid operation): " +
+				"a message with the data part {\"tool\": \"<x-catalog-key>\", \"input\": {...}} gets a task in input-required carrying " + A2AMetaPaymentRequired +
+				"; a message on that task carrying " + A2AMetaPaymentPayload + " gets the completed task with the output as an artifact and " + A2AMetaPaymentReceipts + ".",
+			Body: jsonRPCRequest(), Response: jsonRPCResponse()},
 		{Method: "GET", Path: "/api/club", OperationID: "clubManifest", Tag: TagClub,
 			Summary:  "Membership club manifest and tiers",
 			Params:   []ParamDoc{{Name: "ref", In: "query", Description: "Referral code to attribute.", Schema: oasString("")}},
@@ -270,7 +276,7 @@ func (s *Service) ownRouteDocs() []RouteDoc {
 			Response: oasRef("RoutePlan")},
 		{Method: "GET", Path: "/api/catalog", OperationID: "listCatalog", Tag: TagDiscovery,
 			Summary:     "Paginated tool catalog",
-			Description: "Every paid tool with key, name, method, path, url, priceUsd, network, description, tags, inputSchema, exampleInput and outputExample (produced by running the tool). q ranks and filters with the finder; category keeps the tools with that tag.",
+			Description: "Every paid tool with key, name, method, path, url, priceUsd, network, description, tags, inputSchema, exampleInput, outputExample (produced by running the tool) and transports: how to buy it over HTTP, MCP (tool name) and A2A (skill and data part), on the same terms. q ranks and filters with the finder; category keeps the tools with that tag.",
 			Params: []ParamDoc{
 				{Name: "offset", In: "query", Description: "First item, ≥ 0 (default 0).", Schema: map[string]any{"type": "integer", "minimum": 0, "default": 0}},
 				{Name: "limit", In: "query", Description: "Items per page, 1 to 100 (default 50).", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": MaxCatalogLimit, "default": DefaultCatalogLimit}},
@@ -287,13 +293,13 @@ func (s *Service) ownRouteDocs() []RouteDoc {
 		{Method: "GET", Path: "/skill.md", OperationID: "skill", Tag: TagManifests, Summary: "Usage summary for agents in Markdown",
 			ResponseType: markdownType, Response: oasString("Markdown."), Cached: true},
 		cached("/.well-known/x402", "x402Manifest", TagManifests, "Payment manifest",
-			"x402Version 2, payment rails (network, asset, payTo, facilitator), every paid resource with price, method, URL, input schema and the payment requirements of its 402, and the free resources.",
+			"x402Version 2, payment rails (network, asset, payTo, facilitator), how each transport (HTTP, MCP, A2A) takes a payment, every paid resource with price, method, URL, input schema, the payment requirements of its 402 and its transports, and the free resources.",
 			oasRef("X402Manifest")),
 		cached("/.well-known/svc-router.json", "routerFeed", TagManifests, "Router feed", "Find, route, catalog and try URLs, and every tool with its key, price and URL.", oasManifest("Router feed.")),
 		cached("/.well-known/svc-distribution.json", "distributionManifest", TagManifests, "Distribution manifest", "Every channel the service is reachable through (HTTP, OpenAPI, MCP, A2A, x402 manifest, skill.md) and how attribution works.", oasManifest("Distribution manifest.")),
 		cached("/.well-known/svc-magnet.json", "magnetManifest", TagManifests, "Discovery beacon manifest", "A compact beacon for scanners and agents: what the service sells, the price range and the entry points.", oasManifest("Discovery beacon.")),
 		cached("/api/magnet", "magnetBeacon", TagManifests, "Discovery beacon manifest (same document as /.well-known/svc-magnet.json)", "", oasManifest("Discovery beacon.")),
-		cached("/.well-known/agent-card.json", "agentCard", TagProtocols, "Standard A2A agent card", "Hybrid card: A2A 1.0 fields plus the 0.3 top-level fields (url, preferredTransport, protocolVersion).", oasRef("AgentCard")),
+		cached("/.well-known/agent-card.json", "agentCard", TagProtocols, "Standard A2A agent card", "Hybrid card: A2A 1.0 fields plus the 0.3 top-level fields (url, preferredTransport, protocolVersion). Declares the A2A x402 extension and has one skill per paid tool (its id is the catalog key).", oasRef("AgentCard")),
 		cached("/.well-known/agent.json", "agentCardLegacy", TagProtocols, "Legacy alias of the standard agent card (same bytes)", "", oasRef("AgentCard")),
 		statsDoc("/api/amplifier/stats", "amplifierStats", "Aggregate inbound telemetry counters, including requests per minute"),
 		statsDoc("/api/distribution/stats", "distributionStats", "Aggregate inbound telemetry counters"),
@@ -346,8 +352,8 @@ func (s *Service) buildOpenAPI() ([]byte, error) {
 	}
 	schemas := s.oasComponentSchemas()
 	tagSet := map[string]bool{}
-	for _, t := range s.tools {
-		op, err := s.oasPaidOperation(t, schemas)
+	for i, t := range s.tools {
+		op, err := s.oasPaidOperation(t, s.buy[i], schemas)
 		if err != nil {
 			return nil, err
 		}
@@ -360,9 +366,9 @@ func (s *Service) buildOpenAPI() ([]byte, error) {
 		add(d.Method, d.Path, s.oasFreeOperation(d))
 	}
 	tags := []map[string]any{
-		{"name": TagPaid, "description": "Paid tools: HTTP 402 with x402 v2 payment requirements (USDC on " + s.network.CAIP2 + "), then 200 after the retry with PAYMENT-SIGNATURE. See x-payment-info on each operation."},
+		{"name": TagPaid, "description": "Paid tools: HTTP 402 with x402 v2 payment requirements (USDC on " + s.network.CAIP2 + "), then 200 after the retry with PAYMENT-SIGNATURE; each is also sold over MCP (POST /mcp) and A2A (POST /a2a) on the same terms. See x-payment-info and x-transports on each operation."},
 		{"name": TagDiscovery, "description": "Free finder, router, catalog and preview."},
-		{"name": TagProtocols, "description": "Free MCP and A2A surfaces and the agent card."},
+		{"name": TagProtocols, "description": "MCP and A2A: free discovery, and every paid tool sold with x402 (see x-transports), and the agent card."},
 		{"name": TagManifests, "description": "Free machine-readable documents (cached, with ETag)."},
 		{"name": TagStats, "description": "Free aggregate counters (no per-client data)."},
 		{"name": TagClub, "description": "Free membership club surface."},
@@ -386,7 +392,11 @@ func (s *Service) buildOpenAPI() ([]byte, error) {
 			"description": serviceDescription + "\n\n" +
 				"Payment: every paid operation answers 402 with a PAYMENT-REQUIRED header (base64 JSON, x402 v2); pay with the exact scheme (EIP-3009 USDC authorization) and retry the identical request with PAYMENT-SIGNATURE; the 200 carries PAYMENT-RESPONSE. " +
 				"Invalid input is answered 400 (application/problem+json with errors [{field, rule, message}]) before any 402, so nobody pays for a call that cannot succeed; unknown JSON members are invalid, unknown query parameters ignored (ref and src carry attribution). " +
-				fmt.Sprintf("Request bodies are limited to %d bytes (413 past it). Free routes are rate-limited per client address (429 with Retry-After); paid ones are not.", limit),
+				fmt.Sprintf("Request bodies are limited to %d bytes (413 past it). Free routes are rate-limited per client address (429 with Retry-After); paid ones are not.", limit) + "\n\n" +
+				"Three ways to buy each paid operation, on the same price, network, asset and payTo (x-payment-info), through one payment engine (one authorization buys one call, whatever the transport); x-transports on each operation names them:\n\n" +
+				"- HTTP: the operation itself, as above.\n" +
+				"- MCP (" + s.absURL(PathMCP) + "): " + MCPCallMethod + " with the operationId as the tool name and the input as arguments; the unpaid call answers the x402 PaymentRequired (tool-result binding: isError, structuredContent; extension binding " + MCPPaymentExtension + " on protocol 2026-07-28: resultType payment_required); send the PaymentPayload in params._meta[\"" + MCPMetaPayment + "\"]; the settlement is in result._meta[\"" + MCPMetaPaymentResponse + "\"] (x402 specs/transports-v2/mcp.md).\n" +
+				"- A2A (" + s.absURL(PathA2A) + ", agent card " + s.absURL(PathAgentCard) + "): the A2A x402 extension v0.2 (" + A2AX402ExtensionURI + "); a message with the data part {\"tool\": \"<x-catalog-key>\", \"input\": {...}} gets a task in input-required with " + A2AMetaPaymentRequired + "; a message on that task with " + A2AMetaPaymentPayload + " gets the completed task with the output as an artifact and " + A2AMetaPaymentReceipts + ".",
 			"x-body-limit-bytes": limit,
 			"x-dev-mode":         s.cfg.DevMode,
 		},
@@ -412,9 +422,10 @@ func (s *Service) buildOpenAPI() ([]byte, error) {
 	return b, nil
 }
 
-// oasPaidOperation describes the paid operation of t, adding its input
-// and output schemas to schemas.
-func (s *Service) oasPaidOperation(t *tools.Tool, schemas map[string]any) (map[string]any, error) {
+// oasPaidOperation describes the paid operation of t, with the three ways
+// to buy it (x-transports), adding its input and output schemas to
+// schemas.
+func (s *Service) oasPaidOperation(t *tools.Tool, tr Transports, schemas map[string]any) (map[string]any, error) {
 	var in, out map[string]any
 	if err := json.Unmarshal(t.InputSchema, &in); err != nil {
 		return nil, fmt.Errorf("discovery: tool %s: input schema: %w", t.Key, err)
@@ -447,6 +458,7 @@ func (s *Service) oasPaidOperation(t *tools.Tool, schemas map[string]any) (map[s
 			"amount":      fmt.Sprint(t.PriceAtomic),
 			"facilitator": s.facil,
 		},
+		"x-transports":  tr,
 		"x-catalog-key": t.Key,
 		"x-terminal":    t.Terminal,
 	}
@@ -623,7 +635,8 @@ func (s *Service) oasComponentSchemas() map[string]any {
 		"inputLocation": map[string]any{"type": "string", "enum": []string{"query", "body"}},
 		"outputSchema":  oasAnyObject("JSON Schema 2020-12 of the 200 answer."),
 		"terminal":      oasBool("Reads the trading terminal (503 before any 402 when it is down)."),
-	}, "key", "name", "method", "path", "url", "priceUsd", "network", "description", "tags", "inputSchema", "exampleInput", "outputExample")
+		"transports":    oasRef("Transports"),
+	}, "transports", "key", "name", "method", "path", "url", "priceUsd", "network", "description", "tags", "inputSchema", "exampleInput", "outputExample")
 	link := oasObject(map[string]any{"method": oasString(""), "url": oasString(""), "purpose": oasString("")}, "method", "url", "purpose")
 	alt := oasObject(map[string]any{
 		"key": oasString(""), "name": oasString(""), "method": oasString(""), "url": oasString(""),
@@ -641,7 +654,35 @@ func (s *Service) oasComponentSchemas() map[string]any {
 			"errors":    oasArray(oasRef("FieldError"), "Each broken input rule."),
 			"requestId": oasString("Repeats the X-Request-Id header."),
 		}, "type", "title", "status"),
-		"FieldError":  fieldError,
+		"FieldError": fieldError,
+		"PaymentTerms": oasObject(map[string]any{
+			"protocol": oasString("x402"), "x402Version": oasInt(""), "scheme": oasString("exact"), "network": oasString("CAIP-2."),
+			"asset": oasString("USDC token address."), "currency": oasString(""), "priceUsd": oasNumber(""),
+			"price": oasString("Six decimals."), "amount": oasString("USDC atomic units."), "payTo": oasString(""), "maxTimeoutSeconds": oasInt(""),
+		}, "protocol", "x402Version", "scheme", "network", "asset", "currency", "priceUsd", "price", "amount", "payTo", "maxTimeoutSeconds"),
+		"Transports": map[string]any{
+			"type":        "object",
+			"description": "The three ways to buy the tool, all on terms.",
+			"required":    []string{"terms", "http", "mcp", "a2a"},
+			"properties": map[string]any{
+				"terms": oasRef("PaymentTerms"),
+				"http": oasObject(map[string]any{
+					"method": oasString(""), "path": oasString(""), "url": oasString(""),
+					"inputLocation":         map[string]any{"type": "string", "enum": []string{"query", "body"}},
+					"paymentRequiredHeader": oasString(""), "paymentHeader": oasString(""), "settlementHeader": oasString(""), "how": oasString(""),
+				}, "method", "path", "url", "paymentHeader", "how"),
+				"mcp": oasObject(map[string]any{
+					"url": oasString("The MCP endpoint."), "method": oasString(MCPCallMethod), "tool": oasString("MCP tool name: the operationId."),
+					"paymentMeta": oasString("params._meta key of the PaymentPayload."), "settlementMeta": oasString("result._meta key of the settlement."),
+					"extension": oasString("Capability of the extension binding."), "how": oasString(""),
+				}, "url", "method", "tool", "paymentMeta", "how"),
+				"a2a": oasObject(map[string]any{
+					"url": oasString("The A2A endpoint."), "card": oasString("The agent card."), "skill": oasString("Agent card skill id: the catalog key."),
+					"extension": oasString("URI of the A2A x402 extension."), "dataPart": oasAnyObject("The data part asking for the tool: {tool, input}."),
+					"paymentRequiredMeta": oasString(""), "paymentMeta": oasString(""), "receiptsMeta": oasString(""), "how": oasString(""),
+				}, "url", "skill", "extension", "dataPart", "how"),
+			},
+		},
 		"CatalogItem": item,
 		"Link":        link,
 		"Alternative": alt,
@@ -685,6 +726,7 @@ func (s *Service) oasComponentSchemas() map[string]any {
 				"step": oasInt(""), "action": oasString(""), "header": oasString(""), "description": oasString(""),
 			}, "step", "action", "description"), "The x402 exchange."),
 			"curl": oasString("First request (answered 402)."), "curlPaid": oasString("The paid retry."), "devMode": oasBool(""),
+			"transports":   oasRef("Transports"),
 			"alternatives": oasArray(oasRef("Alternative"), ""),
 			"nextRoutes":   oasArray(oasRef("Link"), ""),
 		}, "ok", "query", "matched", "message", "inputValid", "inputErrors", "alternatives", "nextRoutes"),
@@ -725,8 +767,9 @@ func (s *Service) oasComponentSchemas() map[string]any {
 			"rails":         oasArray(oasAnyObject(""), "Payment rails: network, asset, payTo, facilitator."),
 			"resources":     oasArray(oasAnyObject(""), "Paid resources."),
 			"freeResources": oasArray(oasAnyObject(""), "Free resources."),
+			"transports":    oasAnyObject("How HTTP, MCP and A2A take a payment."),
 			"links":         oasMap(oasString(""), ""),
-		}, "x402Version", "rails", "resources", "freeResources", "links"),
+		}, "x402Version", "rails", "transports", "resources", "freeResources", "links"),
 		"AgentCard": oasObject(map[string]any{
 			"name": oasString(""), "description": oasString(""), "version": oasString(""),
 			"supportedInterfaces": oasArray(oasAnyObject(""), ""), "url": oasString(""), "preferredTransport": oasString(""),

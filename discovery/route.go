@@ -77,6 +77,11 @@ type RoutePlan struct {
 	// DevMode is true when the server settles nothing on chain.
 	DevMode bool `json:"devMode,omitempty"`
 
+	// Transports are the three ways to buy the chosen tool on the same
+	// terms: this HTTP request, or the same call over MCP (tools/call) or
+	// A2A (the x402 extension); the A2A data part carries the plan's input.
+	Transports *Transports `json:"transports,omitempty"`
+
 	// Alternatives are the next best matches, best first.
 	Alternatives []RouteAlternative `json:"alternatives"`
 	// NextRoutes are free routes worth calling next.
@@ -220,11 +225,23 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 			}
 		}
 	}
+	tr := s.buy[chosen].clone()
+	if call != nil {
+		if part, err := json.Marshal(struct {
+			Tool  string          `json:"tool"`
+			Input json.RawMessage `json:"input"`
+		}{t.Key, call.Input()}); err == nil {
+			tr.A2A.DataPart = part
+		}
+	}
+	plan.Transports = &tr
 	plan.Steps = s.steps(t, plan.Method, plan.URL)
 	plan.Curl = routeCurl(plan.Method, plan.URL, plan.Body, "")
 	plan.CurlPaid = routeCurl(plan.Method, plan.URL, plan.Body, "<base64 PaymentPayload>")
 	if plan.InputValid {
-		plan.Message = fmt.Sprintf("%s %s costs %s USDC on %s: send it, answer the 402 with an x402 exact payment, retry with PAYMENT-SIGNATURE", t.Method, plan.URL, t.Price, s.network.CAIP2)
+		plan.Message = fmt.Sprintf(`%s %s costs %s USDC on %s: send it, answer the 402 with an x402 exact payment, retry with PAYMENT-SIGNATURE; `+
+			`or buy the same call on the same terms over MCP (%s %q at %s) or A2A (data part {"tool": %q, "input": {...}} at %s, x402 extension)`,
+			t.Method, plan.URL, t.Price, s.network.CAIP2, MCPCallMethod, t.OperationID, s.absURL(PathMCP), t.Key, s.absURL(PathA2A))
 	} else {
 		plan.Message = fmt.Sprintf("the input breaks %d rule(s) of %s: fix them first (invalid input is answered 400, before any 402, so nothing is paid)", len(plan.InputErrors), t.Key)
 	}

@@ -105,9 +105,10 @@ type Config struct {
 	Stats *Stats
 }
 
-// FindMatch is one ranked tool: the catalog item plus why it matched.
+// FindMatch is one ranked tool: the catalog item (with its transports)
+// plus why it matched.
 type FindMatch struct {
-	tools.Item
+	CatalogItem
 	MatchScore    float64  `json:"matchScore"`
 	MatchedTokens []string `json:"matchedTokens"`
 }
@@ -119,13 +120,14 @@ type FindResult struct {
 	Matches []FindMatch `json:"matches"`
 }
 
-// CatalogPage is the answer of GET /api/catalog and of the catalog MCP tool.
+// CatalogPage is the answer of GET /api/catalog and of the catalog MCP tool:
+// each item says how to buy the tool over HTTP, MCP and A2A.
 type CatalogPage struct {
-	OK     bool         `json:"ok"`
-	Total  int          `json:"total"`
-	Offset int          `json:"offset"`
-	Limit  int          `json:"limit"`
-	Items  []tools.Item `json:"items"`
+	OK     bool          `json:"ok"`
+	Total  int           `json:"total"`
+	Offset int           `json:"offset"`
+	Limit  int           `json:"limit"`
+	Items  []CatalogItem `json:"items"`
 }
 
 // Surfaces is what a protocol adapter (HTTP handlers, MCP, A2A) needs from
@@ -164,6 +166,7 @@ type Service struct {
 
 	tools  []*tools.Tool
 	items  []tools.Item // catalog views with absolute URLs
+	buy    []Transports // how to buy each tool, in catalog order
 	index  map[string]int
 	finder *Finder
 	stats  *Stats
@@ -250,6 +253,9 @@ func New(cfg Config) (*Service, error) {
 		}
 	}
 	s.finder = NewFinder(DocsFromTools(s.tools))
+	if err := s.buildTransports(); err != nil {
+		return nil, err
+	}
 	s.own = s.ownRoutes()
 	if err := s.checkRoutes(); err != nil {
 		return nil, err
@@ -323,7 +329,7 @@ func (s *Service) Find(ctx context.Context, q string, limit int) (FindResult, er
 		if !ok {
 			continue
 		}
-		res.Matches = append(res.Matches, FindMatch{Item: s.item(i), MatchScore: m.Score, MatchedTokens: discNonNil(m.MatchedTokens)})
+		res.Matches = append(res.Matches, FindMatch{CatalogItem: s.catalogItem(i), MatchScore: m.Score, MatchedTokens: discNonNil(m.MatchedTokens)})
 	}
 	return res, nil
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // buildSkill renders /skill.md: what the service is, how to discover the
-// tools, the x402 flow with its headers, the tools with price and path,
-// an example and, in dev mode, what dev mode means.
+// tools, the x402 flow with its headers over HTTP, MCP and A2A, the tools
+// with price, path and the three ways to buy each, an example and, in dev
+// mode, what dev mode means.
 func (s *Service) buildSkill() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -35,18 +36,26 @@ func (s *Service) buildSkill() string {
 	p("| Get a ready call plan, with your input validated for free | `POST %s` with `{\"query\": \"...\", \"input\": {...}}` |\n", s.absURL("/api/route"))
 	p("| Browse every tool (schemas, examples, prices) | `GET %s?offset=0&limit=50&category=gold` |\n", s.absURL("/api/catalog"))
 	p("| Preview a tool's output, or take the tour | `GET %s?q=csv` / `GET %s` |\n", s.absURL("/api/try"), s.absURL("/api/try"))
-	p("| MCP (tools find_tool, route_tool, catalog, tool_info) | `POST %s` |\n", s.absURL(PathMCP))
-	p("| A2A (send a message describing the need; card at %s) | `POST %s` |\n", s.absURL(PathAgentCard), s.absURL(PathA2A))
+	p("| MCP (free tools find_tool, route_tool, catalog, tool_info; the paid tools too, see section 3) | `POST %s` |\n", s.absURL(PathMCP))
+	p("| A2A (send a message describing the need; the paid tools too, see section 3; card at %s) | `POST %s` |\n", s.absURL(PathAgentCard), s.absURL(PathA2A))
 	p("| Payment manifest / router feed | `GET %s` / `GET %s` |\n\n", s.absURL(PathX402Manifest), s.absURL(PathRouterFeed))
 
-	p("## 2. Pay per call (x402 v2)\n\n")
+	p("## 2. Pay per call over HTTP (x402 v2)\n\n")
 	p("1. Send the request without payment. Invalid input is answered **400** (`application/problem+json`, `errors: [{field, rule, message}]`) before any payment is asked; a gold tool whose terminal is down answers **503**, also before payment.\n")
 	p("2. Receive **402 Payment Required**. The `%s` header is base64 of a JSON `PaymentRequired` `{x402Version: 2, resource, accepts: [...]}`.\n", x402.HeaderPaymentRequired)
 	p("3. Sign an EIP-3009 `TransferWithAuthorization` for the `accepts` entry (scheme `exact`): `value` = `amount`, `to` = `payTo`, a random 32-byte nonce, `validBefore` within `maxTimeoutSeconds`, EIP-712 domain `{name: %q, version: %q, chainId: %d, verifyingContract: %s}`.\n", domain.Name, domain.Version, s.network.ChainID, s.asset)
 	p("4. Retry the identical request with `%s: <base64 JSON PaymentPayload {x402Version: 2, accepted, payload: {signature, authorization}}>`.\n", x402.HeaderPaymentSignature)
 	p("5. Read the **200** JSON answer and the `%s` header (base64 JSON `SettleResponse` `{success, transaction, network, payer}`). If settlement fails you get 402 and the answer is withheld; a tool failure settles nothing.\n\n", x402.HeaderPaymentResponse)
 
-	p("## 3. Tools\n\n")
+	p("## 3. Or buy the same call over MCP or A2A\n\n")
+	p("Every tool is sold on the same terms (price, network, asset, payTo) over HTTP, MCP and A2A, through one payment engine: an authorization buys one call, whatever the transport. The table in section 4 names each tool on each transport.\n\n")
+	p("- **MCP** (`POST %s`, x402 MCP transport): `%s` with the tool's MCP name (its operation id) and the input as `arguments`. Without payment the result is the x402 `PaymentRequired` (`isError: true`, in `structuredContent` and `content[0].text`; a client advertising the `%s` extension on protocol 2026-07-28 gets `resultType: \"payment_required\"` with `paymentRequired`). Call again with the `PaymentPayload` in `params._meta[\"%s\"]`; the settlement is in `result._meta[\"%s\"]`.\n",
+		s.absURL(PathMCP), MCPCallMethod, MCPPaymentExtension, MCPMetaPayment, MCPMetaPaymentResponse)
+	p("- **A2A** (`POST %s`, x402 extension `%s`, declared in %s): send a message with the data part `{\"tool\": \"<key>\", \"input\": {...}}`; the task is `input-required` with `%s` in its status message metadata. Send a message on that task with `%s` (the `PaymentPayload`) in its metadata; the completed task holds the output as an artifact and `%s`.\n\n",
+		s.absURL(PathA2A), A2AX402ExtensionURI, s.absURL(PathAgentCard), A2AMetaPaymentRequired, A2AMetaPaymentPayload, A2AMetaPaymentReceipts)
+	p("Invalid input and a terminal that is down are answered before any payment is asked, on every transport.\n\n")
+
+	p("## 4. Tools\n\n")
 	p("| Tool | Key | Method and path | Price (USDC) | Input |\n|---|---|---|---|---|\n")
 	for _, t := range s.tools {
 		where := "JSON body"
@@ -55,15 +64,21 @@ func (s *Service) buildSkill() string {
 		}
 		p("| %s | `%s` | `%s %s` | %s | %s |\n", t.Name, t.Key, t.Method, t.Path, t.PriceFixed6(), where)
 	}
+	p("\nThe three ways to buy each tool (`transports` in the catalog, `x-transports` in the OpenAPI document):\n\n")
+	p("| Key | HTTP | MCP tool (`%s` at `%s`) | A2A data part (at `%s`) |\n|---|---|---|---|\n", MCPCallMethod, PathMCP, PathA2A)
+	for i, t := range s.tools {
+		tr := s.buy[i]
+		p("| `%s` | `%s %s` | `%s` | `{\"tool\": \"%s\", \"input\": {...}}` |\n", t.Key, tr.HTTP.Method, tr.HTTP.Path, tr.MCP.Tool, tr.A2A.Skill)
+	}
 	p("\nEvery tool's schemas and a real example input and output are in `GET %s` and `%s`.\n\n", s.absURL("/api/catalog"), s.absURL(PathOpenAPI))
 
-	p("## 4. Example\n\n")
+	p("## 5. Example\n\n")
 	ex := s.skillExampleTool()
 	first, paid := s.skillCurl(ex)
 	p("```sh\n# free: the plan, with the input validated\ncurl -sS -X POST %s -H 'Content-Type: application/json' --data-binary '{\"query\":\"%s\"}'\n", s.absURL("/api/route"), ex.Key)
 	p("# 1st request: answered 402 with PAYMENT-REQUIRED\n%s\n# paid retry\n%s\n```\n\n", first, paid)
 
-	p("## 5. Rules\n\n")
+	p("## 6. Rules\n\n")
 	p("- Unknown JSON members are invalid (a typo is never paid for); unknown query parameters are ignored (`ref` and `src` carry attribution).\n")
 	p("- Request bodies are limited to %d bytes (413). Free routes are rate-limited per client address (429 with Retry-After); paid routes are not.\n", s.cfg.Catalog.BodyLimit())
 	p("- Numbers are exact decimals; outputs are JSON numbers. Errors are RFC 9457 problem+json.\n")

@@ -39,18 +39,11 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 		return nil, nil, fmt.Errorf("discovery: %w", err)
 	}
 	env := tools.Env{Terminal: terminal, DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout}
-	// The agent card declares the A2A x402 extension and a skill per paid
-	// tool.
-	card, err := a2a.PaymentCard(disc.AgentCard(), catalog)
-	if err != nil {
-		return nil, nil, fmt.Errorf("a2a: agent card: %w", err)
-	}
-	cardHandler := a2a.NewCardHandler(card)
+	// Discovery's agent card (both well-known paths) declares the A2A x402
+	// extension and a skill per paid tool; its documents say how each tool
+	// is bought over HTTP, MCP and A2A.
 	var routes []httpserver.Route
 	for _, r := range disc.Routes() {
-		if r.Pattern == "GET "+discovery.PathAgentCard || r.Pattern == "GET "+discovery.PathAgentCardLegacy {
-			r.Handler = cardHandler
-		}
 		routes = append(routes, httpserver.Route(r))
 	}
 

@@ -16,164 +16,31 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 )
 
-// extensionDeclaration is an AgentExtension of the card's
-// capabilities.extensions.
-type extensionDeclaration struct {
-	URI         string `json:"uri"`
-	Description string `json:"description"`
-	Required    bool   `json:"required"`
-}
-
-// paidSkill is the agent card skill of one paid tool.
-type paidSkill struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Tags        []string `json:"tags"`
-	Examples    []string `json:"examples"`
-	InputModes  []string `json:"inputModes"`
-	OutputModes []string `json:"outputModes"`
-}
-
-// cardSentence is added to the card's description.
-const cardSentence = ` Every paid tool is also sold here over A2A with the x402 extension (a2a-x402 v0.2): ` +
-	`send a data part {"tool": "<key>", "input": {...}}, pay the input-required task, get the answer with the settlement receipt.`
-
-// PaymentCard returns card (the JSON agent card of
-// discovery.Service.AgentCard) extended for an agent that sells the tools
-// of cat: capabilities.extensions declares ExtensionURI (required false:
-// the discovery skills are free and a paid call works without activation);
-// each tool gets a skill whose id is its key, saying its price and the data
-// part that calls it; the description says so. Members of the card it does
-// not know are kept. Applying it to its own result changes nothing.
+// PaymentCard returns a copy of card, the JSON agent card of
+// discovery.Service.AgentCard, after checking that it describes an agent
+// selling the tools of cat: capabilities.extensions declares ExtensionURI
+// and every tool has a skill whose id is its key.
+//
+// Deprecated: package discovery builds that card itself (its skills and the
+// x402 extension come from the tool descriptors); serve
+// discovery.Service.AgentCardHandler, or NewCardHandler(card).
 func PaymentCard(card []byte, cat *tools.Catalog) ([]byte, error) {
 	if cat == nil {
 		return nil, errors.New("a2a: PaymentCard needs the catalog")
 	}
-	var c map[string]json.RawMessage
-	if err := json.Unmarshal(card, &c); err != nil || c == nil {
-		return nil, fmt.Errorf("a2a: the agent card is not a JSON object: %v", err)
+	var c discovery.AgentCard
+	if err := json.Unmarshal(card, &c); err != nil {
+		return nil, fmt.Errorf("a2a: the agent card is not a JSON agent card: %w", err)
 	}
-	var caps map[string]json.RawMessage
-	if raw, ok := c["capabilities"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &caps); err != nil {
-			return nil, fmt.Errorf("a2a: the card's capabilities: %w", err)
-		}
-	}
-	if caps == nil {
-		caps = map[string]json.RawMessage{}
-	}
-	var exts []json.RawMessage
-	if raw, ok := caps["extensions"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &exts); err != nil {
-			return nil, fmt.Errorf("a2a: the card's capabilities.extensions: %w", err)
-		}
-	}
-	declared := slices.ContainsFunc(exts, func(raw json.RawMessage) bool {
-		var e struct{ URI string }
-		return json.Unmarshal(raw, &e) == nil && e.URI == ExtensionURI
-	})
-	if !declared {
-		b, err := json.Marshal(extensionDeclaration{URI: ExtensionURI, Required: false,
-			Description: "Sells every paid tool with x402 v2 payments (exact, USDC) in the standalone flow: " +
-				"a message with a data part {\"tool\", \"input\"} gets a task in input-required carrying x402.payment.required; " +
-				"the message carrying x402.payment.payload on that task gets the answer as an artifact and x402.payment.receipts."})
-		if err != nil {
-			return nil, fmt.Errorf("a2a: encoding the extension: %w", err)
-		}
-		exts = append(exts, b)
-	}
-	if err := setJSON(caps, "extensions", exts); err != nil {
-		return nil, err
-	}
-	if err := setJSON(c, "capabilities", caps); err != nil {
-		return nil, err
-	}
-
-	var skills []json.RawMessage
-	if raw, ok := c["skills"]; ok && !isNull(raw) {
-		if err := json.Unmarshal(raw, &skills); err != nil {
-			return nil, fmt.Errorf("a2a: the card's skills: %w", err)
-		}
-	}
-	have := map[string]bool{}
-	for _, raw := range skills {
-		var s struct{ ID string }
-		if json.Unmarshal(raw, &s) == nil {
-			have[s.ID] = true
-		}
+	if !slices.ContainsFunc(c.Capabilities.Extensions, func(e discovery.AgentExtension) bool { return e.URI == ExtensionURI }) {
+		return nil, fmt.Errorf("a2a: the agent card does not declare the extension %s", ExtensionURI)
 	}
 	for _, t := range cat.All() {
-		if have[t.Key] {
-			continue
-		}
-		b, err := json.Marshal(skillOf(t))
-		if err != nil {
-			return nil, fmt.Errorf("a2a: encoding the skill of %s: %w", t.Key, err)
-		}
-		skills = append(skills, b)
-	}
-	if err := setJSON(c, "skills", skills); err != nil {
-		return nil, err
-	}
-
-	var desc string
-	if raw, ok := c["description"]; ok {
-		_ = json.Unmarshal(raw, &desc)
-	}
-	if !strings.Contains(desc, cardSentence) {
-		if err := setJSON(c, "description", strings.TrimSpace(desc+cardSentence)); err != nil {
-			return nil, err
+		if !slices.ContainsFunc(c.Skills, func(s discovery.AgentSkill) bool { return s.ID == t.Key }) {
+			return nil, fmt.Errorf("a2a: the agent card has no skill %s", t.Key)
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(c); err != nil {
-		return nil, fmt.Errorf("a2a: encoding the card: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-// setJSON encodes v into m[key].
-func setJSON(m map[string]json.RawMessage, key string, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("a2a: encoding the card's %s: %w", key, err)
-	}
-	m[key] = bytes.TrimSpace(buf.Bytes())
-	return nil
-}
-
-// skillOf is the card skill of a paid tool.
-func skillOf(t *tools.Tool) paidSkill {
-	first := t.Description
-	if i := strings.Index(first, ". "); i > 0 {
-		first = first[:i+1]
-	}
-	example := fmt.Sprintf(`{"tool": %q, "input": {}}`, t.Key)
-	if len(t.ExampleInput) > 0 {
-		var in bytes.Buffer
-		if json.Compact(&in, t.ExampleInput) == nil {
-			example = fmt.Sprintf(`{"tool": %q, "input": %s}`, t.Key, in.String())
-		}
-	}
-	tags := append(slices.Clone(t.Tags), "paid", "x402")
-	return paidSkill{
-		ID:   t.Key,
-		Name: t.Name,
-		Description: fmt.Sprintf("%s Paid: %s USDC per call (x402 v2, exact, on %s) through the x402 extension: "+
-			`send a data part {"tool": %q, "input": {...}} (the input as the catalog's input schema says); `+
-			"the task asks for the payment (input-required), and the message carrying it gets the output as the artifact %q.",
-			first, t.Price, t.Network, t.Key, t.Key),
-		Tags:        tags,
-		Examples:    []string{example},
-		InputModes:  []string{mediaJSON},
-		OutputModes: []string{mediaJSON, mediaText},
-	}
+	return bytes.Clone(card), nil
 }
 
 // cardHandler serves fixed agent card bytes.
@@ -182,7 +49,7 @@ type cardHandler struct {
 	etag string
 }
 
-// NewCardHandler serves an agent card (PaymentCard's result) as discovery
+// NewCardHandler serves an agent card (discovery.Service.AgentCard) as discovery
 // serves its own: Content-Type application/json, Cache-Control
 // discovery.DocumentCacheControl, a strong ETag with If-None-Match (304),
 // CORS open to every origin, no body for HEAD. Mount it at

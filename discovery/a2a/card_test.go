@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,7 +61,8 @@ func TestAgentCardMatchesHandler(t *testing.T) {
 	}
 }
 
-// Every example the card's skills give works, sent as a text part in either version.
+// Every example the card's free skills give works, sent as a text part in
+// either version.
 func TestAgentCardExamplesWork(t *testing.T) {
 	env := newTestEnv(t, Options{})
 	var card discovery.AgentCard
@@ -69,6 +71,9 @@ func TestAgentCardExamplesWork(t *testing.T) {
 	}
 	n := 0
 	for _, skill := range card.Skills {
+		if slices.Contains(skill.Tags, "paid") {
+			continue // a data part buying the tool: TestPaymentCard sends it to a selling agent
+		}
 		for _, ex := range skill.Examples {
 			for _, v := range bothVersions {
 				task := decodeTask(t, v, env.call(t, header(v), sendMethod(v), obj{"message": textMessage(v, "ex", ex)}), true)
@@ -93,5 +98,21 @@ func TestAgentCardExamplesWork(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("only %d examples", n)
+	}
+}
+
+// Package discovery names the extension and its metadata keys as this
+// package implements them.
+func TestDiscoveryNamesTheExtension(t *testing.T) {
+	for _, c := range [][2]string{
+		{discovery.A2AX402ExtensionURI, ExtensionURI},
+		{discovery.A2AMetaPaymentStatus, MetaStatus},
+		{discovery.A2AMetaPaymentRequired, MetaRequired},
+		{discovery.A2AMetaPaymentPayload, MetaPayload},
+		{discovery.A2AMetaPaymentReceipts, MetaReceipts},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("discovery says %q, a2a uses %q", c[0], c[1])
+		}
 	}
 }

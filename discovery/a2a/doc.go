@@ -90,7 +90,7 @@
 // tool of Options.Catalog is sold through the A2A x402 payments extension
 // v0.2 (github.com/google-agentic-commerce/a2a-x402, spec/v0.2/spec.md),
 // standalone flow, x402 v2 exact payments in USDC. The agent card
-// (PaymentCard, served by NewCardHandler) declares ExtensionURI in
+// (package discovery's, from the tool descriptors) declares ExtensionURI in
 // capabilities.extensions with required false (the discovery skills are
 // free) and has one skill per tool, whose id is the tool key. A client
 // activates the extension by listing ExtensionURI in the A2A-Extensions
@@ -164,7 +164,9 @@
 // CancelTask is then -32002. Kept tasks hold no payment signature: the
 // payload is dropped from the history.
 //
-// The agent card served at /.well-known/agent-card.json is discovery's
-// (AgentCardHandler) for a discovery-only agent, PaymentCard's for a
-// selling one.
+// The agent card served at /.well-known/agent-card.json and
+// /.well-known/agent.json is discovery's (AgentCardHandler): it declares the
+// extension and a skill per paid tool, and discovery's catalog, OpenAPI
+// document, skill.md and manifests say how each tool is bought over HTTP,
+// MCP and A2A.
 package a2a

@@ -100,8 +100,8 @@ type handler struct {
 // opts.Catalog through the a2a-x402 extension (see the package
 // documentation). It fails when s is nil, an option is negative, or the
 // selling options are incomplete (no Catalog, an invalid PayTo or network).
-// Mount it at /a2a; serve the agent card with NewCardHandler (selling) or
-// discovery's AgentCardHandler.
+// Mount it at /a2a; serve the agent card with discovery's
+// AgentCardHandler.
 func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 	h, err := newHandler(s, opts)
 	if err != nil {

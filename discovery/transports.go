@@ -1,0 +1,263 @@
+package discovery
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
+)
+
+// Every paid tool is sold on the same x402 terms over three transports, all
+// through one payment engine: HTTP (its REST route), MCP (POST /mcp,
+// tools/call) and A2A (POST /a2a, the a2a-x402 extension). This file
+// derives, from the tool descriptors alone, the description of the three
+// ways to buy each tool that the catalog, the router, /openapi.json,
+// /skill.md, the manifests and the agent card publish.
+
+// Transport names, in the order the documents list them.
+const (
+	TransportHTTP = "http"
+	TransportMCP  = "mcp"
+	TransportA2A  = "a2a"
+)
+
+// Names of the x402 MCP transport (x402 specification,
+// specs/transports-v2/mcp.md) as discovery/mcp implements it; its tests
+// check they are the ones it uses.
+const (
+	// MCPCallMethod is the JSON-RPC method that calls a tool.
+	MCPCallMethod = "tools/call"
+	// MCPMetaPayment is the params._meta key carrying the x402
+	// PaymentPayload (an object, or a base64 string of its JSON).
+	MCPMetaPayment = "x402/payment"
+	// MCPMetaPaymentResponse is the result._meta key of the settlement.
+	MCPMetaPaymentResponse = "x402/payment-response"
+	// MCPPaymentExtension is the MCP extension of the extension binding
+	// (protocol 2026-07-28): a client advertising it gets resultType
+	// payment_required instead of the tool-result binding's isError.
+	MCPPaymentExtension = "org.x402/payment"
+)
+
+// Names of the A2A x402 extension v0.2
+// (github.com/google-agentic-commerce/a2a-x402, spec/v0.2/spec.md) as
+// discovery/a2a implements it; its tests check they are the ones it uses.
+const (
+	// A2AX402ExtensionURI identifies the extension in the agent card's
+	// capabilities.extensions and in the A2A-Extensions header.
+	A2AX402ExtensionURI = "https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2"
+	// A2AMetaPaymentStatus, A2AMetaPaymentRequired, A2AMetaPaymentPayload
+	// and A2AMetaPaymentReceipts are the extension's message metadata keys.
+	A2AMetaPaymentStatus   = "x402.payment.status"
+	A2AMetaPaymentRequired = "x402.payment.required"
+	A2AMetaPaymentPayload  = "x402.payment.payload"
+	A2AMetaPaymentReceipts = "x402.payment.receipts"
+)
+
+// PaymentTerms are the x402 terms of one paid tool: the same whichever
+// transport buys it.
+type PaymentTerms struct {
+	Protocol    string      `json:"protocol"`
+	X402Version int         `json:"x402Version"`
+	Scheme      string      `json:"scheme"`
+	Network     string      `json:"network"`
+	Asset       string      `json:"asset"`
+	Currency    string      `json:"currency"`
+	PriceUSD    json.Number `json:"priceUsd"`
+	// Price has six decimals ("0.005000"); Amount is in USDC atomic units.
+	Price             string `json:"price"`
+	Amount            string `json:"amount"`
+	PayTo             string `json:"payTo"`
+	MaxTimeoutSeconds int    `json:"maxTimeoutSeconds"`
+}
+
+// HTTPPurchase is how a tool is bought over HTTP: its REST route answers
+// 402 with PAYMENT-REQUIRED, the retry carries PAYMENT-SIGNATURE and the
+// 200 PAYMENT-RESPONSE.
+type HTTPPurchase struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	URL    string `json:"url"`
+	// InputLocation is "query" (GET tools) or "body".
+	InputLocation         tools.InputLocation `json:"inputLocation"`
+	PaymentRequiredHeader string              `json:"paymentRequiredHeader"`
+	PaymentHeader         string              `json:"paymentHeader"`
+	SettlementHeader      string              `json:"settlementHeader"`
+	How                   string              `json:"how"`
+}
+
+// MCPPurchase is how a tool is bought over MCP: tools/call with the tool's
+// name at URL, the payment in params._meta[PaymentMeta], the settlement in
+// result._meta[SettlementMeta].
+type MCPPurchase struct {
+	URL    string `json:"url"`
+	Method string `json:"method"`
+	// Tool is the MCP tool name: the operation id ("risk_levels").
+	Tool           string `json:"tool"`
+	PaymentMeta    string `json:"paymentMeta"`
+	SettlementMeta string `json:"settlementMeta"`
+	// Extension is the capability of the extension binding.
+	Extension string `json:"extension"`
+	How       string `json:"how"`
+}
+
+// A2APurchase is how a tool is bought over A2A with the x402 extension: a
+// message with DataPart at URL, then the payment on the input-required
+// task.
+type A2APurchase struct {
+	URL  string `json:"url"`
+	Card string `json:"card"`
+	// Skill is the agent card skill of the tool: its key ("risk-levels"),
+	// also the tool member of the data part.
+	Skill     string `json:"skill"`
+	Extension string `json:"extension"`
+	// DataPart is the data part that asks for the tool, with the tool's
+	// example input.
+	DataPart            json.RawMessage `json:"dataPart"`
+	PaymentRequiredMeta string          `json:"paymentRequiredMeta"`
+	PaymentMeta         string          `json:"paymentMeta"`
+	ReceiptsMeta        string          `json:"receiptsMeta"`
+	How                 string          `json:"how"`
+}
+
+// Transports are the three ways to buy one paid tool, on the same Terms.
+type Transports struct {
+	Terms PaymentTerms `json:"terms"`
+	HTTP  HTTPPurchase `json:"http"`
+	MCP   MCPPurchase  `json:"mcp"`
+	A2A   A2APurchase  `json:"a2a"`
+}
+
+// clone returns a copy sharing no memory with t.
+func (t Transports) clone() Transports {
+	t.A2A.DataPart = bytes.Clone(t.A2A.DataPart)
+	return t
+}
+
+// CatalogItem is a tool in the catalog and the finder's answers: the
+// catalog view plus how to buy it over HTTP, MCP and A2A.
+type CatalogItem struct {
+	tools.Item
+	Transports Transports `json:"transports"`
+}
+
+// transportsOf derives the three ways to buy t from its descriptor.
+func (s *Service) transportsOf(t *tools.Tool) (Transports, error) {
+	in := json.RawMessage(`{}`)
+	if len(t.ExampleInput) > 0 {
+		var c bytes.Buffer
+		if err := json.Compact(&c, t.ExampleInput); err != nil {
+			return Transports{}, fmt.Errorf("discovery: tool %s: example input: %w", t.Key, err)
+		}
+		in = c.Bytes()
+	}
+	part, err := json.Marshal(struct {
+		Tool  string          `json:"tool"`
+		Input json.RawMessage `json:"input"`
+	}{t.Key, in})
+	if err != nil {
+		return Transports{}, fmt.Errorf("discovery: tool %s: A2A data part: %w", t.Key, err)
+	}
+	where := "the input as the JSON body"
+	if t.InputLocation == tools.InputQuery {
+		where = "the input as query parameters"
+	}
+	return Transports{
+		Terms: PaymentTerms{
+			Protocol: "x402", X402Version: x402.Version, Scheme: x402.SchemeExact,
+			Network: s.network.CAIP2, Asset: s.asset, Currency: "USDC",
+			PriceUSD: json.Number(t.Price), Price: t.PriceFixed6(), Amount: strconv.FormatInt(t.PriceAtomic, 10),
+			PayTo: s.payTo, MaxTimeoutSeconds: x402.DefaultMaxTimeoutSeconds,
+		},
+		HTTP: HTTPPurchase{
+			Method: t.Method, Path: t.Path, URL: s.absURL(t.Path), InputLocation: t.InputLocation,
+			PaymentRequiredHeader: x402.HeaderPaymentRequired, PaymentHeader: x402.HeaderPaymentSignature,
+			SettlementHeader: x402.HeaderPaymentResponse,
+			How: fmt.Sprintf("%s %s with %s: answered 402 with the %s header; retry the identical request with %s; the 200 carries %s.",
+				t.Method, t.Path, where, x402.HeaderPaymentRequired, x402.HeaderPaymentSignature, x402.HeaderPaymentResponse),
+		},
+		MCP: MCPPurchase{
+			URL: s.absURL(PathMCP), Method: MCPCallMethod, Tool: t.OperationID,
+			PaymentMeta: MCPMetaPayment, SettlementMeta: MCPMetaPaymentResponse, Extension: MCPPaymentExtension,
+			How: fmt.Sprintf(`POST %s, %s with name %q and the input as arguments: the unpaid call answers the x402 PaymentRequired `+
+				`(isError with it in structuredContent, or resultType payment_required to a client advertising %s); `+
+				`call again with the PaymentPayload in params._meta[%q]; the settlement is in result._meta[%q].`,
+				PathMCP, MCPCallMethod, t.OperationID, MCPPaymentExtension, MCPMetaPayment, MCPMetaPaymentResponse),
+		},
+		A2A: A2APurchase{
+			URL: s.absURL(PathA2A), Card: s.absURL(PathAgentCard), Skill: t.Key, Extension: A2AX402ExtensionURI,
+			DataPart: part, PaymentRequiredMeta: A2AMetaPaymentRequired, PaymentMeta: A2AMetaPaymentPayload, ReceiptsMeta: A2AMetaPaymentReceipts,
+			How: fmt.Sprintf(`POST %s, a message with the data part {"tool": %q, "input": {...}}: the task is input-required with %s in its status message metadata; `+
+				`send a message on that task with %s in its metadata; the completed task holds the output as the artifact %q and %s.`,
+				PathA2A, t.Key, A2AMetaPaymentRequired, A2AMetaPaymentPayload, t.Key, A2AMetaPaymentReceipts),
+		},
+	}, nil
+}
+
+// buildTransports derives the transports of every tool, in catalog order.
+func (s *Service) buildTransports() error {
+	s.buy = make([]Transports, len(s.tools))
+	for i, t := range s.tools {
+		tr, err := s.transportsOf(t)
+		if err != nil {
+			return err
+		}
+		s.buy[i] = tr
+	}
+	return nil
+}
+
+// catalogItem returns the catalog item of tool i with its transports (a
+// copy the caller may keep).
+func (s *Service) catalogItem(i int) CatalogItem {
+	return CatalogItem{Item: s.item(i), Transports: s.buy[i].clone()}
+}
+
+// transportSummary is the part of the manifests that says, once for all
+// tools, how each transport takes a payment.
+func (s *Service) transportSummary() map[string]any {
+	return map[string]any{
+		TransportHTTP: map[string]any{
+			"url":     s.base,
+			"request": "the tool's method and path (transports.http of each resource)",
+			"headers": paymentHeaders(),
+			"flow": []string{
+				"send the request without payment",
+				"receive 402 with the " + x402.HeaderPaymentRequired + " header (base64 JSON PaymentRequired)",
+				"retry the identical request with the " + x402.HeaderPaymentSignature + " header (base64 JSON PaymentPayload)",
+				"read the 200 answer and the " + x402.HeaderPaymentResponse + " header (base64 JSON SettleResponse)",
+			},
+		},
+		TransportMCP: map[string]any{
+			"url":            s.absURL(PathMCP),
+			"method":         MCPCallMethod,
+			"toolName":       "the tool's operation id (transports.mcp.tool of each resource)",
+			"spec":           "x402 specs/transports-v2/mcp.md",
+			"paymentMeta":    MCPMetaPayment,
+			"settlementMeta": MCPMetaPaymentResponse,
+			"extension":      MCPPaymentExtension,
+			"flow": []string{
+				"call the tool without payment: the result is the x402 PaymentRequired (tool-result binding: isError, structuredContent and content[0].text; extension binding, when the client advertises " + MCPPaymentExtension + ": resultType payment_required with paymentRequired)",
+				"call it again with the PaymentPayload in params._meta[\"" + MCPMetaPayment + "\"]",
+				"read the tool's result and the settlement in result._meta[\"" + MCPMetaPaymentResponse + "\"]",
+			},
+		},
+		TransportA2A: map[string]any{
+			"url":          s.absURL(PathA2A),
+			"card":         s.absURL(PathAgentCard),
+			"extension":    A2AX402ExtensionURI,
+			"dataPart":     map[string]any{"tool": "the tool's key (transports.a2a.skill of each resource)", "input": "the tool's input object"},
+			"requiredMeta": A2AMetaPaymentRequired,
+			"paymentMeta":  A2AMetaPaymentPayload,
+			"receiptsMeta": A2AMetaPaymentReceipts,
+			"flow": []string{
+				`send a message with the data part {"tool": "<key>", "input": {...}}`,
+				"the task is input-required; its status message metadata holds " + A2AMetaPaymentStatus + " payment-required and " + A2AMetaPaymentRequired,
+				"send a message on that task whose metadata holds " + A2AMetaPaymentPayload + " (the PaymentPayload)",
+				"the task is completed with the output as an artifact and " + A2AMetaPaymentReceipts,
+			},
+		},
+	}
+}
