@@ -41,7 +41,7 @@ func (c *countingTerminal) Quote(ctx context.Context, symbol string) (xau.Quote,
 
 // payEnv is a selling server on 127.0.0.1: the real catalog, discovery
 // Service and payment engine (local facilitator, memory journal), a
-// simulated terminal behind a switch, and the agent card of PaymentCard.
+// simulated terminal behind a switch, and discovery's agent card.
 type payEnv struct {
 	*testEnv
 	eng     *engine.Engine
@@ -137,13 +137,9 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 		t.Fatal(err)
 	}
 	env.h = h
-	card, err := PaymentCard(env.s.AgentCard(), env.cat)
-	if err != nil {
-		t.Fatal(err)
-	}
 	env.seen = &seenRequests{}
 	mux.Handle("/a2a", env.seen.wrap(h))
-	mux.Handle("GET /.well-known/agent-card.json", NewCardHandler(card))
+	mux.Handle("GET /.well-known/agent-card.json", env.s.AgentCardHandler())
 	env.srv.Start()
 	t.Cleanup(env.srv.Close)
 
