@@ -275,6 +275,7 @@ func New(cfg Config) (*Server, error) {
 			Facilitator:           cfg.Facilitator,
 			Journal:               cfg.Store,
 			SkipFacilitatorVerify: isLocal(cfg.Facilitator),
+			Deduplicates:          isLocal(cfg.Facilitator),
 			Logger:                cfg.Logger,
 			Now:                   cfg.Now,
 			VerifyTimeout:         cfg.VerifyTimeout,

@@ -172,9 +172,9 @@ func (s *postgresStore) Settling(ctx context.Context, key, owner string, st engi
 	return s.withConn(ctx, "settling", func(ctx context.Context, c *pgx.Conn) error {
 		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, answer = $3, answer_until = $4, payload = $5,
 			requirements = $6, payer = $7, amount = $8, lease_until = $9, updated_at = $10
-			WHERE key = $1 AND state = $11 AND owner = $12`,
+			WHERE key = $1 AND state = $11 AND owner = $12 AND ($13 = '' OR request_hash = $13)`,
 			stSettling, r.answer, r.answerUntil, r.payload, r.requirements, r.payer, r.amount, r.leaseUntil, now,
-			stReserved, owner)
+			stReserved, owner, st.RequestHash)
 	})
 }
 
@@ -188,9 +188,9 @@ func (s *postgresStore) Settle(ctx context.Context, key string, sr x402.SettleRe
 	return s.withTx(ctx, "settle", func(ctx context.Context, tx pgx.Tx) error {
 		var rec engine.Record
 		err := tx.QueryRow(ctx, `UPDATE payments SET state = $2, settlement = $3, updated_at = $4
-			WHERE key = $1 AND state IN ($5, $6)
+			WHERE key = $1 AND state IN ($5, $6, $7, $8)
 			RETURNING network, asset, payer, nonce, product, amount, ref_code, resource, transport`,
-			key, stSettled, raw, instant(at), stSettling, stUnknown).Scan(&rec.Network, &rec.Asset, &rec.Payer,
+			key, stSettled, raw, instant(at), stSettling, stUnknown, stReleased, stFailed).Scan(&rec.Network, &rec.Asset, &rec.Payer,
 			&rec.Nonce, &rec.Product, &rec.Amount, &rec.RefCode, &rec.Resource, &rec.Transport)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var state int64

@@ -39,7 +39,7 @@ const (
 		updated_at = ? WHERE key = ?`
 	sqliteSettling = `UPDATE payments SET state = ?, answer = ?, answer_until = ?, payload = ?,
 		requirements = ?, payer = ?, amount = ?, lease_until = ?, updated_at = ?
-		WHERE key = ? AND state = ? AND owner = ?`
+		WHERE key = ? AND state = ? AND owner = ? AND (? = '' OR request_hash = ?)`
 	sqliteSettleRead = `SELECT state, network, asset, payer, nonce, product, amount, ref_code,
 		resource, transport FROM payments WHERE key = ?`
 	sqliteSettle  = `UPDATE payments SET state = ?, settlement = ?, updated_at = ? WHERE key = ?`
@@ -204,7 +204,7 @@ func (s *sqliteStore) Settling(ctx context.Context, key, owner string, st engine
 	return s.journalWrite(ctx, "settling", func(ctx context.Context, tx *sql.Tx) error {
 		res, err := s.stmts.exec(ctx, tx, sqliteSettling,
 			stSettling, r.answer, r.answerUntil, r.payload, r.requirements, r.payer, r.amount, r.leaseUntil, now,
-			key, stReserved, owner)
+			key, stReserved, owner, st.RequestHash, st.RequestHash)
 		return s.transitioned(ctx, tx, res, err, key)
 	})
 }
@@ -252,7 +252,7 @@ func (s *sqliteStore) Settle(ctx context.Context, key string, sr x402.SettleResp
 			return fmt.Errorf("read: %w", err)
 		case state == stSettled:
 			return nil
-		case state != stSettling && state != stUnknown:
+		case state != stSettling && state != stUnknown && state != stReleased && state != stFailed:
 			return stateError(true, state)
 		}
 		entry, err := ledgerSettlement(rec, sr.Transaction, at)

@@ -305,11 +305,16 @@ type clusterAnswer struct {
 // reason is the refusal reason of a 402 (PAYMENT-REQUIRED's error), "" when
 // the answer has no decodable PAYMENT-REQUIRED.
 func (a clusterAnswer) reason() string {
-	pr, err := x402.DecodePaymentRequired(a.header.Get(x402.HeaderPaymentRequired))
-	if err != nil {
-		return ""
+	if pr, err := x402.DecodePaymentRequired(a.header.Get(x402.HeaderPaymentRequired)); err == nil {
+		return pr.Error
 	}
-	return pr.Error
+	var p struct {
+		Code string `json:"code"`
+	}
+	if json.Unmarshal(a.body, &p) == nil {
+		return p.Code
+	}
+	return ""
 }
 
 // settlement decodes PAYMENT-RESPONSE.

@@ -598,10 +598,15 @@ func clusterConcurrency(t *testing.T, nodes int) {
 				t.Fatalf("replay %d reached settlement and failed there (a second settlement attempt): %s", j, r.ans)
 			}
 			reason := r.ans.reason()
-			if reason != exact.ReasonNonceAlreadyUsed && reason != engine.ReasonPaymentInProgress {
-				t.Fatalf("replay %d: %s, want 402 %s or %s", j, r.ans, exact.ReasonNonceAlreadyUsed, engine.ReasonPaymentInProgress)
+			if reason != exact.ReasonNonceAlreadyUsed {
+				t.Fatalf("replay %d: %s, want 402 %s", j, r.ans, exact.ReasonNonceAlreadyUsed)
 			}
 			counts["402 "+reason]++
+		case http.StatusServiceUnavailable:
+			if reason := r.ans.reason(); reason != engine.ReasonPaymentInProgress || r.ans.header.Get("Retry-After") == "" {
+				t.Fatalf("replay %d: %s, want 503 %s with Retry-After", j, r.ans, engine.ReasonPaymentInProgress)
+			}
+			counts["503 "+engine.ReasonPaymentInProgress]++
 		default:
 			t.Fatalf("replay %d: %s", j, r.ans)
 		}
@@ -612,7 +617,7 @@ func clusterConcurrency(t *testing.T, nodes int) {
 	for j, r := range replays {
 		// The winning request's other presentations found it settled
 		// (recorded answer) or in progress, never "already used".
-		if r.req == winner && r.ans.status == http.StatusPaymentRequired && r.ans.reason() != engine.ReasonPaymentInProgress {
+		if r.req == winner && r.ans.status == http.StatusPaymentRequired {
 			t.Fatalf("replay %d of the settled request: %s", j, r.ans)
 		}
 	}

@@ -207,14 +207,14 @@ func faultLaunch(base string, ps []*faultPayment) (wait func()) {
 }
 
 // faultRetry presents p again (same header, same body) until a final
-// answer: 402 payment_in_progress and 503 settlement_pending are waited
+// answer: 503 payment_in_progress and 503 settlement_pending are waited
 // out (polling, within timeout); anything else is returned.
 func faultRetry(t *testing.T, c *http.Client, base string, p *faultPayment, timeout time.Duration) clusterAnswer {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		a := clusterMust(t, c, http.MethodPost, base+clusterToolPath, p.body, p.header)
-		interim := (a.status == http.StatusPaymentRequired && a.reason() == engine.ReasonPaymentInProgress) ||
+		interim := (a.status == http.StatusServiceUnavailable && a.reason() == engine.ReasonPaymentInProgress) ||
 			(a.status == http.StatusServiceUnavailable && faultProblemCode(a) == engine.ReasonSettlementPending)
 		if !interim {
 			return a
@@ -713,10 +713,10 @@ func faultStoreDownAfterSettling(t *testing.T, kind, event, table, when string, 
 	// The client retries while the store is still down: wait, never a
 	// second settlement.
 	r := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, p.body, p.header)
-	inProgress := r.status == http.StatusPaymentRequired && r.reason() == engine.ReasonPaymentInProgress
+	inProgress := r.status == http.StatusServiceUnavailable && r.reason() == engine.ReasonPaymentInProgress
 	pending := r.status == http.StatusServiceUnavailable && faultProblemCode(r) == engine.ReasonSettlementPending
 	if !inProgress && !pending || r.header.Get("Retry-After") == "" {
-		t.Fatalf("retry while the store is down: %s, want 402 %s or 503 %s with Retry-After", r, engine.ReasonPaymentInProgress, engine.ReasonSettlementPending)
+		t.Fatalf("retry while the store is down: %s, want 503 %s or %s with Retry-After", r, engine.ReasonPaymentInProgress, engine.ReasonSettlementPending)
 	}
 	t.Logf("first answer after %v: %s; retry while down: %d %s%s", time.Since(start).Round(time.Millisecond), a,
 		r.status, r.reason(), faultProblemCode(r))
@@ -785,8 +785,8 @@ func TestFaultFacilitatorFailsAtSettle(t *testing.T) {
 					t.Fatalf("after /settle failed: payment %v, want settling", s)
 				}
 				r := clusterMust(t, c, http.MethodPost, n.base+clusterToolPath, p.body, p.header)
-				if r.status != http.StatusPaymentRequired || r.reason() != engine.ReasonPaymentInProgress || r.header.Get("Retry-After") == "" {
-					t.Fatalf("retry while settling: %s, want 402 %s with Retry-After", r, engine.ReasonPaymentInProgress)
+				if r.status != http.StatusServiceUnavailable || r.reason() != engine.ReasonPaymentInProgress || r.header.Get("Retry-After") == "" {
+					t.Fatalf("retry while settling: %s, want 503 %s with Retry-After", r, engine.ReasonPaymentInProgress)
 				}
 				clusterEventually(t, faultRecoveryTimeout, func() string {
 					if _, ok := stub.byNonce(t)[p.nonce]; !ok {

@@ -563,6 +563,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		Journal:               st,
 		Verifier:              &exact.Verifier{Signers: signers},
 		SkipFacilitatorVerify: c.devMode,
+		Deduplicates:          c.devMode,
 		Logger:                log,
 		SettleTimeout:         c.settleTimeout,
 		RunTimeout:            c.toolTimeout + time.Second,

@@ -56,8 +56,9 @@ const (
 	DefaultHeartbeat       = 2 * time.Second
 	DefaultDeadAfter       = 10 * time.Second
 	DefaultRecoverEvery    = 5 * time.Second
-	// recoverBatch bounds the settling rows one recovery round claims.
-	recoverBatch = 64
+	// recoverBatch bounds the settling rows one recovery round claims and
+	// resolves at once.
+	recoverBatch = 8
 	// leaseMargin is added to every lease on top of the step's timeout.
 	leaseMargin = 15 * time.Second
 )
@@ -112,6 +113,12 @@ type Config struct {
 	// checks, for a facilitator whose verify adds nothing to them (a local
 	// one); settlement still verifies.
 	SkipFacilitatorVerify bool
+	// Deduplicates says the facilitator returns the original result for a
+	// settlement presented again (svc's local and on-chain facilitators
+	// do): recovery then takes a refusal of a re-presented settlement as
+	// proof that nothing was settled and releases the row. Without it such
+	// rows become unknown, for the operator.
+	Deduplicates bool
 	// Logger receives one record per decision (never a signature); nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -661,7 +668,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	st := Settling{
 		Answer: ans, AnswerUntil: now.Add(e.cfg.AnswerRetention),
 		Payload: payloadJSON, Requirements: reqJSON, Payer: p.payer, Amount: p.amount,
-		LeaseUntil: now.Add(e.cfg.SettleTimeout + leaseMargin),
+		LeaseUntil: now.Add(e.cfg.SettleTimeout + leaseMargin), RequestHash: p.call.Fingerprint,
 	}
 	// The settling write is what makes a settlement recoverable: without
 	// it, nothing is settled.
@@ -669,7 +676,11 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	err := e.journal.Settling(wctx, p.key, e.instance, st)
 	cancel()
 	if err != nil {
-		e.release(p, "journal refused settling", false)
+		// A row that is no longer this call's (its lease ended and it was
+		// released, or admitted again) is left alone.
+		if !errors.Is(err, ErrState) {
+			e.release(p, "journal refused settling", false)
+		}
 		p.log.Error("x402: the payment journal refused the settling state; nothing settled", "error", err)
 		base.Kind, base.Reason, base.Err = Unavailable, ReasonStoreUnavailable, err
 		return base
@@ -684,7 +695,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 		// No decision: the transaction may have gone out. The row stays
 		// settling; recovery resolves it once its lease ends.
 		p.log.Error("x402: settlement failed without a decision; resolving it in the background (and by recovery after a crash)", "error", err)
-		go e.resolveLater(p.key, st.LeaseUntil, p.log)
+		go e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log)
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
@@ -695,7 +706,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	if err := e.recordSettled(context.WithoutCancel(ctx), p.key, sr); err != nil {
 		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
 			"transaction", trunc(sr.Transaction, 100), "error", err)
-		go e.settleLater(p.key, sr, st.LeaseUntil, p.log)
+		go e.settleLater(p.key, sr, e.cfg.SettleTimeout+leaseMargin, p.log)
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
@@ -717,9 +728,12 @@ func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
 	var err error
 	switch {
 	case sr.Transaction != "" || sr.ErrorReason == ReasonSettlementPending:
-		// Something may be on chain: leave the row settling for recovery.
-		p.log.Warn("x402: settlement ambiguous; recovery will resolve it", "reason", trunc(sr.ErrorReason, 80))
-		return base
+		// Something may be on chain: the payment may be made. The row stays
+		// settling and is resolved in the background; the client is told to
+		// come back with the same payment, never to pay again.
+		p.log.Warn("x402: settlement ambiguous; resolving it in the background", "reason", trunc(sr.ErrorReason, 80))
+		go e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log)
+		return Outcome{Kind: Pending, Reason: ReasonSettlementPending, RetryAfter: 5 * time.Second, Version: p.version, Payer: p.payer, Key: p.key}
 	case sr.ErrorReason == exact.ReasonNonceAlreadyUsed:
 		// Used elsewhere before our first settle: for good.
 		err = e.journal.Fail(ctx, p.key, e.instance, sr.ErrorReason, sr)
@@ -774,7 +788,8 @@ func (e *Engine) recordSettled(ctx context.Context, key string, sr x402.SettleRe
 // until it succeeds or the row's lease ends (recovery takes over then: the
 // row is durable in settling, and a deduplicating facilitator or a status
 // query confirms it again).
-func (e *Engine) settleLater(key string, sr x402.SettleResponse, until time.Time, log *slog.Logger) {
+func (e *Engine) settleLater(key string, sr x402.SettleResponse, lease time.Duration, log *slog.Logger) {
+	until := time.Now().Add(lease)
 	pause := 500 * time.Millisecond
 	for time.Now().Before(until) {
 		time.Sleep(pause)
@@ -798,7 +813,10 @@ func (e *Engine) settleLater(key string, sr x402.SettleResponse, until time.Time
 // deduplicating facilitator returns the original result) or asks the
 // facilitator's status query, as recovery does, with growing pauses until
 // the row is resolved, leaves this engine or the lease ends.
-func (e *Engine) resolveLater(key string, until time.Time, log *slog.Logger) {
+func (e *Engine) resolveLater(key string, lease time.Duration, log *slog.Logger) {
+	// Stop early enough that a resolution started here ends within the
+	// lease: after it, another instance may resolve the row too.
+	until := time.Now().Add(lease - e.cfg.SettleTimeout)
 	pause := 2 * time.Second
 	for time.Now().Add(pause).Before(until) {
 		time.Sleep(pause)

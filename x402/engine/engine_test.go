@@ -582,7 +582,8 @@ func TestSettleErrorIsPending(t *testing.T) {
 
 // TestSettleRefusals checks the facilitator's refusals: "already used"
 // fails the row for good; a refusal with a transaction stays settling; any
-// other refusal releases it (one attempt).
+// other refusal releases it (one attempt). A refusal that may have
+// reached the chain is pending, not failed.
 func TestSettleRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -607,10 +608,19 @@ func TestSettleRefusals(t *testing.T) {
 			if reason == "" {
 				reason = x402.ReasonUnexpectedSettleError
 			}
-			wantKind(t, out, engine.SettleFailed, reason)
-			if out.Answer != nil || out.Settlement == nil || out.Settlement.Success || out.Settlement.ErrorReason != reason ||
-				out.Settlement.Transaction != "" || out.Settlement.Network != h.req().Network {
-				t.Fatalf("outcome %+v, settlement %+v", out, out.Settlement)
+			if tc.state == engine.StateSettling {
+				// Maybe on chain: the client is told to come back with the
+				// same payment, never to pay again.
+				wantKind(t, out, engine.Pending, engine.ReasonSettlementPending)
+				if out.Answer != nil || out.RetryAfter <= 0 {
+					t.Fatalf("outcome %+v", out)
+				}
+			} else {
+				wantKind(t, out, engine.SettleFailed, reason)
+				if out.Answer != nil || out.Settlement == nil || out.Settlement.Success || out.Settlement.ErrorReason != reason ||
+					out.Settlement.Transaction != "" || out.Settlement.Network != h.req().Network {
+					t.Fatalf("outcome %+v, settlement %+v", out, out.Settlement)
+				}
 			}
 			if rec := h.row(p); rec.State != tc.state || rec.Attempts != tc.attempts {
 				t.Fatalf("row %s with %d attempts, want %s with %d", rec.State, rec.Attempts, tc.state, tc.attempts)

@@ -171,8 +171,9 @@ type Journal interface {
 	// and leaseUntil. ErrState if the row is not reserved by owner.
 	Settling(ctx context.Context, key, owner string, s Settling) error
 
-	// Settle moves key from settling or unknown (any owner: a confirmed
-	// settlement is the truth) to settled with sr, and writes the ledger
+	// Settle moves key from settling, unknown, released or failed (any
+	// owner: a confirmed settlement is the truth, whatever recovery
+	// concluded meanwhile) to settled with sr, and writes the ledger
 	// entry (Network, Asset, Payer, Nonce, Product, Amount, sr.Transaction,
 	// RefCode, Resource, Transport, at) in the same commit; the ledger
 	// entry is idempotent on (network, asset, payer, nonce). Settling an
@@ -235,4 +236,8 @@ type Settling struct {
 	Payer        string
 	Amount       string
 	LeaseUntil   time.Time
+	// RequestHash, when set, must be the row's: a call whose reservation
+	// was released and admitted again for another request never moves
+	// that request's row.
+	RequestHash string
 }

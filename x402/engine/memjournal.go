@@ -95,7 +95,7 @@ func (m *MemoryJournal) Reserve(ctx context.Context, rec Record, maxAttempts int
 // Settling implements Journal.
 func (m *MemoryJournal) Settling(ctx context.Context, key, owner string, s Settling) error {
 	return m.transition(ctx, "settling", key, func(r *Record) error {
-		if r.State != StateReserved || r.Owner != owner {
+		if r.State != StateReserved || r.Owner != owner || (s.RequestHash != "" && s.RequestHash != r.RequestHash) {
 			return stateError(r)
 		}
 		ans := cloneAnswer(&s.Answer)
@@ -118,7 +118,7 @@ func (m *MemoryJournal) Settle(ctx context.Context, key string, sr x402.SettleRe
 		switch r.State {
 		case StateSettled:
 			return nil
-		case StateSettling, StateUnknown:
+		case StateSettling, StateUnknown, StateReleased, StateFailed:
 		default:
 			return stateError(r)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
@@ -31,23 +32,36 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.running = false
 		e.mu.Unlock()
 	}()
+	// Heartbeats run on their own: a recovery round waiting on a slow
+	// facilitator must not make this instance look dead to the others.
 	e.heartbeat(ctx)
+	beats := make(chan struct{})
+	go func() {
+		defer close(beats)
+		t := time.NewTicker(e.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				e.heartbeat(ctx)
+			}
+		}
+	}()
 	e.recoverLogged(ctx)
-	beat := time.NewTicker(e.cfg.Heartbeat)
-	defer beat.Stop()
 	rec := time.NewTicker(e.cfg.RecoverEvery)
 	defer rec.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			<-beats
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			if err := e.journal.Leave(lctx, e.instance); err != nil {
 				e.log.Warn("x402: leaving the payment journal failed", "error", err)
 			}
 			cancel()
 			return ctx.Err()
-		case <-beat.C:
-			e.heartbeat(ctx)
 		case <-rec.C:
 			e.recoverLogged(ctx)
 		case <-e.kick:
@@ -110,8 +124,16 @@ func (e *Engine) Recover(ctx context.Context) (RecoveryReport, error) {
 		if err != nil {
 			return rep, fmt.Errorf("engine: recover: %w", err)
 		}
-		for _, rec := range claimed {
-			switch e.resolve(ctx, rec) {
+		// The batch is resolved at once, so that every row is resolved
+		// within the lease it was claimed with.
+		results := make([]State, len(claimed))
+		var wg sync.WaitGroup
+		for i, rec := range claimed {
+			wg.Go(func() { results[i] = e.resolve(ctx, rec) })
+		}
+		wg.Wait()
+		for _, st := range results {
+			switch st {
 			case StateSettled:
 				rep.Settled++
 			case StateReleased:
@@ -174,10 +196,14 @@ func (e *Engine) resolve(ctx context.Context, rec Record) State {
 	case sr.Transaction != "" || sr.ErrorReason == ReasonSettlementPending:
 		log.Warn("x402: recovery: settlement still pending; retrying later", "reason", trunc(sr.ErrorReason, 80))
 		return StateSettling
-	default:
+	case e.cfg.Deduplicates:
 		// A deduplicating facilitator would have returned the original
 		// success: nothing was settled.
 		return e.recoverRelease(ctx, log, rec, "settling again refused: "+trunc(sr.ErrorReason, 100))
+	default:
+		// Another facilitator may refuse a settlement it made (the funds
+		// moved already): not proof either way.
+		return e.markUnknown(ctx, log, rec, "settling again refused: "+trunc(sr.ErrorReason, 100))
 	}
 }
 

@@ -74,7 +74,7 @@ const (
 
 // ExposedHeaders is added to Access-Control-Expose-Headers on every answer
 // of a paid route, so that browser clients can read the payment headers.
-const ExposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE"
+const ExposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After"
 
 // Problem is an error answer of the binding, written by Config.WriteProblem.
 type Problem struct {
@@ -360,15 +360,15 @@ func (m *Middleware) write(w http.ResponseWriter, r *http.Request, out engine.Ou
 	case engine.PaymentRequired, engine.Refused:
 		m.write402(w, *out.PaymentRequired, 0)
 	case engine.InProgress:
-		// The same payment is being processed: a 402 whose reason the x402
-		// clients read, with the time to wait.
-		w.Header().Set("Retry-After", seconds(out.RetryAfter))
-		m.write402(w, *out.PaymentRequired, out.RetryAfter)
+		// The same payment is being processed: come back with it later. Not
+		// a 402, which x402 clients answer by paying again.
+		m.cfg.WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Reason: out.Reason, RetryAfter: out.RetryAfter,
+			Detail: "this payment is being processed; send the same request with the same payment again later (do not pay again)"})
 	case engine.Unavailable:
 		p := Problem{Status: http.StatusServiceUnavailable, Reason: out.Reason, RetryAfter: time.Second,
 			Detail: "the payment could not be processed now; nothing was charged, try again later"}
 		if out.Reason == engine.ReasonFacilitatorUnavailable {
-			p.Status, p.RetryAfter = http.StatusBadGateway, 0
+			p.Status, p.RetryAfter = http.StatusBadGateway, 5*time.Second
 			if out.Timeout {
 				p.Status = http.StatusGatewayTimeout
 			}

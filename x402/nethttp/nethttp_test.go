@@ -996,7 +996,7 @@ func TestSettleError(t *testing.T) {
 	}
 	e.fac.set(func(f *fakeFacilitator) { f.settleErr = nil })
 	r = do(t, "GET", e.srv.URL+"/tool?x=secret-output", h, "")
-	expectRefused(t, e, r, http.StatusPaymentRequired, engine.ReasonPaymentInProgress, 1)
+	expectRefused(t, e, r, http.StatusServiceUnavailable, engine.ReasonPaymentInProgress, 1)
 	if ra := r.header.Get("Retry-After"); ra == "" || ra == "0" {
 		t.Fatalf("in progress without Retry-After: %q", ra)
 	}
@@ -1375,7 +1375,7 @@ func TestV1(t *testing.T) {
 
 // TestConcurrentSamePayment sends one signed payment in 50 concurrent
 // requests: exactly one handler run and one settlement; every other
-// request gets the recorded answer or 402 payment_in_progress.
+// request gets the recorded answer or 503 payment_in_progress.
 func TestConcurrentSamePayment(t *testing.T) {
 	e := newEnv(t)
 	h := sig(e.pay(t))
@@ -1407,7 +1407,7 @@ func TestConcurrentSamePayment(t *testing.T) {
 			}
 			body = r.body
 			ok++
-		case r.status == 402 && r.paymentRequired(t).Error == engine.ReasonPaymentInProgress:
+		case r.status == 503 && r.json(t)["reason"] == engine.ReasonPaymentInProgress:
 			if r.header.Get("Retry-After") == "" {
 				t.Fatal("payment_in_progress without Retry-After")
 			}

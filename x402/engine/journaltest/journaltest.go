@@ -339,6 +339,15 @@ func (s *suite) settling(t *testing.T) {
 		t.Fatalf("Settling by another owner err = %v, want ErrState", err)
 	}
 	wantUnchanged(t, j, before)
+	// A call of another request (its reservation released and the key
+	// admitted again for this one) does not move the row.
+	other := st
+	other.RequestHash = rec.RequestHash + "-other"
+	if err := j.Settling(ctx, rec.Key, "owner-a", other); !errors.Is(err, engine.ErrState) {
+		t.Fatalf("Settling for another request err = %v, want ErrState", err)
+	}
+	wantUnchanged(t, j, before)
+	st.RequestHash = rec.RequestHash
 	if err := j.Settling(ctx, rec.Key, "owner-a", st); err != nil {
 		t.Fatalf("Settling: %v", err)
 	}
@@ -433,12 +442,30 @@ func (s *suite) settle(t *testing.T) {
 	checkRecord(t, "the row settled from unknown", mustGet(t, j, rec2.Key), want2, true)
 	checkLedger(unknown, sr2, at)
 
-	// Not from reserved, released or failed.
-	for _, state := range []engine.State{engine.StateReserved, engine.StateReleased, engine.StateFailed} {
+	// From released or failed too (recovery or a refusal concluded nothing
+	// was paid, but the facilitator confirms a settlement: it wins), with
+	// the ledger entry; not from reserved (no answer was recorded).
+	for i, state := range []engine.State{engine.StateReleased, engine.StateFailed} {
 		r := s.record("owner-a")
-		b := drive(t, j, r, state)
+		drive(t, j, r, state)
+		sr := settleResponse(r, 20+i)
+		if err := j.Settle(ctx, r.Key, sr, at); err != nil {
+			t.Fatalf("Settle from %v: %v", state, err)
+		}
+		if got := mustGet(t, j, r.Key); got.State != engine.StateSettled || got.Settlement == nil || got.Settlement.Transaction != sr.Transaction {
+			t.Fatalf("Settle from %v: row %v", state, got.State)
+		}
+		if lr, ok := j.(LedgerReader); ok {
+			if _, found, err := lr.LedgerEntry(ctx, r.Network, r.Asset, r.Payer, r.Nonce); err != nil || !found {
+				t.Fatalf("Settle from %v: no ledger entry (%v)", state, err)
+			}
+		}
+	}
+	{
+		r := s.record("owner-a")
+		b := drive(t, j, r, engine.StateReserved)
 		if err := j.Settle(ctx, r.Key, settleResponse(r, 10), at); !errors.Is(err, engine.ErrState) {
-			t.Fatalf("Settle from %v err = %v, want ErrState", state, err)
+			t.Fatalf("Settle from reserved err = %v, want ErrState", err)
 		}
 		wantUnchanged(t, j, b)
 		noLedger(r)
