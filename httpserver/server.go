@@ -578,6 +578,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if stop != nil { // after the paid calls in flight: then leave the journal
 		stop()
 		<-done
+		s.engine.Close()
 	}
 	if err != nil {
 		return fmt.Errorf("httpserver: shutdown: %w", err)

@@ -300,6 +300,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	defer func() {
 		stopEngine()
 		<-engineDone
+		a.engine.Close() // before the store closes (deferred earlier)
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -39,6 +39,7 @@ import (
 	"math/big"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
@@ -175,7 +176,15 @@ type Engine struct {
 	log      *slog.Logger
 	instance string
 
-	kick chan struct{} // asks Run for a recovery round now
+	kick     chan struct{} // asks Run for a recovery round now
+	lastKick atomic.Int64  // unix nanoseconds of the last kick taken
+
+	// stop ends the background resolutions of undecided settlements
+	// (settleLater, resolveLater) when the engine is closed; bg waits for
+	// them.
+	stop     chan struct{}
+	stopOnce sync.Once
+	bg       sync.WaitGroup
 
 	mu      sync.Mutex
 	running bool
@@ -229,7 +238,8 @@ func New(cfg Config) (*Engine, error) {
 		}
 		inst = hex.EncodeToString(b[:])
 	}
-	return &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1)}, nil
+	return &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
+		stop: make(chan struct{})}, nil
 }
 
 // Instance returns this engine's owner id in the journal.
@@ -695,7 +705,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 		// No decision: the transaction may have gone out. The row stays
 		// settling; recovery resolves it once its lease ends.
 		p.log.Error("x402: settlement failed without a decision; resolving it in the background (and by recovery after a crash)", "error", err)
-		go e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log)
+		e.background(func() { e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log) })
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
@@ -706,7 +716,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	if err := e.recordSettled(context.WithoutCancel(ctx), p.key, sr); err != nil {
 		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
 			"transaction", trunc(sr.Transaction, 100), "error", err)
-		go e.settleLater(p.key, sr, e.cfg.SettleTimeout+leaseMargin, p.log)
+		e.background(func() { e.settleLater(p.key, sr, e.cfg.SettleTimeout+leaseMargin, p.log) })
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
@@ -732,7 +742,7 @@ func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
 		// settling and is resolved in the background; the client is told to
 		// come back with the same payment, never to pay again.
 		p.log.Warn("x402: settlement ambiguous; resolving it in the background", "reason", trunc(sr.ErrorReason, 80))
-		go e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log)
+		e.background(func() { e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log) })
 		return Outcome{Kind: Pending, Reason: ReasonSettlementPending, RetryAfter: 5 * time.Second, Version: p.version, Payer: p.payer, Key: p.key}
 	case sr.ErrorReason == exact.ReasonNonceAlreadyUsed:
 		// Used elsewhere before our first settle: for good.
@@ -792,7 +802,9 @@ func (e *Engine) settleLater(key string, sr x402.SettleResponse, lease time.Dura
 	until := time.Now().Add(lease)
 	pause := 500 * time.Millisecond
 	for time.Now().Before(until) {
-		time.Sleep(pause)
+		if !e.sleep(pause) {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.VerifyTimeout)
 		err := e.journal.Settle(ctx, key, sr, e.cfg.Now())
 		cancel()
@@ -819,7 +831,9 @@ func (e *Engine) resolveLater(key string, lease time.Duration, log *slog.Logger)
 	until := time.Now().Add(lease - e.cfg.SettleTimeout)
 	pause := 2 * time.Second
 	for time.Now().Add(pause).Before(until) {
-		time.Sleep(pause)
+		if !e.sleep(pause) {
+			return
+		}
 		pause = min(2*pause, 15*time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
 		rec, err := e.journal.Get(ctx, key)
@@ -837,6 +851,36 @@ func (e *Engine) resolveLater(key string, lease time.Duration, log *slog.Logger)
 			return
 		}
 	}
+}
+
+// background runs f on its own goroutine, tracked for Close.
+func (e *Engine) background(f func()) {
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		f()
+	}()
+}
+
+// sleep waits d, or less when the engine closes; false means closed.
+func (e *Engine) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-e.stop:
+		return false
+	}
+}
+
+// Close stops the background resolutions of undecided settlements and
+// waits for them (their rows stay settling, durable: recovery, here or on
+// another instance, resolves them). Call it after the last Serve has
+// returned and before closing the journal. It is idempotent.
+func (e *Engine) Close() {
+	e.stopOnce.Do(func() { close(e.stop) })
+	e.bg.Wait()
 }
 
 func (e *Engine) hook(point, key string) {

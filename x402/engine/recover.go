@@ -71,7 +71,15 @@ func (e *Engine) Run(ctx context.Context) error {
 }
 
 // Kick asks Run for a recovery round soon (coalesced; a no-op without Run).
+//
+// Kicks are taken at most once a second: retries of a payment in
+// progress cannot keep recovery running back to back.
 func (e *Engine) Kick() {
+	now := time.Now().UnixNano()
+	last := e.lastKick.Load()
+	if now-last < int64(time.Second) || !e.lastKick.CompareAndSwap(last, now) {
+		return
+	}
 	select {
 	case e.kick <- struct{}{}:
 	default:
