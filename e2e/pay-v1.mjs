@@ -4,7 +4,7 @@
 // with an X-PAYMENT header. Prints one JSON line: {mode, status, body,
 // paymentResponse}.
 //
-// Usage: E2E_PRIVATE_KEY=0x<64 hex> node pay-v1.mjs pay <url>
+// Usage: E2E_PRIVATE_KEY=0x<64 hex> node pay-v1.mjs pay <url> [<METHOD> [<json body>]]
 //
 // No chain RPC is contacted: the signer is a local account and EIP-3009
 // signing is offline. The private key is read from the environment and
@@ -12,7 +12,7 @@
 
 import { wrapFetchWithPayment, createSigner, decodeXPaymentResponse } from "x402-fetch";
 
-const [mode, url] = process.argv.slice(2);
+const [mode, url, method = "GET", requestBody] = process.argv.slice(2);
 const key = process.env.E2E_PRIVATE_KEY;
 
 function fail(message) {
@@ -20,14 +20,19 @@ function fail(message) {
   process.exit(2);
 }
 
-if (mode !== "pay" || !url) fail("usage: E2E_PRIVATE_KEY=0x... node pay-v1.mjs pay <url>");
+if (mode !== "pay" || !url) fail("usage: E2E_PRIVATE_KEY=0x... node pay-v1.mjs pay <url> [<METHOD> [<json body>]]");
 if (!key || !/^0x[0-9a-fA-F]{64}$/.test(key)) fail("E2E_PRIVATE_KEY must be 0x followed by 64 hex digits");
 
 try {
   const signer = await createSigner("base", key);
   // Spend at most 0.10 USDC (atomic units, 6 decimals) per call.
   const pay = wrapFetchWithPayment(fetch, signer, 100000n);
-  const res = await pay(url, { method: "GET" });
+  const init = { method: method.toUpperCase() };
+  if (requestBody !== undefined) {
+    init.body = requestBody;
+    init.headers = { "Content-Type": "application/json" };
+  }
+  const res = await pay(url, init);
   const text = await res.text();
   let body = text;
   try {

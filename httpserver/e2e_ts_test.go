@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -49,8 +50,11 @@ type tsResult struct {
 	Error           string                `json:"error"`
 }
 
-// TestOfficialTSClient pays a POST and a GET tool of the full server with
-// the official TypeScript client (@x402/fetch 2.27 + @x402/evm).
+// TestOfficialTSClient pays every tool of the full server (its catalog
+// example input) with the official TypeScript clients: v2 (@x402/fetch 2.27
+// + @x402/evm, PAYMENT-SIGNATURE) and v1 (x402-fetch 1.x, which reads the
+// 402 body and pays with X-PAYMENT); every payment is settled once and
+// recorded in the ledger.
 func TestOfficialTSClient(t *testing.T) {
 	node, dir := tsSetup(t)
 	f := newFixture(t, fixtureOptions{})
@@ -63,46 +67,61 @@ func TestOfficialTSClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		key, method, url, body string
-		atomic                 string
-	}{
-		{"risk-levels", "POST", f.url + "/api/risk-levels", `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`, "5000"},
-		{"session-state", "GET", f.url + "/api/session-state?dateTime=" + queryEscape("2025-03-31T09:15:00+02:00") + "&src=e2e", "", "5000"},
-		{"regex-test", "POST", f.url + "/api/regex-test", `{"pattern":"(\\d{4})-(\\d{2})","flags":"g","text":"2025-03 and 2026-11"}`, "3400"},
-		{"xau-bars", "GET", f.url + "/api/xau/bars?timeframe=M15&count=10", "", "20000"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.key, func(t *testing.T) {
-			args := []string{"pay-call.mjs", tc.method, tc.url}
-			if tc.body != "" {
-				args = append(args, tc.body)
+	paid := 0
+	for _, tool := range f.cat.All() {
+		req := f.request(t, tool, string(tool.ExampleInput))
+		body := ""
+		if req.Body != nil {
+			b, err := io.ReadAll(req.Body)
+			if err != nil {
+				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), tsScriptTimeout)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "E2E_PRIVATE_KEY="+keyHex)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			var res tsResult
-			if jerr := json.Unmarshal(out, &res); jerr != nil || res.Error != "" || err != nil {
-				t.Fatalf("node %v: %v / %v / %s\nstdout: %s\nstderr: %s", args, err, jerr, res.Error, out, stderr.String())
-			}
-			if res.Status != http.StatusOK {
-				t.Fatalf("status %d, body %s", res.Status, res.Body)
-			}
-			sr := res.PaymentResponse
-			if sr == nil || !sr.Success || sr.Network != x402.NetworkBase || sr.Amount != tc.atomic ||
-				!strings.EqualFold(sr.Payer, payer.Address()) || !strings.HasPrefix(sr.Transaction, facilitator.LocalTransactionPrefix) {
-				t.Fatalf("payment response %+v", sr)
-			}
-			checkFields(t, tc.key, res.Body)
-		})
+			body = string(b)
+		}
+		atomic, err := x402.PriceToAtomic(tool.Price, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, version := range []string{"v2", "v1"} {
+			t.Run(tool.Key+"/"+version, func(t *testing.T) {
+				args := []string{"pay-call.mjs", tool.Method, req.URL.String()}
+				if version == "v1" {
+					args = []string{"pay-v1.mjs", "pay", req.URL.String(), tool.Method}
+				}
+				if body != "" {
+					args = append(args, body)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), tsScriptTimeout)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, node, args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "E2E_PRIVATE_KEY="+keyHex)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				var res tsResult
+				if jerr := json.Unmarshal(out, &res); jerr != nil || res.Error != "" || err != nil {
+					t.Fatalf("node %v: %v / %v / %s\nstdout: %s\nstderr: %s", args, err, jerr, res.Error, out, stderr.String())
+				}
+				if res.Status != http.StatusOK {
+					t.Fatalf("status %d, body %s", res.Status, res.Body)
+				}
+				paid++
+				sr := res.PaymentResponse
+				network := x402.NetworkBase
+				if version == "v1" {
+					network = "base" // v1 clients read the v1 network name
+				}
+				if sr == nil || !sr.Success || sr.Network != network || sr.Amount != atomic ||
+					!strings.EqualFold(sr.Payer, payer.Address()) || !strings.HasPrefix(sr.Transaction, facilitator.LocalTransactionPrefix) {
+					t.Fatalf("payment response %+v", sr)
+				}
+				checkFields(t, tool.Key, res.Body)
+			})
+		}
 	}
 	ps, err := f.st.PayerStats(context.Background(), payer.Address())
-	if err != nil || ps.PaidCalls != int64(len(cases)) {
-		t.Fatalf("ledger: %+v %v", ps, err)
+	if err != nil || ps.PaidCalls != int64(paid) || paid != 2*len(f.cat.All()) {
+		t.Fatalf("ledger: %+v %v (%d paid calls)", ps, err, paid)
 	}
 }
