@@ -70,6 +70,11 @@ func (e *Error) Error() string {
 // Unwrap returns the cause, so errors.Is and errors.As see through an *Error.
 func (e *Error) Unwrap() error { return e.Cause }
 
+// Transient reports whether the error is a passing unavailability (an
+// upstream down) rather than a fault of the request: a payment engine does
+// not count such a failed paid call against the payment's attempts.
+func (e *Error) Transient() bool { return e.Kind == KindUnavailable }
+
 // Is reports whether target is an *Error of the same kind, so that
 // errors.Is(err, &svc.Error{Kind: svc.KindTimeout}) works.
 func (e *Error) Is(target error) bool {

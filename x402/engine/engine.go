@@ -317,7 +317,9 @@ type Call struct {
 
 // RunFunc produces the answer a payment buys. It runs once the payment is
 // reserved and verified; an error means nothing is settled (the
-// reservation is released). ctx is bounded by Config.RunTimeout.
+// reservation is released, and counts as one of the authorization's
+// MaxAttempts unless the caller left or the error has a Transient() bool
+// method that reports true). ctx is bounded by Config.RunTimeout.
 type RunFunc func(ctx context.Context) (Answer, error)
 
 // OutcomeKind classifies an Outcome.
@@ -493,7 +495,12 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	ans, err := safeRun(rctx, run)
 	cancel()
 	if err != nil {
-		e.release(p, "run failed: "+trunc(err.Error(), 200), true)
+		// A failure the payer did not cause (the caller left, or the run
+		// says it is transient: an upstream down after the preflight) does
+		// not use up one of the authorization's attempts.
+		var tr interface{ Transient() bool }
+		counted := ctx.Err() == nil && !(errors.As(err, &tr) && tr.Transient())
+		e.release(p, "run failed: "+trunc(err.Error(), 200), counted)
 		p.log.Info("x402: paid call failed; not settled", "error", err)
 		o := Outcome{Kind: RunFailed, Err: err, Version: p.version, Payer: payer, Key: p.key}
 		if ans.Status != 0 || len(ans.Body) > 0 {

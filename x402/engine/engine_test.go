@@ -1127,6 +1127,40 @@ func TestRunFailures(t *testing.T) {
 	wantKind(t, e.Serve(ctx, h.call(p, "A"), r.answer("{}")), engine.Paid, "")
 }
 
+// transientErr is a run error that says it is not the payer's fault.
+type transientErr struct{}
+
+func (transientErr) Error() string   { return "terminal went down" }
+func (transientErr) Transient() bool { return true }
+
+// TestUncountedFailures: a transient run failure and a caller that left do
+// not use up the authorization's attempts; the payment still buys later.
+func TestUncountedFailures(t *testing.T) {
+	h := newHarness(t)
+	chain := newChain(h.journal)
+	e := h.newEngine(chain, "a", func(c *engine.Config) { c.MaxAttempts = 1 })
+	p := h.sign(time.Hour)
+	for range 3 {
+		out := e.Serve(context.Background(), h.call(p, "A"), func(context.Context) (engine.Answer, error) {
+			return engine.Answer{}, fmt.Errorf("run: %w", transientErr{})
+		})
+		wantKind(t, out, engine.RunFailed, "")
+	}
+	for range 3 {
+		ctx, cancel := context.WithCancel(context.Background())
+		out := e.Serve(ctx, h.call(p, "A"), func(context.Context) (engine.Answer, error) {
+			cancel() // the caller leaves while the tool runs
+			return engine.Answer{}, errors.New("interrupted")
+		})
+		wantKind(t, out, engine.RunFailed, "")
+	}
+	if rec := h.row(p); rec.State != engine.StateReleased || rec.Attempts != 0 {
+		t.Fatalf("row %s with %d attempts, want released with 0", rec.State, rec.Attempts)
+	}
+	var r runs
+	wantKind(t, e.Serve(context.Background(), h.call(p, "A"), r.answer("{}")), engine.Paid, "")
+}
+
 // TestAttemptsExhausted checks that an authorization is admitted at most
 // MaxAttempts times without settlement, then refused before the
 // facilitator; for another request it is a used authorization.

@@ -336,6 +336,10 @@ func (e *handlerFailed) Error() string {
 	return "nethttp: the paid handler answered " + strconv.Itoa(e.status)
 }
 
+// Transient reports a 503 (an upstream unavailable after the preflight):
+// not the payer's failure, so it does not use up an attempt.
+func (e *handlerFailed) Transient() bool { return e.status == http.StatusServiceUnavailable }
+
 // errTooLarge: the handler's answer is over MaxResponseBytes.
 var errTooLarge = errors.New("nethttp: the paid answer is over the response size limit")
 

@@ -156,7 +156,8 @@ type env struct {
 	// onRequest, when set, sees every request the server gets first.
 	onRequest atomic.Pointer[func(r *http.Request)]
 	runs      atomic.Int64 // paid handler runs
-	failRuns  atomic.Int64 // the handler answers 503 while > 0
+	failRuns  atomic.Int64 // the handler answers failStatus (503 when 0) while > 0
+	failCode  atomic.Int64
 
 	mu     sync.Mutex
 	events []engine.Event
@@ -172,7 +173,11 @@ func (e *env) tool(w http.ResponseWriter, r *http.Request) {
 	if e.failRuns.Load() > 0 {
 		e.failRuns.Add(-1)
 		w.Header().Set("Content-Type", "application/problem+json")
-		w.WriteHeader(http.StatusServiceUnavailable)
+		code := int(e.failCode.Load())
+		if code == 0 {
+			code = http.StatusServiceUnavailable
+		}
+		w.WriteHeader(code)
 		_, _ = io.WriteString(w, `{"title":"upstream down"}`)
 		return
 	}
@@ -1169,25 +1174,36 @@ func TestHEADNeverPays(t *testing.T) {
 
 // TestAttemptsExhausted checks that an authorization whose calls keep
 // failing is admitted at most MaxAttempts times, then refused with
-// payment_attempts_exhausted before the facilitator or the handler.
+// payment_attempts_exhausted before the facilitator or the handler. A 503
+// (an upstream down after the preflight) is not the payer's failure and
+// does not count.
 func TestAttemptsExhausted(t *testing.T) {
 	e := newEnv(t, func(c *engine.Config, _ *nethttp.Config) { c.MaxAttempts = 2 })
 	p := sign(t, e.key, e.req(), time.Now())
 	h := sig(header(t, e.req(), p))
 	e.failRuns.Store(100)
-	for i := range 2 {
+	for i := range 3 {
 		if r := do(t, "GET", e.srv.URL+"/tool?x=1", h, ""); r.status != http.StatusServiceUnavailable {
+			t.Fatalf("uncounted attempt %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	if rec := e.record(t, p); rec.State != engine.StateReleased || rec.Attempts != 0 {
+		t.Fatalf("after 503s: row %s, %d attempts", rec.State, rec.Attempts)
+	}
+	e.failCode.Store(http.StatusGatewayTimeout)
+	for i := range 2 {
+		if r := do(t, "GET", e.srv.URL+"/tool?x=1", h, ""); r.status != http.StatusGatewayTimeout {
 			t.Fatalf("attempt %d: %d %s", i+1, r.status, r.body)
 		}
 	}
-	if e.runs.Load() != 2 || e.fac.verifies.Load() != 2 {
+	if e.runs.Load() != 5 || e.fac.verifies.Load() != 5 {
 		t.Fatalf("runs %d verifies %d", e.runs.Load(), e.fac.verifies.Load())
 	}
 	for range 2 {
 		r := do(t, "GET", e.srv.URL+"/tool?x=1", h, "")
-		expectRefused(t, e, r, http.StatusPaymentRequired, engine.ReasonAttemptsExhausted, 2)
+		expectRefused(t, e, r, http.StatusPaymentRequired, engine.ReasonAttemptsExhausted, 5)
 	}
-	if e.fac.verifies.Load() != 2 {
+	if e.fac.verifies.Load() != 5 {
 		t.Fatalf("an exhausted authorization reached the facilitator (%d verifies)", e.fac.verifies.Load())
 	}
 	if rec := e.record(t, p); rec.State != engine.StateReleased || rec.Attempts != 2 {
