@@ -205,6 +205,26 @@ type rowScanner interface {
 	Scan(dest ...any) error
 }
 
+// paymentRows are result rows of paymentCols, as both drivers return them
+// (*sql.Rows, pgx.Rows).
+type paymentRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// appendPayments reads every row into out.
+func appendPayments(out []engine.Record, rows paymentRows) ([]engine.Record, error) {
+	for rows.Next() {
+		rec, err := scanPayment(rows)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
 // scanPayment reads a row of paymentCols.
 func scanPayment(row rowScanner) (engine.Record, error) {
 	var (

@@ -355,14 +355,7 @@ func (s *postgresStore) Recover(ctx context.Context, owner string, now, deadBefo
 			return fmt.Errorf("claim: %w", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			rec, err := scanPayment(rows)
-			if err != nil {
-				return fmt.Errorf("claim: %w", err)
-			}
-			claimed = append(claimed, rec)
-		}
-		if err := rows.Err(); err != nil {
+		if claimed, err = appendPayments(claimed, rows); err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
 		return nil
@@ -396,14 +389,8 @@ func (s *postgresStore) List(ctx context.Context, state engine.State, limit int)
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			rec, err := scanPayment(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, rec)
-		}
-		return rows.Err()
+		out, err = appendPayments(out, rows)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -386,14 +386,7 @@ func (s *sqliteStore) Recover(ctx context.Context, owner string, now, deadBefore
 			return fmt.Errorf("claim: %w", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			rec, err := scanPayment(rows)
-			if err != nil {
-				return fmt.Errorf("claim: %w", err)
-			}
-			claimed = append(claimed, rec)
-		}
-		if err := rows.Err(); err != nil {
+		if claimed, err = appendPayments(claimed, rows); err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
 		return nil
@@ -429,14 +422,7 @@ func (s *sqliteStore) List(ctx context.Context, state engine.State, limit int) (
 		return nil, fmt.Errorf("store: sqlite: list: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		rec, err := scanPayment(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: sqlite: list: %w", err)
-		}
-		out = append(out, rec)
-	}
-	if err := rows.Err(); err != nil {
+	if out, err = appendPayments(out, rows); err != nil {
 		return nil, fmt.Errorf("store: sqlite: list: %w", err)
 	}
 	return out, nil
