@@ -150,10 +150,20 @@ func (g *groupCommitter) commit(batch []*groupOp, errs []error) {
 		fail(fmt.Errorf("group commit: begin: %w", err))
 		return
 	}
+	// A write that panics fails its whole batch (rolled back) instead of
+	// killing the writer and leaving every caller waiting.
+	answered := false
+	defer func() {
+		if v := recover(); v != nil && !answered {
+			_ = tx.Rollback()
+			fail(fmt.Errorf("group commit: a write panicked: %v", v))
+		}
+	}()
 	if len(batch) == 1 {
 		// Alone in its transaction: no savepoint needed.
 		if err := batch[0].f(ctx, tx); err != nil {
 			_ = tx.Rollback()
+			answered = true
 			batch[0].done <- err
 			return
 		}
@@ -161,15 +171,18 @@ func (g *groupCommitter) commit(batch []*groupOp, errs []error) {
 		for i, op := range batch {
 			if err := g.inSavepoint(ctx, tx, op, &errs[i]); err != nil {
 				_ = tx.Rollback()
+				answered = true
 				fail(fmt.Errorf("group commit: %w", err))
 				return
 			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		answered = true
 		fail(fmt.Errorf("group commit: commit: %w", err))
 		return
 	}
+	answered = true
 	for i, op := range batch {
 		if len(batch) == 1 {
 			op.done <- nil

@@ -180,3 +180,36 @@ func TestGroupCommitClose(t *testing.T) {
 		t.Fatalf("Heartbeat after Close err = %v, want ErrClosed", err)
 	}
 }
+
+// A write that panics fails its whole batch, rolled back, and the writer
+// goes on with the next batch.
+func TestGroupCommitSurvivesAPanickingWrite(t *testing.T) {
+	s := openGrouped(t, 200*time.Millisecond)
+	exec(t, s, `CREATE TABLE gp (k INTEGER PRIMARY KEY)`)
+	const n, bad = 6, 2
+	errs := together(n, func(i int) error {
+		return s.group.do(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO gp (k) VALUES (?)`, i); err != nil {
+				return err
+			}
+			if i == bad {
+				panic("a broken write")
+			}
+			return nil
+		})
+	})
+	for i, err := range errs {
+		if err == nil {
+			t.Fatalf("write %d of the panicking batch succeeded", i)
+		}
+	}
+	if got := count(t, s, "gp"); got != 0 {
+		t.Fatalf("%d rows of the panicking batch committed", got)
+	}
+	if err := s.group.do(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO gp (k) VALUES (100)`)
+		return err
+	}); err != nil || count(t, s, "gp") != 1 {
+		t.Fatalf("the writer did not go on: %v", err)
+	}
+}
