@@ -9,7 +9,7 @@
 //	GET  /api/club/status?wallet=     tier from the ledger, what the next tier needs, the wallet's referral code
 //	POST /api/club/referral/create    {wallet}: the wallet's deterministic referral code and share links
 //	GET  /api/club/referral/{code}    owner, referred payers and paid calls attributed to a code
-//	GET  /api/club/lounge             the newest self-declared check-ins (at most store.LoungeCap, 24 h each)
+//	GET  /api/club/lounge             the newest self-declared check-ins (at most LoungeCap, 24 h each)
 //	POST /api/club/lounge/check-in    {wallet, agentName?, role?, interests?}: opt-in, self-declared
 //
 // Tiers come from the settlement ledger only (settled x402 payments, which
@@ -22,12 +22,12 @@
 // custody.
 //
 // Referral codes are derived from the EIP-55 checksummed wallet
-// ([store.ReferralCode]): the same wallet gets the same code on every
+// ([ReferralCode]): the same wallet gets the same code on every
 // instance. A paid call carrying ?ref=CODE or the header X-Ref: CODE is
 // attributed to the code's owner ([RefFromRequest] reads it).
 //
 // The lounge keeps one entry per wallet (latest wins), the newest
-// store.LoungeCap, each for store.LoungeTTL. Wallet ownership is not
+// LoungeCap, each for LoungeTTL. Wallet ownership is not
 // verified: every entry is marked selfDeclared. Check-ins are validated
 // (agentName 1–64 printable characters without '<', '>' or control
 // characters; role and interests from the vocabulary) and rate-limited per
@@ -44,7 +44,6 @@
 package club
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,8 +54,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // Paths of the club's routes.
@@ -115,41 +112,6 @@ func DefaultRoles() []string {
 // empty.
 func DefaultInterests() []string {
 	return []string{"gold", "forex", "risk", "backtesting", "data", "regex", "jwt", "evm", "x402", "mcp", "a2a", "automation"}
-}
-
-// Ledger is what the club reads of the settlement ledger. store.Store
-// implements it.
-type Ledger interface {
-	// PayerStats summarizes the settled payments of wallet.
-	PayerStats(ctx context.Context, wallet string) (store.PayerStats, error)
-	// ReferralStats reports what a referral code converted.
-	ReferralStats(ctx context.Context, code string) (store.ReferralStats, error)
-}
-
-// Referrals is what the club needs of the referral registry. store.Store
-// implements it.
-type Referrals interface {
-	// PutReferral registers the code of owner at createdAt, idempotently.
-	PutReferral(ctx context.Context, owner string, createdAt time.Time) (store.Referral, error)
-	// ReferralByOwner looks up the code registered by wallet.
-	ReferralByOwner(ctx context.Context, wallet string) (store.Referral, bool, error)
-}
-
-// Lounge is what the club needs of the lounge store. store.Store
-// implements it.
-type Lounge interface {
-	// CheckIn records e (latest wins; the newest store.LoungeCap kept).
-	CheckIn(ctx context.Context, e store.LoungeEntry) error
-	// Lounge lists up to limit unexpired entries, newest first.
-	Lounge(ctx context.Context, now time.Time, limit int) ([]store.LoungeEntry, error)
-}
-
-// Store is everything the club needs of the durable store. store.Store
-// implements it.
-type Store interface {
-	Ledger
-	Referrals
-	Lounge
 }
 
 // Limit is a rate: Events per Per, enforced as a token bucket holding at

@@ -9,8 +9,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // LoungeNote is attached to every lounge answer.
@@ -27,14 +25,14 @@ type Entry struct {
 	SelfDeclared bool      `json:"selfDeclared"` // always true
 }
 
-func entryOf(e store.LoungeEntry) Entry {
+func entryOf(e LoungeEntry) Entry {
 	in := e.Interests
 	if in == nil {
 		in = []string{}
 	}
 	return Entry{
 		Wallet: e.Wallet, AgentName: e.AgentName, Role: e.Role, Interests: in,
-		CheckedInAt: e.CheckedInAt, ExpiresAt: e.CheckedInAt.Add(store.LoungeTTL), SelfDeclared: true,
+		CheckedInAt: e.CheckedInAt, ExpiresAt: e.CheckedInAt.Add(LoungeTTL), SelfDeclared: true,
 	}
 }
 
@@ -50,16 +48,16 @@ type LoungeList struct {
 }
 
 // ServeLounge answers GET /api/club/lounge: the unexpired entries, newest
-// first, at most store.LoungeCap, each marked selfDeclared. No IP address
+// first, at most LoungeCap, each marked selfDeclared. No IP address
 // is kept or shown.
 func (c *Club) ServeLounge(w http.ResponseWriter, r *http.Request) {
-	list, err := c.store.Lounge(r.Context(), c.now(), store.LoungeCap)
+	list, err := c.store.Lounge(r.Context(), c.now(), LoungeCap)
 	if err != nil {
 		c.writeStoreError(w, r, "lounge", err)
 		return
 	}
 	out := LoungeList{
-		OK: true, Count: len(list), Cap: store.LoungeCap, TTLSeconds: int64(store.LoungeTTL / time.Second),
+		OK: true, Count: len(list), Cap: LoungeCap, TTLSeconds: int64(LoungeTTL / time.Second),
 		Entries: make([]Entry, 0, len(list)), Note: LoungeNote,
 		CheckIn: Link{Method: http.MethodPost, URL: c.url(CheckInPath)},
 	}
@@ -80,7 +78,7 @@ type CheckInRequest struct {
 	// Role is optional; when given it must be a word of the role
 	// vocabulary (case-insensitive; stored in lower case).
 	Role string `json:"role,omitempty"`
-	// Interests is optional: at most store.MaxInterests words of the
+	// Interests is optional: at most MaxInterests words of the
 	// interest vocabulary (case-insensitive; stored in lower case,
 	// duplicates dropped, first occurrence first).
 	Interests []string `json:"interests,omitempty"`
@@ -99,8 +97,8 @@ var checkInFields = [...]string{"wallet", "agentName", "role", "interests"}
 // validateCheckIn checks req against the rules of CheckInRequest and
 // returns the entry to store (without its time). Fields named in skip
 // already failed to decode and are not checked again.
-func (c *Club) validateCheckIn(fe *fieldErrors, req CheckInRequest, skip map[string]bool) store.LoungeEntry {
-	var e store.LoungeEntry
+func (c *Club) validateCheckIn(fe *fieldErrors, req CheckInRequest, skip map[string]bool) LoungeEntry {
+	var e LoungeEntry
 	if !skip["wallet"] {
 		e.Wallet, _ = checkWallet(fe, "wallet", req.Wallet)
 	}
@@ -119,8 +117,8 @@ func (c *Club) validateCheckIn(fe *fieldErrors, req CheckInRequest, skip map[str
 	if skip["interests"] {
 		return e
 	}
-	if len(req.Interests) > store.MaxInterests {
-		fe.add("interests", RuleMax, "has %d items; at most %d", len(req.Interests), store.MaxInterests)
+	if len(req.Interests) > MaxInterests {
+		fe.add("interests", RuleMax, "has %d items; at most %d", len(req.Interests), MaxInterests)
 		return e
 	}
 	for i, s := range req.Interests {
@@ -191,8 +189,8 @@ func (c *Club) decodeCheckIn(r *http.Request) (req CheckInRequest, skip map[stri
 		case err != nil:
 			fe.add("interests", RuleArray, "must be an array of strings")
 			skip["interests"] = true
-		case len(items) > store.MaxInterests:
-			fe.add("interests", RuleMax, "has %d items; at most %d", len(items), store.MaxInterests)
+		case len(items) > MaxInterests:
+			fe.add("interests", RuleMax, "has %d items; at most %d", len(items), MaxInterests)
 			skip["interests"] = true
 		default:
 			for i, it := range items {
@@ -221,7 +219,7 @@ func (c *Club) CheckIn(ctx context.Context, req CheckInRequest) (Entry, error) {
 	return c.checkIn(ctx, e)
 }
 
-func (c *Club) checkIn(ctx context.Context, e store.LoungeEntry) (Entry, error) {
+func (c *Club) checkIn(ctx context.Context, e LoungeEntry) (Entry, error) {
 	e.CheckedInAt = c.now()
 	if err := c.store.CheckIn(ctx, e); err != nil {
 		return Entry{}, fmt.Errorf("club: check-in: %w", err)
@@ -253,7 +251,7 @@ func (c *Club) ServeCheckIn(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, *tooLarge)
 		return
 	}
-	var e store.LoungeEntry
+	var e LoungeEntry
 	if skip != nil { // the body was a JSON object: check every member
 		e = c.validateCheckIn(&fe, req, skip)
 	}

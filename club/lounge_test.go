@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/club"
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // unlimited disables the check-in rate limits.
@@ -62,7 +61,7 @@ func TestCheckInValidation(t *testing.T) {
 		{body(`,"interests":"gold"`), "interests", club.RuleArray},
 		{body(`,"interests":["gold","astrology"]`), "interests[1]", club.RuleOneOf},
 		{body(`,"interests":["gold",1]`), "interests[1]", club.RuleString},
-		{body(`,"interests":[` + strings.Repeat(`"gold",`, store.MaxInterests) + `"risk"]`), "interests", club.RuleMax},
+		{body(`,"interests":[` + strings.Repeat(`"gold",`, club.MaxInterests) + `"risk"]`), "interests", club.RuleMax},
 		{body(`,"ip":"127.0.0.1"`), "ip", club.RuleUnknownField},
 		{body(`,"role":"agent","role":"trader"`), "role", club.RuleDuplicate},
 		{`{"wallet":`, "", club.RuleJSON},
@@ -102,7 +101,7 @@ func TestCheckInValidation(t *testing.T) {
 }
 
 // TestLoungeLatestWinsCapExpiry: one entry per wallet (the latest
-// check-in), newest first, at most store.LoungeCap, each for 24 h; wallets
+// check-in), newest first, at most LoungeCap, each for 24 h; wallets
 // shown checksummed, marked self-declared, no address of the client.
 func TestLoungeLatestWinsCapExpiry(t *testing.T) {
 	eachStore(t, func(t *testing.T, open opener) {
@@ -118,15 +117,15 @@ func TestLoungeLatestWinsCapExpiry(t *testing.T) {
 		}
 		e := l.Entries[0]
 		if e.AgentName != "second" || e.Role != "builder" || len(e.Interests) != 0 || e.Wallet != checksum(t, wallet(1)) ||
-			!e.SelfDeclared || !e.CheckedInAt.Equal(clk.Now()) || !e.ExpiresAt.Equal(clk.Now().Add(store.LoungeTTL)) {
+			!e.SelfDeclared || !e.CheckedInAt.Equal(clk.Now()) || !e.ExpiresAt.Equal(clk.Now().Add(club.LoungeTTL)) {
 			t.Fatalf("latest entry %+v", e)
 		}
-		if l.Cap != store.LoungeCap || l.TTLSeconds != 86400 || !strings.Contains(l.Note, "not verified") {
+		if l.Cap != club.LoungeCap || l.TTLSeconds != 86400 || !strings.Contains(l.Note, "not verified") {
 			t.Fatalf("lounge list %+v", l)
 		}
 
 		// Cap: the newest LoungeCap, newest first.
-		const n = store.LoungeCap + 5
+		const n = club.LoungeCap + 5
 		for i := range n {
 			clk.Advance(time.Second)
 			f.checkIn(t, `{"wallet":"`+wallet(100+i)+`","agentName":"agent `+strconv.Itoa(i)+`"}`)
@@ -136,11 +135,11 @@ func TestLoungeLatestWinsCapExpiry(t *testing.T) {
 			t.Fatal("the lounge shows a client address")
 		}
 		l = f.lounge(t)
-		if l.Count != store.LoungeCap || len(l.Entries) != store.LoungeCap {
-			t.Fatalf("%d entries, want the cap %d", len(l.Entries), store.LoungeCap)
+		if l.Count != club.LoungeCap || len(l.Entries) != club.LoungeCap {
+			t.Fatalf("%d entries, want the cap %d", len(l.Entries), club.LoungeCap)
 		}
-		if l.Entries[0].AgentName != fmt.Sprint("agent ", n-1) || l.Entries[store.LoungeCap-1].AgentName != fmt.Sprint("agent ", n-store.LoungeCap) {
-			t.Fatalf("listed %q..%q, want the newest first", l.Entries[0].AgentName, l.Entries[store.LoungeCap-1].AgentName)
+		if l.Entries[0].AgentName != fmt.Sprint("agent ", n-1) || l.Entries[club.LoungeCap-1].AgentName != fmt.Sprint("agent ", n-club.LoungeCap) {
+			t.Fatalf("listed %q..%q, want the newest first", l.Entries[0].AgentName, l.Entries[club.LoungeCap-1].AgentName)
 		}
 		for i := 1; i < len(l.Entries); i++ {
 			if l.Entries[i].CheckedInAt.After(l.Entries[i-1].CheckedInAt) {
@@ -154,7 +153,7 @@ func TestLoungeLatestWinsCapExpiry(t *testing.T) {
 		// Expiry: 24 h after its check-in an entry is gone; the newest
 		// stays until its own 24 h.
 		newest := l.Entries[0]
-		clk.Advance(store.LoungeTTL - time.Second)
+		clk.Advance(club.LoungeTTL - time.Second)
 		l = f.lounge(t)
 		if l.Count != 1 || l.Entries[0].Wallet != newest.Wallet {
 			t.Fatalf("after 24 h less a second: %d entries %+v, want only the newest", l.Count, l.Entries)

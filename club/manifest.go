@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // Club identity.
@@ -250,7 +248,7 @@ func (c *Club) Manifest() Manifest {
 			Status:       l.Referral,
 			QueryParam:   QueryRef,
 			Header:       HeaderRef,
-			CodeFormat:   fmt.Sprintf("%d characters of A-Z and 2-7 (case-insensitive)", store.ReferralCodeLen),
+			CodeFormat:   fmt.Sprintf("%d characters of A-Z and 2-7 (case-insensitive)", ReferralCodeLen),
 			Derivation:   "deterministic: the first 10 characters of base32(SHA-256(\"svc-referral:\" + EIP-55 checksummed wallet)); the same wallet gets the same code on every instance",
 			SelfReferral: "not counted: the owner's own paid calls never count for the owner's code",
 			Counts:       "a settled paid call carrying ?ref=CODE or X-Ref: CODE attributes its payer to the code's owner; non-custodial, nothing is paid out",
@@ -258,12 +256,12 @@ func (c *Club) Manifest() Manifest {
 		Lounge: LoungeInfo{
 			List:                    l.Lounge,
 			CheckIn:                 l.CheckIn,
-			Cap:                     store.LoungeCap,
-			TTLSeconds:              int64(store.LoungeTTL / time.Second),
+			Cap:                     LoungeCap,
+			TTLSeconds:              int64(LoungeTTL / time.Second),
 			OnePerWallet:            true,
 			WalletOwnershipVerified: false,
 			AgentNameMaxChars:       MaxAgentNameRunes,
-			MaxInterests:            store.MaxInterests,
+			MaxInterests:            MaxInterests,
 			RateLimits:              c.rateLimitText(),
 			Note:                    "Entries are self-declared: the wallet's ownership is not verified. One entry per wallet (the latest check-in wins), the newest entries listed first, each for 24 hours; no IP address is kept.",
 		},
@@ -311,9 +309,9 @@ func (c *Club) ServeManifest(w http.ResponseWriter, r *http.Request) {
 
 // invite checks a ref value.
 func (c *Club) invite(r *http.Request, ref string) *Invite {
-	code, ok := store.NormalizeReferralCode(ref)
+	code, ok := NormalizeReferralCode(ref)
 	if !ok {
-		return &Invite{Code: cut(strings.TrimSpace(ref), 32), Reason: fmt.Sprintf("malformed: a referral code is %d characters of A-Z and 2-7", store.ReferralCodeLen)}
+		return &Invite{Code: cut(strings.TrimSpace(ref), 32), Reason: fmt.Sprintf("malformed: a referral code is %d characters of A-Z and 2-7", ReferralCodeLen)}
 	}
 	inv := &Invite{Code: code, WellFormed: true}
 	rs, err := c.store.ReferralStats(r.Context(), code)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/club"
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // TestBeaconETag: the beacon is cacheable, with a strong ETag; a matching
@@ -108,7 +107,7 @@ func TestManifest(t *testing.T) {
 		t.Fatalf("economics %+v", e)
 	}
 	if m.Referral.Create.URL != "https://svc.example/api/club/referral/create" || m.Referral.Header != "X-Ref" || m.Referral.QueryParam != "ref" ||
-		m.Lounge.List.URL != "https://svc.example/api/club/lounge" || m.Lounge.Cap != store.LoungeCap || m.Lounge.WalletOwnershipVerified ||
+		m.Lounge.List.URL != "https://svc.example/api/club/lounge" || m.Lounge.Cap != club.LoungeCap || m.Lounge.WalletOwnershipVerified ||
 		m.Lounge.TTLSeconds != 86400 || !strings.Contains(m.Lounge.RateLimits, "5 check-ins per minute per client address") {
 		t.Fatalf("referral %+v lounge %+v", m.Referral, m.Lounge)
 	}
@@ -116,7 +115,7 @@ func TestManifest(t *testing.T) {
 	owner := wallet(5)
 	var rc club.ReferralCreated
 	decode(t, f.post(t, club.ReferralCreatePath, `{"wallet":"`+owner+`"}`), http.StatusCreated, &rc)
-	unknown, _ := store.ReferralCode(wallet(6))
+	unknown, _ := club.ReferralCode(wallet(6))
 	cs := checksum(t, owner)
 	for _, tc := range []struct {
 		ref        string
@@ -154,8 +153,8 @@ func TestManifest(t *testing.T) {
 // TestRefFromRequest: query ref, else the X-Ref header, normalized; ""
 // when absent or malformed.
 func TestRefFromRequest(t *testing.T) {
-	code, _ := store.ReferralCode(wallet(1))
-	other, _ := store.ReferralCode(wallet(2))
+	code, _ := club.ReferralCode(wallet(1))
+	other, _ := club.ReferralCode(wallet(2))
 	for _, tc := range []struct {
 		target, header, want string
 	}{
@@ -213,7 +212,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := c.Manifest()
-	if m.Links.Manifest.URL != "https://svc.example/base/api/club" || !slices.Equal(m.Vocabulary.Roles, []string{"quant"}) || m.Lounge.MaxInterests != store.MaxInterests {
+	if m.Links.Manifest.URL != "https://svc.example/base/api/club" || !slices.Equal(m.Vocabulary.Roles, []string{"quant"}) || m.Lounge.MaxInterests != club.MaxInterests {
 		t.Fatalf("configured manifest %+v", m)
 	}
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // ProblemContentType is the media type of every error answer (RFC 9457).
@@ -116,7 +114,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 // writeStoreError answers a store failure: 409 for a referral code
 // collision, 503 otherwise (logged; the detail reveals nothing).
 func (c *Club) writeStoreError(w http.ResponseWriter, r *http.Request, op string, err error) {
-	if errors.Is(err, store.ErrReferralCollision) {
+	if errors.Is(err, ErrReferralCollision) {
 		c.log.Error("club: referral code collision", "op", op, "error", err)
 		writeProblem(w, r, newProblem(http.StatusConflict, CodeConflict, "this wallet's referral code belongs to another wallet (a hash collision); no code can be issued"))
 		return
