@@ -202,7 +202,7 @@ func loungeEntry(wallet, agentName, role, interests string, at int64) (club.Loun
 	return e, nil
 }
 
-// loungeLimit maps a requested list size to 1..LoungeCap.
+// loungeLimit maps a requested list size to 1..club.LoungeCap.
 func loungeLimit(limit int) int {
 	if limit < 1 || limit > club.LoungeCap {
 		return club.LoungeCap

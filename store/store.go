@@ -42,18 +42,24 @@
 //     time.Time survives the round trip exactly (as an instant: values come
 //     back in UTC). Instants outside the years 1678–2262 are clamped.
 //   - EVM addresses are keys in lower case; values returned to callers carry
-//     the EIP-55 checksummed form where the field is a wallet (see
-//     [ChecksumAddress]).
+//     the EIP-55 checksummed form where the field is a wallet (an address
+//     is accepted in any case, with "0x" or "0X", surrounding space
+//     ignored).
 //   - Every operation runs under a timeout (Options: [WithOpTimeout]), on top
 //     of the caller's context.
 //   - Errors are wrapped with the operation's name; invalid arguments wrap
 //     [ErrInvalid].
 //
-// The interfaces are small and named for what their consumers need:
-// engine.Journal (the payment engine; it also writes the ledger), [Ledger]
-// (imports append, the club reads), [ReferralStore] and [LoungeStore];
-// [Store] is all of them plus housekeeping. Both implementations pass the
-// journal's conformance suite, engine/journaltest, through storetest.
+// The consumers own the contracts, as they own the rules: the payment
+// engine defines engine.Journal (and its records), the club defines
+// club.Store with its types (club.LoungeEntry, club.Referral, ...) and its
+// rules (club.ReferralCode, club.LoungeCap, club.LoungeTTL,
+// club.MaxInterests), and this package implements both, importing them;
+// neither imports store. [Ledger] (imports append, the club reads),
+// [ReferralStore] and [LoungeStore] are the store's own groupings; [Store]
+// is all of them plus housekeeping. Both implementations pass the
+// journal's conformance suite, engine/journaltest, and the club store's,
+// through storetest.
 package store
 
 import (
@@ -148,7 +154,7 @@ type Ledger interface {
 	Append(ctx context.Context, s Settlement) (inserted bool, err error)
 	// PayerStats summarizes the settled payments of wallet.
 	PayerStats(ctx context.Context, wallet string) (club.PayerStats, error)
-	// ReferralStats reports what code converted (see ReferralStats).
+	// ReferralStats reports what code converted (see club.ReferralStats).
 	ReferralStats(ctx context.Context, code string) (club.ReferralStats, error)
 	// Totals returns ledger-wide aggregates.
 	Totals(ctx context.Context) (Totals, error)
@@ -156,7 +162,7 @@ type Ledger interface {
 
 // ReferralStore keeps the referral codes wallets registered.
 type ReferralStore interface {
-	// PutReferral registers the code of owner (derived with ReferralCode) at
+	// PutReferral registers the code of owner (derived with club.ReferralCode) at
 	// createdAt. It is idempotent: registering again returns the first
 	// registration unchanged.
 	PutReferral(ctx context.Context, owner string, createdAt time.Time) (club.Referral, error)
@@ -167,16 +173,16 @@ type ReferralStore interface {
 	ReferralByOwner(ctx context.Context, wallet string) (r club.Referral, found bool, err error)
 }
 
-// LoungeStore keeps the lounge: one entry per wallet, the newest LoungeCap,
-// each for LoungeTTL.
+// LoungeStore keeps the lounge: one entry per wallet, the newest
+// club.LoungeCap, each for club.LoungeTTL.
 type LoungeStore interface {
 	// CheckIn records e, replacing the wallet's previous entry unless that
 	// one has a later CheckedInAt (latest wins, whatever the arrival order).
-	// Entries beyond the newest LoungeCap are dropped.
+	// Entries beyond the newest club.LoungeCap are dropped.
 	CheckIn(ctx context.Context, e club.LoungeEntry) error
-	// Lounge lists up to limit entries (limit outside 1..LoungeCap means
-	// LoungeCap), newest first (ties by wallet), excluding and deleting those
-	// checked in LoungeTTL or more before now.
+	// Lounge lists up to limit entries (limit outside 1..club.LoungeCap
+	// means club.LoungeCap), newest first (ties by wallet), excluding and
+	// deleting those checked in club.LoungeTTL or more before now.
 	Lounge(ctx context.Context, now time.Time, limit int) ([]club.LoungeEntry, error)
 }
 
@@ -207,7 +213,7 @@ type Store interface {
 
 	// PruneAll is the periodic housekeeping: the journal's Prune (rows past
 	// KeepUntil, answers past AnswerUntil) and the lounge entries older
-	// than LoungeTTL. Correctness never depends on it.
+	// than club.LoungeTTL. Correctness never depends on it.
 	PruneAll(ctx context.Context, now time.Time) (Pruned, error)
 	// Ping checks that the database answers (for /health).
 	Ping(ctx context.Context) error
@@ -218,6 +224,9 @@ type Store interface {
 	// is closed.
 	Close() error
 }
+
+// Every Store is the club's store.
+var _ club.Store = Store(nil)
 
 // Option adjusts how a store is opened.
 type Option func(*config)
