@@ -12,6 +12,9 @@
 //	GET  /api/club/lounge             the newest self-declared check-ins (at most LoungeCap, 24 h each)
 //	POST /api/club/lounge/check-in    {wallet, agentName?, role?, interests?}: opt-in, self-declared
 //
+// Any other method on these paths is answered 405 Method Not Allowed with
+// an Allow header (GET routes also answer HEAD).
+//
 // Tiers come from the settlement ledger only (settled x402 payments, which
 // the payer signed): FOUNDING needs 1 paid call; INSIDER 10 paid calls or 3
 // referred payers; PRIME 100 paid calls or 20 referred payers. A wallet
@@ -298,27 +301,52 @@ func vocabulary(name string, words, def []string) ([]string, error) {
 // example as httpserver.Route{Pattern: rt.Pattern(), Handler: rt.Handler,
 // Free: true}.
 type Route struct {
-	Method  string // GET or POST (a GET route also answers HEAD)
-	Path    string // an http.ServeMux path, possibly with a {code} wildcard
+	Method string // the method served: GET (which also answers HEAD) or POST
+	Path   string // an http.ServeMux path, possibly with a {code} wildcard
+	// Handler answers every method on Path: Method's answer, or 405 Method
+	// Not Allowed with an Allow header (a problem, code method_not_allowed).
 	Handler http.Handler
 }
 
-// Pattern returns the route as an http.ServeMux pattern with its method
-// ("GET /api/club").
-func (rt Route) Pattern() string { return rt.Method + " " + rt.Path }
+// Pattern returns the route as an http.ServeMux pattern: its path alone,
+// so that every method reaches Handler, which enforces Method. (A method
+// in the pattern would let GET /api/club/referral/create fall through to
+// GET /api/club/referral/{code}.)
+func (rt Route) Pattern() string { return rt.Path }
 
 // Routes lists the club's routes, in the order of the interface
 // specification's table.
 func (c *Club) Routes() []Route {
-	return []Route{
-		{http.MethodGet, ManifestPath, http.HandlerFunc(c.ServeManifest)},
-		{http.MethodGet, BeaconPath, http.HandlerFunc(c.ServeBeacon)},
-		{http.MethodGet, StatusPath, http.HandlerFunc(c.ServeStatus)},
-		{http.MethodPost, ReferralCreatePath, http.HandlerFunc(c.ServeReferralCreate)},
-		{http.MethodGet, ReferralPathPrefix + "{code}", http.HandlerFunc(c.ServeReferral)},
-		{http.MethodGet, LoungePath, http.HandlerFunc(c.ServeLounge)},
-		{http.MethodPost, CheckInPath, http.HandlerFunc(c.ServeCheckIn)},
+	route := func(method, path string, h http.HandlerFunc) Route {
+		return Route{Method: method, Path: path, Handler: onlyMethod(method, h)}
 	}
+	return []Route{
+		route(http.MethodGet, ManifestPath, c.ServeManifest),
+		route(http.MethodGet, BeaconPath, c.ServeBeacon),
+		route(http.MethodGet, StatusPath, c.ServeStatus),
+		route(http.MethodPost, ReferralCreatePath, c.ServeReferralCreate),
+		route(http.MethodGet, ReferralPathPrefix+"{code}", c.ServeReferral),
+		route(http.MethodGet, LoungePath, c.ServeLounge),
+		route(http.MethodPost, CheckInPath, c.ServeCheckIn),
+	}
+}
+
+// onlyMethod serves h for method (and HEAD when method is GET) and 405 with
+// Allow for any other method.
+func onlyMethod(method string, h http.HandlerFunc) http.Handler {
+	allow := method
+	if method == http.MethodGet {
+		allow = http.MethodGet + ", " + http.MethodHead
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == method || (method == http.MethodGet && r.Method == http.MethodHead) {
+			h(w, r)
+			return
+		}
+		w.Header().Set("Allow", allow)
+		writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			"method "+cut(r.Method, 16)+" is not allowed here; allowed: "+allow))
+	})
 }
 
 // Handler returns a handler serving the club's routes alone (for tests and

@@ -217,8 +217,9 @@ func TestNewValidatesConfig(t *testing.T) {
 	}
 }
 
-// TestRoutes: the seven routes of the specification's table, as
-// method-qualified mux patterns.
+// TestRoutes: the seven routes of the specification's table, each a
+// method and a mux path; the pattern is the path alone (the handler
+// enforces the method).
 func TestRoutes(t *testing.T) {
 	c, err := club.New(club.Config{Store: openSQLite(t), BaseURL: "https://svc.example"})
 	if err != nil {
@@ -229,7 +230,10 @@ func TestRoutes(t *testing.T) {
 		if rt.Handler == nil {
 			t.Fatalf("route %s has no handler", rt.Pattern())
 		}
-		got = append(got, rt.Pattern())
+		if rt.Pattern() != rt.Path {
+			t.Fatalf("pattern %q of %s %s carries more than the path", rt.Pattern(), rt.Method, rt.Path)
+		}
+		got = append(got, rt.Method+" "+rt.Path)
 	}
 	want := []string{
 		"GET /api/club", "GET /.well-known/svc-club.json", "GET /api/club/status",
@@ -238,5 +242,53 @@ func TestRoutes(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("routes %v, want %v", got, want)
+	}
+}
+
+// TestMethods: every club route answers the methods it does not serve with
+// 405, the Allow header and a method_not_allowed problem, before reading
+// anything; GET /api/club/referral/create in particular is not read as the
+// status of a code "create". The methods it serves are not refused.
+func TestMethods(t *testing.T) {
+	f := newFixture(t, openSQLite(t), newClock(), nil)
+	paths := map[string]string{ // method served → concrete path
+		club.ManifestPath: http.MethodGet, club.BeaconPath: http.MethodGet, club.StatusPath: http.MethodGet,
+		club.ReferralCreatePath: http.MethodPost, club.ReferralPathPrefix + "ABCDEFGH23": http.MethodGet,
+		club.LoungePath: http.MethodGet, club.CheckInPath: http.MethodPost,
+	}
+	methods := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
+	for path, served := range paths {
+		allow := served
+		if served == http.MethodGet {
+			allow = "GET, HEAD"
+		}
+		for _, m := range methods {
+			req, err := http.NewRequest(m, f.srv.URL+path, strings.NewReader(`{"wallet":"`+wallet(1)+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := do(t, req)
+			allowed := m == served || (served == http.MethodGet && m == http.MethodHead)
+			if allowed {
+				if r.status == http.StatusMethodNotAllowed {
+					t.Errorf("%s %s: 405, want it served", m, path)
+				}
+				continue
+			}
+			if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != allow {
+				t.Errorf("%s %s: %d Allow %q, want 405 Allow %q; %s", m, path, r.status, r.header.Get("Allow"), allow, r.body)
+				continue
+			}
+			if m == http.MethodHead {
+				continue // no body
+			}
+			if p := problem(t, r, http.StatusMethodNotAllowed); p.Code != club.CodeMethodNotAllowed || !strings.Contains(p.Detail, allow) {
+				t.Errorf("%s %s: problem %s", m, path, r.body)
+			}
+		}
+	}
+	// The referral status route still reads any other code.
+	if p := problem(t, f.get(t, club.ReferralPathPrefix+"creat"), http.StatusBadRequest); !hasRule(p, "code", club.RuleReferralCode) {
+		t.Fatalf("GET a malformed code: %+v", p)
 	}
 }

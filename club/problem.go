@@ -24,12 +24,13 @@ const problemTypePrefix = "urn:svc:problem:"
 
 // Problem codes (the code member and the end of the type URI).
 const (
-	CodeInvalidInput = "invalid_input" // 400
-	CodeNotFound     = "not_found"     // 404
-	CodeConflict     = "conflict"      // 409
-	CodeTooLarge     = "too_large"     // 413
-	CodeRateLimited  = "rate_limited"  // 429
-	CodeUnavailable  = "unavailable"   // 503
+	CodeInvalidInput     = "invalid_input"      // 400
+	CodeNotFound         = "not_found"          // 404
+	CodeMethodNotAllowed = "method_not_allowed" // 405, with an Allow header
+	CodeConflict         = "conflict"           // 409
+	CodeTooLarge         = "too_large"          // 413
+	CodeRateLimited      = "rate_limited"       // 429
+	CodeUnavailable      = "unavailable"        // 503
 )
 
 // Rules of the field errors the club reports.

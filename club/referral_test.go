@@ -93,8 +93,8 @@ func TestReferralCreateRejects(t *testing.T) {
 	if p := problem(t, r, http.StatusRequestEntityTooLarge); p.Code != club.CodeTooLarge {
 		t.Fatalf("oversized body: %s", r)
 	}
-	if r := f.get(t, club.ReferralCreatePath); r.status != http.StatusBadRequest { // GET .../create reads "create" as a code
-		t.Fatalf("GET create: %s", r)
+	if r := f.get(t, club.ReferralCreatePath); r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != http.MethodPost { // not a code "create"
+		t.Fatalf("GET create: %s (Allow %q)", r, r.header.Get("Allow"))
 	}
 	// Nothing was registered by the refused requests.
 	code, _ := club.ReferralCode(w)
