@@ -4,7 +4,7 @@
 //
 // Routes (all free; see [Club.Routes]):
 //
-//	GET  /api/club                    manifest: tiers, vocabulary, links, economics; ?ref= echoed as an invite
+//	GET  /api/club                    manifest: tiers, lounge term rules and suggestions, links, economics; ?ref= echoed as an invite
 //	GET  /.well-known/svc-club.json   invite beacon (Cache-Control and ETag; 304 on If-None-Match)
 //	GET  /api/club/status?wallet=     tier from the ledger, what the next tier needs, the wallet's referral code
 //	POST /api/club/referral/create    {wallet}: the wallet's deterministic referral code and share links
@@ -30,11 +30,15 @@
 // attributed to the code's owner ([RefFromRequest] reads it).
 //
 // The lounge keeps one entry per wallet (latest wins), the newest
-// LoungeCap, each for LoungeTTL. Wallet ownership is not
-// verified: every entry is marked selfDeclared. Check-ins are validated
-// (agentName 1–64 printable characters without '<', '>' or control
-// characters; role and interests from the vocabulary) and rate-limited per
-// client address and per wallet (429 with Retry-After).
+// LoungeCap, each for LoungeTTL. Wallet ownership is not verified: every
+// entry is marked selfDeclared. Check-ins are validated and normalized
+// (agentName 1–64 visible characters without '<', '>', control or
+// bidirectional controls; role and interests free-form terms, see
+// TermPattern: lower case, NFC, letters, digits and '-', at most
+// MaxTermChars characters, at most MaxInterests interests) and
+// rate-limited per client address and per wallet (429 with Retry-After).
+// Roles and interests are shown as they are stored, safe to render in
+// HTML, Markdown or a terminal without escaping.
 //
 // Wallets given to the club must be 0x followed by 40 hex digits, either in
 // one case or with a valid EIP-55 checksum (a mixed-case address whose
@@ -53,7 +57,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -102,19 +105,21 @@ const (
 const (
 	// MaxAgentNameRunes bounds agentName (after trimming), in characters.
 	MaxAgentNameRunes = 64
-	// maxVocabularyWords bounds each vocabulary list.
+	// maxVocabularyWords bounds each list of suggested terms.
 	maxVocabularyWords = 64
 )
 
-// DefaultRoles is the role vocabulary used when Config.Roles is empty.
+// DefaultRoles are the roles the manifest suggests when Config.Roles is
+// empty. Any term is accepted (see TermPattern); these are examples.
 func DefaultRoles() []string {
-	return []string{"trader", "researcher", "builder", "agent", "market-maker", "analyst"}
+	return []string{"trader", "researcher", "builder", "developer", "agent", "explorer", "market-maker", "analyst"}
 }
 
-// DefaultInterests is the interest vocabulary used when Config.Interests is
-// empty.
+// DefaultInterests are the interests the manifest suggests when
+// Config.Interests is empty. Any term is accepted (see TermPattern); these
+// are examples.
 func DefaultInterests() []string {
-	return []string{"gold", "forex", "risk", "backtesting", "data", "regex", "jwt", "evm", "x402", "mcp", "a2a", "automation"}
+	return []string{"gold", "forex", "risk", "backtesting", "data", "onchain", "utilities", "regex", "jwt", "evm", "x402", "mcp", "a2a", "automation"}
 }
 
 // Limit is a rate: Events per Per, enforced as a token bucket holding at
@@ -155,9 +160,10 @@ type Config struct {
 	// ClientKey, when set, replaces the client-address rule above (for a
 	// server that already computes one).
 	ClientKey func(r *http.Request) string
-	// Roles and Interests are the lounge vocabulary: lower-case words of
-	// letters, digits and '-' (at most 32 characters, at most 64 words
-	// each). Empty means DefaultRoles and DefaultInterests.
+	// Roles and Interests are the terms the manifest suggests for the
+	// lounge (at most 64 each, each already normalized by the term rules,
+	// see TermPattern). Check-ins are not limited to them. Empty means
+	// DefaultRoles and DefaultInterests.
 	Roles     []string
 	Interests []string
 	// BodyLimit bounds the POST bodies (default DefaultBodyLimit); past it,
@@ -187,9 +193,6 @@ type Club struct {
 	beacon     []byte // encoded beacon document (immutable)
 	beaconETag string
 }
-
-// vocabWord is the shape of a vocabulary word.
-var vocabWord = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
 // New checks cfg and builds the club.
 func New(cfg Config) (*Club, error) {
@@ -272,8 +275,8 @@ func normalizeBaseURL(s string) (string, error) {
 	return strings.TrimRight(s, "/"), nil
 }
 
-// vocabulary checks a configured word list, or returns def when it is
-// empty.
+// vocabulary checks a configured list of suggested terms, or returns def
+// when it is empty.
 func vocabulary(name string, words, def []string) ([]string, error) {
 	if len(words) == 0 {
 		return def, nil
@@ -284,8 +287,8 @@ func vocabulary(name string, words, def []string) ([]string, error) {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(words))
 	for _, w := range words {
-		if len(w) > 32 || !vocabWord.MatchString(w) {
-			return nil, fmt.Errorf("club: Config.%s: %q is not a lower-case word of letters, digits and '-' (at most 32 characters)", name, w)
+		if t, p := normalizeTerm(w); p != nil || t != w {
+			return nil, fmt.Errorf("club: Config.%s: %q is not a normalized term (%s, lower case, at most %d characters)", name, w, termRules, MaxTermChars)
 		}
 		if seen[w] {
 			return nil, fmt.Errorf("club: Config.%s: %q is listed twice", name, w)

@@ -49,8 +49,9 @@ const (
 	RuleMax          = "max"
 	RuleNoHTML       = "no_html"    // '<' or '>'
 	RuleControl      = "no_control" // a control character
-	RulePrintable    = "printable"  // another non-printable character
-	RuleOneOf        = "oneof"      // not in the vocabulary
+	RuleBidi         = "no_bidi"    // a bidirectional control (U+202E, U+2066, ...)
+	RulePrintable    = "printable"  // another non-printable or invisible character
+	RuleCharset      = "charset"    // a role or interest character outside the term rules
 )
 
 // FieldError is one broken input rule: the field (a JSON member, a query
