@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -103,6 +104,18 @@ func TestManifest(t *testing.T) {
 	if !slices.Equal(m.Vocabulary.Roles, club.DefaultRoles()) || !slices.Equal(m.Vocabulary.Interests, club.DefaultInterests()) {
 		t.Fatalf("vocabulary %+v", m.Vocabulary)
 	}
+	// Roles and interests are free-form; the manifest publishes the rules.
+	terms := m.Vocabulary.Terms
+	if !m.Vocabulary.FreeForm || terms.Pattern != club.TermPattern || terms.MaxChars != club.MaxTermChars || terms.MaxInterests != club.MaxInterests ||
+		terms.MaxInterestItems != club.MaxInterestItems || terms.Normalization == "" || terms.Characters == "" || terms.Refused == "" {
+		t.Fatalf("term rules %+v", terms)
+	}
+	pattern := regexp.MustCompile(terms.Pattern)
+	for _, w := range append(club.DefaultRoles(), club.DefaultInterests()...) {
+		if !pattern.MatchString(w) {
+			t.Fatalf("suggested term %q does not match the published pattern", w)
+		}
+	}
 	if e := m.Economics; e.Payouts || e.Token || e.Custody || e.Discounts || !strings.Contains(e.Statement, "no payouts, no token, no custody") {
 		t.Fatalf("economics %+v", e)
 	}
@@ -196,6 +209,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"base URL with query", func(c *club.Config) { c.BaseURL = "https://svc.example/?a=1" }, "BaseURL"},
 		{"ftp base URL", func(c *club.Config) { c.BaseURL = "ftp://svc.example" }, "BaseURL"},
 		{"upper-case role", func(c *club.Config) { c.Roles = []string{"Trader"} }, "Roles"},
+		{"role with a space", func(c *club.Config) { c.Roles = []string{"market maker"} }, "Roles"},
 		{"duplicate interest", func(c *club.Config) { c.Interests = []string{"gold", "gold"} }, "Interests"},
 		{"zero-length window", func(c *club.Config) { c.CheckInPerWallet = club.Limit{Events: 1} }, "CheckInPerWallet"},
 		{"paid path", func(c *club.Config) { c.PaidExamplePath = "api/x?y" }, "PaidExamplePath"},

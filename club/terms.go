@@ -41,7 +41,7 @@ const (
 	MaxInterestItems = 64
 	// TermPattern is a regular expression (ECMA-262 with the u flag, and
 	// Go's RE2) that every normalized term matches.
-	TermPattern = `^[\p{L}\p{Nd}][\p{L}\p{Mn}\p{Mc}\p{Nd}]*(?:-[\p{L}\p{Nd}][\p{L}\p{Mn}\p{Mc}\p{Nd}]*)*$`
+	TermPattern = `^` + termRegexp + `$`
 	// maxTermInputBytes bounds a role or interest as sent, before it is
 	// normalized, so that no work is spent on a long one.
 	maxTermInputBytes = 256
@@ -49,6 +49,9 @@ const (
 	// scripts that stack two or three; no "Zalgo" text).
 	maxMarkRun = 3
 )
+
+// termRegexp is TermPattern without its anchors.
+const termRegexp = `[\p{L}\p{Nd}][\p{L}\p{Mn}\p{Mc}\p{Nd}]*(?:-[\p{L}\p{Nd}][\p{L}\p{Mn}\p{Mc}\p{Nd}]*)*`
 
 // termRules describes the term rules in one sentence, for the manifest
 // and error messages.
