@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -252,7 +253,7 @@ func (c *Club) decodeObject(r *http.Request, allowed ...string) (members map[str
 			return nil, fe, nil
 		}
 		switch {
-		case !contains(allowed, key):
+		case !slices.Contains(allowed, key):
 			fe.add(cut(key, 64), RuleUnknownField, "unknown field; allowed fields: %s", strings.Join(allowed, ", "))
 		case members[key] != nil:
 			fe.add(key, RuleDuplicate, "given more than once")
@@ -269,15 +270,6 @@ func (c *Club) decodeObject(r *http.Request, allowed ...string) (members map[str
 		return nil, fe, nil
 	}
 	return members, fe, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // isNull reports whether a raw member is absent or JSON null.

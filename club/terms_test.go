@@ -247,3 +247,18 @@ func FuzzNormalizeTerm(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkNormalizeTerm measures the normalization of typical roles and
+// interests (ASCII, spaced and cased, non-Latin).
+func BenchmarkNormalizeTerm(b *testing.B) {
+	for _, in := range []string{"developer", "  Data Scientist ", "Σοφία", "データ-分析"} {
+		b.Run(in, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, p := normalizeTerm(in); p != nil {
+					b.Fatal(p.reason)
+				}
+			}
+		})
+	}
+}
