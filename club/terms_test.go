@@ -1,6 +1,10 @@
 package club
 
 import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,6 +14,7 @@ import (
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -260,5 +265,52 @@ func BenchmarkNormalizeTerm(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestTermPatternInJavaScript: the published pattern means the same in
+// JavaScript (ECMA-262 with the u flag, as JSON Schema validators compile
+// it) as in Go: every stored term matches it in Node, and strings that are
+// not terms do not.
+func TestTermPatternInJavaScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node: skipped under -short")
+	}
+	node := nodetest.Node(t, 18)
+	terms := []string{"developer", "data-scientist", "σοφία", "データ", "été", "i̇stanbul", "क्षि", "x402", "٣٤"}
+	params := gopter.DefaultGenParameters().WithSize(24)
+	params.Rng = rand.New(rand.NewSource(1))
+	strs := termString()
+	for len(terms) < 400 {
+		v, ok := strs(params).Retrieve()
+		if !ok {
+			continue
+		}
+		if term, p := normalizeTerm(v.(string)); p == nil {
+			terms = append(terms, term)
+		}
+	}
+	notTerms := []string{"", "-a", "a-", "a--b", "a b", "<b>", "a.b", "a_b", "\u0301a", "A*", "[x](y)", "🙂"}
+	samples := append(append([]string{}, terms...), notTerms...)
+	in, err := json.Marshal(map[string]any{"pattern": TermPattern, "samples": samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `let d='';process.stdin.on('data',c=>d+=c).on('end',()=>{const {pattern,samples}=JSON.parse(d);const re=new RegExp(pattern,'u');process.stdout.write(JSON.stringify(samples.map(s=>re.test(s))))})`
+	cmd := exec.Command(node, "-e", script)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var js []bool
+	if err := json.Unmarshal(out, &js); err != nil || len(js) != len(samples) {
+		t.Fatalf("node answered %s (%v)", out, err)
+	}
+	for i, s := range samples {
+		want := i < len(terms)
+		if js[i] != want || termPattern.MatchString(s) != want {
+			t.Errorf("%q: JavaScript %v, Go %v, want %v", s, js[i], termPattern.MatchString(s), want)
+		}
 	}
 }
