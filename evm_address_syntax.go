@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/crypto/sha3"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 )
 
 // Checksum states reported by EVMAddressSyntax.
@@ -86,17 +86,16 @@ func EVMAddressSyntax(ctx context.Context, req EVMAddressSyntaxRequest) (EVMAddr
 	if code, reason := evmSyntaxProblem(a); code != "" {
 		return EVMAddressSyntaxResponse{Valid: false, Reason: reason, ReasonCode: code}, nil
 	}
-	hexPart := a[2:]
-	sum := evmChecksummed(hexPart)
+	sum, _ := evmaddr.Checksum(a) // a is 0x and 40 hex digits
 	resp := EVMAddressSyntaxResponse{
 		Valid:         true,
 		Checksummed:   sum,
-		IsZeroAddress: strings.Trim(hexPart, "0") == "",
+		IsZeroAddress: strings.Trim(a[2:], "0") == "",
 	}
-	switch {
-	case hexPart == strings.ToLower(hexPart) || hexPart == strings.ToUpper(hexPart):
+	switch evmaddr.SpellingOf(a, sum) {
+	case evmaddr.OneCase:
 		resp.Checksum = EVMChecksumNone
-	case a == sum:
+	case evmaddr.Checksummed:
 		resp.Checksum = EVMChecksumValid
 	default:
 		resp.Checksum = EVMChecksumInvalid
@@ -128,29 +127,6 @@ func evmSyntaxProblem(a string) (code, reason string) {
 
 func evmIsHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// evmChecksummed returns "0x" and the EIP-55 form of 40 hex digits.
-func evmChecksummed(hexDigits string) string {
-	lower := strings.ToLower(hexDigits)
-	h := sha3.NewLegacyKeccak256()
-	h.Write([]byte(lower))
-	sum := h.Sum(nil)
-	out := []byte("0x" + lower)
-	for i := 0; i < len(lower); i++ {
-		c := lower[i]
-		if c < 'a' {
-			continue
-		}
-		nibble := sum[i/2]
-		if i%2 == 0 {
-			nibble >>= 4
-		}
-		if nibble&0x0f >= 8 {
-			out[2+i] = c - 'a' + 'A'
-		}
-	}
-	return string(out)
 }
 
 // Validate reports whether EVMAddressSyntax accepts req: the address is

@@ -4,13 +4,16 @@
 //
 // Routes (all free; see [Club.Routes]):
 //
-//	GET  /api/club                    manifest: tiers, vocabulary, links, economics; ?ref= echoed as an invite
+//	GET  /api/club                    manifest: tiers, lounge term rules and suggestions, links, economics; ?ref= echoed as an invite
 //	GET  /.well-known/svc-club.json   invite beacon (Cache-Control and ETag; 304 on If-None-Match)
 //	GET  /api/club/status?wallet=     tier from the ledger, what the next tier needs, the wallet's referral code
 //	POST /api/club/referral/create    {wallet}: the wallet's deterministic referral code and share links
 //	GET  /api/club/referral/{code}    owner, referred payers and paid calls attributed to a code
-//	GET  /api/club/lounge             the newest self-declared check-ins (at most store.LoungeCap, 24 h each)
+//	GET  /api/club/lounge             the newest self-declared check-ins (at most LoungeCap, 24 h each)
 //	POST /api/club/lounge/check-in    {wallet, agentName?, role?, interests?}: opt-in, self-declared
+//
+// Any other method on these paths is answered 405 Method Not Allowed with
+// an Allow header (GET routes also answer HEAD).
 //
 // Tiers come from the settlement ledger only (settled x402 payments, which
 // the payer signed): FOUNDING needs 1 paid call; INSIDER 10 paid calls or 3
@@ -22,16 +25,20 @@
 // custody.
 //
 // Referral codes are derived from the EIP-55 checksummed wallet
-// ([store.ReferralCode]): the same wallet gets the same code on every
+// ([ReferralCode]): the same wallet gets the same code on every
 // instance. A paid call carrying ?ref=CODE or the header X-Ref: CODE is
 // attributed to the code's owner ([RefFromRequest] reads it).
 //
 // The lounge keeps one entry per wallet (latest wins), the newest
-// store.LoungeCap, each for store.LoungeTTL. Wallet ownership is not
-// verified: every entry is marked selfDeclared. Check-ins are validated
-// (agentName 1–64 printable characters without '<', '>' or control
-// characters; role and interests from the vocabulary) and rate-limited per
-// client address and per wallet (429 with Retry-After).
+// LoungeCap, each for LoungeTTL. Wallet ownership is not verified: every
+// entry is marked selfDeclared. Check-ins are validated and normalized
+// (agentName 1–64 visible characters without '<', '>', control or
+// bidirectional controls; role and interests free-form terms, see
+// TermPattern: lower case, NFC, letters, digits and '-', at most
+// MaxTermChars characters, at most MaxInterests interests) and
+// rate-limited per client address and per wallet (429 with Retry-After).
+// Roles and interests are shown as they are stored, safe to render in
+// HTML, Markdown or a terminal without escaping.
 //
 // Wallets given to the club must be 0x followed by 40 hex digits, either in
 // one case or with a valid EIP-55 checksum (a mixed-case address whose
@@ -44,19 +51,15 @@
 package club
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // Paths of the club's routes.
@@ -102,54 +105,21 @@ const (
 const (
 	// MaxAgentNameRunes bounds agentName (after trimming), in characters.
 	MaxAgentNameRunes = 64
-	// maxVocabularyWords bounds each vocabulary list.
+	// maxVocabularyWords bounds each list of suggested terms.
 	maxVocabularyWords = 64
 )
 
-// DefaultRoles is the role vocabulary used when Config.Roles is empty.
+// DefaultRoles are the roles the manifest suggests when Config.Roles is
+// empty. Any term is accepted (see TermPattern); these are examples.
 func DefaultRoles() []string {
-	return []string{"trader", "researcher", "builder", "agent", "market-maker", "analyst"}
+	return []string{"trader", "researcher", "builder", "developer", "agent", "explorer", "market-maker", "analyst"}
 }
 
-// DefaultInterests is the interest vocabulary used when Config.Interests is
-// empty.
+// DefaultInterests are the interests the manifest suggests when
+// Config.Interests is empty. Any term is accepted (see TermPattern); these
+// are examples.
 func DefaultInterests() []string {
-	return []string{"gold", "forex", "risk", "backtesting", "data", "regex", "jwt", "evm", "x402", "mcp", "a2a", "automation"}
-}
-
-// Ledger is what the club reads of the settlement ledger. store.Store
-// implements it.
-type Ledger interface {
-	// PayerStats summarizes the settled payments of wallet.
-	PayerStats(ctx context.Context, wallet string) (store.PayerStats, error)
-	// ReferralStats reports what a referral code converted.
-	ReferralStats(ctx context.Context, code string) (store.ReferralStats, error)
-}
-
-// Referrals is what the club needs of the referral registry. store.Store
-// implements it.
-type Referrals interface {
-	// PutReferral registers the code of owner at createdAt, idempotently.
-	PutReferral(ctx context.Context, owner string, createdAt time.Time) (store.Referral, error)
-	// ReferralByOwner looks up the code registered by wallet.
-	ReferralByOwner(ctx context.Context, wallet string) (store.Referral, bool, error)
-}
-
-// Lounge is what the club needs of the lounge store. store.Store
-// implements it.
-type Lounge interface {
-	// CheckIn records e (latest wins; the newest store.LoungeCap kept).
-	CheckIn(ctx context.Context, e store.LoungeEntry) error
-	// Lounge lists up to limit unexpired entries, newest first.
-	Lounge(ctx context.Context, now time.Time, limit int) ([]store.LoungeEntry, error)
-}
-
-// Store is everything the club needs of the durable store. store.Store
-// implements it.
-type Store interface {
-	Ledger
-	Referrals
-	Lounge
+	return []string{"gold", "forex", "risk", "backtesting", "data", "onchain", "utilities", "regex", "jwt", "evm", "x402", "mcp", "a2a", "automation"}
 }
 
 // Limit is a rate: Events per Per, enforced as a token bucket holding at
@@ -190,9 +160,10 @@ type Config struct {
 	// ClientKey, when set, replaces the client-address rule above (for a
 	// server that already computes one).
 	ClientKey func(r *http.Request) string
-	// Roles and Interests are the lounge vocabulary: lower-case words of
-	// letters, digits and '-' (at most 32 characters, at most 64 words
-	// each). Empty means DefaultRoles and DefaultInterests.
+	// Roles and Interests are the terms the manifest suggests for the
+	// lounge (at most 64 each, each already normalized by the term rules,
+	// see TermPattern). Check-ins are not limited to them. Empty means
+	// DefaultRoles and DefaultInterests.
 	Roles     []string
 	Interests []string
 	// BodyLimit bounds the POST bodies (default DefaultBodyLimit); past it,
@@ -222,9 +193,6 @@ type Club struct {
 	beacon     []byte // encoded beacon document (immutable)
 	beaconETag string
 }
-
-// vocabWord is the shape of a vocabulary word.
-var vocabWord = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
 // New checks cfg and builds the club.
 func New(cfg Config) (*Club, error) {
@@ -307,8 +275,8 @@ func normalizeBaseURL(s string) (string, error) {
 	return strings.TrimRight(s, "/"), nil
 }
 
-// vocabulary checks a configured word list, or returns def when it is
-// empty.
+// vocabulary checks a configured list of suggested terms, or returns def
+// when it is empty.
 func vocabulary(name string, words, def []string) ([]string, error) {
 	if len(words) == 0 {
 		return def, nil
@@ -319,8 +287,8 @@ func vocabulary(name string, words, def []string) ([]string, error) {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(words))
 	for _, w := range words {
-		if len(w) > 32 || !vocabWord.MatchString(w) {
-			return nil, fmt.Errorf("club: Config.%s: %q is not a lower-case word of letters, digits and '-' (at most 32 characters)", name, w)
+		if t, p := normalizeTerm(w); p != nil || t != w {
+			return nil, fmt.Errorf("club: Config.%s: %q is not a normalized term (%s, lower case, at most %d characters)", name, w, termRules, MaxTermChars)
 		}
 		if seen[w] {
 			return nil, fmt.Errorf("club: Config.%s: %q is listed twice", name, w)
@@ -336,27 +304,52 @@ func vocabulary(name string, words, def []string) ([]string, error) {
 // example as httpserver.Route{Pattern: rt.Pattern(), Handler: rt.Handler,
 // Free: true}.
 type Route struct {
-	Method  string // GET or POST (a GET route also answers HEAD)
-	Path    string // an http.ServeMux path, possibly with a {code} wildcard
+	Method string // the method served: GET (which also answers HEAD) or POST
+	Path   string // an http.ServeMux path, possibly with a {code} wildcard
+	// Handler answers every method on Path: Method's answer, or 405 Method
+	// Not Allowed with an Allow header (a problem, code method_not_allowed).
 	Handler http.Handler
 }
 
-// Pattern returns the route as an http.ServeMux pattern with its method
-// ("GET /api/club").
-func (rt Route) Pattern() string { return rt.Method + " " + rt.Path }
+// Pattern returns the route as an http.ServeMux pattern: its path alone,
+// so that every method reaches Handler, which enforces Method. (A method
+// in the pattern would let GET /api/club/referral/create fall through to
+// GET /api/club/referral/{code}.)
+func (rt Route) Pattern() string { return rt.Path }
 
 // Routes lists the club's routes, in the order of the interface
 // specification's table.
 func (c *Club) Routes() []Route {
-	return []Route{
-		{http.MethodGet, ManifestPath, http.HandlerFunc(c.ServeManifest)},
-		{http.MethodGet, BeaconPath, http.HandlerFunc(c.ServeBeacon)},
-		{http.MethodGet, StatusPath, http.HandlerFunc(c.ServeStatus)},
-		{http.MethodPost, ReferralCreatePath, http.HandlerFunc(c.ServeReferralCreate)},
-		{http.MethodGet, ReferralPathPrefix + "{code}", http.HandlerFunc(c.ServeReferral)},
-		{http.MethodGet, LoungePath, http.HandlerFunc(c.ServeLounge)},
-		{http.MethodPost, CheckInPath, http.HandlerFunc(c.ServeCheckIn)},
+	route := func(method, path string, h http.HandlerFunc) Route {
+		return Route{Method: method, Path: path, Handler: onlyMethod(method, h)}
 	}
+	return []Route{
+		route(http.MethodGet, ManifestPath, c.ServeManifest),
+		route(http.MethodGet, BeaconPath, c.ServeBeacon),
+		route(http.MethodGet, StatusPath, c.ServeStatus),
+		route(http.MethodPost, ReferralCreatePath, c.ServeReferralCreate),
+		route(http.MethodGet, ReferralPathPrefix+"{code}", c.ServeReferral),
+		route(http.MethodGet, LoungePath, c.ServeLounge),
+		route(http.MethodPost, CheckInPath, c.ServeCheckIn),
+	}
+}
+
+// onlyMethod serves h for method (and HEAD when method is GET) and 405 with
+// Allow for any other method.
+func onlyMethod(method string, h http.HandlerFunc) http.Handler {
+	allow := method
+	if method == http.MethodGet {
+		allow = http.MethodGet + ", " + http.MethodHead
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == method || (method == http.MethodGet && r.Method == http.MethodHead) {
+			h(w, r)
+			return
+		}
+		w.Header().Set("Allow", allow)
+		writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+			"method "+cut(r.Method, 16)+" is not allowed here; allowed: "+allow))
+	})
 }
 
 // Handler returns a handler serving the club's routes alone (for tests and

@@ -46,3 +46,11 @@ func ExampleRefFromRequest() {
 	// "ABCDEFGH23"
 	// ""
 }
+
+// The referral code of a wallet is a pure function of its address.
+func ExampleReferralCode() {
+	code, _ := club.ReferralCode("0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed")
+	same, _ := club.ReferralCode("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed")
+	fmt.Println(code, code == same)
+	// Output: GLRDO4D5FF true
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/store"
 )
 
@@ -65,7 +66,7 @@ func wallet(i int) string { return fmt.Sprintf("0x%040x", 0xc1b000+i) }
 // checksum returns the EIP-55 form of w.
 func checksum(t *testing.T, w string) string {
 	t.Helper()
-	cs, ok := store.ChecksumAddress(w)
+	cs, ok := evmaddr.Checksum(w)
 	if !ok {
 		t.Fatalf("%q is not an address", w)
 	}

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/seed1284c1d2/svc/store"
+	"golang.org/x/text/unicode/norm"
 )
 
 // LoungeNote is attached to every lounge answer.
@@ -27,14 +28,14 @@ type Entry struct {
 	SelfDeclared bool      `json:"selfDeclared"` // always true
 }
 
-func entryOf(e store.LoungeEntry) Entry {
+func entryOf(e LoungeEntry) Entry {
 	in := e.Interests
 	if in == nil {
 		in = []string{}
 	}
 	return Entry{
 		Wallet: e.Wallet, AgentName: e.AgentName, Role: e.Role, Interests: in,
-		CheckedInAt: e.CheckedInAt, ExpiresAt: e.CheckedInAt.Add(store.LoungeTTL), SelfDeclared: true,
+		CheckedInAt: e.CheckedInAt, ExpiresAt: e.CheckedInAt.Add(LoungeTTL), SelfDeclared: true,
 	}
 }
 
@@ -50,16 +51,16 @@ type LoungeList struct {
 }
 
 // ServeLounge answers GET /api/club/lounge: the unexpired entries, newest
-// first, at most store.LoungeCap, each marked selfDeclared. No IP address
+// first, at most LoungeCap, each marked selfDeclared. No IP address
 // is kept or shown.
 func (c *Club) ServeLounge(w http.ResponseWriter, r *http.Request) {
-	list, err := c.store.Lounge(r.Context(), c.now(), store.LoungeCap)
+	list, err := c.store.Lounge(r.Context(), c.now(), LoungeCap)
 	if err != nil {
 		c.writeStoreError(w, r, "lounge", err)
 		return
 	}
 	out := LoungeList{
-		OK: true, Count: len(list), Cap: store.LoungeCap, TTLSeconds: int64(store.LoungeTTL / time.Second),
+		OK: true, Count: len(list), Cap: LoungeCap, TTLSeconds: int64(LoungeTTL / time.Second),
 		Entries: make([]Entry, 0, len(list)), Note: LoungeNote,
 		CheckIn: Link{Method: http.MethodPost, URL: c.url(CheckInPath)},
 	}
@@ -73,16 +74,20 @@ func (c *Club) ServeLounge(w http.ResponseWriter, r *http.Request) {
 type CheckInRequest struct {
 	// Wallet is required: a public EVM address (see the package doc).
 	Wallet string `json:"wallet"`
-	// AgentName is optional; when given it is trimmed and must then be 1 to
-	// MaxAgentNameRunes printable characters, without '<', '>' or control
-	// characters.
+	// AgentName is optional; when given it is trimmed and put in NFC, and
+	// must then be 1 to MaxAgentNameRunes visible, printable characters,
+	// without '<', '>', control characters or bidirectional controls. It
+	// keeps its case and punctuation: a consumer rendering it as HTML or
+	// Markdown escapes it like any other text.
 	AgentName string `json:"agentName,omitempty"`
-	// Role is optional; when given it must be a word of the role
-	// vocabulary (case-insensitive; stored in lower case).
+	// Role is optional (empty or blank means none): any term, free-form,
+	// normalized and checked by the term rules (see TermPattern): "Data
+	// Scientist" is stored as "data-scientist".
 	Role string `json:"role,omitempty"`
-	// Interests is optional: at most store.MaxInterests words of the
-	// interest vocabulary (case-insensitive; stored in lower case,
-	// duplicates dropped, first occurrence first).
+	// Interests is optional: at most MaxInterestItems items, each a term
+	// normalized and checked like Role; duplicates (after normalization)
+	// are dropped, first occurrence first, and at most MaxInterests
+	// distinct terms remain.
 	Interests []string `json:"interests,omitempty"`
 }
 
@@ -99,49 +104,52 @@ var checkInFields = [...]string{"wallet", "agentName", "role", "interests"}
 // validateCheckIn checks req against the rules of CheckInRequest and
 // returns the entry to store (without its time). Fields named in skip
 // already failed to decode and are not checked again.
-func (c *Club) validateCheckIn(fe *fieldErrors, req CheckInRequest, skip map[string]bool) store.LoungeEntry {
-	var e store.LoungeEntry
+func (c *Club) validateCheckIn(fe *fieldErrors, req CheckInRequest, skip map[string]bool) LoungeEntry {
+	var e LoungeEntry
 	if !skip["wallet"] {
 		e.Wallet, _ = checkWallet(fe, "wallet", req.Wallet)
 	}
 	if !skip["agentName"] {
 		e.AgentName = checkAgentName(fe, req.AgentName)
 	}
-	if role := strings.TrimSpace(req.Role); role != "" && !skip["role"] {
-		low := strings.ToLower(role)
-		if !contains(c.roles, low) {
-			fe.add("role", RuleOneOf, "%q is not a role of the vocabulary: %s", cut(role, 32), strings.Join(c.roles, ", "))
-		} else {
-			e.Role = low
+	if strings.TrimSpace(req.Role) != "" && !skip["role"] {
+		role, p := normalizeTerm(req.Role)
+		if p != nil {
+			fe.add("role", p.rule, "%s (%q)", p.reason, cut(req.Role, 32))
 		}
+		e.Role = role
 	}
 	e.Interests = []string{}
 	if skip["interests"] {
 		return e
 	}
-	if len(req.Interests) > store.MaxInterests {
-		fe.add("interests", RuleMax, "has %d items; at most %d", len(req.Interests), store.MaxInterests)
+	if len(req.Interests) > MaxInterestItems {
+		fe.add("interests", RuleMax, "has %d items; at most %d", len(req.Interests), MaxInterestItems)
 		return e
 	}
 	for i, s := range req.Interests {
-		low := strings.ToLower(strings.TrimSpace(s))
-		if !contains(c.interests, low) {
-			fe.add(fmt.Sprintf("interests[%d]", i), RuleOneOf, "%q is not an interest of the vocabulary: %s", cut(s, 32), strings.Join(c.interests, ", "))
+		term, p := normalizeTerm(s)
+		if p != nil {
+			fe.add(fmt.Sprintf("interests[%d]", i), p.rule, "%s (%q)", p.reason, cut(s, 32))
 			continue
 		}
-		if !contains(e.Interests, low) {
-			e.Interests = append(e.Interests, low)
+		if !slices.Contains(e.Interests, term) {
+			e.Interests = append(e.Interests, term)
 		}
+	}
+	if len(e.Interests) > MaxInterests {
+		fe.add("interests", RuleMax, "has %d distinct interests once normalized; at most %d", len(e.Interests), MaxInterests)
 	}
 	return e
 }
 
-// checkAgentName applies the agentName rules and returns the trimmed name.
+// checkAgentName applies the agentName rules and returns the name trimmed
+// and in NFC.
 func checkAgentName(fe *fieldErrors, raw string) string {
 	if raw == "" {
 		return ""
 	}
-	name := strings.TrimSpace(raw)
+	name := norm.NFC.String(strings.TrimSpace(raw))
 	n := utf8.RuneCountInString(name)
 	switch {
 	case n == 0:
@@ -152,15 +160,12 @@ func checkAgentName(fe *fieldErrors, raw string) string {
 		return ""
 	}
 	for _, r := range name {
-		switch {
-		case r == '<' || r == '>':
-			fe.add("agentName", RuleNoHTML, "must not contain '<' or '>' (no HTML)")
+		if p := refusedRune(r); p != nil {
+			fe.add("agentName", p.rule, "%s", p.reason)
 			return ""
-		case unicode.IsControl(r):
-			fe.add("agentName", RuleControl, "must not contain control characters (found U+%04X)", r)
-			return ""
-		case r == utf8.RuneError || (!unicode.IsPrint(r) && r != ' '):
-			fe.add("agentName", RulePrintable, "must contain printable characters only (found U+%04X)", r)
+		}
+		if r == utf8.RuneError || invisible(r) || (!unicode.IsPrint(r) && r != ' ') {
+			fe.add("agentName", RulePrintable, "must contain visible, printable characters only (found U+%04X)", r)
 			return ""
 		}
 	}
@@ -191,8 +196,8 @@ func (c *Club) decodeCheckIn(r *http.Request) (req CheckInRequest, skip map[stri
 		case err != nil:
 			fe.add("interests", RuleArray, "must be an array of strings")
 			skip["interests"] = true
-		case len(items) > store.MaxInterests:
-			fe.add("interests", RuleMax, "has %d items; at most %d", len(items), store.MaxInterests)
+		case len(items) > MaxInterestItems:
+			fe.add("interests", RuleMax, "has %d items; at most %d", len(items), MaxInterestItems)
 			skip["interests"] = true
 		default:
 			for i, it := range items {
@@ -221,7 +226,7 @@ func (c *Club) CheckIn(ctx context.Context, req CheckInRequest) (Entry, error) {
 	return c.checkIn(ctx, e)
 }
 
-func (c *Club) checkIn(ctx context.Context, e store.LoungeEntry) (Entry, error) {
+func (c *Club) checkIn(ctx context.Context, e LoungeEntry) (Entry, error) {
 	e.CheckedInAt = c.now()
 	if err := c.store.CheckIn(ctx, e); err != nil {
 		return Entry{}, fmt.Errorf("club: check-in: %w", err)
@@ -253,7 +258,7 @@ func (c *Club) ServeCheckIn(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, *tooLarge)
 		return
 	}
-	var e store.LoungeEntry
+	var e LoungeEntry
 	if skip != nil { // the body was a JSON object: check every member
 		e = c.validateCheckIn(&fe, req, skip)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/club"
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // unlimited disables the check-in rate limits.
@@ -33,6 +32,15 @@ func (f *fixture) checkIn(t *testing.T, body string, header ...string) club.Chec
 	return res
 }
 
+// manyTerms returns n distinct JSON string terms, comma-separated.
+func manyTerms(n int) string {
+	terms := make([]string, n)
+	for i := range terms {
+		terms[i] = fmt.Sprintf(`"topic-%d"`, i)
+	}
+	return strings.Join(terms, ",")
+}
+
 // TestCheckInValidation: every rule is reported with its field and rule,
 // all broken rules at once, and nothing is stored.
 func TestCheckInValidation(t *testing.T) {
@@ -52,17 +60,30 @@ func TestCheckInValidation(t *testing.T) {
 		{body(`,"agentName":"\u003cscript\u003e"`), "agentName", club.RuleNoHTML},
 		{body(`,"agentName":"bo\u0007t"`), "agentName", club.RuleControl},
 		{body(`,"agentName":"line\nbreak"`), "agentName", club.RuleControl},
-		{body(`,"agentName":"bo\u202et"`), "agentName", club.RulePrintable},
+		{body(`,"agentName":"bo\u202et"`), "agentName", club.RuleBidi},
+		{body(`,"agentName":"\u3164"`), "agentName", club.RulePrintable},
+		{body(`,"agentName":"bo\u200bt"`), "agentName", club.RulePrintable},
 		{body(`,"agentName":"bo\ud800t"`), "agentName", club.RulePrintable},
 		{body(`,"agentName":"   "`), "agentName", club.RuleMin},
 		{body(`,"agentName":"` + strings.Repeat("é", club.MaxAgentNameRunes+1) + `"`), "agentName", club.RuleMax},
 		{body(`,"agentName":["bot"]`), "agentName", club.RuleString},
-		{body(`,"role":"wizard"`), "role", club.RuleOneOf},
+		{body(`,"role":"<b>dev</b>"`), "role", club.RuleNoHTML},
+		{body(`,"role":"dev\u202e"`), "role", club.RuleBidi},
+		{body(`,"role":"dev\u0000"`), "role", club.RuleControl},
+		{body(`,"role":"[dev](http://x)"`), "role", club.RuleCharset},
+		{body(`,"role":"*dev*"`), "role", club.RuleCharset},
+		{body(`,"role":"dev.example"`), "role", club.RuleCharset},
+		{body(`,"role":"dev\u200d"`), "role", club.RuleCharset},
+		{body(`,"role":"\u0301dev"`), "role", club.RuleCharset},
+		{body(`,"role":"___"`), "role", club.RuleMin},
+		{body(`,"role":"` + strings.Repeat("d", club.MaxTermChars+1) + `"`), "role", club.RuleMax},
 		{body(`,"role":3`), "role", club.RuleString},
 		{body(`,"interests":"gold"`), "interests", club.RuleArray},
-		{body(`,"interests":["gold","astrology"]`), "interests[1]", club.RuleOneOf},
+		{body(`,"interests":["gold","astro logy!"]`), "interests[1]", club.RuleCharset},
+		{body(`,"interests":["gold",""]`), "interests[1]", club.RuleMin},
 		{body(`,"interests":["gold",1]`), "interests[1]", club.RuleString},
-		{body(`,"interests":[` + strings.Repeat(`"gold",`, store.MaxInterests) + `"risk"]`), "interests", club.RuleMax},
+		{body(`,"interests":[` + strings.Repeat(`"gold",`, club.MaxInterestItems) + `"risk"]`), "interests", club.RuleMax},
+		{body(`,"interests":[` + manyTerms(club.MaxInterests+1) + `]`), "interests", club.RuleMax},
 		{body(`,"ip":"127.0.0.1"`), "ip", club.RuleUnknownField},
 		{body(`,"role":"agent","role":"trader"`), "role", club.RuleDuplicate},
 		{`{"wallet":`, "", club.RuleJSON},
@@ -73,8 +94,8 @@ func TestCheckInValidation(t *testing.T) {
 		})
 	}
 	// Every broken rule at once.
-	p := mustRule(t, f.post(t, club.CheckInPath, `{"wallet":"0x1","agentName":"<x>","role":"wizard","interests":["nope"],"extra":1}`), "wallet", club.RuleEVMAddress)
-	for _, want := range [][2]string{{"agentName", club.RuleNoHTML}, {"role", club.RuleOneOf}, {"interests[0]", club.RuleOneOf}, {"extra", club.RuleUnknownField}} {
+	p := mustRule(t, f.post(t, club.CheckInPath, `{"wallet":"0x1","agentName":"<x>","role":"wiz&ard","interests":["no`+"`"+`pe"],"extra":1}`), "wallet", club.RuleEVMAddress)
+	for _, want := range [][2]string{{"agentName", club.RuleNoHTML}, {"role", club.RuleCharset}, {"interests[0]", club.RuleCharset}, {"extra", club.RuleUnknownField}} {
 		if !hasRule(p, want[0], want[1]) {
 			t.Fatalf("missing %v in %+v", want, p.Errors)
 		}
@@ -83,13 +104,24 @@ func TestCheckInValidation(t *testing.T) {
 		t.Fatalf("refused check-ins were stored: %+v", l)
 	}
 
-	// The limits' edges pass: 64 characters (multi-byte), trimmed; role and
-	// interests in any case, interests deduplicated in order.
+	// The limits' edges pass: 64 characters (multi-byte, decomposed: NFC
+	// makes them 64), trimmed; role and interests free-form, in any case,
+	// normalized, interests deduplicated in order.
 	name := strings.Repeat("é", club.MaxAgentNameRunes)
-	res := f.checkIn(t, body(`,"agentName":"  `+name+`\t","role":"Market-Maker","interests":["X402","gold","x402","Gold","mcp"]`))
+	res := f.checkIn(t, body(`,"agentName":"  `+strings.Repeat("e\u0301", club.MaxAgentNameRunes)+`\t","role":"Market Maker","interests":["X402","gold","x402","Gold","mcp","On_Chain","on-chain","Σοφία","データ","`+strings.Repeat("z", club.MaxTermChars)+`"]`))
 	e := res.Entry
-	if e.AgentName != name || e.Role != "market-maker" || strings.Join(e.Interests, ",") != "x402,gold,mcp" || !e.SelfDeclared {
+	if e.AgentName != name || e.Role != "market-maker" || strings.Join(e.Interests, ",") != "x402,gold,mcp,on-chain,σοφία,データ,"+strings.Repeat("z", club.MaxTermChars) || !e.SelfDeclared {
 		t.Fatalf("stored entry %+v", e)
+	}
+	// The words clients of the original service send are accepted as they are.
+	res = f.checkIn(t, `{"wallet":"`+wallet(3)+`","role":"developer","interests":["data","explorer","onchain","utilities"]}`)
+	if res.Entry.Role != "developer" || strings.Join(res.Entry.Interests, ",") != "data,explorer,onchain,utilities" {
+		t.Fatalf("entry %+v", res.Entry)
+	}
+	// MaxInterests distinct interests, sent with duplicates, pass.
+	res = f.checkIn(t, `{"wallet":"`+wallet(4)+`","interests":[`+manyTerms(club.MaxInterests)+`,`+manyTerms(club.MaxInterests)+`]}`)
+	if len(res.Entry.Interests) != club.MaxInterests {
+		t.Fatalf("%d interests kept, want %d", len(res.Entry.Interests), club.MaxInterests)
 	}
 	if !strings.Contains(res.Note, "not verified") {
 		t.Fatalf("note %q does not say ownership is unverified", res.Note)
@@ -102,7 +134,7 @@ func TestCheckInValidation(t *testing.T) {
 }
 
 // TestLoungeLatestWinsCapExpiry: one entry per wallet (the latest
-// check-in), newest first, at most store.LoungeCap, each for 24 h; wallets
+// check-in), newest first, at most LoungeCap, each for 24 h; wallets
 // shown checksummed, marked self-declared, no address of the client.
 func TestLoungeLatestWinsCapExpiry(t *testing.T) {
 	eachStore(t, func(t *testing.T, open opener) {
@@ -118,15 +150,15 @@ func TestLoungeLatestWinsCapExpiry(t *testing.T) {
 		}
 		e := l.Entries[0]
 		if e.AgentName != "second" || e.Role != "builder" || len(e.Interests) != 0 || e.Wallet != checksum(t, wallet(1)) ||
-			!e.SelfDeclared || !e.CheckedInAt.Equal(clk.Now()) || !e.ExpiresAt.Equal(clk.Now().Add(store.LoungeTTL)) {
+			!e.SelfDeclared || !e.CheckedInAt.Equal(clk.Now()) || !e.ExpiresAt.Equal(clk.Now().Add(club.LoungeTTL)) {
 			t.Fatalf("latest entry %+v", e)
 		}
-		if l.Cap != store.LoungeCap || l.TTLSeconds != 86400 || !strings.Contains(l.Note, "not verified") {
+		if l.Cap != club.LoungeCap || l.TTLSeconds != 86400 || !strings.Contains(l.Note, "not verified") {
 			t.Fatalf("lounge list %+v", l)
 		}
 
 		// Cap: the newest LoungeCap, newest first.
-		const n = store.LoungeCap + 5
+		const n = club.LoungeCap + 5
 		for i := range n {
 			clk.Advance(time.Second)
 			f.checkIn(t, `{"wallet":"`+wallet(100+i)+`","agentName":"agent `+strconv.Itoa(i)+`"}`)
@@ -136,11 +168,11 @@ func TestLoungeLatestWinsCapExpiry(t *testing.T) {
 			t.Fatal("the lounge shows a client address")
 		}
 		l = f.lounge(t)
-		if l.Count != store.LoungeCap || len(l.Entries) != store.LoungeCap {
-			t.Fatalf("%d entries, want the cap %d", len(l.Entries), store.LoungeCap)
+		if l.Count != club.LoungeCap || len(l.Entries) != club.LoungeCap {
+			t.Fatalf("%d entries, want the cap %d", len(l.Entries), club.LoungeCap)
 		}
-		if l.Entries[0].AgentName != fmt.Sprint("agent ", n-1) || l.Entries[store.LoungeCap-1].AgentName != fmt.Sprint("agent ", n-store.LoungeCap) {
-			t.Fatalf("listed %q..%q, want the newest first", l.Entries[0].AgentName, l.Entries[store.LoungeCap-1].AgentName)
+		if l.Entries[0].AgentName != fmt.Sprint("agent ", n-1) || l.Entries[club.LoungeCap-1].AgentName != fmt.Sprint("agent ", n-club.LoungeCap) {
+			t.Fatalf("listed %q..%q, want the newest first", l.Entries[0].AgentName, l.Entries[club.LoungeCap-1].AgentName)
 		}
 		for i := 1; i < len(l.Entries); i++ {
 			if l.Entries[i].CheckedInAt.After(l.Entries[i-1].CheckedInAt) {
@@ -154,7 +186,7 @@ func TestLoungeLatestWinsCapExpiry(t *testing.T) {
 		// Expiry: 24 h after its check-in an entry is gone; the newest
 		// stays until its own 24 h.
 		newest := l.Entries[0]
-		clk.Advance(store.LoungeTTL - time.Second)
+		clk.Advance(club.LoungeTTL - time.Second)
 		l = f.lounge(t)
 		if l.Count != 1 || l.Entries[0].Wallet != newest.Wallet {
 			t.Fatalf("after 24 h less a second: %d entries %+v, want only the newest", l.Count, l.Entries)

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // Club identity.
@@ -166,10 +164,39 @@ func etagMatches(headers []string, etag string) bool {
 	return false
 }
 
-// Vocabulary is the lounge's role and interest words.
+// Vocabulary is what the lounge accepts as roles and interests: free-form
+// terms under Terms, and suggested ones.
 type Vocabulary struct {
-	Roles     []string `json:"roles"`
-	Interests []string `json:"interests"`
+	// FreeForm is true: any term following Terms is accepted, not only the
+	// suggestions.
+	FreeForm  bool      `json:"freeForm"`
+	Roles     []string  `json:"roles"`     // suggested roles
+	Interests []string  `json:"interests"` // suggested interests
+	Terms     TermRules `json:"terms"`
+}
+
+// TermRules publishes the rules of a role or interest (see TermPattern).
+type TermRules struct {
+	MaxChars         int    `json:"maxChars"`         // of a normalized term
+	MaxInterests     int    `json:"maxInterests"`     // distinct interests kept
+	MaxInterestItems int    `json:"maxInterestItems"` // items a check-in may send
+	Pattern          string `json:"pattern"`          // every stored term matches it
+	Normalization    string `json:"normalization"`
+	Characters       string `json:"characters"`
+	Refused          string `json:"refused"`
+}
+
+// termRulesInfo is the published form of the term rules.
+func termRulesInfo() TermRules {
+	return TermRules{
+		MaxChars:         MaxTermChars,
+		MaxInterests:     MaxInterests,
+		MaxInterestItems: MaxInterestItems,
+		Pattern:          TermPattern,
+		Normalization:    "Unicode NFC, then lower case; every run of spaces, '_' and dashes becomes one '-', none at either end; duplicate interests are dropped (first kept)",
+		Characters:       termRules + fmt.Sprintf(" (Unicode L, Nd, then Mn/Mc, at most %d marks in a row); safe to show as is in HTML, Markdown, JSON or a terminal", maxMarkRun),
+		Refused:          fmt.Sprintf("more than %d bytes as sent, control characters, bidirectional controls, '<' and '>', invisible (default-ignorable) characters, punctuation and symbols other than '-', and terms empty once normalized", maxTermInputBytes),
+	}
 }
 
 // ReferralInfo describes referral codes in the manifest.
@@ -193,7 +220,7 @@ type LoungeInfo struct {
 	OnePerWallet            bool   `json:"onePerWallet"`
 	WalletOwnershipVerified bool   `json:"walletOwnershipVerified"`
 	AgentNameMaxChars       int    `json:"agentNameMaxChars"`
-	MaxInterests            int    `json:"maxInterests"` // items of a check-in's interests (duplicates are dropped)
+	MaxInterests            int    `json:"maxInterests"` // distinct interests kept (duplicates are dropped)
 	RateLimits              string `json:"rateLimits"`
 	Note                    string `json:"note"`
 }
@@ -242,15 +269,17 @@ func (c *Club) Manifest() Manifest {
 		Tiers:    Tiers(),
 		TierRule: "Computed from the settlement ledger only. A wallet holds the highest tier any one of whose qualifiers it meets; referredPayers counts distinct payers other than the wallet whose settled calls carried the wallet's registered code.",
 		Vocabulary: Vocabulary{
+			FreeForm:  true,
 			Roles:     append([]string(nil), c.roles...),
 			Interests: append([]string(nil), c.interests...),
+			Terms:     termRulesInfo(),
 		},
 		Referral: ReferralInfo{
 			Create:       l.ReferralCreate,
 			Status:       l.Referral,
 			QueryParam:   QueryRef,
 			Header:       HeaderRef,
-			CodeFormat:   fmt.Sprintf("%d characters of A-Z and 2-7 (case-insensitive)", store.ReferralCodeLen),
+			CodeFormat:   fmt.Sprintf("%d characters of A-Z and 2-7 (case-insensitive)", ReferralCodeLen),
 			Derivation:   "deterministic: the first 10 characters of base32(SHA-256(\"svc-referral:\" + EIP-55 checksummed wallet)); the same wallet gets the same code on every instance",
 			SelfReferral: "not counted: the owner's own paid calls never count for the owner's code",
 			Counts:       "a settled paid call carrying ?ref=CODE or X-Ref: CODE attributes its payer to the code's owner; non-custodial, nothing is paid out",
@@ -258,12 +287,12 @@ func (c *Club) Manifest() Manifest {
 		Lounge: LoungeInfo{
 			List:                    l.Lounge,
 			CheckIn:                 l.CheckIn,
-			Cap:                     store.LoungeCap,
-			TTLSeconds:              int64(store.LoungeTTL / time.Second),
+			Cap:                     LoungeCap,
+			TTLSeconds:              int64(LoungeTTL / time.Second),
 			OnePerWallet:            true,
 			WalletOwnershipVerified: false,
 			AgentNameMaxChars:       MaxAgentNameRunes,
-			MaxInterests:            store.MaxInterests,
+			MaxInterests:            MaxInterests,
 			RateLimits:              c.rateLimitText(),
 			Note:                    "Entries are self-declared: the wallet's ownership is not verified. One entry per wallet (the latest check-in wins), the newest entries listed first, each for 24 hours; no IP address is kept.",
 		},
@@ -311,9 +340,9 @@ func (c *Club) ServeManifest(w http.ResponseWriter, r *http.Request) {
 
 // invite checks a ref value.
 func (c *Club) invite(r *http.Request, ref string) *Invite {
-	code, ok := store.NormalizeReferralCode(ref)
+	code, ok := NormalizeReferralCode(ref)
 	if !ok {
-		return &Invite{Code: cut(strings.TrimSpace(ref), 32), Reason: fmt.Sprintf("malformed: a referral code is %d characters of A-Z and 2-7", store.ReferralCodeLen)}
+		return &Invite{Code: cut(strings.TrimSpace(ref), 32), Reason: fmt.Sprintf("malformed: a referral code is %d characters of A-Z and 2-7", ReferralCodeLen)}
 	}
 	inv := &Invite{Code: code, WellFormed: true}
 	rs, err := c.store.ReferralStats(r.Context(), code)

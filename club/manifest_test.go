@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed1284c1d2/svc/club"
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // TestBeaconETag: the beacon is cacheable, with a strong ETag; a matching
@@ -104,11 +104,23 @@ func TestManifest(t *testing.T) {
 	if !slices.Equal(m.Vocabulary.Roles, club.DefaultRoles()) || !slices.Equal(m.Vocabulary.Interests, club.DefaultInterests()) {
 		t.Fatalf("vocabulary %+v", m.Vocabulary)
 	}
+	// Roles and interests are free-form; the manifest publishes the rules.
+	terms := m.Vocabulary.Terms
+	if !m.Vocabulary.FreeForm || terms.Pattern != club.TermPattern || terms.MaxChars != club.MaxTermChars || terms.MaxInterests != club.MaxInterests ||
+		terms.MaxInterestItems != club.MaxInterestItems || terms.Normalization == "" || terms.Characters == "" || terms.Refused == "" {
+		t.Fatalf("term rules %+v", terms)
+	}
+	pattern := regexp.MustCompile(terms.Pattern)
+	for _, w := range append(club.DefaultRoles(), club.DefaultInterests()...) {
+		if !pattern.MatchString(w) {
+			t.Fatalf("suggested term %q does not match the published pattern", w)
+		}
+	}
 	if e := m.Economics; e.Payouts || e.Token || e.Custody || e.Discounts || !strings.Contains(e.Statement, "no payouts, no token, no custody") {
 		t.Fatalf("economics %+v", e)
 	}
 	if m.Referral.Create.URL != "https://svc.example/api/club/referral/create" || m.Referral.Header != "X-Ref" || m.Referral.QueryParam != "ref" ||
-		m.Lounge.List.URL != "https://svc.example/api/club/lounge" || m.Lounge.Cap != store.LoungeCap || m.Lounge.WalletOwnershipVerified ||
+		m.Lounge.List.URL != "https://svc.example/api/club/lounge" || m.Lounge.Cap != club.LoungeCap || m.Lounge.WalletOwnershipVerified ||
 		m.Lounge.TTLSeconds != 86400 || !strings.Contains(m.Lounge.RateLimits, "5 check-ins per minute per client address") {
 		t.Fatalf("referral %+v lounge %+v", m.Referral, m.Lounge)
 	}
@@ -116,7 +128,7 @@ func TestManifest(t *testing.T) {
 	owner := wallet(5)
 	var rc club.ReferralCreated
 	decode(t, f.post(t, club.ReferralCreatePath, `{"wallet":"`+owner+`"}`), http.StatusCreated, &rc)
-	unknown, _ := store.ReferralCode(wallet(6))
+	unknown, _ := club.ReferralCode(wallet(6))
 	cs := checksum(t, owner)
 	for _, tc := range []struct {
 		ref        string
@@ -154,8 +166,8 @@ func TestManifest(t *testing.T) {
 // TestRefFromRequest: query ref, else the X-Ref header, normalized; ""
 // when absent or malformed.
 func TestRefFromRequest(t *testing.T) {
-	code, _ := store.ReferralCode(wallet(1))
-	other, _ := store.ReferralCode(wallet(2))
+	code, _ := club.ReferralCode(wallet(1))
+	other, _ := club.ReferralCode(wallet(2))
 	for _, tc := range []struct {
 		target, header, want string
 	}{
@@ -197,6 +209,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"base URL with query", func(c *club.Config) { c.BaseURL = "https://svc.example/?a=1" }, "BaseURL"},
 		{"ftp base URL", func(c *club.Config) { c.BaseURL = "ftp://svc.example" }, "BaseURL"},
 		{"upper-case role", func(c *club.Config) { c.Roles = []string{"Trader"} }, "Roles"},
+		{"role with a space", func(c *club.Config) { c.Roles = []string{"market maker"} }, "Roles"},
 		{"duplicate interest", func(c *club.Config) { c.Interests = []string{"gold", "gold"} }, "Interests"},
 		{"zero-length window", func(c *club.Config) { c.CheckInPerWallet = club.Limit{Events: 1} }, "CheckInPerWallet"},
 		{"paid path", func(c *club.Config) { c.PaidExamplePath = "api/x?y" }, "PaidExamplePath"},
@@ -213,13 +226,14 @@ func TestNewValidatesConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := c.Manifest()
-	if m.Links.Manifest.URL != "https://svc.example/base/api/club" || !slices.Equal(m.Vocabulary.Roles, []string{"quant"}) || m.Lounge.MaxInterests != store.MaxInterests {
+	if m.Links.Manifest.URL != "https://svc.example/base/api/club" || !slices.Equal(m.Vocabulary.Roles, []string{"quant"}) || m.Lounge.MaxInterests != club.MaxInterests {
 		t.Fatalf("configured manifest %+v", m)
 	}
 }
 
-// TestRoutes: the seven routes of the specification's table, as
-// method-qualified mux patterns.
+// TestRoutes: the seven routes of the specification's table, each a
+// method and a mux path; the pattern is the path alone (the handler
+// enforces the method).
 func TestRoutes(t *testing.T) {
 	c, err := club.New(club.Config{Store: openSQLite(t), BaseURL: "https://svc.example"})
 	if err != nil {
@@ -230,7 +244,10 @@ func TestRoutes(t *testing.T) {
 		if rt.Handler == nil {
 			t.Fatalf("route %s has no handler", rt.Pattern())
 		}
-		got = append(got, rt.Pattern())
+		if rt.Pattern() != rt.Path {
+			t.Fatalf("pattern %q of %s %s carries more than the path", rt.Pattern(), rt.Method, rt.Path)
+		}
+		got = append(got, rt.Method+" "+rt.Path)
 	}
 	want := []string{
 		"GET /api/club", "GET /.well-known/svc-club.json", "GET /api/club/status",
@@ -239,5 +256,53 @@ func TestRoutes(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("routes %v, want %v", got, want)
+	}
+}
+
+// TestMethods: every club route answers the methods it does not serve with
+// 405, the Allow header and a method_not_allowed problem, before reading
+// anything; GET /api/club/referral/create in particular is not read as the
+// status of a code "create". The methods it serves are not refused.
+func TestMethods(t *testing.T) {
+	f := newFixture(t, openSQLite(t), newClock(), nil)
+	paths := map[string]string{ // method served → concrete path
+		club.ManifestPath: http.MethodGet, club.BeaconPath: http.MethodGet, club.StatusPath: http.MethodGet,
+		club.ReferralCreatePath: http.MethodPost, club.ReferralPathPrefix + "ABCDEFGH23": http.MethodGet,
+		club.LoungePath: http.MethodGet, club.CheckInPath: http.MethodPost,
+	}
+	methods := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}
+	for path, served := range paths {
+		allow := served
+		if served == http.MethodGet {
+			allow = "GET, HEAD"
+		}
+		for _, m := range methods {
+			req, err := http.NewRequest(m, f.srv.URL+path, strings.NewReader(`{"wallet":"`+wallet(1)+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := do(t, req)
+			allowed := m == served || (served == http.MethodGet && m == http.MethodHead)
+			if allowed {
+				if r.status == http.StatusMethodNotAllowed {
+					t.Errorf("%s %s: 405, want it served", m, path)
+				}
+				continue
+			}
+			if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != allow {
+				t.Errorf("%s %s: %d Allow %q, want 405 Allow %q; %s", m, path, r.status, r.header.Get("Allow"), allow, r.body)
+				continue
+			}
+			if m == http.MethodHead {
+				continue // no body
+			}
+			if p := problem(t, r, http.StatusMethodNotAllowed); p.Code != club.CodeMethodNotAllowed || !strings.Contains(p.Detail, allow) {
+				t.Errorf("%s %s: problem %s", m, path, r.body)
+			}
+		}
+	}
+	// The referral status route still reads any other code.
+	if p := problem(t, f.get(t, club.ReferralPathPrefix+"creat"), http.StatusBadRequest); !hasRule(p, "code", club.RuleReferralCode) {
+		t.Fatalf("GET a malformed code: %+v", p)
 	}
 }

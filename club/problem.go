@@ -8,12 +8,11 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // ProblemContentType is the media type of every error answer (RFC 9457).
@@ -26,12 +25,13 @@ const problemTypePrefix = "urn:svc:problem:"
 
 // Problem codes (the code member and the end of the type URI).
 const (
-	CodeInvalidInput = "invalid_input" // 400
-	CodeNotFound     = "not_found"     // 404
-	CodeConflict     = "conflict"      // 409
-	CodeTooLarge     = "too_large"     // 413
-	CodeRateLimited  = "rate_limited"  // 429
-	CodeUnavailable  = "unavailable"   // 503
+	CodeInvalidInput     = "invalid_input"      // 400
+	CodeNotFound         = "not_found"          // 404
+	CodeMethodNotAllowed = "method_not_allowed" // 405, with an Allow header
+	CodeConflict         = "conflict"           // 409
+	CodeTooLarge         = "too_large"          // 413
+	CodeRateLimited      = "rate_limited"       // 429
+	CodeUnavailable      = "unavailable"        // 503
 )
 
 // Rules of the field errors the club reports.
@@ -50,8 +50,9 @@ const (
 	RuleMax          = "max"
 	RuleNoHTML       = "no_html"    // '<' or '>'
 	RuleControl      = "no_control" // a control character
-	RulePrintable    = "printable"  // another non-printable character
-	RuleOneOf        = "oneof"      // not in the vocabulary
+	RuleBidi         = "no_bidi"    // a bidirectional control (U+202E, U+2066, ...)
+	RulePrintable    = "printable"  // another non-printable or invisible character
+	RuleCharset      = "charset"    // a role or interest character outside the term rules
 )
 
 // FieldError is one broken input rule: the field (a JSON member, a query
@@ -116,7 +117,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 // writeStoreError answers a store failure: 409 for a referral code
 // collision, 503 otherwise (logged; the detail reveals nothing).
 func (c *Club) writeStoreError(w http.ResponseWriter, r *http.Request, op string, err error) {
-	if errors.Is(err, store.ErrReferralCollision) {
+	if errors.Is(err, ErrReferralCollision) {
 		c.log.Error("club: referral code collision", "op", op, "error", err)
 		writeProblem(w, r, newProblem(http.StatusConflict, CodeConflict, "this wallet's referral code belongs to another wallet (a hash collision); no code can be issued"))
 		return
@@ -252,7 +253,7 @@ func (c *Club) decodeObject(r *http.Request, allowed ...string) (members map[str
 			return nil, fe, nil
 		}
 		switch {
-		case !contains(allowed, key):
+		case !slices.Contains(allowed, key):
 			fe.add(cut(key, 64), RuleUnknownField, "unknown field; allowed fields: %s", strings.Join(allowed, ", "))
 		case members[key] != nil:
 			fe.add(key, RuleDuplicate, "given more than once")
@@ -269,15 +270,6 @@ func (c *Club) decodeObject(r *http.Request, allowed ...string) (members map[str
 		return nil, fe, nil
 	}
 	return members, fe, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // isNull reports whether a raw member is absent or JSON null.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // ShareLinks are the URLs a referral code's owner shares: each carries
@@ -133,10 +131,10 @@ type ReferralStatus struct {
 // converted.
 func (c *Club) ServeReferral(w http.ResponseWriter, r *http.Request) {
 	raw := r.PathValue("code")
-	code, ok := store.NormalizeReferralCode(raw)
+	code, ok := NormalizeReferralCode(raw)
 	if !ok {
 		var fe fieldErrors
-		fe.add("code", RuleReferralCode, "%q is not a referral code (%d characters of A-Z and 2-7)", cut(raw, 32), store.ReferralCodeLen)
+		fe.add("code", RuleReferralCode, "%q is not a referral code (%d characters of A-Z and 2-7)", cut(raw, 32), ReferralCodeLen)
 		writeProblem(w, r, invalidProblem(fe))
 		return
 	}

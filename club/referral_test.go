@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/club"
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // TestReferralCreateIdempotentAcrossInstances: the code is derived from the
@@ -22,7 +21,7 @@ func TestReferralCreateIdempotentAcrossInstances(t *testing.T) {
 		a := newFixture(t, st, clk, nil)
 		b := newFixture(t, st, clk, func(c *club.Config) { c.BaseURL = "https://other.example/svc" })
 		w := wallet(42)
-		want, _ := store.ReferralCode(w)
+		want, _ := club.ReferralCode(w)
 
 		var first club.ReferralCreated
 		r := a.post(t, club.ReferralCreatePath, `{"wallet":"`+checksum(t, w)+`"}`)
@@ -94,11 +93,11 @@ func TestReferralCreateRejects(t *testing.T) {
 	if p := problem(t, r, http.StatusRequestEntityTooLarge); p.Code != club.CodeTooLarge {
 		t.Fatalf("oversized body: %s", r)
 	}
-	if r := f.get(t, club.ReferralCreatePath); r.status != http.StatusBadRequest { // GET .../create reads "create" as a code
-		t.Fatalf("GET create: %s", r)
+	if r := f.get(t, club.ReferralCreatePath); r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != http.MethodPost { // not a code "create"
+		t.Fatalf("GET create: %s (Allow %q)", r, r.header.Get("Allow"))
 	}
 	// Nothing was registered by the refused requests.
-	code, _ := store.ReferralCode(w)
+	code, _ := club.ReferralCode(w)
 	problem(t, f.get(t, club.ReferralPathPrefix+code), http.StatusNotFound)
 }
 
@@ -123,7 +122,7 @@ func TestReferralStatus(t *testing.T) {
 			t.Fatalf("share links %+v, want %+v", rs.ShareLinks, rc.ShareLinks)
 		}
 
-		unknown, _ := store.ReferralCode(wallet(99))
+		unknown, _ := club.ReferralCode(wallet(99))
 		p := problem(t, f.get(t, club.ReferralPathPrefix+unknown), http.StatusNotFound)
 		if p.Code != club.CodeNotFound || !strings.Contains(p.Detail, unknown) {
 			t.Fatalf("unknown code: %+v", p)
@@ -143,7 +142,7 @@ func TestReferralCreateConcurrent(t *testing.T) {
 		clk := newClock()
 		a, b := newFixture(t, st, clk, nil), newFixture(t, st, clk, nil)
 		w := wallet(77)
-		want, _ := store.ReferralCode(w)
+		want, _ := club.ReferralCode(w)
 		const n = 16
 		results := make(chan response, n)
 		for i := range n {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // Status is the answer of GET /api/club/status: a wallet's membership,
@@ -67,7 +65,7 @@ func (c *Club) StatusOf(ctx context.Context, wallet string) (Status, error) {
 		t := ps.LastPaid
 		st.LastPaidAt = &t
 	}
-	if code, ok := store.ReferralCode(wallet); ok {
+	if code, ok := ReferralCode(wallet); ok {
 		rs, err := c.store.ReferralStats(ctx, code)
 		if err != nil {
 			return Status{}, err

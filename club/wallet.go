@@ -1,13 +1,13 @@
 package club
 
 import (
-	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 
-	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/internal/clientlimit"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 )
 
 // checkWallet validates a wallet given as field and returns its EIP-55
@@ -22,39 +22,24 @@ func checkWallet(fe *fieldErrors, field, s string) (string, bool) {
 		fe.add(field, RuleRequired, "is required: a public EVM address (0x followed by 40 hex digits)")
 		return "", false
 	}
-	if len(s) != 42 || s[0] != '0' || s[1] != 'x' || !isHex(s[2:]) {
-		fe.add(field, RuleEVMAddress, "%q is not an EVM address (0x followed by 40 hex digits)", cut(s, 48))
-		return "", false
-	}
-	sum, ok := store.ChecksumAddress(s)
+	sum, ok := evmaddr.Checksum(s)
 	if !ok {
 		fe.add(field, RuleEVMAddress, "%q is not an EVM address (0x followed by 40 hex digits)", cut(s, 48))
 		return "", false
 	}
-	hex := s[2:]
-	if hex != strings.ToLower(hex) && hex != strings.ToUpper(hex) && s != sum {
+	if evmaddr.SpellingOf(s, sum) == evmaddr.BadChecksum {
 		fe.add(field, RuleChecksum, "%s has mixed case but fails its EIP-55 checksum (probably a typo); send it in lower case or as %s if it is right", s, sum)
 		return "", false
 	}
-	if strings.Trim(hex, "0") == "" {
+	if strings.Trim(s[2:], "0") == "" {
 		fe.add(field, RuleNonZero, "the zero address is not a wallet")
 		return "", false
 	}
 	return sum, true
 }
 
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
 // RefFromRequest returns the referral code a request carries, normalized
-// (trimmed, upper case; see store.NormalizeReferralCode): the "ref" query
+// (trimmed, upper case; see NormalizeReferralCode): the "ref" query
 // parameter when it is a well-formed code, else the X-Ref header when it
 // is one, else "". Whether the code is registered is not checked here: the
 // ledger counts only registered codes, and never the owner's own calls.
@@ -67,11 +52,11 @@ func RefFromRequest(r *http.Request) string {
 		return ""
 	}
 	if r.URL != nil {
-		if code, ok := store.NormalizeReferralCode(r.URL.Query().Get(QueryRef)); ok {
+		if code, ok := NormalizeReferralCode(r.URL.Query().Get(QueryRef)); ok {
 			return code
 		}
 	}
-	if code, ok := store.NormalizeReferralCode(r.Header.Get(HeaderRef)); ok {
+	if code, ok := NormalizeReferralCode(r.Header.Get(HeaderRef)); ok {
 		return code
 	}
 	return ""

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 )
@@ -235,14 +236,14 @@ func DefaultExternalRoutes() []RouteDoc {
 			Params:   []ParamDoc{{Name: "code", In: "path", Required: true, Description: "Referral code.", Schema: oasString("")}},
 			Response: oasAnyObject("Conversion status.")},
 		{Method: "GET", Path: "/api/club/lounge", OperationID: "clubLounge", Tag: TagClub,
-			Summary: "Capped list of self-declared lounge entries", Response: oasAnyObject("Lounge entries (newest first, self-declared).")},
+			Summary:     "Capped list of self-declared lounge entries",
+			Description: "Newest first, self-declared. Roles and interests are normalized terms (pattern in the schema) safe to show as is; agentName is plain text to escape.",
+			Response:    club.LoungeListSchema()},
 		{Method: "POST", Path: "/api/club/lounge/check-in", OperationID: "clubLoungeCheckIn", Tag: TagClub,
 			Summary:     "Opt-in lounge check-in (wallet ownership is not authenticated)",
-			Description: "One entry per wallet (latest wins); entries expire after 24 h and are marked self-declared.",
-			Body: map[string]any{"type": "object", "additionalProperties": false, "required": []string{"wallet"}, "properties": map[string]any{
-				"wallet": wallet, "agentName": oasString(""), "role": oasString(""), "interests": oasArray(oasString(""), ""),
-			}},
-			Response: oasAnyObject("The stored entry.")},
+			Description: "One entry per wallet (latest wins); entries expire after 24 h and are marked self-declared. Role and interests are free-form terms, normalized (NFC, lower case, separators to '-') and checked as the body schema describes.",
+			Body:        club.CheckInSchema(),
+			Response:    club.CheckInResultSchema()},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 )
@@ -206,13 +207,13 @@ func New(cfg Config) (*Service, error) {
 	}
 	asset := network.USDC
 	if cfg.Asset != "" {
-		a, ok := x402.ChecksumAddress(cfg.Asset)
+		a, ok := evmaddr.Checksum(cfg.Asset)
 		if !ok {
 			return nil, fmt.Errorf("discovery: Config.Asset %q is not an EVM address", cfg.Asset)
 		}
 		asset = a
 	}
-	payTo, ok := x402.ChecksumAddress(cfg.PayTo)
+	payTo, ok := evmaddr.Checksum(cfg.PayTo)
 	if !ok || !x402.IsValidAddress(cfg.PayTo) {
 		return nil, fmt.Errorf("discovery: Config.PayTo %q is not a valid EVM address", cfg.PayTo)
 	}

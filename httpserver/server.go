@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -232,7 +233,7 @@ func New(cfg Config) (*Server, error) {
 	if network.CAIP2 != cfg.Catalog.Network() {
 		return nil, fmt.Errorf("httpserver: the catalog is priced on %s, the server on %s; build the catalog with the server's network", cfg.Catalog.Network(), network.CAIP2)
 	}
-	payTo, ok := x402.ChecksumAddress(cfg.PayTo)
+	payTo, ok := evmaddr.Checksum(cfg.PayTo)
 	if !ok || !x402.IsValidAddress(cfg.PayTo) {
 		return nil, fmt.Errorf("httpserver: PayTo %q is not a valid EVM address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", truncate(cfg.PayTo, 60))
 	}

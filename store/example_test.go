@@ -10,14 +10,6 @@ import (
 	"github.com/seed1284c1d2/svc/store"
 )
 
-// The referral code of a wallet is a pure function of its address.
-func ExampleReferralCode() {
-	code, _ := store.ReferralCode("0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed")
-	same, _ := store.ReferralCode("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed")
-	fmt.Println(code, code == same)
-	// Output: GLRDO4D5FF true
-}
-
 // Open a SQLite store, record a settled payment and read the payer's
 // membership figures.
 func ExampleOpen() {

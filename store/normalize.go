@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base32"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,63 +9,13 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ethereum/go-ethereum/common"
+	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 )
-
-// ReferralCodeLen is the length of a referral code: 10 characters of the
-// RFC 4648 base32 alphabet (A–Z, 2–7), 50 bits.
-const ReferralCodeLen = 10
-
-// referralPrefix is the domain-separation prefix of the referral code hash.
-const referralPrefix = "svc-referral:"
-
-// ChecksumAddress returns the EIP-55 checksummed form of an EVM address
-// given as 0x followed by 40 hex digits in any case, and whether s was one.
-// A mixed-case s with a wrong checksum is accepted and re-checksummed: the
-// address, not its spelling, is what identifies a wallet.
-func ChecksumAddress(s string) (string, bool) {
-	s = strings.TrimSpace(s)
-	if len(s) != 42 || !common.IsHexAddress(s) || (s[1] != 'x' && s[1] != 'X') {
-		return "", false
-	}
-	return common.HexToAddress(s).Hex(), true
-}
-
-// ReferralCode derives the referral code of wallet: the first
-// ReferralCodeLen characters of the unpadded RFC 4648 base32 encoding of
-// SHA-256("svc-referral:" + the EIP-55 checksummed wallet). The same wallet,
-// however it is spelled, gets the same code on every instance and every
-// version; no state is involved. ok is false when wallet is not an EVM
-// address.
-func ReferralCode(wallet string) (code string, ok bool) {
-	cs, ok := ChecksumAddress(wallet)
-	if !ok {
-		return "", false
-	}
-	sum := sha256.Sum256([]byte(referralPrefix + cs))
-	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:])[:ReferralCodeLen], true
-}
-
-// NormalizeReferralCode trims and upper-cases s and reports whether the
-// result is a well-formed referral code (ReferralCodeLen base32 characters).
-// It says nothing of whether the code is registered.
-func NormalizeReferralCode(s string) (string, bool) {
-	s = strings.ToUpper(strings.TrimSpace(s))
-	if len(s) != ReferralCodeLen {
-		return "", false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
-			return "", false
-		}
-	}
-	return s, true
-}
 
 // walletKey validates an EVM address and returns its lower-case key.
 func walletKey(field, s string) (string, error) {
-	cs, ok := ChecksumAddress(s)
+	cs, ok := evmaddr.ChecksumLoose(s)
 	if !ok {
 		return "", invalid(field, "must be an EVM address (0x and 40 hex digits)")
 	}
@@ -77,7 +25,7 @@ func walletKey(field, s string) (string, error) {
 // displayAddress turns a stored lower-case address back into its EIP-55
 // form; a value that is not an address is returned unchanged.
 func displayAddress(key string) string {
-	if cs, ok := ChecksumAddress(key); ok {
+	if cs, ok := evmaddr.ChecksumLoose(key); ok {
 		return cs
 	}
 	return key
@@ -169,7 +117,7 @@ func normalizeSettlement(s Settlement) (settlementRow, error) {
 		return r, invalid("settledAt", "is required")
 	}
 	r.settledAt = toNanos(s.SettledAt)
-	if code, ok := NormalizeReferralCode(s.RefCode); ok {
+	if code, ok := club.NormalizeReferralCode(s.RefCode); ok {
 		r.refCode = &code
 	}
 	return r, nil
@@ -182,7 +130,7 @@ type loungeRow struct {
 }
 
 // normalizeLounge validates e and returns its stored form.
-func normalizeLounge(e LoungeEntry) (loungeRow, error) {
+func normalizeLounge(e club.LoungeEntry) (loungeRow, error) {
 	var r loungeRow
 	w, err := walletKey("wallet", e.Wallet)
 	if err != nil {
@@ -194,8 +142,8 @@ func normalizeLounge(e LoungeEntry) (loungeRow, error) {
 	if err := checkText("role", e.Role, false); err != nil {
 		return r, err
 	}
-	if len(e.Interests) > MaxInterests {
-		return r, invalid("interests", "has more than %d items", MaxInterests)
+	if len(e.Interests) > club.MaxInterests {
+		return r, invalid("interests", "has more than %d items", club.MaxInterests)
 	}
 	interests := e.Interests
 	if interests == nil {
@@ -226,7 +174,7 @@ type loungeRows interface {
 
 // scanLounge appends the lounge rows (wallet, agent_name, role, interests,
 // checked_in_at) of rows to out.
-func scanLounge(rows loungeRows, out []LoungeEntry) ([]LoungeEntry, error) {
+func scanLounge(rows loungeRows, out []club.LoungeEntry) ([]club.LoungeEntry, error) {
 	for rows.Next() {
 		var w, name, role, interests string
 		var at int64
@@ -243,8 +191,8 @@ func scanLounge(rows loungeRows, out []LoungeEntry) ([]LoungeEntry, error) {
 }
 
 // loungeEntry rebuilds a LoungeEntry from its stored form.
-func loungeEntry(wallet, agentName, role, interests string, at int64) (LoungeEntry, error) {
-	e := LoungeEntry{Wallet: displayAddress(wallet), AgentName: agentName, Role: role, CheckedInAt: fromNanos(at)}
+func loungeEntry(wallet, agentName, role, interests string, at int64) (club.LoungeEntry, error) {
+	e := club.LoungeEntry{Wallet: displayAddress(wallet), AgentName: agentName, Role: role, CheckedInAt: fromNanos(at)}
 	if err := json.Unmarshal([]byte(interests), &e.Interests); err != nil {
 		return e, fmt.Errorf("store: decode lounge interests of %s: %w", e.Wallet, err)
 	}
@@ -254,10 +202,10 @@ func loungeEntry(wallet, agentName, role, interests string, at int64) (LoungeEnt
 	return e, nil
 }
 
-// loungeLimit maps a requested list size to 1..LoungeCap.
+// loungeLimit maps a requested list size to 1..club.LoungeCap.
 func loungeLimit(limit int) int {
-	if limit < 1 || limit > LoungeCap {
-		return LoungeCap
+	if limit < 1 || limit > club.LoungeCap {
+		return club.LoungeCap
 	}
 	return limit
 }

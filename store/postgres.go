@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/seed1284c1d2/svc/club"
 )
 
 // pgDefaultMaxConns is the default PostgreSQL pool size.
@@ -166,19 +168,19 @@ func (s *postgresStore) Append(ctx context.Context, st Settlement) (bool, error)
 }
 
 // PayerStats implements Ledger.
-func (s *postgresStore) PayerStats(ctx context.Context, wallet string) (PayerStats, error) {
+func (s *postgresStore) PayerStats(ctx context.Context, wallet string) (club.PayerStats, error) {
 	key, err := walletKey("wallet", wallet)
 	if err != nil {
-		return PayerStats{}, fmt.Errorf("store: postgres: payer stats: %w", err)
+		return club.PayerStats{}, fmt.Errorf("store: postgres: payer stats: %w", err)
 	}
-	ps := PayerStats{Wallet: displayAddress(key)}
+	ps := club.PayerStats{Wallet: displayAddress(key)}
 	var first, last *int64
 	err = s.withConn(ctx, "payer stats", func(ctx context.Context, c *pgx.Conn) error {
 		return c.QueryRow(ctx, `SELECT count(*), count(DISTINCT tool_key), min(settled_at), max(settled_at)
 			FROM settlements WHERE payer = $1`, key).Scan(&ps.PaidCalls, &ps.Tools, &first, &last)
 	})
 	if err != nil {
-		return PayerStats{}, err
+		return club.PayerStats{}, err
 	}
 	if first != nil && last != nil {
 		ps.FirstPaid, ps.LastPaid = fromNanos(*first), fromNanos(*last)
@@ -187,12 +189,12 @@ func (s *postgresStore) PayerStats(ctx context.Context, wallet string) (PayerSta
 }
 
 // ReferralStats implements Ledger.
-func (s *postgresStore) ReferralStats(ctx context.Context, code string) (ReferralStats, error) {
-	norm, ok := NormalizeReferralCode(code)
+func (s *postgresStore) ReferralStats(ctx context.Context, code string) (club.ReferralStats, error) {
+	norm, ok := club.NormalizeReferralCode(code)
 	if !ok {
-		return ReferralStats{Code: code}, nil
+		return club.ReferralStats{Code: code}, nil
 	}
-	rs := ReferralStats{Code: norm}
+	rs := club.ReferralStats{Code: norm}
 	var owner string
 	var created int64
 	err := s.withConn(ctx, "referral stats", func(ctx context.Context, c *pgx.Conn) error {
@@ -206,7 +208,7 @@ func (s *postgresStore) ReferralStats(ctx context.Context, code string) (Referra
 		return err
 	})
 	if err != nil {
-		return ReferralStats{}, err
+		return club.ReferralStats{}, err
 	}
 	if rs.Registered {
 		rs.Owner, rs.CreatedAt = displayAddress(owner), fromNanos(created)
@@ -249,16 +251,16 @@ func (s *postgresStore) Totals(ctx context.Context) (Totals, error) {
 }
 
 // PutReferral implements ReferralStore.
-func (s *postgresStore) PutReferral(ctx context.Context, owner string, createdAt time.Time) (Referral, error) {
+func (s *postgresStore) PutReferral(ctx context.Context, owner string, createdAt time.Time) (club.Referral, error) {
 	key, err := walletKey("owner", owner)
 	if err != nil {
-		return Referral{}, fmt.Errorf("store: postgres: put referral: %w", err)
+		return club.Referral{}, fmt.Errorf("store: postgres: put referral: %w", err)
 	}
 	if createdAt.IsZero() {
-		return Referral{}, fmt.Errorf("store: postgres: put referral: %w", invalid("createdAt", "is required"))
+		return club.Referral{}, fmt.Errorf("store: postgres: put referral: %w", invalid("createdAt", "is required"))
 	}
-	code, _ := ReferralCode(key)
-	var got Referral
+	code, _ := club.ReferralCode(key)
+	var got club.Referral
 	err = s.withConn(ctx, "put referral", func(ctx context.Context, c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, `INSERT INTO referrals (code, owner, created_at) VALUES ($1, $2, $3)
 			ON CONFLICT DO NOTHING`, code, key, toNanos(createdAt)); err != nil {
@@ -270,35 +272,35 @@ func (s *postgresStore) PutReferral(ctx context.Context, owner string, createdAt
 			return fmt.Errorf("read back %s: %w", code, err)
 		}
 		if storedOwner != key {
-			return fmt.Errorf("code %s: %w", code, ErrReferralCollision)
+			return fmt.Errorf("code %s: %w", code, club.ErrReferralCollision)
 		}
-		got = Referral{Code: code, Owner: displayAddress(key), CreatedAt: fromNanos(created)}
+		got = club.Referral{Code: code, Owner: displayAddress(key), CreatedAt: fromNanos(created)}
 		return nil
 	})
 	return got, err
 }
 
 // Referral implements ReferralStore.
-func (s *postgresStore) Referral(ctx context.Context, code string) (Referral, bool, error) {
-	norm, ok := NormalizeReferralCode(code)
+func (s *postgresStore) Referral(ctx context.Context, code string) (club.Referral, bool, error) {
+	norm, ok := club.NormalizeReferralCode(code)
 	if !ok {
-		return Referral{}, false, nil
+		return club.Referral{}, false, nil
 	}
 	return s.referral(ctx, "referral", `SELECT code, owner, created_at FROM referrals WHERE code = $1`, norm)
 }
 
 // ReferralByOwner implements ReferralStore.
-func (s *postgresStore) ReferralByOwner(ctx context.Context, wallet string) (Referral, bool, error) {
+func (s *postgresStore) ReferralByOwner(ctx context.Context, wallet string) (club.Referral, bool, error) {
 	key, err := walletKey("wallet", wallet)
 	if err != nil {
-		return Referral{}, false, fmt.Errorf("store: postgres: referral by owner: %w", err)
+		return club.Referral{}, false, fmt.Errorf("store: postgres: referral by owner: %w", err)
 	}
 	return s.referral(ctx, "referral by owner", `SELECT code, owner, created_at FROM referrals WHERE owner = $1`, key)
 }
 
 // referral runs a single-row referral lookup.
-func (s *postgresStore) referral(ctx context.Context, op, query, arg string) (Referral, bool, error) {
-	var r Referral
+func (s *postgresStore) referral(ctx context.Context, op, query, arg string) (club.Referral, bool, error) {
+	var r club.Referral
 	var owner string
 	var created int64
 	found := false
@@ -311,14 +313,14 @@ func (s *postgresStore) referral(ctx context.Context, op, query, arg string) (Re
 		return err
 	})
 	if err != nil || !found {
-		return Referral{}, false, err
+		return club.Referral{}, false, err
 	}
 	r.Owner, r.CreatedAt = displayAddress(owner), fromNanos(created)
 	return r, true, nil
 }
 
 // CheckIn implements LoungeStore.
-func (s *postgresStore) CheckIn(ctx context.Context, e LoungeEntry) error {
+func (s *postgresStore) CheckIn(ctx context.Context, e club.LoungeEntry) error {
 	r, err := normalizeLounge(e)
 	if err != nil {
 		return fmt.Errorf("store: postgres: check in: %w", err)
@@ -333,7 +335,7 @@ func (s *postgresStore) CheckIn(ctx context.Context, e LoungeEntry) error {
 			return fmt.Errorf("upsert: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM lounge WHERE wallet NOT IN
-			(SELECT wallet FROM lounge ORDER BY checked_in_at DESC, wallet LIMIT $1)`, LoungeCap); err != nil {
+			(SELECT wallet FROM lounge ORDER BY checked_in_at DESC, wallet LIMIT $1)`, club.LoungeCap); err != nil {
 			return fmt.Errorf("cap: %w", err)
 		}
 		return nil
@@ -341,9 +343,9 @@ func (s *postgresStore) CheckIn(ctx context.Context, e LoungeEntry) error {
 }
 
 // Lounge implements LoungeStore.
-func (s *postgresStore) Lounge(ctx context.Context, now time.Time, limit int) ([]LoungeEntry, error) {
-	cutoff := toNanos(now.Add(-LoungeTTL))
-	out := []LoungeEntry{}
+func (s *postgresStore) Lounge(ctx context.Context, now time.Time, limit int) ([]club.LoungeEntry, error) {
+	cutoff := toNanos(now.Add(-club.LoungeTTL))
+	out := []club.LoungeEntry{}
 	err := s.withConn(ctx, "lounge", func(ctx context.Context, c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, cutoff); err != nil {
 			return fmt.Errorf("prune: %w", err)
@@ -371,7 +373,7 @@ func (s *postgresStore) PruneAll(ctx context.Context, now time.Time) (Pruned, er
 		if p.Payments, p.Answers, err = pgPruneJournal(ctx, tx, now); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, toNanos(now.Add(-LoungeTTL)))
+		tag, err := tx.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, toNanos(now.Add(-club.LoungeTTL)))
 		if err != nil {
 			return fmt.Errorf("lounge: %w", err)
 		}

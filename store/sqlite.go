@@ -15,6 +15,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/seed1284c1d2/svc/club"
 )
 
 // sqliteDefaultReaders is the default size of the SQLite read pool.
@@ -258,19 +260,19 @@ func (s *sqliteStore) Append(ctx context.Context, st Settlement) (bool, error) {
 }
 
 // PayerStats implements Ledger.
-func (s *sqliteStore) PayerStats(ctx context.Context, wallet string) (PayerStats, error) {
+func (s *sqliteStore) PayerStats(ctx context.Context, wallet string) (club.PayerStats, error) {
 	key, err := walletKey("wallet", wallet)
 	if err != nil {
-		return PayerStats{}, fmt.Errorf("store: sqlite: payer stats: %w", err)
+		return club.PayerStats{}, fmt.Errorf("store: sqlite: payer stats: %w", err)
 	}
 	ctx, cancel := s.cfg.withTimeout(ctx)
 	defer cancel()
-	ps := PayerStats{Wallet: displayAddress(key)}
+	ps := club.PayerStats{Wallet: displayAddress(key)}
 	var first, last sql.NullInt64
 	err = s.r.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT tool_key), min(settled_at), max(settled_at)
 		FROM settlements WHERE payer = ?`, key).Scan(&ps.PaidCalls, &ps.Tools, &first, &last)
 	if err != nil {
-		return PayerStats{}, fmt.Errorf("store: sqlite: payer stats: %w", err)
+		return club.PayerStats{}, fmt.Errorf("store: sqlite: payer stats: %w", err)
 	}
 	if first.Valid {
 		ps.FirstPaid, ps.LastPaid = fromNanos(first.Int64), fromNanos(last.Int64)
@@ -279,14 +281,14 @@ func (s *sqliteStore) PayerStats(ctx context.Context, wallet string) (PayerStats
 }
 
 // ReferralStats implements Ledger.
-func (s *sqliteStore) ReferralStats(ctx context.Context, code string) (ReferralStats, error) {
-	norm, ok := NormalizeReferralCode(code)
+func (s *sqliteStore) ReferralStats(ctx context.Context, code string) (club.ReferralStats, error) {
+	norm, ok := club.NormalizeReferralCode(code)
 	if !ok {
-		return ReferralStats{Code: code}, nil
+		return club.ReferralStats{Code: code}, nil
 	}
 	ctx, cancel := s.cfg.withTimeout(ctx)
 	defer cancel()
-	rs := ReferralStats{Code: norm}
+	rs := club.ReferralStats{Code: norm}
 	var owner string
 	var created int64
 	err := s.r.QueryRowContext(ctx, `SELECT r.owner, r.created_at, count(DISTINCT s.payer), count(s.payer)
@@ -296,7 +298,7 @@ func (s *sqliteStore) ReferralStats(ctx context.Context, code string) (ReferralS
 	case errors.Is(err, sql.ErrNoRows):
 		return rs, nil
 	case err != nil:
-		return ReferralStats{}, fmt.Errorf("store: sqlite: referral stats: %w", err)
+		return club.ReferralStats{}, fmt.Errorf("store: sqlite: referral stats: %w", err)
 	}
 	rs.Registered, rs.Owner, rs.CreatedAt = true, displayAddress(owner), fromNanos(created)
 	return rs, nil
@@ -364,16 +366,16 @@ func (s *sqliteStore) Totals(ctx context.Context) (Totals, error) {
 }
 
 // PutReferral implements ReferralStore.
-func (s *sqliteStore) PutReferral(ctx context.Context, owner string, createdAt time.Time) (Referral, error) {
+func (s *sqliteStore) PutReferral(ctx context.Context, owner string, createdAt time.Time) (club.Referral, error) {
 	key, err := walletKey("owner", owner)
 	if err != nil {
-		return Referral{}, fmt.Errorf("store: sqlite: put referral: %w", err)
+		return club.Referral{}, fmt.Errorf("store: sqlite: put referral: %w", err)
 	}
 	if createdAt.IsZero() {
-		return Referral{}, fmt.Errorf("store: sqlite: put referral: %w", invalid("createdAt", "is required"))
+		return club.Referral{}, fmt.Errorf("store: sqlite: put referral: %w", invalid("createdAt", "is required"))
 	}
-	code, _ := ReferralCode(key)
-	var got Referral
+	code, _ := club.ReferralCode(key)
+	var got club.Referral
 	err = s.writeTx(ctx, "put referral", func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO referrals (code, owner, created_at) VALUES (?, ?, ?)
 			ON CONFLICT DO NOTHING`, code, key, toNanos(createdAt)); err != nil {
@@ -385,52 +387,52 @@ func (s *sqliteStore) PutReferral(ctx context.Context, owner string, createdAt t
 			return fmt.Errorf("read back %s: %w", code, err)
 		}
 		if storedOwner != key {
-			return fmt.Errorf("code %s: %w", code, ErrReferralCollision)
+			return fmt.Errorf("code %s: %w", code, club.ErrReferralCollision)
 		}
-		got = Referral{Code: code, Owner: displayAddress(key), CreatedAt: fromNanos(created)}
+		got = club.Referral{Code: code, Owner: displayAddress(key), CreatedAt: fromNanos(created)}
 		return nil
 	})
 	return got, err
 }
 
 // Referral implements ReferralStore.
-func (s *sqliteStore) Referral(ctx context.Context, code string) (Referral, bool, error) {
-	norm, ok := NormalizeReferralCode(code)
+func (s *sqliteStore) Referral(ctx context.Context, code string) (club.Referral, bool, error) {
+	norm, ok := club.NormalizeReferralCode(code)
 	if !ok {
-		return Referral{}, false, nil
+		return club.Referral{}, false, nil
 	}
 	return s.referral(ctx, "referral", `SELECT code, owner, created_at FROM referrals WHERE code = ?`, norm)
 }
 
 // ReferralByOwner implements ReferralStore.
-func (s *sqliteStore) ReferralByOwner(ctx context.Context, wallet string) (Referral, bool, error) {
+func (s *sqliteStore) ReferralByOwner(ctx context.Context, wallet string) (club.Referral, bool, error) {
 	key, err := walletKey("wallet", wallet)
 	if err != nil {
-		return Referral{}, false, fmt.Errorf("store: sqlite: referral by owner: %w", err)
+		return club.Referral{}, false, fmt.Errorf("store: sqlite: referral by owner: %w", err)
 	}
 	return s.referral(ctx, "referral by owner", `SELECT code, owner, created_at FROM referrals WHERE owner = ?`, key)
 }
 
 // referral runs a single-row referral lookup.
-func (s *sqliteStore) referral(ctx context.Context, op, query string, arg string) (Referral, bool, error) {
+func (s *sqliteStore) referral(ctx context.Context, op, query string, arg string) (club.Referral, bool, error) {
 	ctx, cancel := s.cfg.withTimeout(ctx)
 	defer cancel()
-	var r Referral
+	var r club.Referral
 	var owner string
 	var created int64
 	err := s.r.QueryRowContext(ctx, query, arg).Scan(&r.Code, &owner, &created)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return Referral{}, false, nil
+		return club.Referral{}, false, nil
 	case err != nil:
-		return Referral{}, false, fmt.Errorf("store: sqlite: %s: %w", op, err)
+		return club.Referral{}, false, fmt.Errorf("store: sqlite: %s: %w", op, err)
 	}
 	r.Owner, r.CreatedAt = displayAddress(owner), fromNanos(created)
 	return r, true, nil
 }
 
 // CheckIn implements LoungeStore.
-func (s *sqliteStore) CheckIn(ctx context.Context, e LoungeEntry) error {
+func (s *sqliteStore) CheckIn(ctx context.Context, e club.LoungeEntry) error {
 	r, err := normalizeLounge(e)
 	if err != nil {
 		return fmt.Errorf("store: sqlite: check in: %w", err)
@@ -445,7 +447,7 @@ func (s *sqliteStore) CheckIn(ctx context.Context, e LoungeEntry) error {
 			return fmt.Errorf("upsert: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM lounge WHERE wallet NOT IN
-			(SELECT wallet FROM lounge ORDER BY checked_in_at DESC, wallet LIMIT ?)`, LoungeCap); err != nil {
+			(SELECT wallet FROM lounge ORDER BY checked_in_at DESC, wallet LIMIT ?)`, club.LoungeCap); err != nil {
 			return fmt.Errorf("cap: %w", err)
 		}
 		return nil
@@ -453,9 +455,9 @@ func (s *sqliteStore) CheckIn(ctx context.Context, e LoungeEntry) error {
 }
 
 // Lounge implements LoungeStore. It runs on the writer because it prunes.
-func (s *sqliteStore) Lounge(ctx context.Context, now time.Time, limit int) ([]LoungeEntry, error) {
-	cutoff := toNanos(now.Add(-LoungeTTL))
-	out := []LoungeEntry{}
+func (s *sqliteStore) Lounge(ctx context.Context, now time.Time, limit int) ([]club.LoungeEntry, error) {
+	cutoff := toNanos(now.Add(-club.LoungeTTL))
+	out := []club.LoungeEntry{}
 	err := s.writeTx(ctx, "lounge", func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM lounge WHERE checked_in_at <= ?`, cutoff); err != nil {
 			return fmt.Errorf("prune: %w", err)
@@ -483,7 +485,7 @@ func (s *sqliteStore) PruneAll(ctx context.Context, now time.Time) (Pruned, erro
 		if p.Payments, p.Answers, err = sqlitePruneJournal(ctx, tx, now); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM lounge WHERE checked_in_at <= ?`, toNanos(now.Add(-LoungeTTL)))
+		res, err := tx.ExecContext(ctx, `DELETE FROM lounge WHERE checked_in_at <= ?`, toNanos(now.Add(-club.LoungeTTL)))
 		if err != nil {
 			return fmt.Errorf("lounge: %w", err)
 		}

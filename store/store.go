@@ -42,18 +42,24 @@
 //     time.Time survives the round trip exactly (as an instant: values come
 //     back in UTC). Instants outside the years 1678–2262 are clamped.
 //   - EVM addresses are keys in lower case; values returned to callers carry
-//     the EIP-55 checksummed form where the field is a wallet (see
-//     [ChecksumAddress]).
+//     the EIP-55 checksummed form where the field is a wallet (an address
+//     is accepted in any case, with "0x" or "0X", surrounding space
+//     ignored).
 //   - Every operation runs under a timeout (Options: [WithOpTimeout]), on top
 //     of the caller's context.
 //   - Errors are wrapped with the operation's name; invalid arguments wrap
 //     [ErrInvalid].
 //
-// The interfaces are small and named for what their consumers need:
-// engine.Journal (the payment engine; it also writes the ledger), [Ledger]
-// (imports append, the club reads), [ReferralStore] and [LoungeStore];
-// [Store] is all of them plus housekeeping. Both implementations pass the
-// journal's conformance suite, engine/journaltest, through storetest.
+// The consumers own the contracts, as they own the rules: the payment
+// engine defines engine.Journal (and its records), the club defines
+// club.Store with its types (club.LoungeEntry, club.Referral, ...) and its
+// rules (club.ReferralCode, club.LoungeCap, club.LoungeTTL,
+// club.MaxInterests), and this package implements both, importing them;
+// neither imports store. [Ledger] (imports append, the club reads),
+// [ReferralStore] and [LoungeStore] are the store's own groupings; [Store]
+// is all of them plus housekeeping. Both implementations pass the
+// journal's conformance suite, engine/journaltest, and the club store's,
+// through storetest.
 package store
 
 import (
@@ -64,6 +70,8 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402/engine"
+
+	"github.com/seed1284c1d2/svc/club"
 )
 
 // Sentinel errors. Every error the store returns for a bad argument wraps
@@ -77,25 +85,17 @@ var (
 	// ErrClosed is returned by the journal's writes once the store is
 	// closed.
 	ErrClosed = errors.New("store: closed")
-	// ErrReferralCollision is returned by PutReferral when the derived code
-	// already belongs to another wallet (a 50-bit hash collision: in practice
-	// never; reported rather than silently merged).
-	ErrReferralCollision = errors.New("store: referral code belongs to another wallet")
 )
 
 // Limits applied by the store itself. They bound what a row may hold; the
-// club applies its own, stricter, vocabulary and length rules before calling.
+// club's rules (club.LoungeCap, club.LoungeTTL, club.MaxInterests) apply on
+// top, and the club checks its stricter character and length rules before
+// calling.
 const (
-	// LoungeCap is the number of lounge entries kept and listed (newest first).
-	LoungeCap = 100
-	// LoungeTTL is how long a lounge entry stays listed after its check-in.
-	LoungeTTL = 24 * time.Hour
 	// MaxFieldBytes bounds every free-text field the store keeps (tool key,
 	// agent name, role, each interest, network, transaction, and every text
 	// field of a journal record but its JSON ones; a longer reason is cut).
 	MaxFieldBytes = 1024
-	// MaxInterests bounds the number of interests of a lounge entry.
-	MaxInterests = 64
 	// DefaultOpTimeout bounds each store operation unless WithOpTimeout says
 	// otherwise.
 	DefaultOpTimeout = 5 * time.Second
@@ -116,47 +116,6 @@ type Settlement struct {
 	Route       string    // what was sold ("POST /api/risk-levels"); may be empty
 	Transport   string    // how the call arrived ("http", "mcp", "a2a"); may be empty
 	SettledAt   time.Time // when settlement succeeded
-}
-
-// PayerStats summarizes one wallet's settled payments. A wallet that never
-// paid has zero PaidCalls and zero times.
-type PayerStats struct {
-	Wallet    string    // EIP-55 checksummed
-	PaidCalls int64     // settled payments
-	Tools     int64     // distinct tools bought
-	FirstPaid time.Time // earliest SettledAt; zero if none
-	LastPaid  time.Time // latest SettledAt; zero if none
-}
-
-// ReferralStats is what a referral code converted. Only registered codes
-// (PutReferral) convert: a settlement counts when it carries the code and its
-// payer is not the code's owner (self-referral is ignored). It is computed at
-// query time, so settlements that carried the code before it was registered
-// count too. A payer who used several codes counts for each.
-type ReferralStats struct {
-	Code           string
-	Registered     bool      // false: unknown code, all counts zero
-	Owner          string    // EIP-55 checksummed; empty if not registered
-	CreatedAt      time.Time // registration time; zero if not registered
-	ReferredPayers int64     // distinct payers other than the owner
-	PaidCalls      int64     // settlements carrying the code, owner's excluded
-}
-
-// Referral is a registered referral code and the wallet it belongs to.
-type Referral struct {
-	Code      string    // see ReferralCode
-	Owner     string    // EIP-55 checksummed
-	CreatedAt time.Time // first registration
-}
-
-// LoungeEntry is one self-declared lounge check-in. Wallet ownership is not
-// authenticated; the fields are what the caller declared.
-type LoungeEntry struct {
-	Wallet      string    // EIP-55 checksummed on the way out
-	AgentName   string    // may be empty
-	Role        string    // may be empty
-	Interests   []string  // never nil on the way out
-	CheckedInAt time.Time // the check-in instant
 }
 
 // Revenue is the settled volume of one (network, asset) pair.
@@ -180,7 +139,7 @@ type Totals struct {
 type Pruned struct {
 	Payments      int64 // journal rows deleted (engine.Journal.Prune)
 	Answers       int64 // recorded answers forgotten (engine.Journal.Prune)
-	LoungeEntries int64 // lounge entries older than LoungeTTL
+	LoungeEntries int64 // lounge entries older than club.LoungeTTL
 }
 
 // Ledger is the settlement ledger: the payment journal writes it with each
@@ -194,37 +153,37 @@ type Ledger interface {
 	// the code it carried.
 	Append(ctx context.Context, s Settlement) (inserted bool, err error)
 	// PayerStats summarizes the settled payments of wallet.
-	PayerStats(ctx context.Context, wallet string) (PayerStats, error)
-	// ReferralStats reports what code converted (see ReferralStats).
-	ReferralStats(ctx context.Context, code string) (ReferralStats, error)
+	PayerStats(ctx context.Context, wallet string) (club.PayerStats, error)
+	// ReferralStats reports what code converted (see club.ReferralStats).
+	ReferralStats(ctx context.Context, code string) (club.ReferralStats, error)
 	// Totals returns ledger-wide aggregates.
 	Totals(ctx context.Context) (Totals, error)
 }
 
 // ReferralStore keeps the referral codes wallets registered.
 type ReferralStore interface {
-	// PutReferral registers the code of owner (derived with ReferralCode) at
+	// PutReferral registers the code of owner (derived with club.ReferralCode) at
 	// createdAt. It is idempotent: registering again returns the first
 	// registration unchanged.
-	PutReferral(ctx context.Context, owner string, createdAt time.Time) (Referral, error)
+	PutReferral(ctx context.Context, owner string, createdAt time.Time) (club.Referral, error)
 	// Referral looks a code up (case-insensitively); found is false for an
 	// unknown code.
-	Referral(ctx context.Context, code string) (r Referral, found bool, err error)
+	Referral(ctx context.Context, code string) (r club.Referral, found bool, err error)
 	// ReferralByOwner looks up the code registered by wallet.
-	ReferralByOwner(ctx context.Context, wallet string) (r Referral, found bool, err error)
+	ReferralByOwner(ctx context.Context, wallet string) (r club.Referral, found bool, err error)
 }
 
-// LoungeStore keeps the lounge: one entry per wallet, the newest LoungeCap,
-// each for LoungeTTL.
+// LoungeStore keeps the lounge: one entry per wallet, the newest
+// club.LoungeCap, each for club.LoungeTTL.
 type LoungeStore interface {
 	// CheckIn records e, replacing the wallet's previous entry unless that
 	// one has a later CheckedInAt (latest wins, whatever the arrival order).
-	// Entries beyond the newest LoungeCap are dropped.
-	CheckIn(ctx context.Context, e LoungeEntry) error
-	// Lounge lists up to limit entries (limit outside 1..LoungeCap means
-	// LoungeCap), newest first (ties by wallet), excluding and deleting those
-	// checked in LoungeTTL or more before now.
-	Lounge(ctx context.Context, now time.Time, limit int) ([]LoungeEntry, error)
+	// Entries beyond the newest club.LoungeCap are dropped.
+	CheckIn(ctx context.Context, e club.LoungeEntry) error
+	// Lounge lists up to limit entries (limit outside 1..club.LoungeCap
+	// means club.LoungeCap), newest first (ties by wallet), excluding and
+	// deleting those checked in club.LoungeTTL or more before now.
+	Lounge(ctx context.Context, now time.Time, limit int) ([]club.LoungeEntry, error)
 }
 
 // Store is every store the server needs plus housekeeping. It is safe for
@@ -254,7 +213,7 @@ type Store interface {
 
 	// PruneAll is the periodic housekeeping: the journal's Prune (rows past
 	// KeepUntil, answers past AnswerUntil) and the lounge entries older
-	// than LoungeTTL. Correctness never depends on it.
+	// than club.LoungeTTL. Correctness never depends on it.
 	PruneAll(ctx context.Context, now time.Time) (Pruned, error)
 	// Ping checks that the database answers (for /health).
 	Ping(ctx context.Context) error
@@ -265,6 +224,9 @@ type Store interface {
 	// is closed.
 	Close() error
 }
+
+// Every Store is the club's store.
+var _ club.Store = Store(nil)
 
 // Option adjusts how a store is opened.
 type Option func(*config)

@@ -136,16 +136,6 @@ func IsValidAddress(s string) bool {
 	return err == nil
 }
 
-// ChecksumAddress returns the EIP-55 form of a 0x + 40 hex address (any
-// case); ok is false for anything else.
-func ChecksumAddress(s string) (string, bool) {
-	a, ok := wire.ParseHexAddress(s)
-	if !ok {
-		return "", false
-	}
-	return a.Hex(), true
-}
-
 // FindMatchingRequirements returns the first offered requirement that the
 // accepted one (a payment's "accepted") matches: scheme, network, amount
 // and maxTimeoutSeconds equal, asset and payTo equal case-insensitively,

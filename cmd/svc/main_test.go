@@ -157,6 +157,24 @@ func TestServeFromCleanCheckout(t *testing.T) {
 		t.Fatalf("the default SQLite file: %v", err)
 	}
 
+	// The club's routes answer other methods with 405 and Allow through the
+	// server too (GET on the create route is not a referral code).
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodGet, "/api/club/referral/create", "POST"},
+		{http.MethodDelete, "/api/club/lounge", "GET, HEAD"},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow || !strings.Contains(string(body), `"code":"method_not_allowed"`) {
+			t.Fatalf("%s %s: %d Allow %q %s", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), body)
+		}
+	}
+
 	resp, err := http.Post(base+"/api/tick-pnl", "application/json", strings.NewReader(`{"entry":100,"exit":101,"contracts":2,"tickSize":0.25,"tickValue":12.5,"direction":"long"}`))
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -189,7 +191,7 @@ func runLedger(t *testing.T, open Opener) {
 		mustAppend(t, s, settlement(Wallet(4), "risk_levels", 2, "3400", "", t1), true)
 		mustAppend(t, s, settlement(Wallet(5), "risk_levels", 4, "3400", "", base0.Add(-time.Hour)), true)
 		ps := mustPayerStats(t, s, "0X"+strings.ToUpper(Wallet(4)[2:])) // any spelling
-		want := store.PayerStats{Wallet: checksum(t, Wallet(4)), PaidCalls: 3, Tools: 2, FirstPaid: t1, LastPaid: t3}
+		want := club.PayerStats{Wallet: checksum(t, Wallet(4)), PaidCalls: 3, Tools: 2, FirstPaid: t1, LastPaid: t3}
 		if ps.Wallet != want.Wallet || ps.PaidCalls != 3 || ps.Tools != 2 || !ps.FirstPaid.Equal(t1) || !ps.LastPaid.Equal(t3) {
 			t.Fatalf("PayerStats = %+v, want %+v", ps, want)
 		}
@@ -230,7 +232,7 @@ func runLedger(t *testing.T, open Opener) {
 		}
 		// A well-formed code nobody registered converts nothing, even if
 		// settlements carried it.
-		unreg, _ := store.ReferralCode(Wallet(12))
+		unreg, _ := club.ReferralCode(Wallet(12))
 		mustAppend(t, s, settlement(Wallet(24), "risk_levels", 7, "3400", unreg, at), true)
 		for _, c := range []string{unreg, "bogus", ""} {
 			rs, err := s.ReferralStats(ctx, c)
@@ -284,7 +286,7 @@ func runReferrals(t *testing.T, open Opener) {
 	t.Run("PutAndGet", func(t *testing.T) {
 		s := open(t)
 		w := Wallet(40)
-		code, ok := store.ReferralCode(w)
+		code, ok := club.ReferralCode(w)
 		if !ok {
 			t.Fatalf("ReferralCode(%s) not ok", w)
 		}
@@ -298,7 +300,7 @@ func runReferrals(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatalf("PutReferral: %v", err)
 		}
-		want := store.Referral{Code: code, Owner: checksum(t, w), CreatedAt: base0}
+		want := club.Referral{Code: code, Owner: checksum(t, w), CreatedAt: base0}
 		if !sameReferral(first, want) {
 			t.Fatalf("PutReferral = %+v, want %+v", first, want)
 		}
@@ -334,7 +336,7 @@ func runReferrals(t *testing.T, open Opener) {
 	t.Run("ConcurrentPuts", func(t *testing.T) {
 		s := open(t)
 		w := Wallet(42)
-		results := make([]store.Referral, 20)
+		results := make([]club.Referral, 20)
 		errs := parallel(len(results), func(i int) error {
 			var err error
 			results[i], err = s.PutReferral(ctx, w, base0.Add(time.Duration(i)*time.Second))
@@ -356,8 +358,8 @@ func runReferrals(t *testing.T, open Opener) {
 
 func runLounge(t *testing.T, open Opener) {
 	ctx := context.Background()
-	entry := func(i int, name string, at time.Time) store.LoungeEntry {
-		return store.LoungeEntry{Wallet: Wallet(i), AgentName: name, Role: "trader", Interests: []string{"gold", "risk"}, CheckedInAt: at}
+	entry := func(i int, name string, at time.Time) club.LoungeEntry {
+		return club.LoungeEntry{Wallet: Wallet(i), AgentName: name, Role: "trader", Interests: []string{"gold", "risk"}, CheckedInAt: at}
 	}
 
 	t.Run("LatestWins", func(t *testing.T) {
@@ -371,7 +373,7 @@ func runLounge(t *testing.T, open Opener) {
 		mustCheckIn(t, s, later)
 		mustCheckIn(t, s, entry(1, "stale", now.Add(-3*time.Hour))) // arrives late, is older: ignored
 		got := mustLounge(t, s, now, 0)
-		want := []store.LoungeEntry{{Wallet: checksum(t, Wallet(1)), AgentName: "second", Role: "", Interests: []string{}, CheckedInAt: now.Add(-time.Hour)}}
+		want := []club.LoungeEntry{{Wallet: checksum(t, Wallet(1)), AgentName: "second", Role: "", Interests: []string{}, CheckedInAt: now.Add(-time.Hour)}}
 		if !sameEntries(got, want) {
 			t.Fatalf("Lounge = %+v, want %+v", got, want)
 		}
@@ -403,14 +405,14 @@ func runLounge(t *testing.T, open Opener) {
 	t.Run("CappedAtNewest100", func(t *testing.T) {
 		s := open(t)
 		now := base0
-		const n = store.LoungeCap + 7
+		const n = club.LoungeCap + 7
 		for i := range n {
 			mustCheckIn(t, s, entry(i, fmt.Sprint(i), now.Add(-time.Hour+time.Duration(i)*time.Second)))
 		}
-		for _, limit := range []int{0, -1, store.LoungeCap, store.LoungeCap + 1, 1000} {
+		for _, limit := range []int{0, -1, club.LoungeCap, club.LoungeCap + 1, 1000} {
 			got := mustLounge(t, s, now, limit)
-			if len(got) != store.LoungeCap || got[0].AgentName != fmt.Sprint(n-1) || got[len(got)-1].AgentName != fmt.Sprint(n-store.LoungeCap) {
-				t.Fatalf("Lounge(limit %d): %d entries from %s to %s; want the newest %d", limit, len(got), got[0].AgentName, got[len(got)-1].AgentName, store.LoungeCap)
+			if len(got) != club.LoungeCap || got[0].AgentName != fmt.Sprint(n-1) || got[len(got)-1].AgentName != fmt.Sprint(n-club.LoungeCap) {
+				t.Fatalf("Lounge(limit %d): %d entries from %s to %s; want the newest %d", limit, len(got), got[0].AgentName, got[len(got)-1].AgentName, club.LoungeCap)
 			}
 		}
 		// The oldest are gone for good, not merely hidden: a newer entry
@@ -422,17 +424,17 @@ func runLounge(t *testing.T, open Opener) {
 			}
 			tot++
 		}
-		if tot != store.LoungeCap {
-			t.Fatalf("%d entries, want %d", tot, store.LoungeCap)
+		if tot != club.LoungeCap {
+			t.Fatalf("%d entries, want %d", tot, club.LoungeCap)
 		}
 	})
 
 	t.Run("ExpireAfter24h", func(t *testing.T) {
 		s := open(t)
 		now := base0
-		mustCheckIn(t, s, entry(1, "edge", now.Add(-store.LoungeTTL)))                // exactly 24 h: expired
-		mustCheckIn(t, s, entry(2, "old", now.Add(-store.LoungeTTL-time.Nanosecond))) // older: expired
-		mustCheckIn(t, s, entry(3, "fresh", now.Add(-store.LoungeTTL+time.Nanosecond)))
+		mustCheckIn(t, s, entry(1, "edge", now.Add(-club.LoungeTTL)))                // exactly 24 h: expired
+		mustCheckIn(t, s, entry(2, "old", now.Add(-club.LoungeTTL-time.Nanosecond))) // older: expired
+		mustCheckIn(t, s, entry(3, "fresh", now.Add(-club.LoungeTTL+time.Nanosecond)))
 		mustCheckIn(t, s, entry(4, "future", now.Add(time.Minute))) // clock skew: listed
 		got := mustLounge(t, s, now, 0)
 		if len(got) != 2 || got[0].AgentName != "future" || got[1].AgentName != "fresh" {
@@ -448,14 +450,14 @@ func runLounge(t *testing.T, open Opener) {
 	t.Run("CheckInValidates", func(t *testing.T) {
 		s := open(t)
 		good := entry(1, "ok", base0)
-		for name, mutate := range map[string]func(*store.LoungeEntry){
-			"wallet":         func(e *store.LoungeEntry) { e.Wallet = "me" },
-			"time":           func(e *store.LoungeEntry) { e.CheckedInAt = time.Time{} },
-			"name too long":  func(e *store.LoungeEntry) { e.AgentName = strings.Repeat("n", store.MaxFieldBytes+1) },
-			"role not UTF-8": func(e *store.LoungeEntry) { e.Role = "\xc3" },
-			"interest NUL":   func(e *store.LoungeEntry) { e.Interests = []string{"a\x00b"} },
-			"too many interests": func(e *store.LoungeEntry) {
-				e.Interests = make([]string, store.MaxInterests+1)
+		for name, mutate := range map[string]func(*club.LoungeEntry){
+			"wallet":         func(e *club.LoungeEntry) { e.Wallet = "me" },
+			"time":           func(e *club.LoungeEntry) { e.CheckedInAt = time.Time{} },
+			"name too long":  func(e *club.LoungeEntry) { e.AgentName = strings.Repeat("n", store.MaxFieldBytes+1) },
+			"role not UTF-8": func(e *club.LoungeEntry) { e.Role = "\xc3" },
+			"interest NUL":   func(e *club.LoungeEntry) { e.Interests = []string{"a\x00b"} },
+			"too many interests": func(e *club.LoungeEntry) {
+				e.Interests = make([]string, club.MaxInterests+1)
 			},
 		} {
 			bad := good
@@ -505,8 +507,8 @@ func runHousekeeping(t *testing.T, open Opener) {
 		}
 		mustSettle(t, s, forget, base0.Add(-time.Minute))
 		mustSettle(t, s, gone, base0.Add(time.Minute))
-		mustCheckIn(t, s, store.LoungeEntry{Wallet: Wallet(1), CheckedInAt: base0.Add(-25 * time.Hour)})
-		mustCheckIn(t, s, store.LoungeEntry{Wallet: Wallet(2), CheckedInAt: base0.Add(-23 * time.Hour)})
+		mustCheckIn(t, s, club.LoungeEntry{Wallet: Wallet(1), CheckedInAt: base0.Add(-25 * time.Hour)})
+		mustCheckIn(t, s, club.LoungeEntry{Wallet: Wallet(2), CheckedInAt: base0.Add(-23 * time.Hour)})
 		p, err := s.PruneAll(ctx, base0.Add(time.Nanosecond))
 		if err != nil {
 			t.Fatalf("PruneAll: %v", err)
@@ -697,7 +699,7 @@ func mustAppend(t *testing.T, s store.Ledger, st store.Settlement, wantInserted 
 	}
 }
 
-func mustPayerStats(t *testing.T, s store.Ledger, wallet string) store.PayerStats {
+func mustPayerStats(t *testing.T, s store.Ledger, wallet string) club.PayerStats {
 	t.Helper()
 	ps, err := s.PayerStats(context.Background(), wallet)
 	if err != nil {
@@ -715,14 +717,14 @@ func mustTotals(t *testing.T, s store.Ledger) store.Totals {
 	return tot
 }
 
-func mustCheckIn(t *testing.T, s store.LoungeStore, e store.LoungeEntry) {
+func mustCheckIn(t *testing.T, s store.LoungeStore, e club.LoungeEntry) {
 	t.Helper()
 	if err := s.CheckIn(context.Background(), e); err != nil {
 		t.Fatalf("CheckIn(%s): %v", e.Wallet, err)
 	}
 }
 
-func mustLounge(t *testing.T, s store.LoungeStore, now time.Time, limit int) []store.LoungeEntry {
+func mustLounge(t *testing.T, s store.LoungeStore, now time.Time, limit int) []club.LoungeEntry {
 	t.Helper()
 	got, err := s.Lounge(context.Background(), now, limit)
 	if err != nil {
@@ -733,18 +735,18 @@ func mustLounge(t *testing.T, s store.LoungeStore, now time.Time, limit int) []s
 
 func checksum(t *testing.T, w string) string {
 	t.Helper()
-	cs, ok := store.ChecksumAddress(w)
+	cs, ok := evmaddr.Checksum(w)
 	if !ok {
-		t.Fatalf("ChecksumAddress(%q) not ok", w)
+		t.Fatalf("%q is not an address", w)
 	}
 	return cs
 }
 
-func sameReferral(a, b store.Referral) bool {
+func sameReferral(a, b club.Referral) bool {
 	return a.Code == b.Code && a.Owner == b.Owner && a.CreatedAt.Equal(b.CreatedAt)
 }
 
-func sameEntries(a, b []store.LoungeEntry) bool {
+func sameEntries(a, b []club.LoungeEntry) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -810,7 +812,7 @@ func runJournalStore(t *testing.T, open Opener) {
 
 	t.Run("SettleWritesTheLedger", func(t *testing.T) {
 		s := open(t)
-		code, _ := store.ReferralCode(Wallet(50))
+		code, _ := club.ReferralCode(Wallet(50))
 		if _, err := s.PutReferral(ctx, Wallet(50), base0); err != nil {
 			t.Fatalf("PutReferral: %v", err)
 		}

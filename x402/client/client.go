@@ -15,6 +15,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
@@ -406,7 +407,7 @@ func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 			reject(ErrInvalidRequirements, "extra.name/extra.version (the token's EIP-712 domain) missing")
 			continue
 		}
-		if _, ok := x402.ChecksumAddress(req.PayTo); !ok {
+		if _, ok := evmaddr.Parse(req.PayTo); !ok {
 			reject(ErrInvalidRequirements, "payTo is not an address")
 			continue
 		}

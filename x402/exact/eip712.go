@@ -12,6 +12,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
@@ -86,10 +87,10 @@ func (e *authFieldError) Error() string { return "x402: authorization." + e.fiel
 func parseAuthorization(a Authorization) (authWords, *authFieldError) {
 	var w authWords
 	var ok bool
-	if w.from, ok = wire.ParseHexAddress(a.From); !ok {
+	if w.from, ok = evmaddr.Parse(a.From); !ok {
 		return w, &authFieldError{"from", ReasonInvalidPayload, "must be 0x followed by 40 hex digits"}
 	}
-	if w.to, ok = wire.ParseHexAddress(a.To); !ok {
+	if w.to, ok = evmaddr.Parse(a.To); !ok {
 		return w, &authFieldError{"to", ReasonInvalidPayload, "must be 0x followed by 40 hex digits"}
 	}
 	if w.value, ok = wire.ParseUint256(a.Value); !ok {
@@ -221,7 +222,7 @@ func SignAuthorization(key *ecdsa.PrivateKey, n x402.Network, asset string, auth
 	if asset == "" {
 		asset = n.USDC
 	}
-	contract, ok := wire.ParseHexAddress(asset)
+	contract, ok := evmaddr.Parse(asset)
 	if !ok {
 		return "", fmt.Errorf("x402: sign: asset %q is not an address", wire.TruncForMsg(asset, 50))
 	}
@@ -278,7 +279,7 @@ func NewPayload(key *ecdsa.PrivateKey, req x402.PaymentRequirements, now time.Ti
 		return ExactEVMPayload{}, errors.New("x402: new payload: requirements lack extra.name/extra.version (the token's EIP-712 domain)")
 	}
 	n.EIP712Name, n.EIP712Version = name, version
-	to, ok := wire.ParseHexAddress(req.PayTo)
+	to, ok := evmaddr.Parse(req.PayTo)
 	if !ok {
 		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: payTo %q is not an address", wire.TruncForMsg(req.PayTo, 50))
 	}

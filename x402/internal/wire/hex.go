@@ -4,13 +4,9 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
-)
 
-// ParseHexAddress parses 0x + 40 hex digits (either case).
-func ParseHexAddress(s string) (common.Address, bool) {
-	var a common.Address
-	return a, ParseHexFixed(a[:], s)
-}
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
+)
 
 // ParseHexFixed decodes "0x" (lower-case x) + exactly 2*len(dst) hex digits
 // (either case) into dst.
@@ -48,7 +44,7 @@ func EqualAddressFold(a, b string) bool { return strings.EqualFold(a, b) }
 // all lower case or with a valid EIP-55 checksum. It returns the
 // checksummed form, or what is wrong.
 func CheckPayTo(s string) (sum, problem string) {
-	a, ok := ParseHexAddress(s)
+	a, ok := evmaddr.Parse(s)
 	if !ok {
 		return "", "must be 0x followed by 40 hex digits"
 	}
