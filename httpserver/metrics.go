@@ -363,7 +363,7 @@ func (c journalCollector) Collect(ch chan<- prometheus.Metric) {
 // and the age of its last tick) and the facilitator (up), from the same
 // cached checks /health and /readyz use.
 type healthCollector struct {
-	s                               *Server
+	s                              *Server
 	terminalUp, terminalLag, facUp *prometheus.Desc
 }
 
