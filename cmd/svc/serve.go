@@ -75,6 +75,7 @@ type serveConfig struct {
 	regexTimeout, toolTimeout     time.Duration
 	healthTTL, shutdownTimeout    time.Duration
 	logLevel, logFormat           string
+	adminAddr                     string
 }
 
 // parseServe reads the flags and the SVC_* environment.
@@ -108,6 +109,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	shutdown := f.Duration("shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", defaultShutdownTimeout, "how long a stop waits for calls in flight")
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
+	adminAddr := f.String("admin-addr", "SVC_ADMIN_ADDR", "", "operator listener serving /metrics, the dashboard (/) and pprof instead of the public port (off by default; keep it private)")
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
@@ -122,7 +124,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		db: strings.TrimSpace(*db), rate: *rate, burst: *burst, unpaidRate: *unpaidRate, unpaidBurst: *unpaidBurst,
 		settleTimeout: *settleTimeout,
 		regexTimeout:  *regexTimeout, toolTimeout: *toolTimeout, healthTTL: *healthTTL, shutdownTimeout: *shutdown,
-		logLevel: *logLevel, logFormat: *logFormat,
+		logLevel: *logLevel, logFormat: *logFormat, adminAddr: strings.TrimSpace(*adminAddr),
 	}
 	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
 	if !ok {
@@ -302,6 +304,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		<-engineDone
 		a.engine.Close() // before the store closes (deferred earlier)
 	}()
+	admin, err := startAdmin(c.adminAddr, srv, log)
+	if err != nil {
+		return err
+	}
+	defer admin.stop(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -605,11 +612,13 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		ToolTimeout:    c.toolTimeout,
 		Logger:         log,
 		Version:        buildVersion(),
+		SeparateAdmin:  c.adminAddr != "",
 	})
 	if err != nil {
 		_ = st.Close()
 		return nil, err
 	}
+	disc.Stats().CountFrom(statsTallies(srv))
 	fn := srv.ObservePayment
 	observe.fn.Store(&fn)
 	return &assembled{srv: srv, engine: eng, st: st, catalog: catalog, base: base}, nil
