@@ -209,7 +209,7 @@ func scaleTop(ts []ledger.Total) float64 {
 // toolChart draws one horizontal bar per tool.
 func toolChart(ts []ledger.Total) chart {
 	top := scaleTop(ts)
-	span := chartWidth - toolLabelW - 90
+	span := chartWidth - toolLabelW - 210
 	c := chart{Width: chartWidth, Height: toolRowH*float64(len(ts)) + 4, Max: strconv.FormatFloat(top, 'f', 6, 64)}
 	for i, t := range ts {
 		y := toolRowH*float64(i) + 2
@@ -249,7 +249,7 @@ func dayChart(ts []ledger.Total, from, to time.Time) chart {
 		dh := dayChartH * usdcFloat(t.DevAmountUSDC) / top
 		x := step*float64(i) + 1
 		short := ""
-		if i%5 == 0 {
+		if len(days) <= 10 || i%5 == 0 || i == len(days)-1 {
 			short = t.Key[5:] // MM-DD
 		}
 		c.Bars = append(c.Bars, chartBar{Label: t.Key, Short: short, Amount: t.AmountUSDC, Dev: t.DevAmountUSDC,

@@ -52,7 +52,6 @@ func startAdmin(addr string, srv *httpserver.Server, log *slog.Logger) (*adminSe
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}}
 	go func() { a.errc <- a.srv.Serve(ln) }()
-	log.Info("svc: admin listener (metrics, dashboard, pprof)", "addr", ln.Addr().String())
 	return a, nil
 }
 

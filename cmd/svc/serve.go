@@ -279,7 +279,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	defer a.st.Close()
 	srv, st, catalog, base := a.srv, a.st, a.catalog, a.base
 
+	admin, err := startAdmin(c.adminAddr, srv, log)
+	if err != nil {
+		return err
+	}
+	defer admin.stop(context.Background())
 	printBanner(stderr, c, bound, base, st.Dialect(), catalog)
+	if admin != nil {
+		fmt.Fprintf(stderr, "  admin:       http://%s — /metrics, the dashboard (/) and /debug/pprof/, not on the public port\n\n", admin.Addr())
+	}
 	log.Info("svc: listening", "addr", bound, "base_url", base, "dev_mode", c.devMode, "network", c.network,
 		"pay_to", c.payTo, "terminal", c.terminal, "store", st.Dialect(), "tools", catalog.Len(), "version", buildVersion())
 	if c.devMode {
@@ -304,11 +312,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		<-engineDone
 		a.engine.Close() // before the store closes (deferred earlier)
 	}()
-	admin, err := startAdmin(c.adminAddr, srv, log)
-	if err != nil {
-		return err
-	}
-	defer admin.stop(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
