@@ -27,6 +27,23 @@ func statsTallies(srv *httpserver.Server) func() []discovery.RouteTally {
 	}
 }
 
+// publicOpsRoutes are the routes of other components the public
+// documents describe: all of them, but /metrics when the admin listener
+// serves it instead.
+func publicOpsRoutes(c *serveConfig) []discovery.RouteDoc {
+	all := discovery.DefaultExternalRoutes()
+	if c.adminAddr == "" {
+		return all
+	}
+	out := all[:0]
+	for _, d := range all {
+		if d.Path != "/metrics" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // adminServer serves the operator's handler (metrics, dashboard, pprof,
 // probes) on its own listener.
 type adminServer struct {
