@@ -247,6 +247,24 @@ func TestDashboardShowsTheLedger(t *testing.T) {
 		t.Fatalf("journal settled rows %q, want 4", got)
 	}
 
+	// The free stats read the server's counters: the same 402s and paid
+	// calls as the dashboard's conversion.
+	var stats struct {
+		PaymentRequired int64 `json:"paymentRequired"`
+		Settled         int64 `json:"settled"`
+	}
+	if c := getJSON(t, base+"/api/amplifier/stats", &stats); c != http.StatusOK || stats.Settled != 4 || stats.PaymentRequired != 4 {
+		t.Fatalf("stats %d %+v, want 4 paid calls after 4 402s", c, stats)
+	}
+	// The public OpenAPI document does not offer /metrics, now on the
+	// admin listener.
+	var oas struct {
+		Paths map[string]any `json:"paths"`
+	}
+	if c := getJSON(t, base+"/openapi.json", &oas); c != http.StatusOK || oas.Paths["/metrics"] != nil || oas.Paths["/readyz"] == nil {
+		t.Fatalf("openapi %d: /metrics %v, /readyz %v", c, oas.Paths["/metrics"] != nil, oas.Paths["/readyz"] != nil)
+	}
+
 	// The screenshot, kept as an artifact.
 	shots := os.Getenv(envDashboardArtifacts)
 	if shots == "" {
