@@ -93,12 +93,6 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, r, NewProblem(http.StatusBadRequest, CodeInvalidInput, "period: "+err.Error()))
 		return
 	}
-	tmpl, err := dashboardTemplate()
-	if err != nil {
-		s.log.Error("dashboard: template", "error", err)
-		WriteProblem(w, r, NewProblem(http.StatusInternalServerError, CodeInternal, "internal error"))
-		return
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), healthCheckTimeout+time.Second)
 	defer cancel()
 	d := dashboardData{Version: s.cfg.Version, Now: now.UTC().Format(time.RFC3339), DevMode: s.cfg.DevMode,
@@ -154,7 +148,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
-	if err := tmpl.Execute(w, d); err != nil {
+	if err := s.dashboardTmpl.Execute(w, d); err != nil {
 		s.log.Warn("dashboard: render", "error", err)
 	}
 }

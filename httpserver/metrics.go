@@ -22,7 +22,9 @@ import (
 
 // latencyBuckets are the upper bounds, in seconds, of the request latency
 // histogram.
-var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+func latencyBuckets() []float64 {
+	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+}
 
 // maxReasonLabels bounds the distinct reason labels of svc_failures_total;
 // further reasons are counted as "other". Reasons can come from a remote
@@ -92,7 +94,7 @@ func newMetrics(now time.Time, version string) *metrics {
 		}, []string{"route", "kind", "method", "status"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "svc_http_request_duration_seconds", Help: "Time from the request's arrival to the end of its answer, by route.",
-			Buckets: latencyBuckets,
+			Buckets: latencyBuckets(),
 		}, []string{"route"}),
 		paymentRequired: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "svc_x402_payment_required_total", Help: "402 answers offering payment (requests that came without one), by route.",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
@@ -203,6 +204,7 @@ type Server struct {
 	stopEngine    context.CancelFunc
 	engineDone    chan struct{}
 	unpaidLimiter *clientlimit.Limiter // nil: unpaid requests are not limited
+	dashboardTmpl *template.Template
 
 	inflight atomic.Int64
 
@@ -357,6 +359,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	tmpl, err := dashboardTemplate()
+	if err != nil {
+		return nil, fmt.Errorf("httpserver: dashboard template: %w", err)
+	}
+	s.dashboardTmpl = tmpl
 	s.registerScrapeCollectors()
 	s.handler = s.observe(s.mux)
 	if s.cfg.Middleware != nil {

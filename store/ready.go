@@ -15,18 +15,21 @@ var ErrSchema = errors.New("store: schema missing or outdated")
 // schemaTables are the tables the current migrations leave, with the
 // columns the code reads and writes; CheckSchema selects them (no rows),
 // which fails when a table or column is missing.
-var schemaTables = [...]string{
-	"settlements (network, asset, payer, nonce, tool_key, amount, tx, ref_code, settled_at, route, transport)",
-	"referrals (code, owner, created_at)",
-	"lounge (wallet, agent_name, role, interests, checked_in_at)",
-	"payments (key, state, lease_until, keep_until, answer_until, created_at, updated_at)",
-	"engine_instances (owner, seen_at)",
+func schemaTables() []string {
+	return []string{
+		"settlements (network, asset, payer, nonce, tool_key, amount, tx, ref_code, settled_at, route, transport)",
+		"referrals (code, owner, created_at)",
+		"lounge (wallet, agent_name, role, interests, checked_in_at)",
+		"payments (key, state, lease_until, keep_until, answer_until, created_at, updated_at)",
+		"engine_instances (owner, seen_at)",
+	}
 }
 
 // schemaQueries returns the probe query of each table of schemaTables.
 func schemaQueries() []string {
-	out := make([]string, 0, len(schemaTables))
-	for _, t := range schemaTables {
+	tables := schemaTables()
+	out := make([]string, 0, len(tables))
+	for _, t := range tables {
 		var table, cols string
 		for i := range len(t) {
 			if t[i] == ' ' {
