@@ -129,3 +129,25 @@ func TestSQLiteCheckSchemaFindsADroppedTable(t *testing.T) {
 		t.Fatalf("CheckSchema after dropping settlements: %v, want ErrSchema", err)
 	}
 }
+
+// TestSQLiteCheckSchemaFindsAMissingMigration: a database whose newest
+// migration is not recorded is reported as outdated.
+func TestSQLiteCheckSchemaFindsAMissingMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "svc.db")
+	s, err := store.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckSchema(context.Background()); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("CheckSchema with the newest migration unrecorded: %v, want ErrSchema", err)
+	}
+}
