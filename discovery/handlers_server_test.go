@@ -61,7 +61,7 @@ func newServerFixture(t *testing.T) *serverFixture {
 	}
 	// httpserver's own free routes, declared to discovery; /mcp, /a2a and
 	// the club are not mounted on this server.
-	builtins := []string{"GET /health", "GET /metrics"}
+	builtins := []string{"GET /health", "GET /metrics", "GET /livez", "GET /readyz"}
 	var ext []discovery.RouteDoc
 	for _, d := range discovery.DefaultExternalRoutes() {
 		if slices.Contains(builtins, d.Method+" "+d.Path) {

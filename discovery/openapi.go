@@ -178,7 +178,7 @@ func jsonRPCResponse() map[string]any {
 
 // DefaultExternalRoutes returns the free routes of the interface
 // specification (and /health, /metrics) that other components serve:
-// httpserver (/health, /metrics), MCP (/mcp), A2A (/a2a) and the club
+// httpserver (/health, /metrics, /livez, /readyz), MCP (/mcp), A2A (/a2a) and the club
 // (/api/club..., /.well-known/svc-club.json). It is the default of
 // Config.FreeRoutes; a server mounting only some of them passes those.
 func DefaultExternalRoutes() []RouteDoc {
@@ -202,6 +202,20 @@ func DefaultExternalRoutes() []RouteDoc {
 		{Method: "GET", Path: "/metrics", OperationID: "metrics", Tag: TagOperations,
 			Summary:      "Prometheus metrics (text exposition format)",
 			ResponseType: "text/plain; version=0.0.4; charset=utf-8", Response: oasString("Prometheus text exposition format.")},
+		{Method: "GET", Path: "/livez", OperationID: "livez", Tag: TagOperations,
+			Summary:     "Liveness probe: the process serves requests",
+			Description: "Not in the interface specification. Always 200 while the process serves.",
+			Response:    oasObject(map[string]any{"status": map[string]any{"type": "string", "enum": []string{"alive"}}}, "status")},
+		{Method: "GET", Path: "/readyz", OperationID: "readyz", Tag: TagOperations,
+			Summary: "Readiness probe: the store (and its schema) and the facilitator",
+			Description: "Not in the interface specification. 200 when the store answers and holds its schema and the facilitator offers the exact scheme on the network; 503 otherwise. " +
+				"The gold terminal is reported with the routes it backs but never makes the service unready.",
+			Response: oasObject(map[string]any{
+				"status": map[string]any{"type": "string", "enum": []string{"ready", "not ready"}},
+				"checks": oasAnyObject("Per-check results: store, schema, facilitator ({status, error}) and terminal ({status, error, required: false, routes})."),
+				"time":   oasString(""),
+			}, "status", "checks"),
+			Responses: map[int]string{http.StatusServiceUnavailable: "Not ready (same body as 200)."}},
 		{Method: "POST", Path: "/mcp", OperationID: "mcp", Tag: TagProtocols,
 			Summary: "MCP server: free discovery tools and every paid tool (JSON-RPC)",
 			Description: "Model Context Protocol, 2026-07-28 stateless revision, also accepting the legacy initialize exchange. Free, read-only tools: find_tool, route_tool, catalog, tool_info. " +

@@ -77,6 +77,31 @@ type Stats struct {
 	shards  [statsShards]statsShard
 	routes  statsLabels
 	sources statsLabels
+
+	// tallies, once set (CountFrom), supplies the request, status, route,
+	// 402 and settlement counts.
+	tallies atomic.Pointer[func() []RouteTally]
+}
+
+// RouteTally is one route's counts as another counter of the same
+// requests keeps them (the HTTP server's metrics: httpserver.Server.Counts).
+type RouteTally struct {
+	Route           string   // the route's label ("/api/find"; "unmatched")
+	Requests        int64    // answers
+	ByClass         [6]int64 // answers by status/100 (0: outside 1xx–5xx)
+	PaymentRequired int64    // 402s offering payment
+	Settled         int64    // paid calls settled
+}
+
+// CountFrom makes the snapshot read the requests, status classes, routes,
+// 402s and settlements from tallies (the counters a server already keeps
+// for its metrics) instead of counting them a second time: Observe then
+// keeps only what those lack, the src values, the client kinds and the
+// per-minute window. Call it before the Stats observes anything.
+func (s *Stats) CountFrom(tallies func() []RouteTally) {
+	if tallies != nil {
+		s.tallies.Store(&tallies)
+	}
 }
 
 // statsShards is the number of counter shards (a power of two).
@@ -199,16 +224,28 @@ func (l *statsLabels) snapshot() []StatsCount {
 // path pattern, "/api/find"; "" means a request no route matched), status
 // the HTTP status sent. A 402 counts as a 402 issued. Only the route label,
 // the sanitized src query value, the client kind and the status class are
-// kept.
+// kept; after CountFrom, only the src value, the client kind and the
+// per-minute window (the rest is read from the tallies).
 func (s *Stats) Observe(route string, r *http.Request, status int) {
 	sh, i := s.shard()
-	sh.total.Add(1)
 	if route == "" {
 		route = "unmatched"
 	} else if len(route) > 100 {
 		route = route[:100]
 	}
-	s.routes.add(route, i)
+	counted := s.tallies.Load() != nil
+	if !counted {
+		sh.total.Add(1)
+		s.routes.add(route, i)
+		if c := status / 100; c >= 1 && c <= 5 {
+			sh.classes[c].Add(1)
+		} else {
+			sh.classes[0].Add(1)
+		}
+		if status == http.StatusPaymentRequired {
+			sh.required.Add(1)
+		}
+	}
 	if r != nil {
 		if src := statsSource(r); src != "" {
 			s.sources.add(src, i)
@@ -217,25 +254,19 @@ func (s *Stats) Observe(route string, r *http.Request, status int) {
 	} else {
 		sh.kinds[5].Add(1)
 	}
-	if c := status / 100; c >= 1 && c <= 5 {
-		sh.classes[c].Add(1)
-	} else {
-		sh.classes[0].Add(1)
-	}
-	if status == http.StatusPaymentRequired {
-		sh.required.Add(1)
-	}
 	sh.tick(s.now().Unix())
 }
 
 // Observe402 counts a 402 issued that Observe did not see (a payment asked
-// for outside the HTTP pipeline). Observe counts 402 answers itself.
+// for outside the HTTP pipeline). Observe counts 402 answers itself. After
+// CountFrom the tallies' count is reported instead.
 func (s *Stats) Observe402() {
 	sh, _ := s.shard()
 	sh.required.Add(1)
 }
 
-// ObserveSettled counts a paid call whose payment settled.
+// ObserveSettled counts a paid call whose payment settled. After CountFrom
+// the tallies' count is reported instead.
 func (s *Stats) ObserveSettled() {
 	sh, _ := s.shard()
 	sh.settled.Add(1)
@@ -309,7 +340,7 @@ func (s *Stats) ObserveServed(r *http.Request, status int, h http.Header) {
 		route = strings.TrimSpace(p)
 	}
 	s.Observe(route, r, status)
-	if status < 300 && status >= 200 && len(h[statsHeaderResponse]) > 0 {
+	if s.tallies.Load() == nil && status < 300 && status >= 200 && len(h[statsHeaderResponse]) > 0 {
 		s.ObserveSettled()
 	}
 }
@@ -546,6 +577,9 @@ func (s *Stats) Snapshot(surface, purpose string) StatsSnapshot {
 	for c, name := range []string{"unknown", "1xx", "2xx", "3xx", "4xx", "5xx"} {
 		snap.Status[name] = s.sum(func(sh *statsShard) *atomic.Int64 { return &sh.classes[c] })
 	}
+	if f := s.tallies.Load(); f != nil {
+		snap.fromTallies((*f)())
+	}
 	for i, k := range statsKinds() {
 		snap.Clients[k] = s.sum(func(sh *statsShard) *atomic.Int64 { return &sh.kinds[i] })
 	}
@@ -555,6 +589,44 @@ func (s *Stats) Snapshot(surface, purpose string) StatsSnapshot {
 		}
 	}
 	return snap
+}
+
+// fromTallies replaces the counts of the snapshot by those of tallies.
+func (snap *StatsSnapshot) fromTallies(tallies []RouteTally) {
+	snap.Requests, snap.PaymentRequired, snap.Settled = 0, 0, 0
+	var classes [6]int64
+	routes := []StatsCount{}
+	for _, t := range tallies {
+		snap.Requests += t.Requests
+		snap.PaymentRequired += t.PaymentRequired
+		snap.Settled += t.Settled
+		for i, n := range t.ByClass {
+			classes[i] += n
+		}
+		if t.Requests > 0 {
+			routes = append(routes, StatsCount{Name: t.Route, Count: t.Requests})
+		}
+	}
+	for c, name := range []string{"unknown", "1xx", "2xx", "3xx", "4xx", "5xx"} {
+		snap.Status[name] = classes[c]
+	}
+	slices.SortFunc(routes, func(a, b StatsCount) int {
+		if a.Count != b.Count {
+			if a.Count > b.Count {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	if len(routes) > MaxStatsRoutes {
+		other := StatsCount{Name: "other"}
+		for _, r := range routes[MaxStatsRoutes:] {
+			other.Count += r.Count
+		}
+		routes = append(routes[:MaxStatsRoutes], other)
+	}
+	snap.Routes = routes
 }
 
 // statsDiscoveryRoute reports whether a route label is a discovery

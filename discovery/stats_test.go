@@ -344,3 +344,33 @@ func TestStatsHeaderNamesAreCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsCountFrom: with tallies, the snapshot reports their requests,
+// classes, routes, 402s and settlements, and Observe keeps only the src
+// values, client kinds and window: one count of each event.
+func TestStatsCountFrom(t *testing.T) {
+	st := NewStats(nil)
+	tallies := []RouteTally{
+		{Route: "/api/find", Requests: 5, ByClass: [6]int64{2: 4, 4: 1}},
+		{Route: "/api/tick-pnl", Requests: 3, ByClass: [6]int64{2: 1, 4: 2}, PaymentRequired: 2, Settled: 1},
+		{Route: "/api/unused"},
+	}
+	st.CountFrom(func() []RouteTally { return tallies })
+	r := httptest.NewRequest(http.MethodGet, "/api/find?src=newsletter", nil)
+	r.Header.Set("User-Agent", "Mozilla/5.0 (X11) Gecko/20100101 Firefox/120.0")
+	st.Observe("/api/find", r, 200)
+	st.ObserveServed(httptest.NewRequest(http.MethodPost, "/api/tick-pnl", nil), 402, http.Header{})
+	snap := st.Snapshot("amplifier", "test")
+	if snap.Requests != 8 || snap.PaymentRequired != 2 || snap.Settled != 1 || snap.Status["2xx"] != 5 || snap.Status["4xx"] != 3 {
+		t.Fatalf("snapshot counts %+v", snap)
+	}
+	if len(snap.Routes) != 2 || snap.Routes[0] != (StatsCount{Name: "/api/find", Count: 5}) || snap.Routes[1] != (StatsCount{Name: "/api/tick-pnl", Count: 3}) {
+		t.Fatalf("routes %+v", snap.Routes)
+	}
+	if len(snap.Sources) != 1 || snap.Sources[0] != (StatsCount{Name: "newsletter", Count: 1}) {
+		t.Fatalf("sources %+v", snap.Sources)
+	}
+	if snap.Clients[ClientBrowser] != 1 || snap.RequestsPerMinute != 2 {
+		t.Fatalf("clients %v, per minute %d", snap.Clients, snap.RequestsPerMinute)
+	}
+}

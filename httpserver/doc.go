@@ -10,7 +10,9 @@
 // interface specification's list: GET /api/session-state, POST
 // /api/risk-levels, ...); nothing here knows a tool by name. Free routes:
 // GET /health (terminal, store and facilitator status, dev mode, version),
-// GET /metrics (Prometheus text format) and GET /api/catalog
+// GET /livez and GET /readyz (probes), GET /metrics (Prometheus text
+// format; on the admin handler only with Config.SeparateAdmin) and GET
+// /api/catalog
 // ({ok, total, offset, limit, items}; offset ≥ 0, limit 1–100, default 50).
 // Extra routes (the discovery surfaces) are given in Config.Routes or with
 // Server.Mount; a "GET /api/catalog" route replaces the built-in listing.
@@ -94,14 +96,36 @@
 // is generated) echoed in X-Request-Id and in problems, and one access log
 // record (slog, Info): method, path, route, status, duration, bytes,
 // request id and, for errors, the reason. Bodies, query strings and headers
-// (payment headers included) are never logged. GET /metrics exposes
+// (payment headers included) are never logged.
+//
+// Metrics use prometheus/client_golang with a registry of the server's own
+// (Server.Registry; never the library's global one). GET /metrics exposes
 // svc_http_requests_total{route,kind,method,status},
 // svc_http_request_duration_seconds{route} (histogram),
-// svc_x402_payment_required_total{route}, svc_x402_settlements_total{route},
-// svc_failures_total{reason}, svc_rate_limited_total,
-// svc_x402_payments{state} (the payment journal's rows by state: settling
-// and unknown ones need attention), svc_x402_recovered_total{result} and
-// svc_uptime_seconds.
+// svc_x402_payment_required_total{route} (402s offered),
+// svc_x402_settlements_total{route} (paid calls over every transport, under
+// the tool's HTTP route), svc_x402_revenue_atomic_total{route,network,asset}
+// (settled amounts in atomic units), svc_failures_total{reason},
+// svc_rate_limited_total, svc_x402_payments{state} (the payment journal's
+// rows by state, asked of the store at scrape time: settling and unknown
+// ones need attention), svc_x402_recovered_total{result},
+// svc_terminal_up, svc_terminal_lag_seconds, svc_facilitator_up,
+// svc_uptime_seconds, svc_build_info{version,revision,goversion} and the Go
+// runtime and process collectors. Server.Counts returns the request, 402 and
+// settlement counts, for other reports of the same events (discovery's
+// stats) to read rather than count again.
+//
+// # Probes and the admin handler
+//
+// GET /livez answers 200 while the process serves. GET /readyz (Readiness)
+// is 200 when the store answers and holds its schema (Store.CheckSchema)
+// and the facilitator offers the exact scheme on the network, 503 otherwise;
+// the terminal is reported with the routes it backs but never decides.
+// AdminHandler serves /metrics, the dashboard (revenue per tool and day from
+// the ledger, conversion, journal states, dependencies, referral codes;
+// HTML with inline SVG, nothing fetched from elsewhere), the probes and
+// pprof, for a listener of the operator's; with Config.SeparateAdmin,
+// /metrics leaves the public routes.
 //
 // # Dev mode
 //

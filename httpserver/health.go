@@ -141,29 +141,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}()
 	go func() {
 		defer wg.Done()
-		f := FacilitatorHealth{Status: "up", Kind: "remote"}
-		if s.cfg.DevMode {
-			f.Kind = "local"
-		}
-		resp, at, err := s.supported.get(ctx)
-		f.CheckedAt = at.UTC().Format(time.RFC3339)
-		if err != nil {
-			s.log.Warn("health: facilitator /supported failed", "error", err)
-			f.Status, f.Error = "down", "the facilitator does not answer /supported"
-		} else {
-			seen := map[string]bool{}
-			for _, k := range resp.Kinds {
-				if k.Scheme == x402.SchemeExact && !seen[k.Network] {
-					seen[k.Network] = true
-					f.Networks = append(f.Networks, k.Network)
-				}
-			}
-			sort.Strings(f.Networks)
-			if !seen[s.network.CAIP2] {
-				f.Status, f.Error = "down", "the facilitator does not support the exact scheme on "+s.network.CAIP2
-			}
-		}
-		h.Facilitator = f
+		h.Facilitator = s.facilitatorHealth(ctx)
 	}()
 	wg.Wait()
 
@@ -181,14 +159,23 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) terminalHealth(ctx context.Context) TerminalHealth {
+	th, _, _ := s.terminalState(ctx)
+	return th
+}
+
+// terminalState checks the terminal (through the health cache) and
+// returns its health and the age of its last tick (haveLag false when it
+// reported none).
+func (s *Server) terminalState(ctx context.Context) (th TerminalHealth, lag time.Duration, haveLag bool) {
 	if s.cfg.Terminal == nil {
-		return TerminalHealth{Status: "down", Error: "no terminal configured"}
+		return TerminalHealth{Status: "down", Error: "no terminal configured"}, 0, false
 	}
 	hl, err := s.healthCache.Status(ctx)
-	th := TerminalHealth{Status: "up", Source: string(hl.Source), Terminal: hl.Terminal, Server: hl.Server}
+	th = TerminalHealth{Status: "up", Source: string(hl.Source), Terminal: hl.Terminal, Server: hl.Server}
 	if !hl.LastTick.IsZero() {
 		th.LastTick = hl.LastTick.UTC().Format(time.RFC3339)
 		th.LagSeconds = int64(hl.Lag.Seconds())
+		lag, haveLag = hl.Lag, true
 	}
 	if err != nil || !hl.Connected {
 		th.Status = "down"
@@ -197,5 +184,33 @@ func (s *Server) terminalHealth(ctx context.Context) TerminalHealth {
 			th.Error = r
 		}
 	}
-	return th
+	return th, lag, haveLag
+}
+
+// facilitatorHealth checks the facilitator: its /supported answer (cached)
+// must offer the exact scheme on the server's network.
+func (s *Server) facilitatorHealth(ctx context.Context) FacilitatorHealth {
+	f := FacilitatorHealth{Status: "up", Kind: "remote"}
+	if s.cfg.DevMode {
+		f.Kind = "local"
+	}
+	resp, at, err := s.supported.get(ctx)
+	f.CheckedAt = at.UTC().Format(time.RFC3339)
+	if err != nil {
+		s.log.Warn("health: facilitator /supported failed", "error", err)
+		f.Status, f.Error = "down", "the facilitator does not answer /supported"
+		return f
+	}
+	seen := map[string]bool{}
+	for _, k := range resp.Kinds {
+		if k.Scheme == x402.SchemeExact && !seen[k.Network] {
+			seen[k.Network] = true
+			f.Networks = append(f.Networks, k.Network)
+		}
+	}
+	sort.Strings(f.Networks)
+	if !seen[s.network.CAIP2] {
+		f.Status, f.Error = "down", "the facilitator does not support the exact scheme on "+s.network.CAIP2
+	}
+	return f
 }

@@ -87,6 +87,8 @@ type fixtureOptions struct {
 	// unpaidRate is Config.UnpaidRate (zero: the limit is off in tests).
 	unpaidRate  float64
 	unpaidBurst int
+	// separateAdmin is Config.SeparateAdmin.
+	separateAdmin bool
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -165,6 +167,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		UnpaidBurst:   o.unpaidBurst,
 		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Version:       "test",
+		SeparateAdmin: o.separateAdmin,
 	})
 	if err != nil {
 		_ = ln.Close()

@@ -438,35 +438,33 @@ func TestMetrics(t *testing.T) {
 	}
 	do(t, f.request(t, tool, `{}`))
 	do(t, f.rawQueryRequest(t, "/nope", ""))
-	resp, body := do(t, f.rawQueryRequest(t, "/metrics", ""))
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
-		t.Fatalf("metrics %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	text := string(body)
-	for _, want := range []string{
-		`svc_http_requests_total{route="/api/tick-pnl",kind="paid",method="POST",status="402"} 1`,
-		`svc_http_requests_total{route="/api/tick-pnl",kind="paid",method="POST",status="200"} 1`,
-		`svc_http_requests_total{route="/api/tick-pnl",kind="paid",method="POST",status="400"} 1`,
-		`svc_http_requests_total{route="unmatched",kind="unmatched",method="GET",status="404"} 1`,
-		`svc_x402_payment_required_total{route="/api/tick-pnl"} 1`,
-		`svc_x402_settlements_total{route="/api/tick-pnl"} 1`,
-		`svc_failures_total{reason="invalid_input"} 1`,
-		`svc_failures_total{reason="not_found"} 1`,
-		`svc_http_request_duration_seconds_count{route="/api/tick-pnl"} 3`,
-		`svc_http_request_duration_seconds_bucket{route="/api/tick-pnl",le="+Inf"} 3`,
-		"# TYPE svc_http_request_duration_seconds histogram",
+	m := scrape(t, f.url+"/metrics")
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"svc_http_requests_total", map[string]string{"route": "/api/tick-pnl", "kind": "paid", "method": "POST", "status": "402"}, 1},
+		{"svc_http_requests_total", map[string]string{"route": "/api/tick-pnl", "kind": "paid", "method": "POST", "status": "200"}, 1},
+		{"svc_http_requests_total", map[string]string{"route": "/api/tick-pnl", "kind": "paid", "method": "POST", "status": "400"}, 1},
+		{"svc_http_requests_total", map[string]string{"route": "unmatched", "kind": "unmatched", "method": "GET", "status": "404"}, 1},
+		{"svc_x402_payment_required_total", map[string]string{"route": "/api/tick-pnl"}, 1},
+		{"svc_x402_settlements_total", map[string]string{"route": "/api/tick-pnl"}, 1},
+		{"svc_failures_total", map[string]string{"reason": "invalid_input"}, 1},
+		{"svc_failures_total", map[string]string{"reason": "not_found"}, 1},
+		{"svc_http_request_duration_seconds_count", map[string]string{"route": "/api/tick-pnl"}, 3},
 	} {
-		if !strings.Contains(text, want) {
-			t.Fatalf("metrics lack %q:\n%s", want, text)
+		if got, ok := m.value(c.name, c.labels); !ok || got != c.want {
+			t.Fatalf("%s%v = %v (found %v), want %v", c.name, c.labels, got, ok, c.want)
 		}
 	}
 	// A refused payment counts under its reason.
 	req := f.request(t, tool, string(tool.ExampleInput))
 	req.Header.Set(x402.HeaderPaymentSignature, "bm90IGpzb24")
 	do(t, req)
-	_, body = do(t, f.rawQueryRequest(t, "/metrics", ""))
-	if !strings.Contains(string(body), `svc_failures_total{reason="invalid_payment_header"} 1`) {
-		t.Fatalf("metrics lack the refused payment:\n%s", body)
+	m = scrape(t, f.url+"/metrics")
+	if got, _ := m.value("svc_failures_total", map[string]string{"reason": "invalid_payment_header"}); got != 1 {
+		t.Fatalf("svc_failures_total{reason=invalid_payment_header} = %v, want 1", got)
 	}
 }
 

@@ -153,7 +153,7 @@ func (sw *statusWriter) routerError(code int) {
 	sw.swallow = true
 	var p Problem
 	if ok, wait := sw.s.allowFree(sw.r); !ok {
-		sw.s.metrics.rateLimited.Add(1)
+		sw.s.metrics.rateLimited.Inc()
 		h.Del("Allow")
 		h.Set("Retry-After", retryAfter(wait))
 		p = NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many requests from this address; retry after "+retryAfter(wait)+" s")
@@ -292,7 +292,9 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 	rm.observe(r.Method, sw.status, d)
 	reason := ""
 	if sw.status == http.StatusPaymentRequired && sw.offeredPayment() {
-		rm.paymentRequired.Add(1)
+		if rm.paymentRequired != nil {
+			rm.paymentRequired.Inc()
+		}
 	} else if sw.status >= 400 {
 		reason = sw.failureReason()
 		s.metrics.failure(reason)

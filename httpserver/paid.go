@@ -142,7 +142,7 @@ func (s *Server) admitUnpaid(r *http.Request) (bool, time.Duration) {
 	}
 	ok, wait := s.unpaidLimiter.Allow(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now())
 	if !ok {
-		s.metrics.rateLimited.Add(1)
+		s.metrics.rateLimited.Inc()
 	}
 	return ok, wait
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
+	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -44,11 +47,14 @@ const (
 )
 
 // Store is what the server needs of the durable store: the payment
-// journal (which holds the ledger) and a ping for /health. store.Store
+// journal (which holds the ledger), a ping for /health, the schema check
+// of /readyz and the ledger's settlements for the dashboard. store.Store
 // implements it.
 type Store interface {
 	engine.Journal
+	ledger.Source
 	Ping(ctx context.Context) error
+	CheckSchema(ctx context.Context) error
 }
 
 // Route is an extra route registered next to the paid tools, typically a
@@ -122,6 +128,11 @@ type Config struct {
 	DevMode bool
 	// Addr is the listen address of ListenAndServe ("127.0.0.1:8080").
 	Addr string
+	// SeparateAdmin takes GET /metrics off the public routes: it is then
+	// served by AdminHandler only, with the dashboard and pprof, on a
+	// listener of the operator's (svc serve --admin-addr). Without it
+	// /metrics is a free public route and AdminHandler is not served.
+	SeparateAdmin bool
 	// BodyLimit bounds request bodies; zero means the catalog's (whose
 	// default is DefaultBodyLimit). It must equal the catalog's, which
 	// publishes it and enforces it when decoding.
@@ -194,6 +205,7 @@ type Server struct {
 	stopEngine    context.CancelFunc
 	engineDone    chan struct{}
 	unpaidLimiter *clientlimit.Limiter // nil: unpaid requests are not limited
+	dashboardTmpl *template.Template
 
 	inflight atomic.Int64
 
@@ -266,7 +278,7 @@ func New(cfg Config) (*Server, error) {
 		payTo:     payTo,
 		bodyLimit: cfg.BodyLimit,
 		mux:       http.NewServeMux(),
-		metrics:   newMetrics(cfg.Now()),
+		metrics:   newMetrics(cfg.Now(), cfg.Version),
 		ids:       newRequestIDs(),
 		supported: &supportedCache{f: cfg.Facilitator, now: cfg.Now},
 		patterns:  map[string]bool{},
@@ -333,8 +345,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	builtins := []Route{
 		{Pattern: "GET /health", Handler: http.HandlerFunc(s.health), Free: true},
-		{Pattern: "GET /metrics", Handler: http.HandlerFunc(s.serveMetrics), Free: true},
+		{Pattern: "GET /livez", Handler: http.HandlerFunc(s.livez), Free: true},
+		{Pattern: "GET /readyz", Handler: http.HandlerFunc(s.readyz), Free: true},
 		{Pattern: "GET /api/catalog", Handler: http.HandlerFunc(s.catalog), Free: true},
+	}
+	if !cfg.SeparateAdmin {
+		builtins = append(builtins, Route{Pattern: "GET /metrics", Handler: s.metricsHandler(), Free: true})
 	}
 	for _, rt := range builtins {
 		if s.patterns[rt.Pattern] {
@@ -344,6 +360,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	tmpl, err := dashboardTemplate()
+	if err != nil {
+		return nil, fmt.Errorf("httpserver: dashboard template: %w", err)
+	}
+	s.dashboardTmpl = tmpl
+	s.registerScrapeCollectors()
 	s.handler = s.observe(s.mux)
 	if s.cfg.Middleware != nil {
 		s.handler = s.cfg.Middleware(s.handler)
@@ -406,7 +428,7 @@ func (s *Server) wrapRoute(rm *routeMetrics, free bool, h http.Handler) http.Han
 		}
 		if free {
 			if ok, wait := s.allowFree(r); !ok {
-				s.metrics.rateLimited.Add(1)
+				s.metrics.rateLimited.Inc()
 				w.Header().Set("Retry-After", retryAfter(wait))
 				WriteProblem(w, r, NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many requests from this address; retry after "+retryAfter(wait)+" s"))
 				return
@@ -433,22 +455,6 @@ func (s *Server) allowFree(r *http.Request) (bool, time.Duration) {
 		return true, 0
 	}
 	return s.limiter.Allow(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now())
-}
-
-// serveMetrics answers GET /metrics.
-func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", MetricsContentType)
-	w.Header().Set("Cache-Control", "no-store")
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	counts, err := s.cfg.Store.Counts(ctx)
-	cancel()
-	if err != nil {
-		s.log.Warn("metrics: payment journal counts unavailable", "error", err)
-		counts = nil
-	}
-	if err := s.metrics.write(w, s.now(), counts); err != nil {
-		s.log.Debug("metrics: write failed", "error", err)
-	}
 }
 
 // checkLoopback refuses a listen address that is not loopback-only.
@@ -599,11 +605,11 @@ func (s *Server) ObservePayment(ev engine.Event) {
 	if ev.Recovered {
 		switch ev.Kind {
 		case engine.Paid:
-			s.metrics.recoveredSettled.Add(1)
+			s.metrics.recovered.WithLabelValues("settled").Inc()
 		case engine.Refused:
-			s.metrics.recoveredReleased.Add(1)
+			s.metrics.recovered.WithLabelValues("released").Inc()
 		default:
-			s.metrics.recoveredUnknown.Add(1)
+			s.metrics.recovered.WithLabelValues("unknown").Inc()
 		}
 	}
 	if ev.Kind != engine.Paid {
@@ -613,7 +619,10 @@ func (s *Server) ObservePayment(ev engine.Event) {
 	// sold over (MCP and A2A sell through the same engine).
 	for _, pr := range s.paid {
 		if pr.offer.Product == ev.Product {
-			pr.rm.settled.Add(1)
+			pr.rm.settled.Inc()
+			if amount, err := strconv.ParseFloat(ev.Amount, 64); err == nil && amount > 0 {
+				s.metrics.revenue.WithLabelValues(pr.rm.label, ev.Network, strings.ToLower(ev.Asset)).Add(amount)
+			}
 			return
 		}
 	}

@@ -382,3 +382,49 @@ func (s *postgresStore) PruneAll(ctx context.Context, now time.Time) (Pruned, er
 	})
 	return p, err
 }
+
+// CheckSchema implements Store.
+func (s *postgresStore) CheckSchema(ctx context.Context) error {
+	return s.withConn(ctx, "check schema", func(ctx context.Context, c *pgx.Conn) error {
+		return checkSchema(ctx, "postgres", func(ctx context.Context, q string) error {
+			_, err := c.Exec(ctx, q)
+			return err
+		}, func(ctx context.Context) (int, error) {
+			var v int
+			err := c.QueryRow(ctx, `SELECT COALESCE(max(version), 0) FROM schema_migrations`).Scan(&v)
+			return v, err
+		})
+	})
+}
+
+// Settlements implements Store.
+func (s *postgresStore) Settlements(ctx context.Context, from, to time.Time) ([]Settlement, error) {
+	if err := validPeriod(from, to); err != nil {
+		return nil, fmt.Errorf("store: postgres: settlements: %w", err)
+	}
+	var out []Settlement
+	err := s.withConn(ctx, "settlements", func(ctx context.Context, c *pgx.Conn) error {
+		rows, err := c.Query(ctx, `SELECT network, asset, payer, nonce, tool_key, amount::text, tx, COALESCE(ref_code, ''),
+			route, transport, settled_at FROM settlements WHERE settled_at >= $1 AND settled_at < $2 ORDER BY settled_at, id`,
+			toNanos(from), toNanos(to))
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Settlement, error) {
+			var st Settlement
+			var at int64
+			err := row.Scan(&st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
+				&st.RefCode, &st.Route, &st.Transport, &at)
+			st.Payer, st.SettledAt = displayAddress(st.Payer), fromNanos(at)
+			return st, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []Settlement{}
+	}
+	return out, nil
+}

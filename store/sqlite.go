@@ -496,3 +496,52 @@ func (s *sqliteStore) PruneAll(ctx context.Context, now time.Time) (Pruned, erro
 	})
 	return p, err
 }
+
+// CheckSchema implements Store.
+func (s *sqliteStore) CheckSchema(ctx context.Context) error {
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	err := checkSchema(ctx, "sqlite", func(ctx context.Context, q string) error {
+		_, err := s.r.ExecContext(ctx, q)
+		return err
+	}, func(ctx context.Context) (int, error) {
+		var v int
+		err := s.r.QueryRowContext(ctx, `SELECT COALESCE(max(version), 0) FROM schema_migrations`).Scan(&v)
+		return v, err
+	})
+	if err != nil {
+		return fmt.Errorf("store: sqlite: check schema: %w", err)
+	}
+	return nil
+}
+
+// Settlements implements Store.
+func (s *sqliteStore) Settlements(ctx context.Context, from, to time.Time) ([]Settlement, error) {
+	if err := validPeriod(from, to); err != nil {
+		return nil, fmt.Errorf("store: sqlite: settlements: %w", err)
+	}
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	rows, err := s.r.QueryContext(ctx, `SELECT network, asset, payer, nonce, tool_key, amount, tx, COALESCE(ref_code, ''),
+		route, transport, settled_at FROM settlements WHERE settled_at >= ? AND settled_at < ? ORDER BY settled_at, id`,
+		toNanos(from), toNanos(to))
+	if err != nil {
+		return nil, fmt.Errorf("store: sqlite: settlements: %w", err)
+	}
+	defer rows.Close()
+	out := []Settlement{}
+	for rows.Next() {
+		var st Settlement
+		var at int64
+		if err := rows.Scan(&st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
+			&st.RefCode, &st.Route, &st.Transport, &at); err != nil {
+			return nil, fmt.Errorf("store: sqlite: settlements: %w", err)
+		}
+		st.Payer, st.SettledAt = displayAddress(st.Payer), fromNanos(at)
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: sqlite: settlements: %w", err)
+	}
+	return out, nil
+}

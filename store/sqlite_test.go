@@ -104,3 +104,50 @@ func sqliteInspect(t *testing.T, path string) (mode string, versions []int) {
 	}
 	return mode, versions
 }
+
+// TestSQLiteCheckSchemaFindsADroppedTable: a database that lost a table
+// answers pings but fails CheckSchema with ErrSchema.
+func TestSQLiteCheckSchemaFindsADroppedTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "svc.db")
+	s, err := store.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DROP TABLE settlements`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	if err := s.CheckSchema(context.Background()); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("CheckSchema after dropping settlements: %v, want ErrSchema", err)
+	}
+}
+
+// TestSQLiteCheckSchemaFindsAMissingMigration: a database whose newest
+// migration is not recorded is reported as outdated.
+func TestSQLiteCheckSchemaFindsAMissingMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "svc.db")
+	s, err := store.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckSchema(context.Background()); !errors.Is(err, store.ErrSchema) {
+		t.Fatalf("CheckSchema with the newest migration unrecorded: %v, want ErrSchema", err)
+	}
+}

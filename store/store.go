@@ -217,6 +217,14 @@ type Store interface {
 	PruneAll(ctx context.Context, now time.Time) (Pruned, error)
 	// Ping checks that the database answers (for /health).
 	Ping(ctx context.Context) error
+	// CheckSchema checks that the database holds svc's schema: every
+	// table and column the code uses, and the build's migrations applied
+	// (an error wrapping ErrSchema otherwise). For readiness probes.
+	CheckSchema(ctx context.Context) error
+	// Settlements returns the ledger's settled payments of the period
+	// [from, to), oldest first (ties in recording order): payers EIP-55
+	// checksummed, instants in UTC. It reads the whole period at once.
+	Settlements(ctx context.Context, from, to time.Time) ([]Settlement, error)
 	// Dialect names the implementation: "sqlite" or "postgres".
 	Dialect() string
 	// Close releases the database handles (and stops the SQLite writer

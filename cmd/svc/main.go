@@ -6,6 +6,8 @@
 //	svc serve [flags]                 run the server (dev mode with no configuration)
 //	svc call <tool-key> [flags]       pay for one call with the Go x402 client
 //	svc tools [--url URL] [--json]    list the tools
+//	svc payments [--state S]          the payment journal by state
+//	svc ledger [--from D] [--to D]    settled payments of a period (CSV or JSON)
 //	svc version                       print the version
 //	svc help [command]                print help
 //
@@ -55,6 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = listTools(ctx, args[1:], stdout, stderr, getenv)
 	case "payments":
 		err = payments(ctx, args[1:], stdout, stderr, getenv)
+	case "ledger":
+		err = ledgerCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -97,6 +101,9 @@ Usage:
   svc tools [--url URL] [--json]          list the tools (local catalog, or a server's)
   svc payments [--db DSN] [--state S]     the payment journal: counts by state, and the rows of
                                           one state (default unknown: to reconcile by hand)
+  svc ledger [--from D] [--to D] [--format csv|json]
+                                          settled payments of a period with totals per tool,
+                                          day and referral code (dev-mode rows marked)
   svc version                             print the version
   svc help <command>                      flags of a command
 

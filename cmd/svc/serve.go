@@ -75,6 +75,7 @@ type serveConfig struct {
 	regexTimeout, toolTimeout     time.Duration
 	healthTTL, shutdownTimeout    time.Duration
 	logLevel, logFormat           string
+	adminAddr                     string
 }
 
 // parseServe reads the flags and the SVC_* environment.
@@ -108,6 +109,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	shutdown := f.Duration("shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", defaultShutdownTimeout, "how long a stop waits for calls in flight")
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
+	adminAddr := f.String("admin-addr", "SVC_ADMIN_ADDR", "", "operator listener serving /metrics, the dashboard (/) and pprof instead of the public port (off by default; keep it private)")
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
@@ -122,7 +124,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		db: strings.TrimSpace(*db), rate: *rate, burst: *burst, unpaidRate: *unpaidRate, unpaidBurst: *unpaidBurst,
 		settleTimeout: *settleTimeout,
 		regexTimeout:  *regexTimeout, toolTimeout: *toolTimeout, healthTTL: *healthTTL, shutdownTimeout: *shutdown,
-		logLevel: *logLevel, logFormat: *logFormat,
+		logLevel: *logLevel, logFormat: *logFormat, adminAddr: strings.TrimSpace(*adminAddr),
 	}
 	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
 	if !ok {
@@ -277,7 +279,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	defer a.st.Close()
 	srv, st, catalog, base := a.srv, a.st, a.catalog, a.base
 
+	admin, err := startAdmin(c.adminAddr, srv, log)
+	if err != nil {
+		return err
+	}
+	defer admin.stop(context.Background())
 	printBanner(stderr, c, bound, base, st.Dialect(), catalog)
+	if admin != nil {
+		fmt.Fprintf(stderr, "  admin:       http://%s — /metrics, the dashboard (/) and /debug/pprof/, not on the public port\n\n", admin.Addr())
+	}
 	log.Info("svc: listening", "addr", bound, "base_url", base, "dev_mode", c.devMode, "network", c.network,
 		"pay_to", c.payTo, "terminal", c.terminal, "store", st.Dialect(), "tools", catalog.Len(), "version", buildVersion())
 	if c.devMode {
@@ -605,11 +615,13 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		ToolTimeout:    c.toolTimeout,
 		Logger:         log,
 		Version:        buildVersion(),
+		SeparateAdmin:  c.adminAddr != "",
 	})
 	if err != nil {
 		_ = st.Close()
 		return nil, err
 	}
+	disc.Stats().CountFrom(statsTallies(srv))
 	fn := srv.ObservePayment
 	observe.fn.Store(&fn)
 	return &assembled{srv: srv, engine: eng, st: st, catalog: catalog, base: base}, nil

@@ -33,6 +33,7 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 		PayTo:         c.payTo,
 		Facilitator:   c.facilitatorURL,
 		DevMode:       c.devMode,
+		FreeRoutes:    publicOpsRoutes(c),
 		ManifestLinks: map[string]string{"club": base + club.BeaconPath},
 	})
 	if err != nil {

@@ -89,6 +89,57 @@ func Run(t *testing.T, open Opener) {
 	})
 	t.Run("JournalStore", func(t *testing.T) { runJournalStore(t, open) })
 	t.Run("Housekeeping", func(t *testing.T) { runHousekeeping(t, open) })
+	t.Run("Settlements", func(t *testing.T) { runSettlements(t, open) })
+}
+
+// runSettlements checks the ledger's period reader and the schema check.
+func runSettlements(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	if err := s.CheckSchema(ctx); err != nil {
+		t.Fatalf("CheckSchema on a fresh store: %v", err)
+	}
+	ref, _ := club.ReferralCode(Wallet(9))
+	rows := []store.Settlement{
+		settlement(Wallet(1), "risk-levels", 1, "3400", ref, base0),
+		settlement(Wallet(2), "tick-pnl", 2, "123456789012345678901234567890", "", base0.Add(time.Hour)),
+		settlement(Wallet(1), "risk-levels", 3, "5000", "", base0.Add(25*time.Hour)),
+		settlement(Wallet(3), "jwt-decode", 4, "1", "", base0.Add(48*time.Hour)),
+	}
+	rows[0].Route, rows[0].Transport = "POST /api/risk-levels", "mcp"
+	rows[1].Transaction = "local-dev:abc"
+	// Appended out of order: the reader sorts by settlement time.
+	for _, i := range []int{3, 1, 0, 2} {
+		mustAppend(t, s, rows[i], true)
+	}
+	got, err := s.Settlements(ctx, base0, base0.Add(25*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("Settlements of the first day: %d rows, want 2: %+v", len(got), got)
+	}
+	for i, g := range got {
+		w := rows[i]
+		w.Payer = checksum(t, w.Payer)
+		w.Asset = strings.ToLower(w.Asset)
+		if !g.SettledAt.Equal(w.SettledAt) || g.SettledAt.Location() != time.UTC {
+			t.Fatalf("row %d settled at %v, want %v (UTC)", i, g.SettledAt, w.SettledAt)
+		}
+		g.SettledAt = w.SettledAt
+		if g != w {
+			t.Fatalf("row %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+	if got, err = s.Settlements(ctx, base0.Add(25*time.Hour), base0.Add(48*time.Hour+1)); err != nil || len(got) != 2 || got[0].Nonce != rows[2].Nonce {
+		t.Fatalf("Settlements of the later days: %v %+v", err, got)
+	}
+	if got, err = s.Settlements(ctx, base0.Add(-time.Hour), base0); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("Settlements of an empty period: %v %#v (want an empty, non-nil list)", err, got)
+	}
+	if _, err := s.Settlements(ctx, base0, base0); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Settlements of an empty interval: %v, want ErrInvalid", err)
+	}
 }
 
 func runLedger(t *testing.T, open Opener) {

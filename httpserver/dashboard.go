@@ -1,0 +1,254 @@
+package httpserver
+
+import (
+	"context"
+	"embed"
+	"html/template"
+	"math/big"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/seed1284c1d2/svc/ledger"
+	"github.com/seed1284c1d2/svc/x402/engine"
+)
+
+//go:embed dashboard.html
+var dashboardFS embed.FS
+
+// dashboardTemplate parses the dashboard's template (embedded, checked by
+// the tests).
+func dashboardTemplate() (*template.Template, error) {
+	return template.ParseFS(dashboardFS, "dashboard.html")
+}
+
+// Geometry of the dashboard's charts, in SVG user units.
+const (
+	chartWidth   = 720.0
+	toolLabelW   = 170.0
+	toolRowH     = 24.0
+	dayChartH    = 200.0
+	topReferrals = 10
+)
+
+// dashboardData is what the dashboard template renders.
+type dashboardData struct {
+	Version     string
+	Now         string
+	DevMode     bool
+	From, To    string // RFC 3339: the period [From, To) of the ledger figures
+	Report      ledger.Report
+	LedgerError string
+	ToolChart   chart
+	DayChart    chart
+	Conversion  []conversionRow
+	Journal     []journalRow
+	JournalErr  string
+	Store       ComponentHealth
+	Terminal    TerminalHealth
+	Facilitator FacilitatorHealth
+	Referrals   []ledger.Total
+}
+
+// chart is a bar chart: real revenue and dev-mode amounts stacked.
+type chart struct {
+	Width, Height float64
+	Bars          []chartBar
+	Max           string // the scale's top, USDC
+}
+
+// chartBar is one bar, positioned.
+type chartBar struct {
+	Label          string
+	Short          string // the label printed under a bar ("" for none)
+	Amount, Dev    string // USDC
+	X, Y, W, H     float64
+	DevX, DevY     float64
+	DevW, DevH     float64
+	LabelX, LabelY float64
+}
+
+// conversionRow is one paid route's 402s and paid calls since the start.
+type conversionRow struct {
+	Route, Tool     string
+	PaymentRequired int64
+	Paid            int64
+	Rate            string // paid per 402 offered, percent; "–" without 402s
+}
+
+// journalRow is one payment-journal state and its rows.
+type journalRow struct {
+	State     string
+	Rows      int64
+	Attention bool // settling or unknown rows need a look
+}
+
+// dashboard answers the admin GET /: the figures of a period (?from=,
+// ?to=: dates or RFC 3339, default the last 30 days) and the live state.
+func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
+	now := s.now()
+	from, to, err := ledger.ParsePeriod(r.URL.Query().Get("from"), r.URL.Query().Get("to"), now)
+	if err != nil {
+		WriteProblem(w, r, NewProblem(http.StatusBadRequest, CodeInvalidInput, "period: "+err.Error()))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), healthCheckTimeout+time.Second)
+	defer cancel()
+	d := dashboardData{Version: s.cfg.Version, Now: now.UTC().Format(time.RFC3339), DevMode: s.cfg.DevMode,
+		From: from.Format(time.RFC3339), To: to.Format(time.RFC3339)}
+
+	var wg sync.WaitGroup
+	wg.Add(4)
+	go func() {
+		defer wg.Done()
+		rep, err := ledger.Load(ctx, s.cfg.Store, from, to)
+		if err != nil {
+			s.log.Warn("dashboard: ledger unavailable", "error", err)
+			d.LedgerError = "the ledger could not be read"
+			rep, _ = ledger.Build(from, to, nil)
+		}
+		d.Report = rep
+	}()
+	go func() {
+		defer wg.Done()
+		counts, err := s.cfg.Store.Counts(ctx)
+		if err != nil {
+			s.log.Warn("dashboard: payment journal counts unavailable", "error", err)
+			d.JournalErr = "the payment journal could not be read"
+			return
+		}
+		for _, st := range engine.States() {
+			d.Journal = append(d.Journal, journalRow{State: st.String(), Rows: counts[st],
+				Attention: counts[st] > 0 && (st == engine.StateSettling || st == engine.StateUnknown)})
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		d.Terminal = s.terminalHealth(ctx)
+		d.Facilitator = s.facilitatorHealth(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		d.Store = ComponentHealth{Status: "up", Kind: s.storeKind()}
+		if err := s.cfg.Store.Ping(ctx); err != nil {
+			d.Store.Status, d.Store.Error = "down", "the store does not answer"
+		} else if err := s.cfg.Store.CheckSchema(ctx); err != nil {
+			d.Store.Status, d.Store.Error = "down", "the store's schema is missing or outdated"
+		}
+	}()
+	wg.Wait()
+
+	d.Conversion = s.conversion()
+	d.ToolChart = toolChart(d.Report.ByTool)
+	d.DayChart = dayChart(d.Report.ByDay, from, to)
+	d.Referrals = d.Report.ByRef
+	if len(d.Referrals) > topReferrals {
+		d.Referrals = d.Referrals[:topReferrals]
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+	if err := s.dashboardTmpl.Execute(w, d); err != nil {
+		s.log.Warn("dashboard: render", "error", err)
+	}
+}
+
+// storeKind is the store's dialect, when it says.
+func (s *Server) storeKind() string {
+	if d, ok := s.cfg.Store.(interface{ Dialect() string }); ok {
+		return d.Dialect()
+	}
+	return ""
+}
+
+// conversion lists the paid routes' 402s offered and paid calls.
+func (s *Server) conversion() []conversionRow {
+	tools := map[string]string{}
+	for _, pr := range s.paid {
+		tools[pr.rm.label] = pr.tool.Key
+	}
+	var out []conversionRow
+	for _, rc := range s.Counts() {
+		if rc.Kind != "paid" {
+			continue
+		}
+		row := conversionRow{Route: rc.Route, Tool: tools[rc.Route], PaymentRequired: rc.PaymentRequired, Paid: rc.Settled, Rate: "–"}
+		if rc.PaymentRequired > 0 {
+			row.Rate = strconv.FormatFloat(100*float64(rc.Settled)/float64(rc.PaymentRequired), 'f', 1, 64) + "%"
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// usdcFloat reads a USDC decimal for a chart's scale.
+func usdcFloat(s string) float64 {
+	f, _, err := big.ParseFloat(s, 10, 64, big.ToNearestEven)
+	if err != nil {
+		return 0
+	}
+	v, _ := f.Float64()
+	return v
+}
+
+// scaleTop is the chart's top: the largest total, or 1 µUSDC.
+func scaleTop(ts []ledger.Total) float64 {
+	top := 0.000001
+	for _, t := range ts {
+		top = max(top, usdcFloat(t.AmountUSDC)+usdcFloat(t.DevAmountUSDC))
+	}
+	return top
+}
+
+// toolChart draws one horizontal bar per tool.
+func toolChart(ts []ledger.Total) chart {
+	top := scaleTop(ts)
+	span := chartWidth - toolLabelW - 210
+	c := chart{Width: chartWidth, Height: toolRowH*float64(len(ts)) + 4, Max: strconv.FormatFloat(top, 'f', 6, 64)}
+	for i, t := range ts {
+		y := toolRowH*float64(i) + 2
+		w := span * usdcFloat(t.AmountUSDC) / top
+		dw := span * usdcFloat(t.DevAmountUSDC) / top
+		c.Bars = append(c.Bars, chartBar{Label: t.Key, Amount: t.AmountUSDC, Dev: t.DevAmountUSDC,
+			X: toolLabelW, Y: y, W: w, H: toolRowH - 6, DevX: toolLabelW + w, DevY: y, DevW: dw, DevH: toolRowH - 6,
+			LabelX: toolLabelW + w + dw + 6, LabelY: y + toolRowH/2})
+	}
+	return c
+}
+
+// dayChart draws one vertical bar per day of [from, to), days without
+// payments included.
+func dayChart(ts []ledger.Total, from, to time.Time) chart {
+	byDay := map[string]ledger.Total{}
+	for _, t := range ts {
+		byDay[t.Key] = t
+	}
+	var days []ledger.Total
+	for d := from.UTC().Truncate(24 * time.Hour); d.Before(to) && len(days) < 400; d = d.Add(24 * time.Hour) {
+		k := d.Format(ledger.DayLayout)
+		t, ok := byDay[k]
+		if !ok {
+			t = ledger.Total{Key: k, AmountUSDC: "0.000000", DevAmountUSDC: "0.000000"}
+		}
+		days = append(days, t)
+	}
+	top := scaleTop(days)
+	c := chart{Width: chartWidth, Height: dayChartH + 40, Max: strconv.FormatFloat(top, 'f', 6, 64)}
+	if len(days) == 0 {
+		return c
+	}
+	step := chartWidth / float64(len(days))
+	for i, t := range days {
+		h := dayChartH * usdcFloat(t.AmountUSDC) / top
+		dh := dayChartH * usdcFloat(t.DevAmountUSDC) / top
+		x := step*float64(i) + 1
+		short := ""
+		if len(days) <= 10 || i%5 == 0 || i == len(days)-1 {
+			short = t.Key[5:] // MM-DD
+		}
+		c.Bars = append(c.Bars, chartBar{Label: t.Key, Short: short, Amount: t.AmountUSDC, Dev: t.DevAmountUSDC,
+			X: x, Y: dayChartH - h, W: max(step-2, 1), H: h, DevX: x, DevY: dayChartH - h - dh, DevW: max(step-2, 1), DevH: dh,
+			LabelX: x, LabelY: dayChartH + 14})
+	}
+	return c
+}

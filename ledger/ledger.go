@@ -1,0 +1,178 @@
+// Package ledger reports the settled payments of a period, for the
+// operator's books: one entry per settled payment (time, tool, route,
+// amount in USDC, payer, transaction, network, referral code, transport)
+// and totals per tool, per day (UTC) and per referral code, as CSV or
+// JSON. `svc ledger` prints it and the admin dashboard draws it, from the
+// same Report.
+//
+// Settlements made by the local dev-mode facilitator (their transaction id
+// starts with facilitator.LocalTransactionPrefix: nothing moved on chain)
+// are marked Dev and totalled apart from the real revenue.
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
+)
+
+// USDCDecimals is the number of decimals of the amounts reported (USDC's
+// on every network svc sells on).
+const USDCDecimals = 6
+
+// DayLayout formats the days of Report.ByDay.
+const DayLayout = "2006-01-02"
+
+// Source reads the ledger's settled payments of a period [from, to);
+// store.Store implements it.
+type Source interface {
+	Settlements(ctx context.Context, from, to time.Time) ([]store.Settlement, error)
+}
+
+// Entry is one settled payment.
+type Entry struct {
+	Time         time.Time `json:"time"`
+	Tool         string    `json:"tool"`
+	Route        string    `json:"route"`
+	AmountUSDC   string    `json:"amountUsdc"`   // decimal, 6 places
+	AmountAtomic string    `json:"amountAtomic"` // the asset's atomic units
+	Payer        string    `json:"payer"`
+	Transaction  string    `json:"transaction"`
+	Network      string    `json:"network"`
+	Asset        string    `json:"asset"`
+	RefCode      string    `json:"refCode"`
+	Transport    string    `json:"transport"`
+	// Dev marks a settlement of the local dev-mode facilitator: nothing
+	// moved on chain.
+	Dev bool `json:"dev"`
+}
+
+// Total sums the payments of one key (a tool, a day, a referral code).
+// Calls and AmountUSDC count real settlements; DevCalls and DevAmountUSDC
+// the dev-mode ones.
+type Total struct {
+	Key           string `json:"key"`
+	Calls         int64  `json:"calls"`
+	AmountUSDC    string `json:"amountUsdc"`
+	DevCalls      int64  `json:"devCalls"`
+	DevAmountUSDC string `json:"devAmountUsdc"`
+
+	amount, dev big.Int
+}
+
+// Report is the ledger of a period.
+type Report struct {
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	Entries []Entry   `json:"payments"`
+	// ByTool is sorted by tool key, ByDay by day, ByRef by real calls then
+	// dev calls (most first, ties by code); ByRef leaves out payments
+	// without a code.
+	ByTool []Total `json:"byTool"`
+	ByDay  []Total `json:"byDay"`
+	ByRef  []Total `json:"byRefCode"`
+	Total  Total   `json:"total"`
+}
+
+// Load reads the settled payments of [from, to) from src and builds their
+// report.
+func Load(ctx context.Context, src Source, from, to time.Time) (Report, error) {
+	rows, err := src.Settlements(ctx, from, to)
+	if err != nil {
+		return Report{}, fmt.Errorf("ledger: %w", err)
+	}
+	return Build(from, to, rows)
+}
+
+// Build makes the report of settlements (of the period [from, to)).
+func Build(from, to time.Time, rows []store.Settlement) (Report, error) {
+	r := Report{From: from.UTC(), To: to.UTC(), Entries: make([]Entry, 0, len(rows)), Total: Total{Key: "total"}}
+	tools, days, refs := map[string]*Total{}, map[string]*Total{}, map[string]*Total{}
+	for _, s := range rows {
+		amt, ok := new(big.Int).SetString(s.Amount, 10)
+		if !ok || amt.Sign() < 0 {
+			return Report{}, fmt.Errorf("ledger: settlement %s of %s: amount %q is not a decimal integer", s.Nonce, s.Payer, s.Amount)
+		}
+		e := Entry{
+			Time: s.SettledAt.UTC(), Tool: s.ToolKey, Route: s.Route, AmountUSDC: FormatUSDC(amt), AmountAtomic: amt.String(),
+			Payer: s.Payer, Transaction: s.Transaction, Network: s.Network, Asset: s.Asset, RefCode: s.RefCode,
+			Transport: s.Transport, Dev: IsDev(s),
+		}
+		r.Entries = append(r.Entries, e)
+		add(&r.Total, amt, e.Dev)
+		add(bucket(tools, e.Tool), amt, e.Dev)
+		add(bucket(days, e.Time.Format(DayLayout)), amt, e.Dev)
+		if e.RefCode != "" {
+			add(bucket(refs, e.RefCode), amt, e.Dev)
+		}
+	}
+	r.ByTool, r.ByDay, r.ByRef = sorted(tools), sorted(days), sorted(refs)
+	sort.SliceStable(r.ByRef, func(i, j int) bool {
+		a, b := r.ByRef[i], r.ByRef[j]
+		if a.Calls != b.Calls {
+			return a.Calls > b.Calls
+		}
+		return a.DevCalls > b.DevCalls
+	})
+	finish(&r.Total)
+	return r, nil
+}
+
+// IsDev reports whether s was settled by the local dev-mode facilitator.
+func IsDev(s store.Settlement) bool {
+	return strings.HasPrefix(s.Transaction, facilitator.LocalTransactionPrefix)
+}
+
+func bucket(m map[string]*Total, key string) *Total {
+	t := m[key]
+	if t == nil {
+		t = &Total{Key: key}
+		m[key] = t
+	}
+	return t
+}
+
+func add(t *Total, amt *big.Int, dev bool) {
+	if dev {
+		t.DevCalls++
+		t.dev.Add(&t.dev, amt)
+		return
+	}
+	t.Calls++
+	t.amount.Add(&t.amount, amt)
+}
+
+func finish(t *Total) {
+	t.AmountUSDC, t.DevAmountUSDC = FormatUSDC(&t.amount), FormatUSDC(&t.dev)
+}
+
+// sorted lists the totals of m by key.
+func sorted(m map[string]*Total) []Total {
+	out := make([]Total, 0, len(m))
+	for _, t := range m {
+		finish(t)
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// FormatUSDC renders atomic USDC units as a decimal with 6 places
+// ("3400" → "0.003400").
+func FormatUSDC(atomic *big.Int) string {
+	s := new(big.Int).Abs(atomic).String()
+	if len(s) <= USDCDecimals {
+		s = strings.Repeat("0", USDCDecimals-len(s)+1) + s
+	}
+	out := s[:len(s)-USDCDecimals] + "." + s[len(s)-USDCDecimals:]
+	if atomic.Sign() < 0 {
+		out = "-" + out
+	}
+	return out
+}
