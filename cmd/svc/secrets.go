@@ -157,12 +157,6 @@ func displayDSN(dsn string) string {
 		scheme, _, _ := strings.Cut(dsn, "://")
 		return scheme + "://(a URL that does not parse; not shown)"
 	}
-	if u.User != nil {
-		if _, has := u.User.Password(); !has && u.User.Username() != "" {
-			// postgres://secret@host: a lone user name may be a token.
-			u.User = url.UserPassword(u.User.Username(), redactedMark)
-		}
-	}
 	q := u.Query()
 	masked := false
 	for k := range q {
