@@ -250,3 +250,20 @@ func TestNegotiate(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNegotiate checks that any Accept header picks one of the offers.
+func FuzzNegotiate(f *testing.F) {
+	for _, s := range []string{"", "*/*", "text/html;q=0.9, */*;q=0.1", "text/*;q=0.5,application/json;q=0.5", ";;;q=", "a/b;q=NaN", "text/html;q=1e400"} {
+		f.Add(s)
+	}
+	offers := []string{"application/json", "text/html", "text/markdown", "text/plain"}
+	f.Fuzz(func(t *testing.T, accept string) {
+		got := negotiate(accept, offers...)
+		for _, o := range offers {
+			if got == o {
+				return
+			}
+		}
+		t.Fatalf("negotiate(%q) = %q, not an offer", accept, got)
+	})
+}

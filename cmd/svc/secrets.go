@@ -60,8 +60,14 @@ func (s *secrets) add(vs ...string) {
 	sort.Slice(s.values, func(i, j int) bool { return len(s.values[i]) > len(s.values[j]) })
 }
 
-// addURL records the credentials a URL may hold: its user name, password
-// and every query value. An unparsable URL is recorded whole.
+// minQueryTokenLen is the length from which a query value of a private
+// URL is taken for a credential whatever its parameter's name
+// ("?network=base" is not one, "?k=9f2c…" is).
+const minQueryTokenLen = 12
+
+// addURL records the credentials a URL may hold: its user name, password,
+// the values of its credential-like query parameters (see secretParam)
+// and any long query value. An unparsable URL is recorded whole.
 func (s *secrets) addURL(raw string) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -76,11 +82,12 @@ func (s *secrets) addURL(raw string) {
 		pw, _ := u.User.Password()
 		s.add(u.User.Username(), pw, u.User.String())
 	}
-	for _, vs := range u.Query() {
-		s.add(vs...)
-	}
-	if u.RawQuery != "" {
-		s.add(u.RawQuery)
+	for k, vs := range u.Query() {
+		for _, v := range vs {
+			if secretParam(k) || len(v) >= minQueryTokenLen {
+				s.add(v)
+			}
+		}
 	}
 }
 

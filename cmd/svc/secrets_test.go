@@ -317,3 +317,68 @@ func TestDisplayDSN(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsScrub(t *testing.T) {
+	var s secrets
+	s.addURL("https://apiuser:pw12345678@f.example/x?token=abcd&network=base&k=0123456789abcdef")
+	s.addHeader("Authorization: Bearer tok-123456")
+	s.addDSN("postgres://svc:db%2Fpass99@db/svc?sslmode=disable&password=qpass999")
+	for _, leak := range []string{"apiuser", "pw12345678", "abcd", "0123456789abcdef", "Bearer tok-123456", "tok-123456", "db/pass99", "db%2Fpass99", "qpass999"} {
+		line := "error=\"call failed: " + leak + "\""
+		if got := s.scrub(line); strings.Contains(got, leak) || !strings.Contains(got, redactedMark) {
+			t.Errorf("scrub(%q) = %q", line, got)
+		}
+	}
+	// Ordinary values of a URL's query are not credentials.
+	if line := "base_url=http://127.0.0.1:8080 network=base sslmode=disable"; s.scrub(line) != line {
+		t.Errorf("scrub changed %q to %q", line, s.scrub(line))
+	}
+	err := s.scrubErr(usageError("bad qpass999"))
+	if _, ok := err.(usageError); !ok || err.Error() != "bad "+redactedMark {
+		t.Errorf("scrubErr: %T %v", err, err)
+	}
+}
+
+func TestKeyEnvError(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"PAYER_KEY": true, "_K1": true, "k": true,
+		"0x" + secPayerHex: false, secPayerHex: false, "PAYER KEY": false, "1ABC": false, "$PAYER": false,
+	} {
+		err := keyEnvError(name)
+		if (err == nil) != ok {
+			t.Errorf("keyEnvError(%q) = %v", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), name) {
+			t.Errorf("keyEnvError repeats %q: %v", name, err)
+		}
+	}
+}
+
+// FuzzDisplayDSN checks that a database URL's password never survives
+// displayDSN.
+func FuzzDisplayDSN(f *testing.F) {
+	for _, s := range []string{"svc-data/svc.db", "postgres://u:secretpw@h/db?password=other123", "postgres://u:%zz@h", "postgresql://h/db?sslpassword=abcdef12"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, dsn string) {
+		got := displayDSN(dsn)
+		if !strings.Contains(dsn, "://") {
+			return
+		}
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return
+		}
+		if pw, ok := u.User.Password(); ok && len(pw) >= 3 && strings.Contains(got, pw) && !strings.Contains(redactedMark, pw) &&
+			!strings.Contains(u.Redacted(), pw) {
+			t.Fatalf("displayDSN(%q) = %q shows the password", dsn, got)
+		}
+		for k, vs := range u.Query() {
+			for _, v := range vs {
+				if secretParam(k) && len(v) >= 3 && strings.Contains(got, "="+url.QueryEscape(v)) && !strings.Contains(redactedMark, v) {
+					t.Fatalf("displayDSN(%q) = %q shows %s", dsn, got, k)
+				}
+			}
+		}
+	})
+}
