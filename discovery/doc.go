@@ -17,6 +17,10 @@
 //     x-payment-info and x-transports), /skill.md, the x402 payment
 //     manifest, the router, distribution and magnet manifests, and the A2A
 //     agent card (the A2A x402 extension and one skill per paid tool);
+//   - entry documents: a landing page at / (HTML for a browser, the
+//     llms.txt Markdown or JSON for other clients, by Accept), /llms.txt,
+//     /robots.txt and /server.json, the MCP registry's description of the
+//     remote MCP endpoint;
 //   - aggregate, privacy-safe statistics (Stats).
 //
 // Every paid tool is sold on the same x402 terms over three transports:

@@ -51,12 +51,17 @@ const (
 
 // Routes returns every route this package serves, to mount on the server
 // (all free): /api/find, /api/route, /api/catalog, /api/try,
-// /openapi.json, /skill.md, the manifests, the agent card (two paths) and
-// the three stats routes.
+// /openapi.json, /skill.md, the manifests, the agent card (two paths), the
+// three stats routes, the landing page (/, the root alone), /llms.txt,
+// /robots.txt and /server.json.
 func (s *Service) Routes() []Route {
 	out := make([]Route, len(s.own))
 	for i, o := range s.own {
-		out[i] = Route{Pattern: o.doc.Method + " " + o.doc.Path, Handler: o.handler, Free: true}
+		path := o.doc.Path
+		if path == PathLanding {
+			path = "/{$}" // the root alone, not every path
+		}
+		out[i] = Route{Pattern: o.doc.Method + " " + path, Handler: o.handler, Free: true}
 	}
 	return out
 }
@@ -99,6 +104,10 @@ func (s *Service) ownRoutes() []ownRoute {
 		"/api/magnet":                        doc("/api/magnet"),
 		"/.well-known/agent-card.json":       doc("/.well-known/agent-card.json"),
 		"/.well-known/agent.json":            doc("/.well-known/agent.json"),
+		PathLanding:                          http.HandlerFunc(s.serveLanding),
+		PathLLMs:                             doc(PathLLMs),
+		PathRobots:                           doc(PathRobots),
+		PathMCPServer:                        doc(PathMCPServer),
 	}
 	out := make([]ownRoute, 0, len(docs))
 	for _, d := range docs {

@@ -142,7 +142,10 @@ func TestServerServesExactlyTheDocumentedRoutes(t *testing.T) {
 		}
 	}
 	slices.Sort(documented)
-	mounted := slices.Clone(f.mounted)
+	var mounted []string
+	for _, m := range f.mounted {
+		mounted = append(mounted, strings.Replace(m, "/{$}", "/", 1)) // the root alone is path "/"
+	}
 	slices.Sort(mounted)
 	if !slices.Equal(documented, mounted) {
 		t.Errorf("documented and mounted routes differ:\ndocumented %v\nmounted    %v", documented, mounted)

@@ -343,6 +343,7 @@ func TestRoutesList(t *testing.T) {
 		"GET /.well-known/x402", "GET /.well-known/svc-router.json", "GET /.well-known/svc-distribution.json",
 		"GET /.well-known/svc-magnet.json", "GET /api/magnet", "GET /.well-known/agent-card.json", "GET /.well-known/agent.json",
 		"GET /api/amplifier/stats", "GET /api/distribution/stats", "GET /api/magnet/stats",
+		"GET /{$}", "GET /llms.txt", "GET /robots.txt", "GET /server.json",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("routes:\n got %v\nwant %v", got, want)

@@ -70,6 +70,9 @@ func (s *Service) buildDocs() error {
 		}
 		s.docs[b.path] = newStaticDoc(body, jsonContentType)
 	}
+	if err := s.buildEntryDocs(); err != nil {
+		return err
+	}
 	s.docs[PathMagnetAPI] = s.docs[PathMagnet]
 	s.docs[PathAgentCardLegacy] = s.docs[PathAgentCard]
 	s.card = s.docs[PathAgentCard]

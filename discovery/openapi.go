@@ -319,6 +319,16 @@ func (s *Service) ownRouteDocs() []RouteDoc {
 		statsDoc("/api/amplifier/stats", "amplifierStats", "Aggregate inbound telemetry counters, including requests per minute"),
 		statsDoc("/api/distribution/stats", "distributionStats", "Aggregate inbound telemetry counters"),
 		statsDoc("/api/magnet/stats", "magnetStats", "Privacy-safe scanner aggregates"),
+		{Method: "GET", Path: PathLanding, OperationID: "landing", Tag: TagManifests, Summary: "Landing page: what the service is and where everything is",
+			Description: "Content negotiation on Accept: HTML for a browser (text/html), the llms.txt Markdown for text/markdown or text/plain, JSON otherwise (name, description, links, every tool with its price and URL).",
+			Response:    oasAnyObject("Landing: name, description, version, devMode, network, links, tools."), Cached: true},
+		{Method: "GET", Path: PathLLMs, OperationID: "llmsTxt", Tag: TagManifests, Summary: "Index for language models (llms.txt)",
+			ResponseType: plainType, Response: oasString("Markdown in the llms.txt layout."), Cached: true},
+		{Method: "GET", Path: PathRobots, OperationID: "robotsTxt", Tag: TagManifests, Summary: "Crawler rules: documents allowed, paid routes and protocol endpoints disallowed",
+			ResponseType: plainType, Response: oasString("robots.txt."), Cached: true},
+		cached(PathMCPServer, "mcpServerJson", TagManifests, "MCP registry server.json of the remote MCP endpoint",
+			"The MCP registry's server.json ("+MCPServerSchema+"): name (reverse DNS of the host), description, version, repository and remotes [{type: streamable-http, url: /mcp}].",
+			oasAnyObject("MCP registry server.json.")),
 	}
 }
 

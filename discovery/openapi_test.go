@@ -171,7 +171,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 		want = append(want, tl.Method+" "+tl.Path)
 	}
 	for _, r := range s.Routes() {
-		want = append(want, r.Pattern)
+		want = append(want, strings.Replace(r.Pattern, "/{$}", "/", 1)) // the root alone is path "/"
 	}
 	for _, d := range ext {
 		want = append(want, d.Method+" "+d.Path)

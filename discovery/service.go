@@ -176,6 +176,9 @@ type Service struct {
 	external []RouteDoc // free routes served by others
 	docs     map[string]*staticDoc
 	card     *staticDoc
+
+	landingPage *staticDoc // GET / for browsers (HTML)
+	landingText *staticDoc // GET / for text clients (the llms.txt Markdown)
 }
 
 var _ Surfaces = (*Service)(nil)

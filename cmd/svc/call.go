@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/seed1284c1d2/svc/tools"
@@ -57,6 +59,9 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	if *keyEnv == "" {
 		return usageError("--key-env names the environment variable holding the payer's private key")
 	}
+	if err := keyEnvError(*keyEnv); err != nil {
+		return err
+	}
 	if *jsonInput != "" && len(query.values) > 0 {
 		return usageError("give the input with --json or with --query, not both")
 	}
@@ -77,6 +82,9 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	defer cancel()
 	item, err := findTool(ctx, base, key)
 	if err != nil {
+		if errors.Is(err, errServerDown) {
+			return fmt.Errorf("%w: start one with `svc serve`, or point --url (SVC_URL) at yours", err)
+		}
 		return err
 	}
 	req, err := buildCallRequest(ctx, base, item, *jsonInput, query.values)
@@ -86,6 +94,10 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	hc := client.New(signer, client.WithMaxAmount("$"+strings.TrimPrefix(*maxUSD, "$")), client.WithNetworks(*network))
 	resp, err := hc.Do(req)
 	if err != nil {
+		if errors.Is(err, client.ErrAmountOverMax) {
+			return usageError(fmt.Sprintf("%s costs $%s a call, over the spend cap of $%s: raise it with --max %s",
+				item.Key, item.PriceUSD, strings.TrimPrefix(*maxUSD, "$"), item.PriceUSD))
+		}
 		return fmt.Errorf("calling %s %s: %w", item.Method, item.Path, err)
 	}
 	defer resp.Body.Close()
@@ -132,8 +144,8 @@ func jsonOrString(b []byte) json.RawMessage {
 func buildCallRequest(ctx context.Context, base string, item catalogTool, jsonInput string, query []string) (*http.Request, error) {
 	var input json.RawMessage
 	if jsonInput != "" {
-		if !json.Valid([]byte(jsonInput)) {
-			return nil, usageError("--json is not valid JSON")
+		if err := jsonInputError(jsonInput); err != nil {
+			return nil, err
 		}
 		input = json.RawMessage(jsonInput)
 	}
@@ -223,6 +235,9 @@ func fetchCatalog(ctx context.Context, base string) ([]json.RawMessage, error) {
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return nil, fmt.Errorf("%w at %s", errServerDown, base)
+			}
 			return nil, fmt.Errorf("catalog: %w", err)
 		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
@@ -266,6 +281,9 @@ func findTool(ctx context.Context, base, key string) (catalogTool, error) {
 			return it, nil
 		}
 		keys = append(keys, it.Key)
+	}
+	if near := closestKeys(want, keys); len(near) > 0 {
+		return catalogTool{}, usageError(fmt.Sprintf("no tool %q on %s; did you mean %s? (svc tools lists them all)", key, base, strings.Join(near, " or ")))
 	}
 	return catalogTool{}, usageError(fmt.Sprintf("no tool %q on %s; tools: %s", key, base, strings.Join(keys, ", ")))
 }

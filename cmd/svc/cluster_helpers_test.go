@@ -178,6 +178,8 @@ func clusterStartWith(t *testing.T, name, db string, o clusterOptions) *clusterN
 			o.logLevel = "info"
 		}
 		args = append(args, "--facilitator-url", o.facilitator, "--pay-to", clusterPayTo, "--settle-timeout", o.settleTimeout.String())
+	} else {
+		args = append(args, "--dev") // dev mode on PostgreSQL is on purpose
 	}
 	if o.logLevel == "" {
 		o.logLevel = "warn"

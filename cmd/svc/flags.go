@@ -13,19 +13,84 @@ import (
 // environment variable; an explicit flag wins over the variable.
 type envFlags struct {
 	*flag.FlagSet
-	getenv func(string) string
-	errs   []string
+	getenv   func(string) string
+	errs     []string
+	synopsis string
+	help     io.Writer
+	// groups, when set, orders -h by topic: each group's title and its
+	// flags' names; flags in no group are listed last, under "Other".
+	groups []flagGroup
+}
+
+// flagGroup is a topic of -h and the names of its flags.
+type flagGroup struct {
+	title string
+	names []string
 }
 
 func newEnvFlags(name string, stderr io.Writer, getenv func(string) string, synopsis string) *envFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	f := &envFlags{FlagSet: fs, getenv: getenv}
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
-	}
+	// The flag package prints a parse error and the whole usage; run
+	// prints the error once, and -h prints the usage (see parse).
+	fs.SetOutput(io.Discard)
+	f := &envFlags{FlagSet: fs, getenv: getenv, synopsis: synopsis, help: stderr}
+	fs.Usage = func() {}
 	return f
+}
+
+// printUsage writes the synopsis and the flags, by topic when groups are
+// set.
+func (f *envFlags) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n", f.synopsis)
+	if len(f.groups) == 0 {
+		fmt.Fprint(w, "\nFlags:\n")
+		f.FlagSet.SetOutput(w)
+		f.FlagSet.PrintDefaults()
+		f.FlagSet.SetOutput(io.Discard)
+		return
+	}
+	fmt.Fprint(w, "\nA flag wins over its environment variable.\n")
+	listed := map[string]bool{}
+	for _, g := range f.groups {
+		var fl []*flag.Flag
+		for _, n := range g.names {
+			if x := f.Lookup(n); x != nil {
+				fl = append(fl, x)
+				listed[n] = true
+			}
+		}
+		printFlags(w, g.title, fl)
+	}
+	var rest []*flag.Flag
+	f.VisitAll(func(x *flag.Flag) {
+		if !listed[x.Name] {
+			rest = append(rest, x)
+		}
+	})
+	printFlags(w, "Other", rest)
+}
+
+// printFlags writes one topic of -h in the layout of flag.PrintDefaults.
+func printFlags(w io.Writer, title string, fl []*flag.Flag) {
+	if len(fl) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	for _, x := range fl {
+		name, usage := flag.UnquoteUsage(x)
+		line := "  --" + x.Name
+		if name != "" {
+			line += " " + name
+		}
+		usage = strings.ReplaceAll(usage, "\n", "\n    \t")
+		if d := x.DefValue; d != "" && d != "0" && d != "false" && d != "0s" {
+			if name == "string" {
+				d = strconv.Quote(d)
+			}
+			usage += " (default " + d + ")"
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, usage)
+	}
 }
 
 // env returns the variable's value, "" when unset or no name is given.
@@ -106,13 +171,30 @@ func (f *envFlags) List(name, env, usage string) *listFlag {
 	return l
 }
 
-// parse parses args and reports the environment's malformed values.
+// EnvBool defines a boolean flag defaulting to $env (true, false, 1, 0...),
+// else def.
+func (f *envFlags) EnvBool(name, env string, def bool, usage string) *bool {
+	if v := f.env(env); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			f.errs = append(f.errs, fmt.Sprintf("%s=%q is not a boolean (true or false)", env, v))
+		} else {
+			def = b
+		}
+	}
+	return f.FlagSet.Bool(name, def, withEnv(usage, env))
+}
+
+// parse parses args and reports the environment's malformed values. -h
+// prints the usage; a parse error is returned (run prints it once) with a
+// pointer to -h.
 func (f *envFlags) parse(args []string) error {
 	if err := f.FlagSet.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			f.printUsage(f.help)
 			return err
 		}
-		return usageError(err.Error())
+		return usageError(fmt.Sprintf("%v (svc %s -h lists the flags)", err, f.Name()))
 	}
 	if len(f.errs) > 0 {
 		return usageError(strings.Join(f.errs, "; "))

@@ -110,7 +110,9 @@ Usage:
 Dev mode (svc serve with no configuration): listens on 127.0.0.1:8080 only,
 stores state in ./svc-data/svc.db (SQLite), serves simulated gold data and uses
 the local facilitator, which verifies payment signatures for real but settles
-nothing on chain. Name a facilitator URL and a payTo wallet for production.
+nothing on chain. Name a facilitator URL and a payTo wallet for production:
+production settings without a facilitator URL are refused (--dev keeps dev
+mode on purpose).
 `)
 }
 

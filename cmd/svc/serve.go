@@ -58,6 +58,8 @@ type serveConfig struct {
 	addr, baseURL, network, payTo string
 	devMode, devPayTo             bool
 	facilitatorURL, authHeader    string
+	publicFacilitator             string // the facilitator URL the public documents name
+	secrets                       secrets
 	prices                        map[string]string
 	bodyLimit                     int64
 	terminal                      string
@@ -110,6 +112,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
 	adminAddr := f.String("admin-addr", "SVC_ADMIN_ADDR", "", "operator listener serving /metrics, the dashboard (/) and pprof instead of the public port (off by default; keep it private)")
+	dev := f.EnvBool("dev", "SVC_DEV", false, "dev mode on purpose: the local facilitator, nothing settles on chain (the default only when nothing else is configured)")
+	publicFac := f.String("public-facilitator-url", "SVC_PUBLIC_FACILITATOR_URL", "", "facilitator URL the public documents name (default: only the scheme and host of --facilitator-url)")
+	f.groups = serveFlagGroups
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
@@ -131,7 +136,25 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		return nil, usageError(fmt.Sprintf("--network %q is not a known network (eip155:8453 is Base, eip155:84532 Base Sepolia)", *network))
 	}
 	c.network = n.CAIP2
+	// Credentials first, so that nothing below can print them.
+	c.secrets.addURL(c.facilitatorURL)
+	c.secrets.addHeader(c.authHeader)
+	c.secrets.addDSN(c.db)
+	c.secrets.addURL(c.bridgeURL)
+	if err := checkPublishing(c, strings.TrimSpace(*publicFac)); err != nil {
+		return nil, err
+	}
 	c.devMode = c.facilitatorURL == ""
+	if *dev && !c.devMode {
+		return nil, usageError("--dev and --facilitator-url contradict each other: --dev runs the local facilitator, which settles nothing on chain; drop one")
+	}
+	if c.devMode && !*dev {
+		if given := productionSettings(c, strings.TrimSpace(*payTo), trusted.values); len(given) > 0 {
+			return nil, usageError(fmt.Sprintf("production settings given (%s) but no way to settle payments: "+
+				"set --facilitator-url (SVC_FACILITATOR_URL) to the x402 facilitator that settles them on chain, "+
+				"or add --dev (SVC_DEV=true) to run in dev mode on purpose (the local facilitator settles nothing)", strings.Join(given, ", ")))
+		}
+	}
 	c.payTo = strings.TrimSpace(*payTo)
 	if c.payTo == "" {
 		if !c.devMode {
@@ -174,7 +197,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	if tokenEnv == "" {
 		tokenEnv = "SVC_MT5_BRIDGE_TOKEN"
 	}
+	if !envNameRE.MatchString(tokenEnv) {
+		return nil, usageError("--bridge-token-env takes the name of an environment variable (letters, digits and _), not the token itself (the value given is not repeated here)")
+	}
 	c.bridgeToken = strings.TrimSpace(getenv(tokenEnv))
+	c.secrets.add(c.bridgeToken)
 	if c.terminal == "" {
 		switch {
 		case c.bridgeURL != "":
@@ -220,6 +247,67 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	return c, nil
 }
 
+// checkPublishing checks the URLs of c and sets c.publicFacilitator: the
+// base URL is published, so it may not carry credentials or a query; the
+// facilitator and bridge URLs are private, and their errors never repeat
+// them; the documents name the facilitator by --public-facilitator-url, or
+// by the scheme and host of the facilitator URL alone.
+func checkPublishing(c *serveConfig, publicFac string) error {
+	if c.baseURL != "" {
+		if err := publishedURLError("--base-url", c.baseURL); err != nil {
+			return err
+		}
+	}
+	if c.facilitatorURL != "" {
+		if err := privateURLError("--facilitator-url", c.facilitatorURL); err != nil {
+			return err
+		}
+		c.publicFacilitator = originOf(c.facilitatorURL)
+	}
+	if c.bridgeURL != "" {
+		if err := privateURLError("--bridge-url", c.bridgeURL); err != nil {
+			return err
+		}
+	}
+	if publicFac != "" {
+		if c.facilitatorURL == "" {
+			return usageError("--public-facilitator-url needs --facilitator-url")
+		}
+		if err := publishedURLError("--public-facilitator-url", publicFac); err != nil {
+			return err
+		}
+		c.publicFacilitator = strings.TrimRight(publicFac, "/")
+	}
+	return nil
+}
+
+// productionSettings names the settings of c that only make sense in
+// production (where payments settle), for the refusal of a silent dev
+// mode: a payTo wallet, a public base URL, trusted proxies, a PostgreSQL
+// database, an MT5 bridge, a facilitator header or public URL.
+func productionSettings(c *serveConfig, payTo string, trusted []string) []string {
+	var given []string
+	if payTo != "" {
+		given = append(given, "--pay-to (SVC_PAY_TO)")
+	}
+	if c.baseURL != "" && !isLoopbackURL(c.baseURL) {
+		given = append(given, "a non-loopback --base-url (SVC_BASE_URL)")
+	}
+	if len(trusted) > 0 {
+		given = append(given, "--trusted-proxy (SVC_TRUSTED_PROXIES)")
+	}
+	if isPostgres(c.db) {
+		given = append(given, "a PostgreSQL --db (SVC_DATABASE_URL)")
+	}
+	if c.bridgeURL != "" || c.terminal == "bridge" {
+		given = append(given, "an MT5 bridge (--bridge-url, SVC_MT5_BRIDGE_URL)")
+	}
+	if c.authHeader != "" {
+		given = append(given, "--facilitator-auth-header (SVC_FACILITATOR_AUTH_HEADER)")
+	}
+	return given
+}
+
 // isPostgres reports whether dsn names a PostgreSQL database.
 func isPostgres(dsn string) bool {
 	lower := strings.ToLower(dsn)
@@ -244,18 +332,21 @@ func newLogger(stderr io.Writer, level, format string) (*slog.Logger, error) {
 
 // serve runs the server until ctx ends (SIGINT, SIGTERM), then drains the
 // calls in flight.
-func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
+func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) (err error) {
 	c, err := parseServe(args, stderr, getenv)
 	if err != nil {
 		return err
 	}
+	// No error leaves with a credential of the configuration in it.
+	defer func() { err = c.secrets.scrubErr(err) }()
 	// Log lines (one per request at level info) and the banner go out
-	// through a buffer: see logSink.
+	// through a buffer (see logSink), with every credential masked (see
+	// scrubWriter).
 	sink := newLogSink(stderr)
 	stopFlush := sink.start(logFlushEvery)
 	defer stopFlush()
-	stderr = sink
-	log, err := newLogger(sink, c.logLevel, c.logFormat)
+	stderr = scrubWriter{w: sink, s: &c.secrets}
+	log, err := newLogger(stderr, c.logLevel, c.logFormat)
 	if err != nil {
 		return err
 	}
@@ -417,24 +508,13 @@ func openStore(ctx context.Context, dsn string) (store.Store, error) {
 	}
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", redactDSN(err, dsn))
+		// The store's errors say "store: ..." already; the database
+		// password never appears in them.
+		var s secrets
+		s.addDSN(dsn)
+		return nil, s.scrubErr(err)
 	}
 	return st, nil
-}
-
-// redactDSN keeps a PostgreSQL password out of an error message.
-func redactDSN(err error, dsn string) error {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.LastIndex(dsn, "@"); at > i {
-			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {
-				pw := dsn[i+3+colon+1 : at]
-				if pw != "" && strings.Contains(err.Error(), pw) {
-					return errors.New(strings.ReplaceAll(err.Error(), pw, "***"))
-				}
-			}
-		}
-	}
-	return err
 }
 
 // pruneLoop deletes expired payment journal rows, forgets recorded answers
@@ -474,7 +554,7 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 		b.WriteString("  payments:    LOCAL facilitator: payment signatures are verified for real, but NOTHING is settled on chain\n")
 		b.WriteString("               (every PAYMENT-RESPONSE says onChain:false; /health says devMode:true)\n")
 	} else {
-		fmt.Fprintf(&b, "  payments:    facilitator %s\n", c.facilitatorURL)
+		fmt.Fprintf(&b, "  payments:    facilitator %s (its path, credentials and query are not shown; published as %s)\n", originOf(c.facilitatorURL), c.publicFacilitator)
 	}
 	fmt.Fprintf(&b, "  network:     %s (USDC)\n", c.network)
 	if c.devPayTo {
@@ -492,19 +572,9 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	}
 	fmt.Fprintf(&b, "  store:       %s (%s)\n", dialect, displayDSN(c.db))
 	b.WriteString("  payments:    every step journaled in the store before it happens; interrupted payments are recovered at start\n")
-	fmt.Fprintf(&b, "  tools:       %d paid routes; free: /api/find /api/route /api/catalog /api/try /openapi.json /skill.md\n               /mcp /a2a /.well-known/agent-card.json /.well-known/x402 /api/club /health /metrics\n", catalog.Len())
+	fmt.Fprintf(&b, "  tools:       %d paid routes; free: / /llms.txt /api/find /api/route /api/catalog /api/try /openapi.json /skill.md\n               /mcp /server.json /a2a /.well-known/agent-card.json /.well-known/x402 /api/club /health /metrics\n", catalog.Len())
 	fmt.Fprintf(&b, "  try:         curl -i %s/api/session-state\n\n", base)
 	_, _ = io.WriteString(w, b.String())
-}
-
-// displayDSN shows a database location without credentials.
-func displayDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.LastIndex(dsn, "@"); at > i {
-			return dsn[:i+3] + "***@" + dsn[at+1:]
-		}
-	}
-	return dsn
 }
 
 // envStallAt names the environment variable of crash tests: set to one of
@@ -637,4 +707,14 @@ func (o *paymentObserver) observe(ev engine.Event) {
 	if f := o.fn.Load(); f != nil {
 		(*f)(ev)
 	}
+}
+
+// serveFlagGroups orders `svc serve -h` by topic.
+var serveFlagGroups = []flagGroup{
+	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr"}},
+	{"Payments", []string{"dev", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
+	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
+	{"Storage", []string{"db"}},
+	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
+	{"Logs", []string{"log-level", "log-format"}},
 }

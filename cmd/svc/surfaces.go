@@ -31,7 +31,7 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 		BaseURL:       base,
 		Network:       c.network,
 		PayTo:         c.payTo,
-		Facilitator:   c.facilitatorURL,
+		Facilitator:   c.publicFacilitator,
 		DevMode:       c.devMode,
 		FreeRoutes:    publicOpsRoutes(c),
 		ManifestLinks: map[string]string{"club": base + club.BeaconPath},

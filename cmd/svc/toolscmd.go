@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,6 +30,9 @@ func listTools(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		defer cancel()
 		var err error
 		if items, err = fetchCatalog(ctx, strings.TrimRight(*baseURL, "/")); err != nil {
+			if errors.Is(err, errServerDown) {
+				return fmt.Errorf("%w: start one with `svc serve`, or check --url", err)
+			}
 			return err
 		}
 	} else {
