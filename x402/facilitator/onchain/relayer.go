@@ -89,12 +89,12 @@ type fees struct {
 type sendKind int
 
 const (
-	sendTaken     sendKind = iota // the node took it (or already had it)
-	sendMaybe                     // no answer: it may have been taken
-	sendBadNonce                  // refused for its nonce: resynchronise
-	sendNoFunds                   // refused: the relayer cannot pay for gas
-	sendUnderpriced               // refused: fees too low (replacement or base fee)
-	sendRefused                   // refused for another reason
+	sendTaken       sendKind = iota // the node took it (or already had it)
+	sendMaybe                       // no answer: it may have been taken
+	sendBadNonce                    // refused for its nonce: resynchronise
+	sendNoFunds                     // refused: the relayer cannot pay for gas
+	sendUnderpriced                 // refused: fees too low (replacement or base fee)
+	sendRefused                     // refused for another reason
 )
 
 func classifySend(err error) sendKind {
