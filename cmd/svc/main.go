@@ -55,6 +55,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = listTools(ctx, args[1:], stdout, stderr, getenv)
 	case "payments":
 		err = payments(ctx, args[1:], stdout, stderr, getenv)
+	case "facilitator":
+		err = facilitatorCmd(ctx, args[1:], stderr, getenv)
+	case "reconcile":
+		err = reconcile(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -97,6 +101,10 @@ Usage:
   svc tools [--url URL] [--json]          list the tools (local catalog, or a server's)
   svc payments [--db DSN] [--state S]     the payment journal: counts by state, and the rows of
                                           one state (default unknown: to reconcile by hand)
+  svc facilitator --rpc-url URL [flags]   serve an on-chain x402 facilitator (relayer key in
+                                          $SVC_RELAYER_KEY, bearer token in $SVC_FACILITATOR_TOKEN)
+  svc reconcile --from T --to T --rpc-url URL [--db DSN]
+                                          compare the settled payments of a period with the chain
   svc version                             print the version
   svc help <command>                      flags of a command
 

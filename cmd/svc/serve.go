@@ -75,6 +75,8 @@ type serveConfig struct {
 	regexTimeout, toolTimeout     time.Duration
 	healthTTL, shutdownTimeout    time.Duration
 	logLevel, logFormat           string
+	settle                        string        // "" (a facilitator) or settleOnchain
+	chain                         *onchainFlags // with settleOnchain
 }
 
 // parseServe reads the flags and the SVC_* environment.
@@ -108,6 +110,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	shutdown := f.Duration("shutdown-timeout", "SVC_SHUTDOWN_TIMEOUT", defaultShutdownTimeout, "how long a stop waits for calls in flight")
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
+	settle := f.String("settle", "SVC_SETTLE", "", `"onchain": settle on chain in this process (with --rpc-url and a relayer key) instead of through a facilitator`)
+	chain := addOnchainFlags(f)
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
@@ -129,11 +133,22 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		return nil, usageError(fmt.Sprintf("--network %q is not a known network (eip155:8453 is Base, eip155:84532 Base Sepolia)", *network))
 	}
 	c.network = n.CAIP2
-	c.devMode = c.facilitatorURL == ""
+	c.settle, c.chain = strings.ToLower(strings.TrimSpace(*settle)), chain
+	switch {
+	case c.settle != "" && c.settle != settleOnchain:
+		return nil, usageError(fmt.Sprintf("--settle %q: the only value is %q (without it, payments settle through --facilitator-url)", *settle, settleOnchain))
+	case c.settle == settleOnchain && c.facilitatorURL != "":
+		return nil, usageError("--settle onchain and --facilitator-url exclude each other")
+	case c.settle == settleOnchain:
+		if err := chain.check(getenv); err != nil {
+			return nil, err
+		}
+	}
+	c.devMode = c.facilitatorURL == "" && c.settle == ""
 	c.payTo = strings.TrimSpace(*payTo)
 	if c.payTo == "" {
 		if !c.devMode {
-			return nil, usageError("--pay-to (SVC_PAY_TO) is required with a facilitator URL: it is the wallet that receives the payments")
+			return nil, usageError("--pay-to (SVC_PAY_TO) is required with a facilitator URL or --settle onchain: it is the wallet that receives the payments")
 		}
 		p, err := devPayTo()
 		if err != nil {
@@ -373,6 +388,9 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 // newFacilitator builds the local facilitator (dev mode) or the remote
 // one.
 func newFacilitator(c *serveConfig, log *slog.Logger, signers *exact.SignerCache) (x402.Facilitator, error) {
+	if c.settle == settleOnchain {
+		return c.chain.build(context.Background(), c.network, c.payTo, signers, log)
+	}
 	if c.devMode {
 		f, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{c.network}, PayTo: c.payTo,
 			Verifier: exact.Verifier{Signers: signers}})
@@ -463,6 +481,8 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	if c.devMode {
 		b.WriteString("  payments:    LOCAL facilitator: payment signatures are verified for real, but NOTHING is settled on chain\n")
 		b.WriteString("               (every PAYMENT-RESPONSE says onChain:false; /health says devMode:true)\n")
+	} else if c.settle == settleOnchain {
+		b.WriteString("  payments:    settled ON CHAIN by this process (relayer key; --rpc-url)\n")
 	} else {
 		fmt.Fprintf(&b, "  payments:    facilitator %s\n", c.facilitatorURL)
 	}
@@ -564,7 +584,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		Journal:               st,
 		Verifier:              &exact.Verifier{Signers: signers},
 		SkipFacilitatorVerify: c.devMode,
-		Deduplicates:          c.devMode,
+		Deduplicates:          c.devMode || c.settle == settleOnchain,
 		Logger:                log,
 		SettleTimeout:         c.settleTimeout,
 		RunTimeout:            c.toolTimeout + time.Second,

@@ -19,7 +19,7 @@ func KeyFromEnv(name string) (*ecdsa.PrivateKey, error) {
 	if !ok || strings.TrimSpace(v) == "" {
 		return nil, fmt.Errorf("x402 onchain: the relayer key variable %s is not set", name)
 	}
-	k, err := parseKey(v)
+	k, err := ParseKey(v)
 	if err != nil {
 		return nil, fmt.Errorf("x402 onchain: the relayer key in %s: %w", name, err)
 	}
@@ -38,15 +38,16 @@ func KeyFromFile(path string) (*ecdsa.PrivateKey, error) {
 		}
 		return nil, fmt.Errorf("x402 onchain: read the relayer key file %s", path)
 	}
-	k, err := parseKey(string(b))
+	k, err := ParseKey(string(b))
 	if err != nil {
 		return nil, fmt.Errorf("x402 onchain: the relayer key in %s: %w", path, err)
 	}
 	return k, nil
 }
 
-// parseKey parses a hex private key; its errors never echo the input.
-func parseKey(s string) (*ecdsa.PrivateKey, error) {
+// ParseKey parses a hex private key (64 hex digits, with or without 0x,
+// surrounding white space ignored); its errors never echo the input.
+func ParseKey(s string) (*ecdsa.PrivateKey, error) {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "0x")
 	if len(s) != 64 {
 		return nil, fmt.Errorf("must be 64 hex digits (a 32-byte secp256k1 key), got %d characters", len(s))
