@@ -27,7 +27,7 @@ type Settled struct {
 
 // Mismatch kinds of CheckSettled.
 const (
-	MismatchNoTransaction  = "no_transaction"     // the record has no (well-formed) transaction hash
+	MismatchNoTransaction  = "no_transaction"      // the record has no (well-formed) transaction hash
 	MismatchNotFound       = "transaction_unknown" // the chain has no receipt for it
 	MismatchReverted       = "reverted"            // receipt status 0
 	MismatchNoTransfer     = "no_transfer"         // no AuthorizationUsed(payer, nonce) + Transfer in it
