@@ -33,6 +33,7 @@ var chainPayTo = common.HexToAddress(clusterPayTo)
 
 // chainWorld is anvil with a funded relayer and a payer holding USDC.
 type chainWorld struct {
+	bin                  string // the svc binary
 	chain                *anviltest.Chain
 	node, dir            string
 	relayerKey, payerKey *ecdsa.PrivateKey
@@ -41,8 +42,12 @@ type chainWorld struct {
 
 func newChainWorld(t *testing.T, opts anviltest.Options) *chainWorld {
 	t.Helper()
-	clusterBinary(t) // skips under -short; builds once
-	w := &chainWorld{}
+	return startChainWorld(t, clusterBinary(t), opts) // skips under -short; builds once
+}
+
+func startChainWorld(t testing.TB, bin string, opts anviltest.Options) *chainWorld {
+	t.Helper()
+	w := &chainWorld{bin: bin}
 	w.node, w.dir = anviltest.Setup(t)
 	w.chain = anviltest.Start(t, opts)
 	w.relayerKey, w.relayer = anviltest.NewKey(t)
@@ -66,7 +71,7 @@ type chainProc struct {
 
 // chainStart starts cmd and waits for its listening line; the process is
 // killed at cleanup, and its output logged if the test failed.
-func chainStart(t *testing.T, name string, cmd *exec.Cmd) *chainProc {
+func chainStart(t testing.TB, name string, cmd *exec.Cmd) *chainProc {
 	t.Helper()
 	p := &chainProc{name: name, cmd: cmd, out: &clusterLog{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
@@ -114,16 +119,16 @@ func (p *chainProc) kill(t *testing.T) {
 }
 
 // svc starts `svc args...` with env added to the SVC_*-free environment.
-func (w *chainWorld) svc(t *testing.T, name string, env []string, args ...string) *chainProc {
+func (w *chainWorld) svc(t testing.TB, name string, env []string, args ...string) *chainProc {
 	t.Helper()
-	cmd := exec.Command(clusterBinary(t), args...)
+	cmd := exec.Command(w.bin, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(clusterEnv(), env...)
 	return chainStart(t, name, cmd)
 }
 
 // nodeApp starts one of e2e/chain's node apps.
-func (w *chainWorld) nodeApp(t *testing.T, name, script string, env ...string) *chainProc {
+func (w *chainWorld) nodeApp(t testing.TB, name, script string, env ...string) *chainProc {
 	t.Helper()
 	cmd := exec.Command(w.node, script)
 	cmd.Dir = w.dir
@@ -298,7 +303,7 @@ func TestChainOfficialExpressWithSvcFacilitator(t *testing.T) {
 
 // chainSettleBody is a v2 /settle body of a fresh payment of 0.01 USDC by
 // key to chainPayTo.
-func chainSettleBody(t *testing.T, key *ecdsa.PrivateKey) string {
+func chainSettleBody(t testing.TB, key *ecdsa.PrivateKey) string {
 	t.Helper()
 	req, err := x402.Route{Price: "0.01", Network: x402.NetworkBase, PayTo: chainPayTo.Hex()}.Requirements()
 	if err != nil {

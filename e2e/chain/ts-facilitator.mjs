@@ -5,17 +5,27 @@
 // served over the x402 facilitator HTTP API: POST /verify, POST /settle,
 // GET /supported. Prints "listening on http://127.0.0.1:PORT".
 //
-// Usage: RPC_URL=http://127.0.0.1:8545 RELAYER_KEY=0x… node ts-facilitator.mjs
+// TUNED=1 gives the wallet viem's nonce manager (concurrent settlements
+// take consecutive nonces) and polls receipts every 20 ms instead of the
+// chain's default (for a local chain that mines at once).
+//
+// Usage: RPC_URL=http://127.0.0.1:8545 RELAYER_KEY=0x… [TUNED=1] node ts-facilitator.mjs
 import http from "node:http";
 import { x402Facilitator } from "@x402/core/facilitator";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { toFacilitatorEvmSigner } from "@x402/evm";
-import { createWalletClient, http as viemHttp, publicActions } from "viem";
+import { createWalletClient, http as viemHttp, nonceManager, publicActions } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 
-const account = privateKeyToAccount(process.env.RELAYER_KEY);
-const wallet = createWalletClient({ account, chain: base, transport: viemHttp(process.env.RPC_URL) }).extend(publicActions);
+const tuned = process.env.TUNED === "1";
+const account = privateKeyToAccount(process.env.RELAYER_KEY, tuned ? { nonceManager } : undefined);
+const wallet = createWalletClient({
+  account,
+  chain: base,
+  transport: viemHttp(process.env.RPC_URL),
+  ...(tuned ? { pollingInterval: 20 } : {}),
+}).extend(publicActions);
 const signer = toFacilitatorEvmSigner({ ...wallet, address: account.address });
 const facilitator = new x402Facilitator().register("eip155:8453", new ExactEvmScheme(signer));
 

@@ -217,7 +217,9 @@ func (r *relayer) pendingCount() int {
 func (f *Facilitator) await(ctx context.Context, s sent) (*types.Receipt, error) {
 	txs := []*types.Transaction{s.tx}
 	lastSend := s.at
-	poll := f.cfg.PollInterval
+	// Poll soon after the send (a chain that mines at once answers within
+	// milliseconds), then less and less often, up to PollInterval.
+	poll := min(5*time.Millisecond, f.cfg.PollInterval)
 	first := true
 	for {
 		if !first {
@@ -226,6 +228,7 @@ func (f *Facilitator) await(ctx context.Context, s sent) (*types.Receipt, error)
 				return nil, ctx.Err()
 			case <-time.After(poll):
 			}
+			poll = min(poll*2, f.cfg.PollInterval)
 		}
 		first = false
 		for i := len(txs) - 1; i >= 0; i-- {
