@@ -448,6 +448,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if err := s.metrics.write(w, s.now(), counts); err != nil {
 		s.log.Debug("metrics: write failed", "error", err)
 	}
+	writeRelayerMetrics(r.Context(), w, s.cfg.Facilitator)
 }
 
 // checkLoopback refuses a listen address that is not loopback-only.

@@ -219,6 +219,42 @@ func TestChainServeSettlesAndReconciles(t *testing.T) {
 	}
 	clusterCheckSettledRecorded(t, l)
 
+	// Operator signals: the relayer's gas and pending transactions in
+	// /metrics, its readiness in /health.
+	c := clusterHTTP(t)
+	if m := clusterMust(t, c, http.MethodGet, srv.base+"/metrics", "", ""); !strings.Contains(string(m.body), "svc_relayer_pending_transactions 0") ||
+		!strings.Contains(string(m.body), "svc_relayer_balance_wei ") {
+		t.Fatalf("/metrics lacks the relayer:\n%s", m.body)
+	}
+	var health struct {
+		Status      string `json:"status"`
+		Facilitator struct{ Status, Kind, Error string }
+	}
+	clusterGetJSON(t, c, srv.base+"/health", http.StatusOK, &health)
+	if health.Facilitator.Kind != "onchain" || health.Facilitator.Status != "up" {
+		t.Fatalf("/health: %+v", health)
+	}
+	// Relayer out of gas: a paid call is answered 503 before anything is
+	// settled, and /health says why.
+	w.chain.SetBalance(t, w.relayer, big.NewInt(0))
+	signer, err := client.ParseSigner(hex.EncodeToString(crypto.FromECDSA(w.payerKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _ := clusterMustSign(t, signer, clusterOffer(t, c, srv.base))
+	if a := clusterMust(t, c, http.MethodPost, srv.base+clusterToolPath, clusterBody(clusterAddress()), header); a.status != http.StatusServiceUnavailable ||
+		a.header.Get("Retry-After") == "" {
+		t.Fatalf("paid call with the relayer out of gas: %s", a)
+	}
+	clusterGetJSON(t, c, srv.base+"/health", http.StatusServiceUnavailable, &health)
+	if health.Facilitator.Status != "down" || !strings.Contains(health.Facilitator.Error, "relayer_out_of_gas") {
+		t.Fatalf("/health with the relayer out of gas: %+v", health)
+	}
+	if got := w.chain.TokenBalance(t, w.payer); new(big.Int).Sub(payerBefore, got).Int64() != 10_000 {
+		t.Fatalf("the payer paid again while the relayer had no gas (balance %s)", got)
+	}
+	w.chain.SetBalance(t, w.relayer, anviltest.Ether(10))
+
 	// Reconcile: the ledger agrees with the chain...
 	day := time.Now().UTC()
 	from, to := day.Add(-24*time.Hour).Format("2006-01-02"), day.Add(48*time.Hour).Format("2006-01-02")

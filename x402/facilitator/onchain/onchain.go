@@ -255,6 +255,12 @@ func (f *Facilitator) Ready(ctx context.Context) error {
 	if err != nil {
 		return &UnavailableError{Reason: UnavailableRPC, Err: err}
 	}
+	return f.relayerCanPay(b)
+}
+
+// relayerCanPay fails (UnavailableOutOfGas) for a relayer balance of zero
+// or below MinRelayerBalance.
+func (f *Facilitator) relayerCanPay(b *big.Int) error {
 	if b.Sign() == 0 || (f.cfg.MinRelayerBalance != nil && b.Cmp(f.cfg.MinRelayerBalance) < 0) {
 		return &UnavailableError{Reason: UnavailableOutOfGas, Err: fmt.Errorf("%w: relayer %s holds %s wei (minimum %s)", ErrRelayerOutOfGas, f.relayer.addr.Hex(), b, f.minBalance())}
 	}
@@ -338,10 +344,11 @@ func (f *Facilitator) check(payload x402.PaymentPayload, req x402.PaymentRequire
 type chainView struct {
 	used    bool
 	balance *big.Int
+	relayer *big.Int // the relayer's native balance
 }
 
-// view reads authorizationState(from, nonce) and balanceOf(from) in one
-// batch.
+// view reads authorizationState(from, nonce), balanceOf(from) and the
+// relayer's balance in one batch.
 func (f *Facilitator) view(ctx context.Context, pm *payment) (chainView, error) {
 	stateData, err := f.abi.Pack("authorizationState", pm.from, pm.nonce)
 	if err != nil {
@@ -352,9 +359,11 @@ func (f *Facilitator) view(ctx context.Context, pm *payment) (chainView, error) 
 		return chainView{}, err
 	}
 	var stateOut, balOut hexutil.Bytes
+	var relayerBal hexutil.Big
 	batch := []rpc.BatchElem{
 		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: stateData}, "latest"}, Result: &stateOut},
 		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: balData}, "latest"}, Result: &balOut},
+		{Method: "eth_getBalance", Args: []any{f.relayer.addr, "latest"}, Result: &relayerBal},
 	}
 	if err := f.rpc.BatchCallContext(ctx, batch); err != nil {
 		return chainView{}, fmt.Errorf("x402 onchain: read the authorization state: %w", err)
@@ -367,7 +376,7 @@ func (f *Facilitator) view(ctx context.Context, pm *payment) (chainView, error) 
 	if len(stateOut) != 32 || len(balOut) != 32 {
 		return chainView{}, fmt.Errorf("x402 onchain: the token at %s does not answer authorizationState/balanceOf (is it an EIP-3009 token?)", f.token.Hex())
 	}
-	return chainView{used: stateOut[31] != 0, balance: new(big.Int).SetBytes(balOut)}, nil
+	return chainView{used: stateOut[31] != 0, balance: new(big.Int).SetBytes(balOut), relayer: (*big.Int)(&relayerBal)}, nil
 }
 
 // callArg is an eth_call argument.
@@ -379,8 +388,9 @@ type callArg struct {
 
 // Verify implements x402.Facilitator: the local checks, then the chain's:
 // the authorization unused (exact.ReasonNonceAlreadyUsed) and the payer's
-// balance at least the amount (ReasonInsufficientBalance). A relayer that
-// cannot pay for gas is an *UnavailableError (no decision on the payment).
+// balance at least the amount (ReasonInsufficientBalance). A relayer
+// without gas (a zero balance, or below MinRelayerBalance) is an
+// *UnavailableError: the payment is not refused, it cannot be settled now.
 func (f *Facilitator) Verify(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
 	pm, err := f.check(payload, req)
 	if err != nil {
@@ -392,6 +402,9 @@ func (f *Facilitator) Verify(ctx context.Context, payload x402.PaymentPayload, r
 	}
 	if r := v.refusal(pm); r != nil {
 		return invalid(pm, r), nil
+	}
+	if err := f.relayerCanPay(v.relayer); err != nil {
+		return x402.VerifyResponse{}, err
 	}
 	return x402.VerifyResponse{IsValid: true, Payer: pm.payer}, nil
 }
@@ -479,6 +492,9 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 	}
 	if r := v.refusal(pm); r != nil {
 		return failed(pm, req, r.Reason, r.Message), nil
+	}
+	if err := f.relayerCanPay(v.relayer); err != nil {
+		return x402.SettleResponse{}, err
 	}
 	data, err := f.calldata(pm)
 	if err != nil {

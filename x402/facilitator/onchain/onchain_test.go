@@ -270,19 +270,26 @@ func TestRefusedBeforeAnyGas(t *testing.T) {
 		t.Fatalf("settle after the balance left: %+v %v", sr, err)
 	}
 
-	// Out of gas: unavailable, not ready, nothing sent.
+	// Out of gas: unavailable, not ready, nothing sent. With a little gas
+	// left the node refuses the transaction; with none, the facilitator
+	// does not try.
 	if err := f.Ready(ctx); err != nil {
 		t.Fatalf("ready with gas: %v", err)
 	}
-	e.chain.SetBalance(t, e.relayer, big.NewInt(0))
 	good, _ := pay(t, e.payerKey, req, time.Now())
-	_, err = f.Settle(ctx, good, req)
 	var ue *onchain.UnavailableError
-	if !errors.As(err, &ue) || ue.Reason != onchain.UnavailableOutOfGas || !errors.Is(err, onchain.ErrRelayerOutOfGas) {
-		t.Fatalf("settle without gas: %v", err)
+	for _, wei := range []int64{1000, 0} {
+		e.chain.SetBalance(t, e.relayer, big.NewInt(wei))
+		_, err = f.Settle(ctx, good, req)
+		if !errors.As(err, &ue) || ue.Reason != onchain.UnavailableOutOfGas || !errors.Is(err, onchain.ErrRelayerOutOfGas) {
+			t.Fatalf("settle with %d wei of gas: %v", wei, err)
+		}
 	}
 	if err := f.Ready(ctx); !errors.As(err, &ue) || ue.Reason != onchain.UnavailableOutOfGas {
 		t.Fatalf("ready without gas: %v", err)
+	}
+	if _, err := f.Verify(ctx, good, req); !errors.As(err, &ue) || ue.Reason != onchain.UnavailableOutOfGas {
+		t.Fatalf("verify without gas: %v", err)
 	}
 	if f.Pending() != 0 {
 		t.Fatalf("%d pending after a refused send", f.Pending())
