@@ -509,37 +509,50 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("simulate the transfer: %w", err)}
 	}
 	gas += gas * DefaultGasMargin / 100
-	fe, err := f.fees(ctx, false)
-	if err != nil {
-		return x402.SettleResponse{}, err
-	}
-	if err := f.affordable(ctx, gas, fe); err != nil {
-		return x402.SettleResponse{}, err
-	}
-	s, err := f.relayer.send(ctx, f.token, data, gas, fe)
-	if err != nil {
-		return x402.SettleResponse{}, err
-	}
-	f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
-	rcpt, err := f.await(ctx, s)
-	if err != nil {
-		pending := failed(pm, req, ReasonSettlementPending, "the transaction was sent and is not confirmed yet")
-		pending.Transaction = s.tx.Hash().Hex()
-		if ctx.Err() != nil {
-			return pending, nil
+	for attempt := 1; ; attempt++ {
+		fe, err := f.fees(ctx, false)
+		if err != nil {
+			return x402.SettleResponse{}, err
 		}
-		return pending, nil
+		if err := f.affordable(ctx, gas, fe); err != nil {
+			return x402.SettleResponse{}, err
+		}
+		s, err := f.relayer.send(ctx, f.token, data, gas, fe)
+		if err != nil {
+			return x402.SettleResponse{}, err
+		}
+		f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
+		rcpt, err := f.await(ctx, s)
+		switch {
+		case err != nil:
+			// Not confirmed in time (or a reorganisation): the caller
+			// presents it again later, or asks Status.
+			pending := failed(pm, req, ReasonSettlementPending, "the transaction was sent and is not confirmed yet")
+			pending.Transaction = s.tx.Hash().Hex()
+			return pending, nil
+		case rcpt == nil:
+			// The relayer's nonce went to another transaction (the key used
+			// elsewhere, an operator's replacement): if the authorization is
+			// still unused, send it again with a new nonce.
+			v, err := f.view(ctx, pm)
+			if err != nil {
+				return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
+			}
+			if v.used || attempt >= maxResends {
+				return f.afterRevert(ctx, pm, req, "the settlement transaction was replaced")
+			}
+			f.log.Warn("x402 onchain: settlement transaction replaced by another of the relayer; sending it again", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce())
+			continue
+		case rcpt.Status != types.ReceiptStatusSuccessful:
+			return f.afterRevert(ctx, pm, req, "the settlement transaction "+rcpt.TxHash.Hex()+" reverted")
+		}
+		return f.fromReceipt(pm, req, rcpt)
 	}
-	if rcpt == nil {
-		// The relayer's nonce went to another transaction: whatever
-		// happened to the authorization, the chain tells.
-		return f.afterRevert(ctx, pm, req, "the settlement transaction was replaced")
-	}
-	if rcpt.Status != types.ReceiptStatusSuccessful {
-		return f.afterRevert(ctx, pm, req, "the settlement transaction "+rcpt.TxHash.Hex()+" reverted")
-	}
-	return f.fromReceipt(pm, req, rcpt)
 }
+
+// maxResends bounds how many times one settlement is sent with a new nonce
+// after its transaction was replaced.
+const maxResends = 3
 
 // afterRevert answers a settlement whose own transaction did not transfer:
 // if the authorization was used meanwhile (by another transaction), that

@@ -473,3 +473,141 @@ func bytesForm(e *env) string {
 	}
 	panic("no transferWithAuthorization(..., bytes)")
 }
+
+// settleInBackground starts f.Settle and waits until its transaction is
+// sent (unmined: automine is off); the channel receives the answer.
+func settleInBackground(t *testing.T, f *onchain.Facilitator, payload x402.PaymentPayload, req x402.PaymentRequirements) <-chan x402.SettleResponse {
+	t.Helper()
+	done := make(chan x402.SettleResponse, 1)
+	go func() {
+		sr, err := f.Settle(context.Background(), payload, req)
+		if err != nil {
+			sr.ErrorMessage = err.Error()
+		}
+		done <- sr
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for f.Pending() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the settlement was never sent")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return done
+}
+
+// mineEvery mines a block every interval until the test ends.
+func mineEvery(t *testing.T, c *anviltest.Chain, interval time.Duration) {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(interval):
+				_ = c.RPC.CallContext(context.Background(), nil, "evm_mine")
+			}
+		}
+	}()
+}
+
+// pooled returns the relayer's transaction with nonce n in the node's pool.
+func pooled(t *testing.T, e *env, n uint64) *types.Transaction {
+	t.Helper()
+	var content struct {
+		Pending map[string]map[string]*types.Transaction `json:"pending"`
+	}
+	if err := e.chain.RPC.CallContext(context.Background(), &content, "txpool_content"); err != nil {
+		t.Fatal(err)
+	}
+	for addr, byNonce := range content.Pending {
+		if common.HexToAddress(addr) == e.relayer {
+			if tx := byNonce[big.NewInt(int64(n)).String()]; tx != nil {
+				return tx
+			}
+		}
+	}
+	t.Fatalf("no pooled transaction of the relayer with nonce %d", n)
+	return nil
+}
+
+// TestReplacedTransactionIsSentAgain: when another transaction of the
+// relayer takes a settlement's nonce (the key used elsewhere), the
+// settlement is sent again with the next nonce and mined.
+func TestReplacedTransactionIsSentAgain(t *testing.T) {
+	e := newEnv(t, anviltest.Options{})
+	f := e.facilitator(t, func(c *onchain.Config) { c.ResendAfter = 300 * time.Millisecond })
+	ctx := context.Background()
+	req := requirements(t, "0.01")
+	payload, p := pay(t, e.payerKey, req, time.Now())
+	e.chain.SetAutomine(t, false)
+	done := settleInBackground(t, f, payload, req)
+	first := pooled(t, e, 0)
+	// The same key sends another transaction with nonce 0 and higher fees.
+	to := e.relayer
+	other, err := types.SignNewTx(e.relayerKey, types.LatestSignerForChainID(big.NewInt(anviltest.ChainID)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(anviltest.ChainID), Nonce: 0, GasTipCap: new(big.Int).Mul(first.GasTipCap(), big.NewInt(3)),
+		GasFeeCap: new(big.Int).Mul(first.GasFeeCap(), big.NewInt(3)), Gas: 21_000, To: &to,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.chain.Client.SendTransaction(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	mineEvery(t, e.chain, 100*time.Millisecond)
+	var sr x402.SettleResponse
+	select {
+	case sr = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the replaced settlement was not sent again")
+	}
+	rcpt := checkSettled(t, e, sr, p, req)
+	tx, _, err := e.chain.Client.TransactionByHash(ctx, rcpt.TxHash)
+	if err != nil || tx.Nonce() != 1 || tx.Hash() == first.Hash() {
+		t.Fatalf("settled by %s with nonce %d (%v); want a new transaction with nonce 1", rcpt.TxHash, tx.Nonce(), err)
+	}
+	if r := e.chain.WaitReceipt(t, other.Hash()); r.Status != types.ReceiptStatusSuccessful {
+		t.Fatal("the other transaction failed")
+	}
+}
+
+// TestStuckTransactionIsReplacedWithHigherFees: a settlement whose fee cap
+// falls below the base fee is replaced (same nonce) with higher fees within
+// the operator's cap, and mined.
+func TestStuckTransactionIsReplacedWithHigherFees(t *testing.T) {
+	e := newEnv(t, anviltest.Options{})
+	feeCap := big.NewInt(100_000_000_000) // 100 gwei
+	f := e.facilitator(t, func(c *onchain.Config) { c.ResendAfter = 300 * time.Millisecond; c.MaxFeePerGas = feeCap })
+	ctx := context.Background()
+	req := requirements(t, "0.01")
+	payload, p := pay(t, e.payerKey, req, time.Now())
+	e.chain.SetAutomine(t, false)
+	done := settleInBackground(t, f, payload, req)
+	first := pooled(t, e, 0)
+	// The base fee jumps above the transaction's fee cap: it cannot be mined.
+	if err := e.chain.RPC.CallContext(ctx, nil, "anvil_setNextBlockBaseFeePerGas", hexutil.Big(*big.NewInt(50_000_000_000))); err != nil {
+		t.Fatal(err)
+	}
+	e.chain.Mine(t, 1)
+	if n, _ := e.chain.Client.NonceAt(ctx, e.relayer, nil); n != 0 {
+		t.Fatal("the settlement was mined above its fee cap")
+	}
+	mineEvery(t, e.chain, 100*time.Millisecond)
+	var sr x402.SettleResponse
+	select {
+	case sr = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stuck settlement was not replaced")
+	}
+	rcpt := checkSettled(t, e, sr, p, req)
+	tx, _, err := e.chain.Client.TransactionByHash(ctx, rcpt.TxHash)
+	if err != nil || tx.Nonce() != 0 || tx.Hash() == first.Hash() || tx.GasFeeCap().Cmp(first.GasFeeCap()) <= 0 || tx.GasFeeCap().Cmp(feeCap) > 0 {
+		t.Fatalf("settled by %s (nonce %d, fee cap %s; first fee cap %s, cap %s): want a replacement with nonce 0 and higher fees within the cap",
+			rcpt.TxHash, tx.Nonce(), tx.GasFeeCap(), first.GasFeeCap(), feeCap)
+	}
+	if f.Pending() != 0 {
+		t.Fatalf("%d pending", f.Pending())
+	}
+}
