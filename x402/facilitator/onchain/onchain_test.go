@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/seed1284c1d2/svc/internal/anviltest"
 	"github.com/seed1284c1d2/svc/x402"
@@ -610,4 +611,63 @@ func TestStuckTransactionIsReplacedWithHigherFees(t *testing.T) {
 	if f.Pending() != 0 {
 		t.Fatalf("%d pending", f.Pending())
 	}
+}
+
+// TestCanceledAuthorization: an authorization its payer canceled on chain
+// is refused (nonce used) by Verify and Settle, and Status reports it used
+// by no transfer (not proof of payment).
+func TestCanceledAuthorization(t *testing.T) {
+	e := newEnv(t, anviltest.Options{})
+	f := e.facilitator(t, nil)
+	ctx := context.Background()
+	req := requirements(t, "0.01")
+	payload, p := pay(t, e.payerKey, req, time.Now())
+	nonce := nonceOf(t, p)
+	sep := exact.Domain(mustNetwork(t)).Separator()
+	sh := crypto.Keccak256(crypto.Keccak256([]byte("CancelAuthorization(address authorizer,bytes32 nonce)")), common.LeftPadBytes(e.payer.Bytes(), 32), nonce[:])
+	sig, err := crypto.Sign(crypto.Keccak256([]byte{0x19, 0x01}, sep[:], sh), e.payerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig[64] += 27
+	var cancel string
+	for name, m := range e.chain.ABI.Methods {
+		if m.RawName == "cancelAuthorization" && len(m.Inputs) == 3 {
+			cancel = name
+		}
+	}
+	data, err := e.chain.ABI.Pack(cancel, e.payer, nonce, sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accounts []common.Address
+	if err := e.chain.RPC.CallContext(ctx, &accounts, "eth_accounts"); err != nil {
+		t.Fatal(err)
+	}
+	var hash common.Hash
+	if err := e.chain.RPC.CallContext(ctx, &hash, "eth_sendTransaction", map[string]any{"from": accounts[0], "to": anviltest.USDC, "data": hexutil.Bytes(data)}); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.chain.WaitReceipt(t, hash); r.Status != types.ReceiptStatusSuccessful {
+		t.Fatal("cancelAuthorization reverted")
+	}
+	if vr, err := f.Verify(ctx, payload, req); err != nil || vr.IsValid || vr.InvalidReason != exact.ReasonNonceAlreadyUsed {
+		t.Fatalf("verify of a canceled authorization: %+v %v", vr, err)
+	}
+	if sr, err := f.Settle(ctx, payload, req); err != nil || sr.Success || sr.ErrorReason != exact.ReasonNonceAlreadyUsed {
+		t.Fatalf("settle of a canceled authorization: %+v %v", sr, err)
+	}
+	st, err := f.Status(ctx, payload, req)
+	if err != nil || !st.Used || st.Transaction != "" || st.PayTo != "" || st.Amount != "" {
+		t.Fatalf("status of a canceled authorization: %+v %v", st, err)
+	}
+}
+
+func mustNetwork(t *testing.T) x402.Network {
+	t.Helper()
+	n, ok := x402.LookupNetwork(x402.NetworkBase)
+	if !ok {
+		t.Fatal("no Base network")
+	}
+	return n
 }
