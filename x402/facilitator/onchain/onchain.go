@@ -234,17 +234,21 @@ func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 func (f *Facilitator) Relayer() common.Address { return f.relayer.addr }
 
 // RelayerBalance returns the relayer's native balance (wei) at the latest
-// block.
+// block. It also forgets, for Pending, the transactions mined since their
+// settlement stopped waiting for them.
 func (f *Facilitator) RelayerBalance(ctx context.Context) (*big.Int, error) {
 	b, err := f.client.BalanceAt(ctx, f.relayer.addr, nil)
 	if err != nil {
 		return nil, fmt.Errorf("x402 onchain: read the relayer's balance: %w", err)
 	}
+	if mined, err := f.client.NonceAt(ctx, f.relayer.addr, nil); err == nil {
+		f.relayer.prune(mined)
+	}
 	return b, nil
 }
 
 // Pending returns the number of settlement transactions sent and not yet
-// mined.
+// known to be mined.
 func (f *Facilitator) Pending() int { return f.relayer.pendingCount() }
 
 // Ready reports whether the facilitator can settle: the endpoint answers
@@ -462,17 +466,31 @@ func (f *Facilitator) Settle(ctx context.Context, payload x402.PaymentPayload, r
 		resp, err := f.settle(ctx, pm, req)
 		return result{resp, err}, nil
 	})
-	select {
-	case r := <-ch:
+	answer := func(r singleflight.Result) (x402.SettleResponse, error) {
 		res := r.Val.(result)
 		if r.Shared && res.err == nil && res.resp.Success && !sameTransfer(res.resp, req) {
 			return failed(pm, req, exact.ReasonNonceAlreadyUsed, "the authorization was settled for another payment"), nil
 		}
 		return res.resp, res.err
+	}
+	select {
+	case r := <-ch:
+		return answer(r)
 	case <-ctx.Done():
-		return x402.SettleResponse{}, fmt.Errorf("x402 onchain: settle: %w", ctx.Err())
+		// A settlement cut short by ctx answers at once (pending, with its
+		// transaction, if one was sent): wait a moment for that answer.
+		select {
+		case r := <-ch:
+			return answer(r)
+		case <-time.After(pendingGrace):
+			return x402.SettleResponse{}, fmt.Errorf("x402 onchain: settle: %w", ctx.Err())
+		}
 	}
 }
+
+// pendingGrace is how long a Settle whose context ended waits for the
+// settlement's own answer (which carries the transaction hash, if any).
+const pendingGrace = 2 * time.Second
 
 func sameTransfer(resp x402.SettleResponse, req x402.PaymentRequirements) bool {
 	if resp.Extra == nil {
@@ -631,8 +649,6 @@ func transferOf(logs []*types.Log, token, from common.Address, nonce [32]byte) (
 
 // calldata encodes the transferWithAuthorization call of pm.
 func (f *Facilitator) calldata(pm *payment) ([]byte, error) {
-	a := pm.p.Authorization
-	_ = a
 	if len(pm.sig) == 65 && f.cfg.Form == FormVRS {
 		v := pm.sig[64]
 		if v < 27 {

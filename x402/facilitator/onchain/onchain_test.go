@@ -671,3 +671,40 @@ func mustNetwork(t *testing.T) x402.Network {
 	}
 	return n
 }
+
+// TestSettlementPendingThenFound: a settlement not mined within its
+// context answers settlement_pending with its transaction; once mined,
+// Status finds it and presenting it again returns it.
+func TestSettlementPendingThenFound(t *testing.T) {
+	e := newEnv(t, anviltest.Options{})
+	f := e.facilitator(t, nil)
+	req := requirements(t, "0.01")
+	payload, p := pay(t, e.payerKey, req, time.Now())
+	e.chain.SetAutomine(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	sr, err := f.Settle(ctx, payload, req)
+	if err != nil || sr.Success || sr.ErrorReason != onchain.ReasonSettlementPending || len(sr.Transaction) != 66 {
+		t.Fatalf("unmined settlement: %+v %v", sr, err)
+	}
+	st, err := f.Status(context.Background(), payload, req)
+	if err != nil || st.Used {
+		t.Fatalf("status before mining: %+v %v", st, err)
+	}
+	e.chain.Mine(t, 1)
+	st, err = f.Status(context.Background(), payload, req)
+	if err != nil || !st.Used || st.Transaction != sr.Transaction {
+		t.Fatalf("status after mining: %+v %v, want %s", st, err, sr.Transaction)
+	}
+	again, err := f.Settle(context.Background(), payload, req)
+	if err != nil || !again.Success || again.Transaction != sr.Transaction {
+		t.Fatalf("presented again: %+v %v", again, err)
+	}
+	checkSettled(t, e, again, p, req)
+	if _, err := f.RelayerBalance(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f.Pending() != 0 {
+		t.Fatalf("%d pending after the transaction was mined", f.Pending())
+	}
+}

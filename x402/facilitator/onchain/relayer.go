@@ -201,6 +201,18 @@ func (r *relayer) done(nonce uint64) {
 	r.mu.Unlock()
 }
 
+// prune forgets the nonces below mined (the relayer's mined transaction
+// count): their transactions are on chain.
+func (r *relayer) prune(mined uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for n := range r.pending {
+		if n < mined {
+			delete(r.pending, n)
+		}
+	}
+}
+
 // pendingCount is the number of transactions sent and not yet mined.
 func (r *relayer) pendingCount() int {
 	r.mu.Lock()
