@@ -53,6 +53,12 @@ const ChainID = 8453
 //go:embed testusdc.json
 var ArtifactJSON []byte
 
+// WalletArtifactJSON is the committed TestWallet artifact (a minimal
+// ERC-1271 wallet accepting its owner's signatures), same format.
+//
+//go:embed testwallet.json
+var WalletArtifactJSON []byte
+
 // Artifact is the decoded ArtifactJSON.
 type Artifact struct {
 	Contract        string          `json:"contract"`
@@ -227,6 +233,26 @@ func (c *Chain) Stop() {
 
 // Log returns what anvil printed so far.
 func (c *Chain) Log() string { return c.out.String() }
+
+// InstallWallet installs a TestWallet owned by owner at a new address and
+// returns that address (a contract account: signatures for it are checked
+// with ERC-1271).
+func (c *Chain) InstallWallet(t testing.TB, owner common.Address) common.Address {
+	t.Helper()
+	var a Artifact
+	if err := json.Unmarshal(WalletArtifactJSON, &a); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := NewKey(t)
+	ctx := context.Background()
+	if err := c.RPC.CallContext(ctx, nil, "anvil_setCode", addr, a.RuntimeBytecode); err != nil {
+		t.Fatalf("anvil_setCode: %v", err)
+	}
+	if err := c.RPC.CallContext(ctx, nil, "anvil_setStorageAt", addr, common.Hash{}, common.BytesToHash(owner.Bytes())); err != nil {
+		t.Fatalf("anvil_setStorageAt: %v", err)
+	}
+	return addr
+}
 
 // SetBalance sets the native (gas) balance of addr, in wei.
 func (c *Chain) SetBalance(t testing.TB, addr common.Address, wei *big.Int) {

@@ -14,11 +14,12 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
-// TestArtifactIsCompiledSource recompiles TestUSDC with the pinned solc and
-// checks that the committed artifact is exactly what it produces.
+// TestArtifactIsCompiledSource recompiles the test contracts with the
+// pinned solc and checks that the committed artifacts are exactly what it
+// produces.
 func TestArtifactIsCompiledSource(t *testing.T) {
 	node, dir := Setup(t)
-	out := filepath.Join(t.TempDir(), "testusdc.json")
+	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "compile.mjs", out)
@@ -26,9 +27,10 @@ func TestArtifactIsCompiledSource(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compile.mjs: %v\n%s", err, b)
 	}
-	got := readFile(t, out)
-	if !bytes.Equal(got, ArtifactJSON) {
-		t.Fatalf("internal/anviltest/testusdc.json is not what e2e/chain/compile.mjs produces from the source: run `node compile.mjs` in e2e/chain and commit the result")
+	for name, committed := range map[string][]byte{"testusdc.json": ArtifactJSON, "testwallet.json": WalletArtifactJSON} {
+		if !bytes.Equal(readFile(t, filepath.Join(out, name)), committed) {
+			t.Errorf("internal/anviltest/%s is not what e2e/chain/compile.mjs produces from the source: run `node compile.mjs` in e2e/chain and commit the result", name)
+		}
 	}
 }
 

@@ -12,6 +12,11 @@
 // awaited to a number of confirmations, and its Transfer and
 // AuthorizationUsed events are checked against payer, payTo and amount.
 //
+// Payments from smart-contract wallets are accepted: a signature that is
+// not an EOA's 65-byte signature of the payer is left to the token's
+// ERC-1271 check when the payer has code (Verify and Settle simulate it)
+// and sent with the `bytes signature` form.
+//
 // An authorization already settled on chain, presented again for the
 // same payment, gets the original settlement back (read from the chain):
 // settlements deduplicate across restarts and instances.
@@ -48,8 +53,8 @@ type SignatureForm int
 
 const (
 	// FormVRS calls transferWithAuthorization(..., uint8 v, bytes32 r,
-	// bytes32 s) for 65-byte signatures (the default). Other signatures
-	// (smart wallets, ERC-1271) always use FormBytes.
+	// bytes32 s) for EOAs' 65-byte signatures (the default). Signatures
+	// of contract wallets (ERC-1271) always use FormBytes.
 	FormVRS SignatureForm = iota
 	// FormBytes calls transferWithAuthorization(..., bytes signature).
 	FormBytes
@@ -289,6 +294,9 @@ type payment struct {
 	nonce      [32]byte
 	sig        []byte
 	key        string
+	// sigErr is the local refusal of the signature, left to the chain:
+	// when from is a contract, ERC-1271 (the simulation) decides.
+	sigErr *exact.VerifyError
 }
 
 func refuse(reason, format string, args ...any) *exact.VerifyError {
@@ -296,8 +304,10 @@ func refuse(reason, format string, args ...any) *exact.VerifyError {
 }
 
 // check runs the local checks: network served, token, payTo, and the
-// exact Verifier (for signatures longer than 65 bytes, everything but the
-// signature, which the chain's simulation checks through ERC-1271).
+// exact Verifier. A signature the Verifier cannot accept (not a 65-byte
+// ECDSA signature of from) is kept in sigErr rather than refused: if from
+// is a contract (a smart wallet), the token checks it with ERC-1271, and
+// only the chain can tell.
 func (f *Facilitator) check(payload x402.PaymentPayload, req x402.PaymentRequirements) (*payment, error) {
 	n, ok := x402.LookupNetwork(req.Network)
 	if !ok || n.CAIP2 != f.network.CAIP2 {
@@ -328,15 +338,22 @@ func (f *Facilitator) check(payload x402.PaymentPayload, req x402.PaymentRequire
 		checked.Payload = raw
 	}
 	payer, verr := f.cfg.Verifier.Verify(checked, req)
+	var sigErr *exact.VerifyError
+	if contractSig {
+		sigErr = refuse(exact.ReasonInvalidSignature, "a %d-byte signature is only valid from a contract wallet (ERC-1271)", len(sig))
+	}
 	if verr != nil {
 		var ve *exact.VerifyError
-		if !contractSig || !errors.As(verr, &ve) || ve.Reason != exact.ReasonInvalidSignature {
+		if !errors.As(verr, &ve) || ve.Reason != exact.ReasonInvalidSignature {
 			return &payment{payer: payer}, verr
+		}
+		if !contractSig { // the stand-in's own refusal says nothing
+			sigErr = ve
 		}
 	}
 	a := p.Authorization
 	pm := &payment{p: p, payer: payer, sig: sig, from: common.HexToAddress(a.From), to: common.HexToAddress(a.To),
-		key: exact.NonceKey(req.Network, req.Asset, a.From, a.Nonce)}
+		key: exact.NonceKey(req.Network, req.Asset, a.From, a.Nonce), sigErr: sigErr}
 	pm.value, _ = new(big.Int).SetString(a.Value, 10)
 	pm.validAfter, _ = new(big.Int).SetString(a.ValidAfter, 10)
 	pm.validBef, _ = new(big.Int).SetString(a.ValidBefore, 10)
@@ -346,9 +363,10 @@ func (f *Facilitator) check(payload x402.PaymentPayload, req x402.PaymentRequire
 
 // chainView is what the chain says of a payment.
 type chainView struct {
-	used    bool
-	balance *big.Int
-	relayer *big.Int // the relayer's native balance
+	used     bool
+	balance  *big.Int
+	relayer  *big.Int // the relayer's native balance
+	contract bool     // from has code (its signatures are checked with ERC-1271)
 }
 
 // view reads authorizationState(from, nonce), balanceOf(from) and the
@@ -362,12 +380,15 @@ func (f *Facilitator) view(ctx context.Context, pm *payment) (chainView, error) 
 	if err != nil {
 		return chainView{}, err
 	}
-	var stateOut, balOut hexutil.Bytes
+	var stateOut, balOut, code hexutil.Bytes
 	var relayerBal hexutil.Big
 	batch := []rpc.BatchElem{
 		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: stateData}, "latest"}, Result: &stateOut},
 		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: balData}, "latest"}, Result: &balOut},
 		{Method: "eth_getBalance", Args: []any{f.relayer.addr, "latest"}, Result: &relayerBal},
+	}
+	if pm.sigErr != nil {
+		batch = append(batch, rpc.BatchElem{Method: "eth_getCode", Args: []any{pm.from, "latest"}, Result: &code})
 	}
 	if err := f.rpc.BatchCallContext(ctx, batch); err != nil {
 		return chainView{}, fmt.Errorf("x402 onchain: read the authorization state: %w", err)
@@ -380,7 +401,7 @@ func (f *Facilitator) view(ctx context.Context, pm *payment) (chainView, error) 
 	if len(stateOut) != 32 || len(balOut) != 32 {
 		return chainView{}, fmt.Errorf("x402 onchain: the token at %s does not answer authorizationState/balanceOf (is it an EIP-3009 token?)", f.token.Hex())
 	}
-	return chainView{used: stateOut[31] != 0, balance: new(big.Int).SetBytes(balOut), relayer: (*big.Int)(&relayerBal)}, nil
+	return chainView{used: stateOut[31] != 0, balance: new(big.Int).SetBytes(balOut), relayer: (*big.Int)(&relayerBal), contract: len(code) > 0}, nil
 }
 
 // callArg is an eth_call argument.
@@ -410,10 +431,21 @@ func (f *Facilitator) Verify(ctx context.Context, payload x402.PaymentPayload, r
 	if err := f.relayerCanPay(v.relayer); err != nil {
 		return x402.VerifyResponse{}, err
 	}
+	if pm.sigErr != nil {
+		// A contract wallet's signature: the token's ERC-1271 check decides.
+		if _, _, refusal, err := f.simulate(ctx, pm); err != nil {
+			return x402.VerifyResponse{}, err
+		} else if refusal != nil {
+			return invalid(pm, refusal), nil
+		}
+	}
 	return x402.VerifyResponse{IsValid: true, Payer: pm.payer}, nil
 }
 
 func (v chainView) refusal(pm *payment) *exact.VerifyError {
+	if pm.sigErr != nil && !v.contract {
+		return pm.sigErr
+	}
 	if v.used {
 		return refuse(exact.ReasonNonceAlreadyUsed, "the authorization was already used or canceled on chain")
 	}
@@ -514,19 +546,13 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 	if err := f.relayerCanPay(v.relayer); err != nil {
 		return x402.SettleResponse{}, err
 	}
-	data, err := f.calldata(pm)
+	data, gas, refusal, err := f.simulate(ctx, pm)
 	if err != nil {
 		return x402.SettleResponse{}, err
 	}
-	from := f.relayer.addr
-	gas, err := f.client.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &f.token, Data: data})
-	if err != nil {
-		if text, ok := revertText(err); ok {
-			return failed(pm, req, revertReason(text), "the transfer would revert: "+wire.TruncForMsg(text, 200)), nil
-		}
-		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("simulate the transfer: %w", err)}
+	if refusal != nil {
+		return failed(pm, req, refusal.Reason, refusal.Message), nil
 	}
-	gas += gas * DefaultGasMargin / 100
 	for attempt := 1; ; attempt++ {
 		fe, err := f.fees(ctx, false)
 		if err != nil {
@@ -571,6 +597,24 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 // maxResends bounds how many times one settlement is sent with a new nonce
 // after its transaction was replaced.
 const maxResends = 3
+
+// simulate estimates the gas of pm's transfer (eth_estimateGas runs it):
+// the calldata and the gas limit (with DefaultGasMargin), or the refusal
+// the token's revert means.
+func (f *Facilitator) simulate(ctx context.Context, pm *payment) (data []byte, gas uint64, refusal *exact.VerifyError, err error) {
+	data, err = f.calldata(pm)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	gas, err = f.client.EstimateGas(ctx, ethereum.CallMsg{From: f.relayer.addr, To: &f.token, Data: data})
+	if err != nil {
+		if text, ok := revertText(err); ok {
+			return nil, 0, refuse(revertReason(text), "the transfer would revert: %s", wire.TruncForMsg(text, 200)), nil
+		}
+		return nil, 0, nil, &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("simulate the transfer: %w", err)}
+	}
+	return data, gas + gas*DefaultGasMargin/100, nil, nil
+}
 
 // afterRevert answers a settlement whose own transaction did not transfer:
 // if the authorization was used meanwhile (by another transaction), that
@@ -647,9 +691,10 @@ func transferOf(logs []*types.Log, token, from common.Address, nonce [32]byte) (
 	return transfer{}, false
 }
 
-// calldata encodes the transferWithAuthorization call of pm.
+// calldata encodes the transferWithAuthorization call of pm: the (v, r, s)
+// form for an EOA's signature under FormVRS, else the bytes form.
 func (f *Facilitator) calldata(pm *payment) ([]byte, error) {
-	if len(pm.sig) == 65 && f.cfg.Form == FormVRS {
+	if len(pm.sig) == 65 && f.cfg.Form == FormVRS && pm.sigErr == nil {
 		v := pm.sig[64]
 		if v < 27 {
 			v += 27

@@ -2,6 +2,7 @@ package onchain_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"math/big"
 	"strings"
@@ -249,13 +250,12 @@ func TestRefusedBeforeAnyGas(t *testing.T) {
 		t.Errorf("the refusals spent %s wei of gas", new(big.Int).Sub(gas0, g))
 	}
 
-	// A signature the local checks leave to the chain (not 65 bytes: a
-	// contract wallet's) is refused by the simulation, before any gas.
+	// A signature only a contract wallet could accept, from an EOA.
 	long, lp := pay(t, e.payerKey, req, time.Now())
 	lp.Signature += "00"
 	long.Payload = mustJSON(t, lp)
 	if sr, err := f.Settle(ctx, long, req); err != nil || sr.Success || sr.ErrorReason != exact.ReasonInvalidSignature ||
-		!strings.Contains(sr.ErrorMessage, "ECRecover: invalid signature length") {
+		!strings.Contains(sr.ErrorMessage, "contract wallet") {
 		t.Fatalf("settle with a 66-byte signature: %+v %v", sr, err)
 	}
 	// The payer spends its balance between verify and settle.
@@ -706,5 +706,69 @@ func TestSettlementPendingThenFound(t *testing.T) {
 	}
 	if f.Pending() != 0 {
 		t.Fatalf("%d pending after the transaction was mined", f.Pending())
+	}
+}
+
+// TestContractWalletSignature: a payment from a smart-contract wallet
+// (ERC-1271), signed by its owner, is verified by the chain's simulation
+// and settled with the `bytes signature` form; a signature its owner did
+// not make is refused by the simulation, before any gas.
+func TestContractWalletSignature(t *testing.T) {
+	e := newEnv(t, anviltest.Options{})
+	ownerKey, owner := anviltest.NewKey(t)
+	wallet := e.chain.InstallWallet(t, owner)
+	e.chain.Mint(t, wallet, big.NewInt(1_000_000))
+	f := e.facilitator(t, nil)
+	ctx := context.Background()
+	req := requirements(t, "0.01")
+	n := mustNetwork(t)
+	walletPayment := func(signer *ecdsa.PrivateKey) (x402.PaymentPayload, exact.ExactEVMPayload) {
+		nonce, err := exact.NewNonce()
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().Unix()
+		a := exact.Authorization{From: wallet.Hex(), To: req.PayTo, Value: req.Amount,
+			ValidAfter: big.NewInt(now - 600).String(), ValidBefore: big.NewInt(now + 300).String(), Nonce: nonce}
+		digest, err := exact.AuthorizationDigest(exact.Domain(n), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := crypto.Sign(digest[:], signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig[64] += 27
+		p := exact.ExactEVMPayload{Signature: hexutil.Encode(sig), Authorization: a}
+		return x402.PaymentPayload{X402Version: 2, Accepted: req, Payload: mustJSON(t, p)}, p
+	}
+	n0, _ := e.chain.Client.NonceAt(ctx, e.relayer, nil)
+	strangerKey, _ := anviltest.NewKey(t)
+	bad, _ := walletPayment(strangerKey)
+	if vr, err := f.Verify(ctx, bad, req); err != nil || vr.IsValid || vr.InvalidReason != exact.ReasonInvalidSignature {
+		t.Fatalf("verify of a stranger's signature for the wallet: %+v %v", vr, err)
+	}
+	if sr, err := f.Settle(ctx, bad, req); err != nil || sr.Success || sr.ErrorReason != exact.ReasonInvalidSignature ||
+		!strings.Contains(sr.ErrorMessage, "FiatTokenV2: invalid signature") {
+		t.Fatalf("settle of a stranger's signature for the wallet: %+v %v", sr, err)
+	}
+	if n, _ := e.chain.Client.NonceAt(ctx, e.relayer, nil); n != n0 {
+		t.Fatal("a refused wallet payment cost gas")
+	}
+	good, p := walletPayment(ownerKey)
+	if vr, err := f.Verify(ctx, good, req); err != nil || !vr.IsValid {
+		t.Fatalf("verify of the owner's signature: %+v %v", vr, err)
+	}
+	sr, err := f.Settle(ctx, good, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcpt := checkSettled(t, e, sr, p, req)
+	tx, _, err := e.chain.Client.TransactionByHash(ctx, rcpt.TxHash)
+	if err != nil || len(tx.Data()) != 4+7*32+32+96 {
+		t.Fatalf("the wallet payment was not sent in the bytes form (%d bytes of calldata, %v)", len(tx.Data()), err)
+	}
+	if got := e.chain.TokenBalance(t, wallet); got.Int64() != 1_000_000-10_000 {
+		t.Fatalf("wallet balance %s", got)
 	}
 }
