@@ -95,7 +95,7 @@ type TerminalHealth struct {
 // FacilitatorHealth is the state of the payment facilitator.
 type FacilitatorHealth struct {
 	Status    string   `json:"status"` // "up" or "down"
-	Kind      string   `json:"kind"`   // "local" (dev mode) or "remote"
+	Kind      string   `json:"kind"`   // "local" (dev mode), "remote" or "onchain"
 	Networks  []string `json:"networks,omitempty"`
 	CheckedAt string   `json:"checkedAt,omitempty"`
 	Error     string   `json:"error,omitempty"`
@@ -193,6 +193,14 @@ func (s *Server) facilitatorHealth(ctx context.Context) FacilitatorHealth {
 	f := FacilitatorHealth{Status: "up", Kind: "remote"}
 	if s.cfg.DevMode {
 		f.Kind = "local"
+	}
+	if rl, ok := s.cfg.Facilitator.(relayer); ok {
+		f.Kind = "onchain"
+		if err := rl.Ready(ctx); err != nil {
+			s.log.Warn("health: the on-chain facilitator is not ready", "error", err)
+			f.Status, f.Error = "down", "the on-chain facilitator cannot settle: "+err.Error()
+			return f
+		}
 	}
 	resp, at, err := s.supported.get(ctx)
 	f.CheckedAt = at.UTC().Format(time.RFC3339)

@@ -410,6 +410,9 @@ func (s *Server) registerScrapeCollectors() {
 			[]string{"state"}, nil)},
 		newHealthCollector(s),
 	)
+	if rl, ok := s.cfg.Facilitator.(relayer); ok {
+		s.metrics.reg.MustRegister(newRelayerCollector(rl))
+	}
 }
 
 // metricsHandler serves the registry in the Prometheus exposition format

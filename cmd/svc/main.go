@@ -59,6 +59,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = payments(ctx, args[1:], stdout, stderr, getenv)
 	case "ledger":
 		err = ledgerCmd(ctx, args[1:], stdout, stderr, getenv)
+	case "facilitator":
+		err = facilitatorCmd(ctx, args[1:], stderr, getenv)
+	case "reconcile":
+		err = reconcile(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -104,6 +108,10 @@ Usage:
   svc ledger [--from D] [--to D] [--format csv|json]
                                           settled payments of a period with totals per tool,
                                           day and referral code (dev-mode rows marked)
+  svc facilitator --rpc-url URL [flags]   serve an on-chain x402 facilitator (relayer key in
+                                          $SVC_RELAYER_KEY, bearer token in $SVC_FACILITATOR_TOKEN)
+  svc reconcile --from T --to T --rpc-url URL [--db DSN]
+                                          compare the settled payments of a period with the chain
   svc version                             print the version
   svc help <command>                      flags of a command
 

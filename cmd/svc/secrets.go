@@ -91,6 +91,22 @@ func (s *secrets) addURL(raw string) {
 	}
 }
 
+// addPrivateURL records a URL that is never published (a JSON-RPC
+// endpoint): what addURL records, and every long path segment, where
+// hosted RPC providers put the API key ("/v2/9f2c…").
+func (s *secrets) addPrivateURL(raw string) {
+	s.addURL(raw)
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if len(seg) >= minQueryTokenLen {
+			s.add(seg)
+		}
+	}
+}
+
 // addHeader records the value of a "Name: value" header and, for
 // "Bearer token" style values, the token alone.
 func (s *secrets) addHeader(h string) {

@@ -78,6 +78,8 @@ type serveConfig struct {
 	healthTTL, shutdownTimeout    time.Duration
 	logLevel, logFormat           string
 	adminAddr                     string
+	settle                        string        // "" (a facilitator) or settleOnchain
+	chain                         *onchainFlags // with settleOnchain
 }
 
 // parseServe reads the flags and the SVC_* environment.
@@ -115,6 +117,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	dev := f.EnvBool("dev", "SVC_DEV", false, "dev mode on purpose: the local facilitator, nothing settles on chain (the default only when nothing else is configured)")
 	publicFac := f.String("public-facilitator-url", "SVC_PUBLIC_FACILITATOR_URL", "", "facilitator URL the public documents name (default: only the scheme and host of --facilitator-url)")
 	f.groups = serveFlagGroups
+	settle := f.String("settle", "SVC_SETTLE", "", `"onchain": settle on chain in this process (with --rpc-url and a relayer key) instead of through a facilitator`)
+	chain := addOnchainFlags(f)
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
@@ -136,29 +140,42 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		return nil, usageError(fmt.Sprintf("--network %q is not a known network (eip155:8453 is Base, eip155:84532 Base Sepolia)", *network))
 	}
 	c.network = n.CAIP2
+	c.settle, c.chain = strings.ToLower(strings.TrimSpace(*settle)), chain
 	// Credentials first, so that nothing below can print them.
 	c.secrets.addURL(c.facilitatorURL)
 	c.secrets.addHeader(c.authHeader)
 	c.secrets.addDSN(c.db)
 	c.secrets.addURL(c.bridgeURL)
+	c.secrets.addPrivateURL(*chain.rpcURL)
 	if err := checkPublishing(c, strings.TrimSpace(*publicFac)); err != nil {
 		return nil, err
 	}
-	c.devMode = c.facilitatorURL == ""
+	switch {
+	case c.settle != "" && c.settle != settleOnchain:
+		return nil, usageError(fmt.Sprintf("--settle %q: the only value is %q (without it, payments settle through --facilitator-url)", *settle, settleOnchain))
+	case c.settle == settleOnchain && c.facilitatorURL != "":
+		return nil, usageError("--settle onchain and --facilitator-url exclude each other")
+	case c.settle == settleOnchain:
+		if err := chain.check(getenv); err != nil {
+			return nil, err
+		}
+	}
+	c.devMode = c.facilitatorURL == "" && c.settle == ""
 	if *dev && !c.devMode {
-		return nil, usageError("--dev and --facilitator-url contradict each other: --dev runs the local facilitator, which settles nothing on chain; drop one")
+		return nil, usageError("--dev contradicts --facilitator-url and --settle onchain: --dev runs the local facilitator, which settles nothing on chain; drop one")
 	}
 	if c.devMode && !*dev {
 		if given := productionSettings(c, strings.TrimSpace(*payTo), trusted.values); len(given) > 0 {
 			return nil, usageError(fmt.Sprintf("production settings given (%s) but no way to settle payments: "+
 				"set --facilitator-url (SVC_FACILITATOR_URL) to the x402 facilitator that settles them on chain, "+
+				"or --settle onchain with --rpc-url and a relayer key to settle them in this process, "+
 				"or add --dev (SVC_DEV=true) to run in dev mode on purpose (the local facilitator settles nothing)", strings.Join(given, ", ")))
 		}
 	}
 	c.payTo = strings.TrimSpace(*payTo)
 	if c.payTo == "" {
 		if !c.devMode {
-			return nil, usageError("--pay-to (SVC_PAY_TO) is required with a facilitator URL: it is the wallet that receives the payments")
+			return nil, usageError("--pay-to (SVC_PAY_TO) is required with a facilitator URL or --settle onchain: it is the wallet that receives the payments")
 		}
 		p, err := devPayTo()
 		if err != nil {
@@ -474,6 +491,9 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 // newFacilitator builds the local facilitator (dev mode) or the remote
 // one.
 func newFacilitator(c *serveConfig, log *slog.Logger, signers *exact.SignerCache) (x402.Facilitator, error) {
+	if c.settle == settleOnchain {
+		return c.chain.build(context.Background(), c.network, c.payTo, signers, log)
+	}
 	if c.devMode {
 		f, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{c.network}, PayTo: c.payTo,
 			Verifier: exact.Verifier{Signers: signers}})
@@ -553,6 +573,8 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	if c.devMode {
 		b.WriteString("  payments:    LOCAL facilitator: payment signatures are verified for real, but NOTHING is settled on chain\n")
 		b.WriteString("               (every PAYMENT-RESPONSE says onChain:false; /health says devMode:true)\n")
+	} else if c.settle == settleOnchain {
+		b.WriteString("  payments:    settled ON CHAIN by this process (relayer key; --rpc-url)\n")
 	} else {
 		fmt.Fprintf(&b, "  payments:    facilitator %s (its path, credentials and query are not shown; published as %s)\n", originOf(c.facilitatorURL), c.publicFacilitator)
 	}
@@ -644,7 +666,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		Journal:               st,
 		Verifier:              &exact.Verifier{Signers: signers},
 		SkipFacilitatorVerify: c.devMode,
-		Deduplicates:          c.devMode,
+		Deduplicates:          c.devMode || c.settle == settleOnchain,
 		Logger:                log,
 		SettleTimeout:         c.settleTimeout,
 		RunTimeout:            c.toolTimeout + time.Second,
@@ -713,6 +735,7 @@ func (o *paymentObserver) observe(ev engine.Event) {
 var serveFlagGroups = []flagGroup{
 	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr"}},
 	{"Payments", []string{"dev", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
+	{"Settling on chain (--settle onchain)", []string{"settle", "rpc-url", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{"Storage", []string{"db"}},
 	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "regex-timeout", "tool-timeout", "shutdown-timeout"}},

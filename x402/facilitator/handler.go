@@ -60,7 +60,9 @@ func Handler(f x402.Facilitator) http.Handler {
 // maxAmountRequired) are converted to the v2 types, keeping the v1 network
 // names. Malformed requests get 400 and bodies over
 // MaxRequestBytes 413, both with {"error": message}; an error of
-// f gets 500. Mount it under a prefix with http.StripPrefix.
+// f gets 500, or 503 with Retry-After when the error has an Unavailable()
+// bool method that reports true. Mount it under a prefix with
+// http.StripPrefix.
 //
 // It honours the payment-identifier extension (x402.ExtensionPaymentIdentifier)
 // of v2 payloads. An identifier, scoped by the receiving address (payTo),
@@ -102,7 +104,7 @@ func NewHandler(f x402.Facilitator, cfg HandlerConfig) http.Handler {
 		}
 		resp, err := f.Verify(r.Context(), payload, req)
 		if err != nil {
-			writeFacilitatorJSON(w, http.StatusInternalServerError, map[string]string{"error": "verify failed: " + err.Error()})
+			writeFacilitatorError(w, "verify failed: ", err)
 			return
 		}
 		writeFacilitatorJSON(w, refusalStatus(resp.IsValid, resp.InvalidReason), resp)
@@ -131,7 +133,7 @@ func NewHandler(f x402.Facilitator, cfg HandlerConfig) http.Handler {
 			w.Header().Set("Retry-After", "1")
 			writeFacilitatorJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "settle failed: " + err.Error()})
 		case err != nil:
-			writeFacilitatorJSON(w, http.StatusInternalServerError, map[string]string{"error": "settle failed: " + err.Error()})
+			writeFacilitatorError(w, "settle failed: ", err)
 		default:
 			writeFacilitatorJSON(w, refusalStatus(resp.Success, resp.ErrorReason), resp)
 		}
@@ -148,6 +150,20 @@ func NewHandler(f x402.Facilitator, cfg HandlerConfig) http.Handler {
 		writeFacilitatorJSON(w, http.StatusOK, resp)
 	})
 	return mux
+}
+
+// writeFacilitatorError answers an error of the facilitator: 503 with
+// Retry-After when it says it is temporarily unavailable (an error with an
+// Unavailable() bool method reporting true, e.g. a relayer out of gas),
+// else 500.
+func writeFacilitatorError(w http.ResponseWriter, prefix string, err error) {
+	var u interface{ Unavailable() bool }
+	if errors.As(err, &u) && u.Unavailable() {
+		w.Header().Set("Retry-After", "5")
+		writeFacilitatorJSON(w, http.StatusServiceUnavailable, map[string]string{"error": prefix + err.Error()})
+		return
+	}
+	writeFacilitatorJSON(w, http.StatusInternalServerError, map[string]string{"error": prefix + err.Error()})
 }
 
 // refusalStatus is the HTTP status of a verify/settle answer: 200, except

@@ -377,6 +377,13 @@ func (m *Middleware) write(w http.ResponseWriter, r *http.Request, out engine.Ou
 				p.Status = http.StatusGatewayTimeout
 			}
 			p.Detail = "the payment facilitator could not verify the payment; nothing was charged, try again later"
+			// A facilitator that says it is temporarily unable to settle
+			// (e.g. its relayer is out of gas) is unavailable, not a bad
+			// gateway.
+			var u interface{ Unavailable() bool }
+			if errors.As(out.Err, &u) && u.Unavailable() {
+				p.Status, p.Detail = http.StatusServiceUnavailable, "payments cannot be settled right now; nothing was charged, try again later"
+			}
 		}
 		m.cfg.WriteProblem(w, r, p)
 	case engine.RunFailed:

@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/facilitator"
+	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
+)
+
+// settleOnchain is the --settle value of svc serve that settles on chain
+// in-process.
+const settleOnchain = "onchain"
+
+// defaultRelayerKeyEnv is where the relayer key is read from by default.
+const defaultRelayerKeyEnv = "SVC_RELAYER_KEY"
+
+// onchainFlags are the flags of the on-chain facilitator, shared by
+// `svc serve --settle onchain` and `svc facilitator`.
+type onchainFlags struct {
+	rpcURL, keyEnv, keyFile *string
+	maxFeeGwei, maxTipGwei  *string
+	minBalanceEth           *string
+	confirmations           *int
+	relayerKey              *ecdsa.PrivateKey // read by check
+}
+
+func addOnchainFlags(f *envFlags) *onchainFlags {
+	return &onchainFlags{
+		rpcURL:        f.String("rpc-url", "SVC_RPC_URL", "", "EVM JSON-RPC endpoint the on-chain facilitator settles through (never logged)"),
+		keyEnv:        f.String("relayer-key-env", "", defaultRelayerKeyEnv, "name of the environment variable holding the relayer's private key (hex; it pays the gas)"),
+		keyFile:       f.String("relayer-key-file", "SVC_RELAYER_KEY_FILE", "", "file holding the relayer's private key (instead of --relayer-key-env)"),
+		maxFeeGwei:    f.String("max-fee-gwei", "SVC_MAX_FEE_GWEI", "", "cap of the fee per gas of a settlement, in gwei (empty: no cap)"),
+		maxTipGwei:    f.String("max-tip-gwei", "SVC_MAX_TIP_GWEI", "", "cap of the priority fee per gas, in gwei (empty: the node's suggestion)"),
+		minBalanceEth: f.String("min-relayer-balance", "SVC_MIN_RELAYER_BALANCE", "0", "relayer balance (ETH) under which settlements stop (503) and readiness fails"),
+		confirmations: f.Int("confirmations", "SVC_CONFIRMATIONS", onchain.DefaultConfirmations, "blocks a settlement waits for (1: its own)"),
+	}
+}
+
+// check validates the flags and reads the relayer key, without touching
+// the chain.
+func (o *onchainFlags) check(getenv func(string) string) error {
+	if strings.TrimSpace(*o.rpcURL) == "" {
+		return usageError("on-chain settlement needs --rpc-url (SVC_RPC_URL)")
+	}
+	for name, v := range map[string]*string{"--max-fee-gwei": o.maxFeeGwei, "--max-tip-gwei": o.maxTipGwei} {
+		if _, err := decimalUnits(*v, 9); err != nil {
+			return usageError(name + ": " + err.Error())
+		}
+	}
+	if _, err := decimalUnits(*o.minBalanceEth, 18); err != nil {
+		return usageError("--min-relayer-balance: " + err.Error())
+	}
+	if *o.confirmations < 1 || *o.confirmations > 1000 {
+		return usageError("--confirmations must be between 1 and 1000")
+	}
+	k, err := o.key(getenv)
+	if err != nil {
+		return err
+	}
+	o.relayerKey = k
+	return nil
+}
+
+// decimalUnits reads a non-negative decimal amount scaled by 10^decimals
+// ("1.5" gwei → 1500000000 wei); "" is nil.
+func decimalUnits(s string, decimals int) (*big.Int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || r.Sign() < 0 || strings.ContainsAny(s, "eE/") {
+		return nil, fmt.Errorf("%q is not a non-negative decimal number", s)
+	}
+	r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil)))
+	if !r.IsInt() {
+		return nil, fmt.Errorf("%q has more than %d decimals", s, decimals)
+	}
+	return r.Num(), nil
+}
+
+// build connects the facilitator to the chain.
+func (o *onchainFlags) build(ctx context.Context, network, payTo string, signers *exact.SignerCache, log *slog.Logger) (*onchain.Facilitator, error) {
+	maxFee, _ := decimalUnits(*o.maxFeeGwei, 9)
+	maxTip, _ := decimalUnits(*o.maxTipGwei, 9)
+	minBal, _ := decimalUnits(*o.minBalanceEth, 18)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	f, err := onchain.New(ctx, onchain.Config{
+		RPCURL: strings.TrimSpace(*o.rpcURL), Network: network, RelayerKey: o.relayerKey, PayTo: payTo,
+		Verifier: exact.Verifier{Signers: signers}, MaxFeePerGas: maxFee, MaxPriorityFeePerGas: maxTip,
+		MinRelayerBalance: minBal, Confirmations: uint64(*o.confirmations), Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("on-chain facilitator: %w", redactURL(err, *o.rpcURL))
+	}
+	return f, nil
+}
+
+// key reads the relayer key from --relayer-key-file, else from the
+// variable --relayer-key-env names. The key never appears in an error.
+func (o *onchainFlags) key(getenv func(string) string) (*ecdsa.PrivateKey, error) {
+	if p := strings.TrimSpace(*o.keyFile); p != "" {
+		return onchain.KeyFromFile(p)
+	}
+	name := strings.TrimSpace(*o.keyEnv)
+	if name == "" {
+		name = defaultRelayerKeyEnv
+	}
+	v := getenv(name)
+	if strings.TrimSpace(v) == "" {
+		return nil, usageError(fmt.Sprintf("on-chain settlement needs the relayer's private key in $%s (or --relayer-key-file)", name))
+	}
+	k, err := onchain.ParseKey(v)
+	if err != nil {
+		return nil, usageError(fmt.Sprintf("the relayer key in $%s: %v", name, err))
+	}
+	return k, nil
+}
+
+// redactURL keeps an RPC URL (which may carry an API key) out of an error.
+func redactURL(err error, url string) error {
+	url = strings.TrimSpace(url)
+	if url != "" && strings.Contains(err.Error(), url) {
+		return errors.New(strings.ReplaceAll(err.Error(), url, "<rpc-url>"))
+	}
+	return err
+}
+
+// facilitatorCmd runs `svc facilitator`: the on-chain facilitator served
+// over the x402 facilitator HTTP API behind a bearer token.
+func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
+	f := newEnvFlags("facilitator", stderr, getenv, "svc facilitator --rpc-url URL [--relayer-key-env NAME | --relayer-key-file PATH] [--token-env NAME] [flags]")
+	addr := f.String("addr", "SVC_FACILITATOR_ADDR", "127.0.0.1:8402", "listen address (port 0 picks a free port; the bound address is printed)")
+	network := f.String("network", "SVC_NETWORK", x402.NetworkBase, "network settled on (CAIP-2 id); the RPC endpoint must serve it")
+	payTo := f.String("pay-to", "SVC_PAY_TO", "", "when set, the only receiving wallet accepted")
+	tokenEnv := f.String("token-env", "", "SVC_FACILITATOR_TOKEN", "name of the environment variable holding the bearer token clients must send")
+	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error")
+	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
+	oc := addOnchainFlags(f)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return usageError(fmt.Sprintf("svc facilitator takes no arguments, got %q", f.Arg(0)))
+	}
+	if err := oc.check(getenv); err != nil {
+		return err
+	}
+	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
+	if !ok {
+		return usageError(fmt.Sprintf("--network %q is not a known network", *network))
+	}
+	token := strings.TrimSpace(getenv(strings.TrimSpace(*tokenEnv)))
+	if len(token) < 16 {
+		return usageError(fmt.Sprintf("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in $%s", *tokenEnv))
+	}
+	log, err := newLogger(stderr, *logLevel, *logFormat)
+	if err != nil {
+		return err
+	}
+	fac, err := oc.build(ctx, n.CAIP2, strings.TrimSpace(*payTo), exact.NewSignerCache(4096), log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", strings.TrimSpace(*addr))
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	srv := &http.Server{Handler: facilitatorMux(fac, token), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "svc facilitator %s — on-chain settlement on %s — listening on http://%s\n  relayer: %s (send it gas)\n",
+		buildVersion(), n.CAIP2, ln.Addr(), fac.Relayer().Hex())
+	log.Info("svc facilitator: listening", "addr", ln.Addr().String(), "network", n.CAIP2, "relayer", fac.Relayer().Hex())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// facilitatorMux serves fac: /verify, /settle and /supported behind the
+// bearer token; /health (alive), /ready (503 when the relayer cannot pay
+// for gas or the chain does not answer) and /metrics (relayer balance and
+// pending transactions) without it.
+func facilitatorMux(fac *onchain.Facilitator, token string) http.Handler {
+	api := facilitator.Handler(fac)
+	mux := http.NewServeMux()
+	authed := func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="x402 facilitator"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a valid bearer token is required (Authorization: Bearer …)"})
+			return
+		}
+		api.ServeHTTP(w, r)
+	}
+	mux.HandleFunc("POST /verify", authed)
+	mux.HandleFunc("POST /settle", authed)
+	mux.HandleFunc("GET /supported", authed)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	})
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		if err := fac.Ready(ctx); err != nil {
+			w.Header().Set("Retry-After", "30")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, "# HELP svc_relayer_pending_transactions Settlement transactions sent and not yet mined.\n# TYPE svc_relayer_pending_transactions gauge\nsvc_relayer_pending_transactions %d\n", fac.Pending())
+		if b, err := fac.RelayerBalance(ctx); err == nil {
+			fmt.Fprintf(w, "# HELP svc_relayer_balance_wei Native balance of the relayer (pays the gas).\n# TYPE svc_relayer_balance_wei gauge\nsvc_relayer_balance_wei %s\n", b)
+		}
+	})
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// reconcile runs `svc reconcile`: every settled payment of a period in the
+// journal is compared with the chain, and the mismatches are listed.
+func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	f := newEnvFlags("reconcile", stderr, getenv, "svc reconcile --from TIME --to TIME --rpc-url URL [--db DSN] [--json]")
+	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
+	rpcURL := f.String("rpc-url", "SVC_RPC_URL", "", "EVM JSON-RPC endpoint of the payments' chain (never logged)")
+	fromS := f.String("from", "", "", "start of the period (RFC 3339 or YYYY-MM-DD, inclusive), by settlement time")
+	toS := f.String("to", "", "", "end of the period (RFC 3339 or YYYY-MM-DD, exclusive); default now")
+	limit := f.Int("limit", "", 10000, "settled rows read at most, oldest first (1-10000)")
+	asJSON := f.Bool("json", false, "print the mismatches as JSON lines")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return usageError(fmt.Sprintf("unexpected argument %q", f.Arg(0)))
+	}
+	from, err := parseWhen(*fromS, time.Time{})
+	if err != nil || *fromS == "" {
+		return usageError("--from is required: RFC 3339 (2026-05-01T00:00:00Z) or a date (2026-05-01)")
+	}
+	to, err := parseWhen(*toS, time.Now())
+	if err != nil {
+		return usageError("--to: RFC 3339 (2026-05-01T00:00:00Z) or a date (2026-05-01)")
+	}
+	if !to.After(from) {
+		return usageError("--to must be after --from")
+	}
+	if strings.TrimSpace(*rpcURL) == "" {
+		return usageError("--rpc-url (SVC_RPC_URL) is required: the chain to compare with")
+	}
+	if *limit < 1 || *limit > 10000 {
+		return usageError("--limit must be between 1 and 10000")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	st, err := openStore(ctx, strings.TrimSpace(*db))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	c, err := ethclient.DialContext(ctx, strings.TrimSpace(*rpcURL))
+	if err != nil {
+		return fmt.Errorf("rpc: %w", redactURL(err, *rpcURL))
+	}
+	defer c.Close()
+	rows, err := st.List(ctx, engine.StateSettled, *limit)
+	if err != nil {
+		return fmt.Errorf("payment journal: %w", err)
+	}
+	type finding struct {
+		paymentRow
+		Mismatch string `json:"mismatch"`
+		Detail   string `json:"detail"`
+	}
+	var found []finding
+	checked := 0
+	for _, r := range rows {
+		if r.UpdatedAt.Before(from) || !r.UpdatedAt.Before(to) {
+			continue
+		}
+		checked++
+		s := onchain.Settled{Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, PayTo: r.PayTo, Amount: r.Amount}
+		if r.Settlement != nil {
+			s.Transaction = r.Settlement.Transaction
+		}
+		m, err := onchain.CheckSettled(ctx, c, s)
+		if err != nil {
+			return fmt.Errorf("reconcile: %w", redactURL(err, *rpcURL))
+		}
+		if m != nil {
+			found = append(found, finding{paymentView(r), m.Kind, m.Detail})
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, x := range found {
+			if err := enc.Encode(x); err != nil {
+				return err
+			}
+		}
+	} else {
+		fmt.Fprintf(stdout, "reconcile %s .. %s: %d settled payments checked against the chain, %d mismatches\n",
+			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), checked, len(found))
+		if len(found) > 0 {
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "\nSETTLED\tMISMATCH\tTRANSACTION\tPAYER\tNONCE\tAMOUNT\tDETAIL")
+			for _, x := range found {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.UpdatedAt.UTC().Format(time.RFC3339), x.Mismatch, x.Transaction, x.Payer, x.Nonce, x.Amount, x.Detail)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(rows) == *limit {
+		fmt.Fprintf(stderr, "svc reconcile: read the first %d settled rows only (raise --limit)\n", *limit)
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("%d of %d settled payments do not match the chain", len(found), checked)
+	}
+	return nil
+}
+
+// parseWhen reads RFC 3339 or YYYY-MM-DD (UTC midnight); "" is def.
+func parseWhen(s string, def time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return def, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Parse("2006-01-02", s)
+}

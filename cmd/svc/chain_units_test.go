@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"io"
+	"math/big"
+	"strings"
+	"testing"
+)
+
+func TestDecimalUnits(t *testing.T) {
+	for in, want := range map[string]string{"1": "1000000000", "1.5": "1500000000", "0.000000001": "1", "0": "0", " 2 ": "2000000000"} {
+		got, err := decimalUnits(in, 9)
+		if err != nil || got.String() != want {
+			t.Errorf("%q: %v %v, want %s", in, got, err, want)
+		}
+	}
+	if got, err := decimalUnits("", 9); got != nil || err != nil {
+		t.Errorf("empty: %v %v", got, err)
+	}
+	for _, bad := range []string{"-1", "1e9", "0.0000000001", "abc", "1/2"} {
+		if _, err := decimalUnits(bad, 9); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// FuzzDecimalUnits: never a panic; an accepted amount is a non-negative
+// integer that the same number of decimals reads back.
+func FuzzDecimalUnits(f *testing.F) {
+	for _, s := range []string{"1", "0.5", "", "-1", "1e3", "123456789.123456789"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := decimalUnits(s, 9)
+		if err != nil || v == nil {
+			return
+		}
+		if v.Sign() < 0 {
+			t.Fatalf("%q gave %s", s, v)
+		}
+		back, err := decimalUnits(new(big.Rat).SetFrac(v, big.NewInt(1_000_000_000)).FloatString(9), 9)
+		if err != nil || back.Cmp(v) != 0 {
+			t.Fatalf("%q gave %s, read back as %v %v", s, v, back, err)
+		}
+	})
+}
+
+// TestParseServeOnchain: --settle onchain needs an RPC URL, a relayer key
+// and a payTo; errors never show the key.
+func TestParseServeOnchain(t *testing.T) {
+	const key = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+	const payTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
+	env := map[string]string{"SVC_RELAYER_KEY": key}
+	c, err := parseServe([]string{"--settle", "onchain", "--rpc-url", "http://127.0.0.1:8545", "--pay-to", payTo, "--max-fee-gwei", "2.5"}, io.Discard, envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.devMode || c.settle != settleOnchain || c.chain.relayerKey == nil {
+		t.Fatalf("config %+v", c)
+	}
+	bad := map[string]struct {
+		args []string
+		env  map[string]string
+	}{
+		"unknown settle":     {args: []string{"--settle", "chain"}, env: env},
+		"with a facilitator": {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--facilitator-url", "https://f.example"}, env: env},
+		"no rpc url":         {args: []string{"--settle", "onchain", "--pay-to", payTo}, env: env},
+		"no key":             {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo}},
+		"malformed key":      {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo}, env: map[string]string{"SVC_RELAYER_KEY": key[:60]}},
+		"no payTo":           {args: []string{"--settle", "onchain", "--rpc-url", "http://x"}, env: env},
+		"bad fee cap":        {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--max-fee-gwei", "-1"}, env: env},
+		"bad confirmations":  {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--confirmations", "0"}, env: env},
+		"bad min balance":    {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--min-relayer-balance", "lots"}, env: env},
+		"key in another var": {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--relayer-key-env", "OTHER"}, env: env},
+		"missing key file":   {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--relayer-key-file", "/nonexistent/key"}},
+	}
+	for name, tc := range bad {
+		_, err := parseServe(tc.args, io.Discard, envOf(tc.env))
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if strings.Contains(err.Error(), key[2:20]) {
+			t.Errorf("%s: the error shows the key: %v", name, err)
+		}
+	}
+}
+
+// TestFacilitatorCommandNeedsATokenAndAnRPC: `svc facilitator` refuses to
+// start without a bearer token of 16+ characters or without --rpc-url
+// (exit status 2), before touching any chain.
+func TestFacilitatorCommandNeedsATokenAndAnRPC(t *testing.T) {
+	const key = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+	for name, tc := range map[string]struct {
+		args []string
+		env  map[string]string
+	}{
+		"no token":    {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1"}, map[string]string{"SVC_RELAYER_KEY": key}},
+		"short token": {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1"}, map[string]string{"SVC_RELAYER_KEY": key, "SVC_FACILITATOR_TOKEN": "short"}},
+		"no rpc":      {[]string{"facilitator"}, map[string]string{"SVC_RELAYER_KEY": key, "SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}},
+		"no key":      {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1"}, map[string]string{"SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}},
+	} {
+		var stderr strings.Builder
+		if code := run(context.Background(), tc.args, io.Discard, &stderr, envOf(tc.env)); code != 2 {
+			t.Errorf("%s: exit %d, want 2\n%s", name, code, stderr.String())
+		}
+		if strings.Contains(stderr.String(), key[2:20]) {
+			t.Errorf("%s: the key was printed", name)
+		}
+	}
+}

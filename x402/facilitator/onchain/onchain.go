@@ -1,0 +1,876 @@
+// Package onchain is an x402 facilitator that settles the exact scheme on
+// an EVM chain itself: it submits USDC's EIP-3009 transferWithAuthorization
+// over JSON-RPC from a relayer key it holds, and answers what the chain
+// says about an authorization (x402.StatusChecker).
+//
+// Verification is the local one of x402/exact plus the chain's view:
+// the RPC endpoint's chain id and the token contract are checked when the
+// facilitator is built; each payment's payer balance and
+// authorizationState(from, nonce). A settlement is simulated
+// (eth_estimateGas) before it is sent, so a settlement that would fail
+// costs no gas; it is sent with EIP-1559 fees within an operator cap and
+// awaited to a number of confirmations, and its Transfer and
+// AuthorizationUsed events are checked against payer, payTo and amount.
+//
+// Payments from smart-contract wallets are accepted: a signature that is
+// not an EOA's 65-byte signature of the payer is left to the token's
+// ERC-1271 check when the payer has code (Verify and Settle simulate it)
+// and sent with the `bytes signature` form.
+//
+// An authorization already settled on chain, presented again for the
+// same payment, gets the original settlement back (read from the chain):
+// settlements deduplicate across restarts and instances.
+package onchain
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
+	"log/slog"
+	"math/big"
+	"strings"
+	"sync"
+	"time"
+
+	ethereum "github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
+)
+
+// SignatureForm selects which transferWithAuthorization of USDC carries an
+// EOA's 65-byte signature.
+type SignatureForm int
+
+const (
+	// FormVRS calls transferWithAuthorization(..., uint8 v, bytes32 r,
+	// bytes32 s) for EOAs' 65-byte signatures (the default). Signatures
+	// of contract wallets (ERC-1271) always use FormBytes.
+	FormVRS SignatureForm = iota
+	// FormBytes calls transferWithAuthorization(..., bytes signature).
+	FormBytes
+)
+
+// Defaults of Config.
+const (
+	DefaultConfirmations  = 1
+	DefaultPollInterval   = 250 * time.Millisecond
+	DefaultResendAfter    = 30 * time.Second
+	DefaultFeeTTL         = 2 * time.Second
+	DefaultLookbackBlocks = 50_000
+	DefaultLogWindow      = 10_000
+	DefaultGasMargin      = 25 // percent over the estimate
+)
+
+// Config configures New. RPCURL (or Client), Network and RelayerKey are
+// required.
+type Config struct {
+	// RPCURL is the chain's JSON-RPC endpoint (http, https, ws or wss).
+	RPCURL string
+	// Client, when set, is used instead of dialing RPCURL.
+	Client *rpc.Client
+	// Network is the CAIP-2 id (or v1 name) of the chain served; the
+	// endpoint's chain id must be its.
+	Network string
+	// Token is the EIP-3009 token contract; empty means the network's
+	// USDC. Payments for any other asset are refused.
+	Token string
+	// RelayerKey signs the settlement transactions and pays their gas. It
+	// is never printed, logged or put in an error.
+	RelayerKey *ecdsa.PrivateKey
+	// PayTo, when set, is the only receiving address accepted.
+	PayTo string
+	// Verifier runs the local checks.
+	Verifier exact.Verifier
+	// Form is the transferWithAuthorization used for EOA signatures.
+	Form SignatureForm
+	// MaxFeePerGas caps the fee per gas (wei) of every settlement; nil
+	// means no cap. A base fee above it makes settlements unavailable
+	// (503) rather than expensive.
+	MaxFeePerGas *big.Int
+	// MaxPriorityFeePerGas caps the tip (wei); nil means the node's
+	// suggestion, within MaxFeePerGas.
+	MaxPriorityFeePerGas *big.Int
+	// MinRelayerBalance (wei) is the relayer balance under which Ready
+	// fails and settlements are refused as unavailable (503) before any
+	// transaction; nil means zero (only an actual "insufficient funds"
+	// from the node stops them).
+	MinRelayerBalance *big.Int
+	// Confirmations is the number of blocks (the transaction's included)
+	// a settlement waits for; zero means DefaultConfirmations.
+	Confirmations uint64
+	// PollInterval is how often receipts are polled; zero means
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// ResendAfter is how long a sent transaction may stay unmined before
+	// it is broadcast again (dropped) or replaced with higher fees (stuck);
+	// zero means DefaultResendAfter.
+	ResendAfter time.Duration
+	// FeeTTL is how long fee data read from the node is reused; zero
+	// means DefaultFeeTTL.
+	FeeTTL time.Duration
+	// LookbackBlocks bounds how far back Status searches for the
+	// transaction that used an authorization; zero means
+	// DefaultLookbackBlocks. LogWindow is the block range of one
+	// eth_getLogs; zero means DefaultLogWindow.
+	LookbackBlocks, LogWindow uint64
+	// Logger receives warnings and one record per settlement; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Facilitator settles exact/EIP-3009 payments on one EVM chain. It
+// implements x402.Facilitator and x402.StatusChecker. Safe for concurrent
+// use.
+type Facilitator struct {
+	cfg     Config
+	network x402.Network
+	token   common.Address
+	rpc     *rpc.Client
+	client  *ethclient.Client
+	abi     abi.ABI
+	relayer *relayer
+	log     *slog.Logger
+
+	flight singleflight.Group // settlements in flight, by authorization
+
+	feeMu   sync.Mutex
+	feeAt   time.Time
+	feeData fees
+}
+
+var (
+	_ x402.Facilitator   = (*Facilitator)(nil)
+	_ x402.StatusChecker = (*Facilitator)(nil)
+)
+
+// New connects to the chain and checks it: the endpoint's chain id must be
+// the network's, and the token must be a contract there. Configuration
+// mistakes are *x402.ConfigError.
+func New(ctx context.Context, cfg Config) (*Facilitator, error) {
+	n, ok := x402.LookupNetwork(cfg.Network)
+	if !ok {
+		return nil, &x402.ConfigError{Field: "Network", Message: fmt.Sprintf("unknown network %q", wire.TruncForMsg(cfg.Network, 40))}
+	}
+	if cfg.RelayerKey == nil {
+		return nil, &x402.ConfigError{Field: "RelayerKey", Message: "a relayer key is required"}
+	}
+	token := common.HexToAddress(n.USDC)
+	if cfg.Token != "" {
+		a, ok := evmaddr.Parse(cfg.Token)
+		if !ok {
+			return nil, &x402.ConfigError{Field: "Token", Message: "must be 0x followed by 40 hex digits"}
+		}
+		token = a
+	}
+	if cfg.PayTo != "" {
+		p, problem := wire.CheckPayTo(cfg.PayTo)
+		if problem != "" {
+			return nil, &x402.ConfigError{Field: "PayTo", Message: problem}
+		}
+		cfg.PayTo = p
+	}
+	if cfg.Confirmations == 0 {
+		cfg.Confirmations = DefaultConfirmations
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.ResendAfter <= 0 {
+		cfg.ResendAfter = DefaultResendAfter
+	}
+	if cfg.FeeTTL <= 0 {
+		cfg.FeeTTL = DefaultFeeTTL
+	}
+	if cfg.LookbackBlocks == 0 {
+		cfg.LookbackBlocks = DefaultLookbackBlocks
+	}
+	if cfg.LogWindow == 0 {
+		cfg.LogWindow = DefaultLogWindow
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	parsed, err := parseTokenABI()
+	if err != nil {
+		return nil, fmt.Errorf("x402 onchain: token ABI: %w", err)
+	}
+	rc := cfg.Client
+	if rc == nil {
+		if cfg.RPCURL == "" {
+			return nil, &x402.ConfigError{Field: "RPCURL", Message: "an RPC endpoint is required"}
+		}
+		rc, err = rpc.DialContext(ctx, cfg.RPCURL)
+		if err != nil {
+			return nil, fmt.Errorf("x402 onchain: connect to the RPC endpoint: %w", err)
+		}
+	}
+	client := ethclient.NewClient(rc)
+	id, err := client.ChainID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("x402 onchain: read the chain id: %w", err)
+	}
+	if id.Int64() != n.ChainID {
+		return nil, &x402.ConfigError{Field: "RPCURL", Message: fmt.Sprintf("the endpoint serves chain id %s, not %s's %d", id, n.CAIP2, n.ChainID)}
+	}
+	code, err := client.CodeAt(ctx, token, nil)
+	if err != nil {
+		return nil, fmt.Errorf("x402 onchain: read the token contract: %w", err)
+	}
+	if len(code) == 0 {
+		return nil, &x402.ConfigError{Field: "Token", Message: fmt.Sprintf("no contract at %s on %s", token.Hex(), n.CAIP2)}
+	}
+	f := &Facilitator{cfg: cfg, network: n, token: token, rpc: rc, client: client, abi: parsed, log: log,
+		relayer: newRelayer(cfg.RelayerKey, id, client)}
+	return f, nil
+}
+
+// Relayer returns the relayer's address (where to send gas).
+func (f *Facilitator) Relayer() common.Address { return f.relayer.addr }
+
+// RelayerBalance returns the relayer's native balance (wei) at the latest
+// block. It also forgets, for Pending, the transactions mined since their
+// settlement stopped waiting for them.
+func (f *Facilitator) RelayerBalance(ctx context.Context) (*big.Int, error) {
+	b, err := f.client.BalanceAt(ctx, f.relayer.addr, nil)
+	if err != nil {
+		return nil, fmt.Errorf("x402 onchain: read the relayer's balance: %w", err)
+	}
+	if mined, err := f.client.NonceAt(ctx, f.relayer.addr, nil); err == nil {
+		f.relayer.prune(mined)
+	}
+	return b, nil
+}
+
+// Pending returns the number of settlement transactions sent and not yet
+// known to be mined.
+func (f *Facilitator) Pending() int { return f.relayer.pendingCount() }
+
+// Ready reports whether the facilitator can settle: the endpoint answers
+// and the relayer's balance is at least MinRelayerBalance. A failure is an
+// *UnavailableError.
+func (f *Facilitator) Ready(ctx context.Context) error {
+	b, err := f.RelayerBalance(ctx)
+	if err != nil {
+		return &UnavailableError{Reason: UnavailableRPC, Err: err}
+	}
+	return f.relayerCanPay(b)
+}
+
+// relayerCanPay fails (UnavailableOutOfGas) for a relayer balance of zero
+// or below MinRelayerBalance.
+func (f *Facilitator) relayerCanPay(b *big.Int) error {
+	if b.Sign() == 0 || (f.cfg.MinRelayerBalance != nil && b.Cmp(f.cfg.MinRelayerBalance) < 0) {
+		return &UnavailableError{Reason: UnavailableOutOfGas, Err: fmt.Errorf("%w: relayer %s holds %s wei (minimum %s)", ErrRelayerOutOfGas, f.relayer.addr.Hex(), b, f.minBalance())}
+	}
+	return nil
+}
+
+func (f *Facilitator) minBalance() *big.Int {
+	if f.cfg.MinRelayerBalance == nil {
+		return big.NewInt(0)
+	}
+	return f.cfg.MinRelayerBalance
+}
+
+// payment is a payment that passed the local checks.
+type payment struct {
+	p          exact.ExactEVMPayload
+	payer      string
+	from, to   common.Address
+	value      *big.Int
+	validAfter *big.Int
+	validBef   *big.Int
+	nonce      [32]byte
+	sig        []byte
+	key        string
+	// sigErr is the local refusal of the signature, left to the chain:
+	// when from is a contract, ERC-1271 (the simulation) decides.
+	sigErr *exact.VerifyError
+}
+
+func refuse(reason, format string, args ...any) *exact.VerifyError {
+	return &exact.VerifyError{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// check runs the local checks: network served, token, payTo, and the
+// exact Verifier. A signature the Verifier cannot accept (not a 65-byte
+// ECDSA signature of from) is kept in sigErr rather than refused: if from
+// is a contract (a smart wallet), the token checks it with ERC-1271, and
+// only the chain can tell.
+func (f *Facilitator) check(payload x402.PaymentPayload, req x402.PaymentRequirements) (*payment, error) {
+	n, ok := x402.LookupNetwork(req.Network)
+	if !ok || n.CAIP2 != f.network.CAIP2 {
+		return nil, refuse(x402.ReasonInvalidNetwork, "network %q is not served by this facilitator (it settles on %s)", wire.TruncForMsg(req.Network, 40), f.network.CAIP2)
+	}
+	if a, ok := evmaddr.Parse(req.Asset); !ok || a != f.token {
+		return nil, refuse(exact.ReasonAssetMismatch, "asset must be the token %s on %s", f.token.Hex(), f.network.CAIP2)
+	}
+	if f.cfg.PayTo != "" && !wire.EqualAddressFold(req.PayTo, f.cfg.PayTo) {
+		return nil, refuse(exact.ReasonRecipientMismatch, "this facilitator only accepts payments to %s", f.cfg.PayTo)
+	}
+	p, err := exact.ParseExactEVMPayload(payload.Payload)
+	if err != nil {
+		return nil, err
+	}
+	sig, serr := hexutil.Decode(p.Signature)
+	contractSig := serr == nil && len(sig) != 65 && len(sig) > 0
+	checked := payload
+	if contractSig {
+		// Run every other check with a well-formed stand-in signature:
+		// only the signature may then be refused.
+		q := p
+		q.Signature = "0x" + strings.Repeat("11", 64) + "1b"
+		raw, err := jsonMarshal(q)
+		if err != nil {
+			return nil, err
+		}
+		checked.Payload = raw
+	}
+	payer, verr := f.cfg.Verifier.Verify(checked, req)
+	var sigErr *exact.VerifyError
+	if contractSig {
+		sigErr = refuse(exact.ReasonInvalidSignature, "a %d-byte signature is only valid from a contract wallet (ERC-1271)", len(sig))
+	}
+	if verr != nil {
+		var ve *exact.VerifyError
+		if !errors.As(verr, &ve) || ve.Reason != exact.ReasonInvalidSignature {
+			return &payment{payer: payer}, verr
+		}
+		if !contractSig { // the stand-in's own refusal says nothing
+			sigErr = ve
+		}
+	}
+	a := p.Authorization
+	pm := &payment{p: p, payer: payer, sig: sig, from: common.HexToAddress(a.From), to: common.HexToAddress(a.To),
+		key: exact.NonceKey(req.Network, req.Asset, a.From, a.Nonce), sigErr: sigErr}
+	pm.value, _ = new(big.Int).SetString(a.Value, 10)
+	pm.validAfter, _ = new(big.Int).SetString(a.ValidAfter, 10)
+	pm.validBef, _ = new(big.Int).SetString(a.ValidBefore, 10)
+	copy(pm.nonce[:], common.FromHex(a.Nonce))
+	return pm, nil
+}
+
+// chainView is what the chain says of a payment.
+type chainView struct {
+	used     bool
+	balance  *big.Int
+	relayer  *big.Int // the relayer's native balance
+	contract bool     // from has code (its signatures are checked with ERC-1271)
+}
+
+// view reads authorizationState(from, nonce), balanceOf(from) and the
+// relayer's balance in one batch.
+func (f *Facilitator) view(ctx context.Context, pm *payment) (chainView, error) {
+	stateData, err := f.abi.Pack("authorizationState", pm.from, pm.nonce)
+	if err != nil {
+		return chainView{}, err
+	}
+	balData, err := f.abi.Pack("balanceOf", pm.from)
+	if err != nil {
+		return chainView{}, err
+	}
+	var stateOut, balOut, code hexutil.Bytes
+	var relayerBal hexutil.Big
+	batch := []rpc.BatchElem{
+		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: stateData}, "latest"}, Result: &stateOut},
+		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: balData}, "latest"}, Result: &balOut},
+		{Method: "eth_getBalance", Args: []any{f.relayer.addr, "latest"}, Result: &relayerBal},
+	}
+	if pm.sigErr != nil {
+		batch = append(batch, rpc.BatchElem{Method: "eth_getCode", Args: []any{pm.from, "latest"}, Result: &code})
+	}
+	if err := f.rpc.BatchCallContext(ctx, batch); err != nil {
+		return chainView{}, fmt.Errorf("x402 onchain: read the authorization state: %w", err)
+	}
+	for _, b := range batch {
+		if b.Error != nil {
+			return chainView{}, fmt.Errorf("x402 onchain: read the authorization state: %w", b.Error)
+		}
+	}
+	if len(stateOut) != 32 || len(balOut) != 32 {
+		return chainView{}, fmt.Errorf("x402 onchain: the token at %s does not answer authorizationState/balanceOf (is it an EIP-3009 token?)", f.token.Hex())
+	}
+	return chainView{used: stateOut[31] != 0, balance: new(big.Int).SetBytes(balOut), relayer: (*big.Int)(&relayerBal), contract: len(code) > 0}, nil
+}
+
+// callArg is an eth_call argument.
+type callArg struct {
+	From *common.Address `json:"from,omitempty"`
+	To   common.Address  `json:"to"`
+	Data hexutil.Bytes   `json:"data"`
+}
+
+// Verify implements x402.Facilitator: the local checks, then the chain's:
+// the authorization unused (exact.ReasonNonceAlreadyUsed) and the payer's
+// balance at least the amount (ReasonInsufficientBalance). A relayer
+// without gas (a zero balance, or below MinRelayerBalance) is an
+// *UnavailableError: the payment is not refused, it cannot be settled now.
+func (f *Facilitator) Verify(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
+	pm, err := f.check(payload, req)
+	if err != nil {
+		return invalid(pm, err), nil
+	}
+	v, err := f.view(ctx, pm)
+	if err != nil {
+		return x402.VerifyResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
+	}
+	if r := v.refusal(pm); r != nil {
+		return invalid(pm, r), nil
+	}
+	if err := f.relayerCanPay(v.relayer); err != nil {
+		return x402.VerifyResponse{}, err
+	}
+	if pm.sigErr != nil {
+		// A contract wallet's signature: the token's ERC-1271 check decides.
+		if _, _, refusal, err := f.simulate(ctx, pm); err != nil {
+			return x402.VerifyResponse{}, err
+		} else if refusal != nil {
+			return invalid(pm, refusal), nil
+		}
+	}
+	return x402.VerifyResponse{IsValid: true, Payer: pm.payer}, nil
+}
+
+func (v chainView) refusal(pm *payment) *exact.VerifyError {
+	if pm.sigErr != nil && !v.contract {
+		return pm.sigErr
+	}
+	if v.used {
+		return refuse(exact.ReasonNonceAlreadyUsed, "the authorization was already used or canceled on chain")
+	}
+	if v.balance.Cmp(pm.value) < 0 {
+		return refuse(ReasonInsufficientBalance, "the payer's balance (%s) is below the amount (%s)", v.balance, pm.value)
+	}
+	return nil
+}
+
+func invalid(pm *payment, err error) x402.VerifyResponse {
+	payer := ""
+	if pm != nil {
+		payer = pm.payer
+	}
+	var ve *exact.VerifyError
+	if errors.As(err, &ve) {
+		return x402.VerifyResponse{IsValid: false, InvalidReason: ve.Reason, InvalidMessage: ve.Message, Payer: payer}
+	}
+	return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonInvalidPayload, InvalidMessage: err.Error(), Payer: payer}
+}
+
+func failed(pm *payment, req x402.PaymentRequirements, reason, msg string) x402.SettleResponse {
+	payer := ""
+	if pm != nil {
+		payer = pm.payer
+	}
+	return x402.SettleResponse{Success: false, ErrorReason: reason, ErrorMessage: msg, Payer: payer, Network: req.Network}
+}
+
+// Settle implements x402.Facilitator. A payment refused by the local or
+// chain checks, or by the simulation, is answered Success false before
+// any transaction. An authorization already used on chain by a transfer of
+// this payment (same payer, payTo and amount) gets that settlement back;
+// otherwise it is refused (exact.ReasonNonceAlreadyUsed). A transaction
+// sent and not confirmed within ctx is answered Success false with
+// ReasonSettlementPending and its hash. The relayer's gas, the fee cap or
+// the RPC endpoint failing is an *UnavailableError.
+func (f *Facilitator) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
+	pm, err := f.check(payload, req)
+	if err != nil {
+		vr := invalid(pm, err)
+		return failed(pm, req, vr.InvalidReason, vr.InvalidMessage), nil
+	}
+	// One settlement per authorization at a time in this process.
+	type result struct {
+		resp x402.SettleResponse
+		err  error
+	}
+	ch := f.flight.DoChan(pm.key, func() (any, error) {
+		resp, err := f.settle(ctx, pm, req)
+		return result{resp, err}, nil
+	})
+	answer := func(r singleflight.Result) (x402.SettleResponse, error) {
+		res := r.Val.(result)
+		if r.Shared && res.err == nil && res.resp.Success && !sameTransfer(res.resp, req) {
+			return failed(pm, req, exact.ReasonNonceAlreadyUsed, "the authorization was settled for another payment"), nil
+		}
+		return res.resp, res.err
+	}
+	select {
+	case r := <-ch:
+		return answer(r)
+	case <-ctx.Done():
+		// A settlement cut short by ctx answers at once (pending, with its
+		// transaction, if one was sent): wait a moment for that answer.
+		select {
+		case r := <-ch:
+			return answer(r)
+		case <-time.After(pendingGrace):
+			return x402.SettleResponse{}, fmt.Errorf("x402 onchain: settle: %w", ctx.Err())
+		}
+	}
+}
+
+// pendingGrace is how long a Settle whose context ended waits for the
+// settlement's own answer (which carries the transaction hash, if any).
+const pendingGrace = 2 * time.Second
+
+func sameTransfer(resp x402.SettleResponse, req x402.PaymentRequirements) bool {
+	if resp.Extra == nil {
+		return true
+	}
+	payTo, _ := resp.Extra["payTo"].(string)
+	return payTo == "" || wire.EqualAddressFold(payTo, req.PayTo)
+}
+
+func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.SettleResponse, error) {
+	v, err := f.view(ctx, pm)
+	if err != nil {
+		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
+	}
+	if v.used {
+		return f.settledBefore(ctx, pm, req)
+	}
+	if r := v.refusal(pm); r != nil {
+		return failed(pm, req, r.Reason, r.Message), nil
+	}
+	if err := f.relayerCanPay(v.relayer); err != nil {
+		return x402.SettleResponse{}, err
+	}
+	data, gas, refusal, err := f.simulate(ctx, pm)
+	if err != nil {
+		return x402.SettleResponse{}, err
+	}
+	if refusal != nil {
+		return failed(pm, req, refusal.Reason, refusal.Message), nil
+	}
+	for attempt := 1; ; attempt++ {
+		fe, err := f.fees(ctx, false)
+		if err != nil {
+			return x402.SettleResponse{}, err
+		}
+		if err := f.affordable(ctx, gas, fe); err != nil {
+			return x402.SettleResponse{}, err
+		}
+		s, err := f.relayer.send(ctx, f.token, data, gas, fe)
+		if err != nil {
+			return x402.SettleResponse{}, err
+		}
+		f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
+		rcpt, err := f.await(ctx, s)
+		switch {
+		case err != nil:
+			// Not confirmed in time (or a reorganisation): the caller
+			// presents it again later, or asks Status.
+			pending := failed(pm, req, ReasonSettlementPending, "the transaction was sent and is not confirmed yet")
+			pending.Transaction = s.tx.Hash().Hex()
+			return pending, nil
+		case rcpt == nil:
+			// The relayer's nonce went to another transaction (the key used
+			// elsewhere, an operator's replacement): if the authorization is
+			// still unused, send it again with a new nonce.
+			v, err := f.view(ctx, pm)
+			if err != nil {
+				return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
+			}
+			if v.used || attempt >= maxResends {
+				return f.afterRevert(ctx, pm, req, "the settlement transaction was replaced")
+			}
+			f.log.Warn("x402 onchain: settlement transaction replaced by another of the relayer; sending it again", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce())
+			continue
+		case rcpt.Status != types.ReceiptStatusSuccessful:
+			return f.afterRevert(ctx, pm, req, "the settlement transaction "+rcpt.TxHash.Hex()+" reverted")
+		}
+		return f.fromReceipt(pm, req, rcpt)
+	}
+}
+
+// maxResends bounds how many times one settlement is sent with a new nonce
+// after its transaction was replaced.
+const maxResends = 3
+
+// simulate estimates the gas of pm's transfer (eth_estimateGas runs it):
+// the calldata and the gas limit (with DefaultGasMargin), or the refusal
+// the token's revert means.
+func (f *Facilitator) simulate(ctx context.Context, pm *payment) (data []byte, gas uint64, refusal *exact.VerifyError, err error) {
+	data, err = f.calldata(pm)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	gas, err = f.client.EstimateGas(ctx, ethereum.CallMsg{From: f.relayer.addr, To: &f.token, Data: data})
+	if err != nil {
+		if text, ok := revertText(err); ok {
+			return nil, 0, refuse(revertReason(text), "the transfer would revert: %s", wire.TruncForMsg(text, 200)), nil
+		}
+		return nil, 0, nil, &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("simulate the transfer: %w", err)}
+	}
+	return data, gas + gas*DefaultGasMargin/100, nil, nil
+}
+
+// afterRevert answers a settlement whose own transaction did not transfer:
+// if the authorization was used meanwhile (by another transaction), that
+// settlement, else a failure.
+func (f *Facilitator) afterRevert(ctx context.Context, pm *payment, req x402.PaymentRequirements, msg string) (x402.SettleResponse, error) {
+	v, err := f.view(ctx, pm)
+	if err != nil {
+		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
+	}
+	if v.used {
+		return f.settledBefore(ctx, pm, req)
+	}
+	return failed(pm, req, ReasonTransactionFailed, msg), nil
+}
+
+// settledBefore answers a payment whose authorization the chain says is
+// used: the original settlement when it transferred this payment.
+func (f *Facilitator) settledBefore(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.SettleResponse, error) {
+	st, err := f.status(ctx, pm, req)
+	if err != nil {
+		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
+	}
+	if st.Transaction == "" || !strings.EqualFold(st.Payer, pm.from.Hex()) || !strings.EqualFold(st.PayTo, req.PayTo) || st.Amount != normAmount(req.Amount) {
+		return failed(pm, req, exact.ReasonNonceAlreadyUsed, "the authorization was already used or canceled on chain"), nil
+	}
+	return x402.SettleResponse{Success: true, Payer: pm.payer, Transaction: st.Transaction, Network: req.Network, Amount: req.Amount,
+		Extra: map[string]any{"payTo": st.PayTo}}, nil
+}
+
+func normAmount(s string) string {
+	if b, ok := new(big.Int).SetString(s, 10); ok {
+		return b.String()
+	}
+	return s
+}
+
+// fromReceipt checks a successful receipt's events: AuthorizationUsed(from,
+// nonce) and, right after it, Transfer(from, payTo, amount) from the token.
+func (f *Facilitator) fromReceipt(pm *payment, req x402.PaymentRequirements, rcpt *types.Receipt) (x402.SettleResponse, error) {
+	tr, ok := transferOf(rcpt.Logs, f.token, pm.from, pm.nonce)
+	hash := rcpt.TxHash.Hex()
+	if !ok || tr.to != pm.to || !wire.EqualAddressFold(tr.to.Hex(), req.PayTo) || tr.value.Cmp(pm.value) != 0 {
+		f.log.Error("x402 onchain: the settlement's events are not the payment", "transaction", hash, "payer", pm.payer)
+		r := failed(pm, req, ReasonTransferEventMismatch, "the transaction's Transfer event is not the payment")
+		r.Transaction = hash
+		return r, nil
+	}
+	f.log.Info("x402 onchain: settled", "transaction", hash, "block", rcpt.BlockNumber.Uint64(), "payer", pm.payer, "amount", pm.value.String())
+	return x402.SettleResponse{Success: true, Payer: pm.payer, Transaction: hash, Network: req.Network, Amount: req.Amount,
+		Extra: map[string]any{"payTo": tr.to.Hex()}}, nil
+}
+
+// transfer is a Transfer event.
+type transfer struct {
+	to    common.Address
+	value *big.Int
+}
+
+// transferOf finds, in a transaction's logs, the token's
+// AuthorizationUsed(from, nonce) and the Transfer from `from` that follows
+// it.
+func transferOf(logs []*types.Log, token, from common.Address, nonce [32]byte) (transfer, bool) {
+	for i, l := range logs {
+		if l.Address != token || len(l.Topics) != 3 || l.Topics[0] != topicAuthorizationUsed ||
+			common.BytesToAddress(l.Topics[1][:]) != from || l.Topics[2] != common.Hash(nonce) {
+			continue
+		}
+		for _, t := range logs[i+1:] {
+			if t.Address == token && len(t.Topics) == 3 && t.Topics[0] == topicTransfer && common.BytesToAddress(t.Topics[1][:]) == from && len(t.Data) == 32 {
+				return transfer{to: common.BytesToAddress(t.Topics[2][:]), value: new(big.Int).SetBytes(t.Data)}, true
+			}
+		}
+	}
+	return transfer{}, false
+}
+
+// calldata encodes the transferWithAuthorization call of pm: the (v, r, s)
+// form for an EOA's signature under FormVRS, else the bytes form.
+func (f *Facilitator) calldata(pm *payment) ([]byte, error) {
+	if len(pm.sig) == 65 && f.cfg.Form == FormVRS && pm.sigErr == nil {
+		v := pm.sig[64]
+		if v < 27 {
+			v += 27
+		}
+		var r, s [32]byte
+		copy(r[:], pm.sig[:32])
+		copy(s[:], pm.sig[32:64])
+		return f.abi.Pack("transferWithAuthorization", pm.from, pm.to, pm.value, pm.validAfter, pm.validBef, pm.nonce, v, r, s)
+	}
+	sig := pm.sig
+	if len(sig) == 65 && sig[64] < 27 {
+		sig = append([]byte(nil), sig...)
+		sig[64] += 27
+	}
+	return f.abi.Pack("transferWithAuthorization0", pm.from, pm.to, pm.value, pm.validAfter, pm.validBef, pm.nonce, sig)
+}
+
+// fees returns the EIP-1559 fees of a settlement: the node's suggested
+// tip (within MaxPriorityFeePerGas) and twice the base fee plus the tip
+// (within MaxFeePerGas), reused for FeeTTL unless fresh. A base fee above
+// the cap is an *UnavailableError.
+func (f *Facilitator) fees(ctx context.Context, fresh bool) (fees, error) {
+	f.feeMu.Lock()
+	defer f.feeMu.Unlock()
+	if !fresh && f.feeData.feeCap != nil && time.Since(f.feeAt) < f.cfg.FeeTTL {
+		return f.feeData, nil
+	}
+	head, err := f.client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return fees{}, &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("read the latest block: %w", err)}
+	}
+	tip, err := f.client.SuggestGasTipCap(ctx)
+	if err != nil {
+		return fees{}, &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("read the priority fee: %w", err)}
+	}
+	if f.cfg.MaxPriorityFeePerGas != nil && tip.Cmp(f.cfg.MaxPriorityFeePerGas) > 0 {
+		tip = new(big.Int).Set(f.cfg.MaxPriorityFeePerGas)
+	}
+	base := head.BaseFee
+	if base == nil {
+		base = big.NewInt(0)
+	}
+	feeCap := new(big.Int).Add(new(big.Int).Mul(base, big.NewInt(2)), tip)
+	if c := f.cfg.MaxFeePerGas; c != nil {
+		if base.Cmp(c) >= 0 {
+			return fees{}, &UnavailableError{Reason: UnavailableFeeCap, Err: fmt.Errorf("the base fee (%s wei) is at or above the fee cap (%s wei)", base, c)}
+		}
+		if feeCap.Cmp(c) > 0 {
+			feeCap = new(big.Int).Set(c)
+		}
+		if tip.Cmp(feeCap) > 0 {
+			tip = new(big.Int).Set(feeCap)
+		}
+	}
+	f.feeData, f.feeAt = fees{tip: tip, feeCap: feeCap}, time.Now()
+	return f.feeData, nil
+}
+
+// affordable refuses a settlement the relayer cannot pay for (or that
+// would take its balance under MinRelayerBalance), before sending it.
+func (f *Facilitator) affordable(ctx context.Context, gas uint64, fe fees) error {
+	if f.cfg.MinRelayerBalance == nil {
+		return nil // the node refuses with "insufficient funds" if need be
+	}
+	b, err := f.client.BalanceAt(ctx, f.relayer.addr, nil)
+	if err != nil {
+		return &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("read the relayer's balance: %w", err)}
+	}
+	need := new(big.Int).Mul(new(big.Int).SetUint64(gas), fe.feeCap)
+	need.Add(need, f.cfg.MinRelayerBalance)
+	if b.Cmp(need) < 0 {
+		return &UnavailableError{Reason: UnavailableOutOfGas, Err: fmt.Errorf("%w: relayer %s holds %s wei, below the minimum %s wei plus this settlement's gas", ErrRelayerOutOfGas, f.relayer.addr.Hex(), b, f.cfg.MinRelayerBalance)}
+	}
+	return nil
+}
+
+// Status implements x402.StatusChecker from the chain:
+// authorizationState(from, nonce) and, when used, the transaction that
+// emitted AuthorizationUsed(from, nonce) (searched within LookbackBlocks)
+// and the Transfer it made. Expired compares validBefore with the latest
+// block's time. A canceled authorization is Used without a Transaction.
+func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.AuthorizationStatus, error) {
+	p, err := exact.ParseExactEVMPayload(payload.Payload)
+	if err != nil {
+		return x402.AuthorizationStatus{}, fmt.Errorf("x402 onchain: status: %w", err)
+	}
+	a := p.Authorization
+	from, ok1 := evmaddr.Parse(a.From)
+	var nonce [32]byte
+	ok2 := wire.ParseHexFixed(nonce[:], a.Nonce)
+	vb, ok3 := new(big.Int).SetString(a.ValidBefore, 10)
+	if !ok1 || !ok2 || !ok3 {
+		return x402.AuthorizationStatus{}, errors.New("x402 onchain: status: the authorization's from, nonce or validBefore is malformed")
+	}
+	pm := &payment{p: p, from: from, nonce: nonce, validBef: vb, value: big.NewInt(0)}
+	return f.status(ctx, pm, req)
+}
+
+func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.AuthorizationStatus, error) {
+	v, err := f.view(ctx, pm)
+	if err != nil {
+		return x402.AuthorizationStatus{}, err
+	}
+	head, err := f.client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return x402.AuthorizationStatus{}, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
+	}
+	st := x402.AuthorizationStatus{Used: v.used, Expired: pm.validBef.Cmp(new(big.Int).SetUint64(head.Time)) <= 0}
+	if !v.used {
+		return st, nil
+	}
+	logs, err := f.findLogs(ctx, head.Number.Uint64(), pm.from, pm.nonce)
+	if err != nil {
+		return x402.AuthorizationStatus{}, err
+	}
+	for _, l := range logs {
+		if l.Removed || l.Topics[0] != topicAuthorizationUsed {
+			continue
+		}
+		rcpt, err := f.client.TransactionReceipt(ctx, l.TxHash)
+		if err != nil {
+			return x402.AuthorizationStatus{}, fmt.Errorf("x402 onchain: status: receipt of %s: %w", l.TxHash.Hex(), err)
+		}
+		tr, ok := transferOf(rcpt.Logs, f.token, pm.from, pm.nonce)
+		if !ok {
+			continue
+		}
+		st.Transaction = l.TxHash.Hex()
+		st.Payer, st.PayTo, st.Amount = pm.from.Hex(), tr.to.Hex(), tr.value.String()
+		st.Asset, st.Network = f.token.Hex(), f.network.CAIP2
+		break
+	}
+	return st, nil
+}
+
+// findLogs searches backwards from head, LogWindow blocks at a time, for
+// the token's AuthorizationUsed or AuthorizationCanceled of (from, nonce).
+func (f *Facilitator) findLogs(ctx context.Context, head uint64, from common.Address, nonce [32]byte) ([]types.Log, error) {
+	var oldest uint64
+	if head > f.cfg.LookbackBlocks {
+		oldest = head - f.cfg.LookbackBlocks
+	}
+	topics := [][]common.Hash{{topicAuthorizationUsed, topicAuthorizationCanceled}, {common.BytesToHash(from.Bytes())}, {common.Hash(nonce)}}
+	to := head
+	for {
+		lo := oldest
+		if to-oldest >= f.cfg.LogWindow {
+			lo = to - f.cfg.LogWindow + 1
+		}
+		logs, err := f.client.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(lo), ToBlock: new(big.Int).SetUint64(to), Addresses: []common.Address{f.token}, Topics: topics})
+		if err != nil {
+			return nil, fmt.Errorf("x402 onchain: status: search the authorization's events: %w", err)
+		}
+		if len(logs) > 0 {
+			return logs, nil
+		}
+		if lo == oldest {
+			return nil, nil
+		}
+		to = lo - 1
+	}
+}
+
+// Supported implements x402.Facilitator: the exact scheme on the network,
+// for x402 v2 and v1, with the relayer as signer.
+func (f *Facilitator) Supported(ctx context.Context) (x402.SupportedResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return x402.SupportedResponse{}, err
+	}
+	return x402.SupportedResponse{
+		Kinds: []x402.SupportedKind{
+			{X402Version: 2, Scheme: x402.SchemeExact, Network: f.network.CAIP2},
+			{X402Version: 1, Scheme: x402.SchemeExact, Network: f.network.V1Name},
+		},
+		Extensions: []string{},
+		Signers:    map[string][]string{"eip155:*": {f.relayer.addr.Hex()}},
+	}, nil
+}
