@@ -162,7 +162,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	}
 	c.devMode = c.facilitatorURL == "" && c.settle == ""
 	if *dev && !c.devMode {
-		return nil, usageError("--dev contradicts --facilitator-url and --settle onchain: --dev runs the local facilitator, which settles nothing on chain; drop one")
+		other := "--facilitator-url"
+		if c.settle == settleOnchain {
+			other = "--settle onchain"
+		}
+		return nil, usageError("--dev and " + other + " contradict each other: --dev runs the local facilitator, which settles nothing on chain; drop one")
 	}
 	if c.devMode && !*dev {
 		if given := productionSettings(c, strings.TrimSpace(*payTo), trusted.values); len(given) > 0 {
