@@ -281,8 +281,9 @@ func TestQueryInputs(t *testing.T) {
 	}
 	_, err = get("?count=%zz")
 	only(t, err, svc.KindInvalid, "", tools.RuleQuery)
-	// Unknown parameters are ignored, empty values are absent.
-	call, err := get("?timeframe=&count=20&ref=abc&src=mcp&src=x&Count=1&symbol=EURUSD")
+	// Attribution parameters are accepted (even repeated), empty values
+	// are absent.
+	call, err := get("?timeframe=&count=20&ref=abc&src=mcp&src=x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,15 +294,36 @@ func TestQueryInputs(t *testing.T) {
 	if got := string(call.Input()); got != `{"count":20}` {
 		t.Errorf("input %s", got)
 	}
-	// A body is ignored on a GET tool; the query is ignored on a POST tool.
+	// Unknown parameters are invalid: a typo or a case difference is
+	// named, with the allowed parameters and the one meant.
+	_, err = get("?count=20&Count=1")
+	fe = only(t, err, svc.KindInvalid, "Count", tools.RuleUnknownField)
+	if !strings.Contains(fe.Message, `unknown query parameter "Count"; allowed parameters: timeframe, count, ref, src`) ||
+		!strings.Contains(fe.Message, `did you mean "count"?`) {
+		t.Errorf("message %q", fe.Message)
+	}
+	_, err = get("?cnt=20&tf=H1")
+	if e := svcErr(t, err); len(e.Fields) != 2 || !fieldError(err, "cnt", tools.RuleUnknownField) || !fieldError(err, "tf", tools.RuleUnknownField) {
+		t.Errorf("two unknown parameters: %v", err)
+	}
+	// A body is ignored on a GET tool; a POST tool's query string takes
+	// only the attribution parameters.
 	r := httptest.NewRequest(http.MethodGet, bars.Path+"?count=30", strings.NewReader(`{"count":"x"}`))
 	if _, err := bars.Decode(ctx, r); err != nil {
 		t.Errorf("GET with a body: %v", err)
 	}
 	rl := tool(t, c, "risk-levels")
-	if _, err := rl.Decode(ctx, post(rl.Path+"?entry=abc&ref=x", `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`)); err != nil {
-		t.Errorf("POST with a query: %v", err)
+	body := `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`
+	if _, err := rl.Decode(ctx, post(rl.Path+"?ref=x&src=y", body)); err != nil {
+		t.Errorf("POST with attribution: %v", err)
 	}
+	_, err = rl.Decode(ctx, post(rl.Path+"?entry=abc&ref=x", body))
+	fe = only(t, err, svc.KindInvalid, "entry", tools.RuleUnknownField)
+	if !strings.Contains(fe.Message, "reads its input from the JSON body") {
+		t.Errorf("message %q", fe.Message)
+	}
+	_, err = rl.DecodeBody(ctx, post(rl.Path+"?entry=abc", body), []byte(body))
+	only(t, err, svc.KindInvalid, "entry", tools.RuleUnknownField)
 	// session_state: an unencoded "+" arrives as a space and still works.
 	ss := tool(t, c, "session-state")
 	call, err = ss.Decode(ctx, httptest.NewRequest(http.MethodGet, ss.Path+"?dateTime=2025-03-31T09:15:00+02:00", nil))

@@ -127,10 +127,15 @@ func (t *Tool) PriceFixed6() string {
 // JSON body of a POST tool (at most the catalog's body limit). The request
 // method and path are not checked (route with Catalog.ByPath).
 //
-// Query inputs: parameters the tool does not define are ignored (ref and
-// src carry attribution); a defined parameter given twice is invalid (rule
-// "repeated") and one with an empty value counts as absent; values are
-// typed by their field ("count=abc" → field count, rule "integer").
+// Query inputs are strict like JSON members: a parameter the tool does
+// not define is invalid (rule "unknown_field", the message lists the
+// allowed ones and points out a difference of case: "datetime" for
+// "dateTime"), except ref and src, which carry attribution; a defined
+// parameter given twice is invalid (rule "repeated": no value is picked
+// for the caller) and one with an empty value counts as absent; values are
+// typed by their field ("count=abc" → field count, rule "integer"). A POST
+// tool's query string takes only ref and src: any other parameter is
+// invalid (rule "unknown_field"), since the input travels in the body.
 //
 // Body inputs are strict JSON: exactly one object, no unknown member (rule
 // "unknown_field", the message lists the allowed members), no member given
@@ -157,11 +162,30 @@ func (t *Tool) Decode(ctx context.Context, r *http.Request) (*Call, error) {
 		}
 		return t.DecodeQuery(ctx, q)
 	}
+	if err := t.checkBodyQuery(r); err != nil {
+		return nil, err
+	}
 	body, err := readBody(r, t.bodyLimit)
 	if err != nil {
 		return nil, err
 	}
 	return t.decodeDocument(ctx, body, nil, r)
+}
+
+// checkBodyQuery refuses the query parameters of a request to a POST tool
+// other than the attribution ones (ref, src): the tool's input travels in
+// the body, and a member sent in the query instead must not be silently
+// left out of a paid call. A query string that does not parse is left to
+// the attribution readers, as before.
+func (t *Tool) checkBodyQuery(r *http.Request) error {
+	if r.URL == nil || r.URL.RawQuery == "" {
+		return nil
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery)
+	if errs := unknownParams(q, nil, true); len(errs) > 0 {
+		return invalid(errs...)
+	}
+	return nil
 }
 
 // DecodeBody is Decode for a request whose body was read already: body is
@@ -172,6 +196,9 @@ func (t *Tool) Decode(ctx context.Context, r *http.Request) (*Call, error) {
 func (t *Tool) DecodeBody(ctx context.Context, r *http.Request, body []byte) (*Call, error) {
 	if t.InputLocation == InputQuery {
 		return t.Decode(ctx, r)
+	}
+	if err := t.checkBodyQuery(r); err != nil {
+		return nil, err
 	}
 	if err := checkEncoding(r); err != nil {
 		return nil, err
