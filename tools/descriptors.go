@@ -136,9 +136,9 @@ func descriptors() []func() (*entry, error) {
 					"symbol is optional (default: the configured gold symbol, usually XAUUSD); broker spellings such as XAUUSD.a are accepted.\n\n" +
 					"source says where the data comes from: \"mt5\" for the live terminal; \"simulated\" marks data from the built-in simulator (development servers), never real prices. " +
 					"Quotes are checked before being passed on (bid > 0, ask >= bid, spread at most 1 % of the bid). While the market is closed the time is that of the last tick. " +
-					"The terminal's availability is checked before payment is requested: when it is down the answer is 503 and nothing is charged. The terminal is read-only: no order can be placed.",
+					"The terminal's availability and the symbol are checked before payment is requested: when the terminal is down the answer is 503, when it does not serve the symbol 400 (rule unknown_symbol), and nothing is charged. The terminal is read-only: no order can be placed.",
 				fields: map[string]string{
-					"symbol": "Terminal symbol, 1-32 characters from A-Z a-z 0-9 . _ - # + !; optional, default the configured gold symbol (XAUUSD).",
+					"symbol": "Terminal symbol, 1-32 characters from A-Z a-z 0-9 . _ - # + !; optional, default the configured gold symbol (XAUUSD). A symbol the terminal does not serve is refused before payment (rule unknown_symbol).",
 				},
 				outFields: map[string]string{
 					"symbol": "Symbol as the terminal spells it.",
@@ -155,7 +155,8 @@ func descriptors() []func() (*entry, error) {
 				req.DefaultSymbol = env.DefaultSymbol
 				return svc.XAUQuote(ctx, env.Terminal, req)
 			},
-			check: probe(svc.XAUQuote),
+			check:  probe(svc.XAUQuote),
+			symbol: func(req svc.XAUQuoteRequest) string { return req.Symbol },
 		}),
 
 		define(def[svc.XAUBarsRequest, svc.XAUBarsResponse]{

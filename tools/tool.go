@@ -329,6 +329,7 @@ type Call struct {
 // preparedCall is the typed state behind a Call (prepared[Req, Resp]).
 type preparedCall interface {
 	request() any
+	symbol() string
 	input() (json.RawMessage, error) // encoded on first use
 	run(ctx context.Context, env Env) (any, error)
 }
@@ -339,6 +340,45 @@ func (c *Call) Tool() *Tool { return c.tool }
 // Request returns the decoded request: a value of the tool's request type
 // (svc.RiskLevelsRequest, ...).
 func (c *Call) Request() any { return c.p.request() }
+
+// Symbol returns the terminal symbol the call names: the symbol member of
+// a terminal-backed tool that takes one (xau_quote), "" when the call
+// names none (the operator's default symbol then applies) or the tool
+// takes no symbol.
+func (c *Call) Symbol() string { return c.p.symbol() }
+
+// CheckSymbol is the symbol preflight of a call, run before any payment is
+// asked: when the call names a symbol, check (an xau.HealthCache's
+// CheckSymbol: cached, asked of the terminal) says whether the terminal
+// serves it. It returns nil when the call names no symbol or check is
+// nil; an unknown symbol is KindInvalid with field "symbol" and rule
+// "unknown_symbol", as the tool itself reports it after payment; a symbol
+// the terminal rejects otherwise is rule "terminal_rejected"; a terminal
+// that cannot tell is KindUnavailable. The error keeps check's as Cause.
+func (c *Call) CheckSymbol(ctx context.Context, check func(ctx context.Context, symbol string) error) error {
+	symbol := c.Symbol()
+	if symbol == "" || check == nil {
+		return nil
+	}
+	err := check(ctx, symbol)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, xau.ErrUnknownSymbol):
+		e := svc.InvalidField("symbol", "unknown_symbol", "%q is not served by the trading terminal", cut(symbol, 32))
+		e.Cause = err
+		return e
+	case errors.Is(err, xau.ErrBadRequest):
+		reason := xau.Reason(err)
+		if reason == "" {
+			reason = "the request was rejected"
+		}
+		e := svc.InvalidField("symbol", "terminal_rejected", "the trading terminal rejected the request for %q: %s", cut(symbol, 32), reason)
+		e.Cause = err
+		return e
+	}
+	return &svc.Error{Kind: svc.KindUnavailable, Message: "the trading terminal is unavailable; no payment was requested, try again later", Cause: err}
+}
 
 // Input returns the decoded input as a canonical JSON object (the request
 // re-encoded: numbers in plain decimal form, defaults not filled in). It is

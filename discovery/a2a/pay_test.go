@@ -237,6 +237,10 @@ func TestPaidCallInvalidInputAsksNoPayment(t *testing.T) {
 				{obj{"tool": "risk-levels"}, "message.parts[0].data.input.entry", "required"},
 				{obj{"tool": "no-such-tool", "input": obj{}}, "message.parts[0].data.tool", "oneof"},
 				{obj{"tool": "risk-levels", "input": riskInput, "query": "x"}, "message.parts[0].data", "oneof"},
+				{obj{"tool": "session-state", "input": obj{"datetime": "2025-06-04T07:15:00Z"}}, "message.parts[0].data.input.datetime", "unknown_field"},
+				{obj{"tool": "xau-bars", "input": obj{"cnt": 20}}, "message.parts[0].data.input.cnt", "unknown_field"},
+				// Checked against the terminal's symbols before any offer.
+				{obj{"tool": "xau-quote", "input": obj{"symbol": "EURUSD"}}, "message.parts[0].data.input.symbol", "unknown_symbol"},
 			} {
 				ex := env.sendRaw(t, v, dataMessage(v, "m", tc.data))
 				if ex.resp.Error == nil || ex.resp.Error.Code != CodeInvalidParams {
