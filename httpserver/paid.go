@@ -24,7 +24,7 @@ const HeaderRef = "X-Ref"
 //
 //  1. decode and validate the input (tools.Tool.Decode): invalid → 400;
 //  2. for the terminal-backed tools, the cached availability check (down →
-//     503) and the cached check of the symbol the call names (not served →
+//  503. and the cached check of the symbol the call names (not served →
 //     400 unknown_symbol);
 //  3. the payment engine through its net/http binding: no payment → 402;
 //     the payment checked, reserved, verified; the tool runs on the call
