@@ -23,9 +23,9 @@ const HeaderRef = "X-Ref"
 // order (no one pays for a request that cannot succeed):
 //
 //  1. decode and validate the input (tools.Tool.Decode): invalid → 400;
-//  2. for the terminal-backed tools, the cached availability check (down →
-//  503. and the cached check of the symbol the call names (not served →
-//     400 unknown_symbol);
+//  2. for the terminal-backed tools, the cached availability check (503
+//     when down) and the cached check of the symbol the call names (400
+//     unknown_symbol when the terminal does not serve it);
 //  3. the payment engine through its net/http binding: no payment → 402;
 //     the payment checked, reserved, verified; the tool runs on the call
 //     decoded in step 1 (its failure settles nothing); the answer is
