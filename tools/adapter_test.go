@@ -239,6 +239,15 @@ func TestBodyTypesAndPaths(t *testing.T) {
 	only(t, err, svc.KindInvalid, "entry", "number")
 	_, err = rl.Decode(ctx, post(rl.Path, `{"entry":1e999,"direction":"short","slPct":0.1,"tpPct":0.2}`))
 	only(t, err, svc.KindInvalid, "entry", "max_magnitude")
+	// The empty address is a candidate: an answer (valid false), not a 400.
+	ev := tool(t, c, "evm-address-syntax")
+	call, err = ev.Decode(ctx, post(ev.Path, `{"address":""}`))
+	if err != nil {
+		t.Fatalf("empty address: %v", err)
+	}
+	if out, err := call.RunJSON(ctx, tools.Env{}); err != nil || !strings.Contains(string(out), `"valid":false`) || !strings.Contains(string(out), `"reasonCode":"empty"`) {
+		t.Errorf("empty address: %s %v", out, err)
+	}
 	// json_shape's value is any JSON value, null included.
 	js := tool(t, c, "json-shape")
 	for _, v := range []string{"null", "0", `"s"`, "[[]]", `{"a":{"b":null}}`} {

@@ -364,19 +364,16 @@ func descriptors() []func() (*entry, error) {
 				method: "POST", path: "/api/evm-address-syntax", price: "0.01", location: InputBody,
 				tags: []string{"crypto", "utility"},
 				description: "Checks the syntax of an EVM (Ethereum, Base, ...) address: valid iff the string is exactly 0x followed by 40 hex digits, nothing trimmed. " +
-					"For a valid address it also reports the EIP-55 checksum status (valid, invalid: probably a typo, or none: single-case) and the checksummed form, and flags the zero address; for an invalid one the first broken rule (prefix, length, hex).\n\n" +
-					"An invalid address is an answer (valid false), not an error. Syntax only: no network access, it says nothing about balances, contracts or ownership.",
-				rules: map[string]string{
-					"address": "required",
-				},
+					"For a valid address it also reports the EIP-55 checksum status (valid, invalid: probably a typo, or none: single-case) and the checksummed form, and flags the zero address; for an invalid one the first broken rule (empty, prefix, length, hex).\n\n" +
+					"An invalid address, the empty string included, is an answer (valid false), not an error. Syntax only: no network access, it says nothing about balances, contracts or ownership.",
 				fields: map[string]string{
-					"address": "Candidate address, e.g. 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed.",
+					"address": "Candidate address, e.g. 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed; any string, the empty one included.",
 				},
 				outFields: map[string]string{
 					"valid":       "True iff the address is 0x followed by exactly 40 hex digits.",
 					"checksum":    "EIP-55 status of a valid address: valid, invalid or none.",
 					"checksummed": "EIP-55 mixed-case form of a valid address.",
-					"reasonCode":  "Why an address is not valid: prefix, length or hex.",
+					"reasonCode":  "Why an address is not valid: empty, prefix, length or hex.",
 				},
 				example: `{"address":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}`,
 			},
