@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -561,4 +563,89 @@ func TestInputIsCanonical(t *testing.T) {
 	if !req.Entry.Decimal().Equal(decimal.RequireFromString("100.5")) {
 		t.Errorf("entry %v", req.Entry)
 	}
+}
+
+// TestNullOptionalMembers: on every tool, null for an optional member
+// means "not given" (the call is the one without it, and the schema says
+// the member may be null), and null for a required member is a type
+// error naming it.
+func TestNullOptionalMembers(t *testing.T) {
+	c := newCatalog(t, tools.Options{})
+	ctx := context.Background()
+	for _, tl := range c.All() {
+		var schema struct {
+			Properties map[string]struct {
+				Type any `json:"type"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		}
+		if err := json.Unmarshal(tl.InputSchema, &schema); err != nil {
+			t.Fatal(err)
+		}
+		var example map[string]json.RawMessage
+		if err := json.Unmarshal(tl.ExampleInput, &example); err != nil {
+			t.Fatal(err)
+		}
+		for name, prop := range schema.Properties {
+			in := map[string]json.RawMessage{}
+			for k, v := range example {
+				in[k] = v
+			}
+			in[name] = json.RawMessage("null")
+			_, err := tl.DecodeJSON(ctx, nullJSON(t, in))
+			if slices.Contains(schema.Required, name) {
+				if prop.Type == nil {
+					continue // any JSON value, null included (json_shape's value)
+				}
+				typ, _ := prop.Type.(string)
+				if !fieldError(err, name, typ) {
+					t.Errorf("%s: null for the required %s: %v", tl.Key, name, err)
+				}
+				continue
+			}
+			types, _ := prop.Type.([]any)
+			if prop.Type != nil && !slices.Contains(types, any("null")) {
+				t.Errorf("%s: the schema of the optional %s does not allow null: %v", tl.Key, name, prop.Type)
+			}
+			if err != nil {
+				t.Errorf("%s: null for the optional %s: %v", tl.Key, name, err)
+				continue
+			}
+			delete(in, name)
+			// The same call as without the member, on the walker's path
+			// too (a member with an escaped name leaves the fast path).
+			want, err := tl.DecodeJSON(ctx, nullJSON(t, in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow := strings.Replace(string(nullJSON(t, in)), "{", `{"`+escapeFirst(name)+`":null,`, 1)
+			if len(in) == 0 {
+				slow = `{"` + escapeFirst(name) + `":null}`
+			}
+			got, err := tl.DecodeJSON(ctx, json.RawMessage(slow))
+			if err != nil {
+				t.Errorf("%s: %s: %v", tl.Key, slow, err)
+				continue
+			}
+			if string(got.Input()) != string(want.Input()) {
+				t.Errorf("%s: null %s gives %s, without it %s", tl.Key, name, got.Input(), want.Input())
+			}
+		}
+	}
+}
+
+// escapeFirst writes the first letter of name as a \u escape, which keeps
+// the name and sends the document down the decoder's slow path.
+func escapeFirst(name string) string {
+	return fmt.Sprintf(`\u%04x`, name[0]) + name[1:]
+}
+
+// nullJSON encodes v or fails the test.
+func nullJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

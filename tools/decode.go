@@ -307,14 +307,17 @@ func (w *walker) wrongType(path string, s *shape, tok json.Token) {
 // value checks one value against s. Objects and arrays are streamed token
 // by token; a scalar is read whole and judged by its first byte, which
 // spares unquoting a large string (a CSV document) only to check its type.
-func (w *walker) value(path string, s *shape) error {
+// optional says the value is an optional member's, for which null means
+// "not given" whatever its type.
+func (w *walker) value(path string, s *shape, optional bool) error {
+	nullable := s.nullable || optional
 	if s.kind == kindObject || s.kind == kindArray {
 		tok, err := w.token()
 		if err != nil {
 			return err
 		}
 		switch {
-		case tok == nil && s.nullable:
+		case tok == nil && nullable:
 			return nil
 		case tok == json.Delim('{') && s.kind == kindObject:
 			return w.object(path, s)
@@ -333,7 +336,7 @@ func (w *walker) value(path string, s *shape) error {
 	}
 	switch c := raw[0]; {
 	case c == 'n':
-		if !s.nullable {
+		if !nullable {
 			w.wrongType(path, s, nil)
 		}
 	case c == '"':
@@ -413,7 +416,7 @@ func (w *walker) object(path string, s *shape) error {
 			}
 			continue
 		}
-		if err := w.value(p, f.shape); err != nil {
+		if err := w.value(p, f.shape, !f.required); err != nil {
 			return err
 		}
 	}
@@ -431,7 +434,7 @@ func (w *walker) object(path string, s *shape) error {
 // array checks the elements of an array whose '[' was read.
 func (w *walker) array(path string, s *shape) error {
 	for i := 0; w.dec.More(); i++ {
-		if err := w.value(fmt.Sprintf("%s[%d]", path, i), s.elem); err != nil {
+		if err := w.value(fmt.Sprintf("%s[%d]", path, i), s.elem, false); err != nil {
 			return err
 		}
 	}

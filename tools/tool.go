@@ -140,7 +140,8 @@ func (t *Tool) PriceFixed6() string {
 // Body inputs are strict JSON: exactly one object, no unknown member (rule
 // "unknown_field", the message lists the allowed members), no member given
 // twice, every required member present, each of the right JSON type (the
-// rule names the expected type); malformed JSON or data after the object
+// rule names the expected type; null is a value of no type, except for an
+// optional member, where it counts as not given); malformed JSON or data after the object
 // is rule "json" with the line, column and byte offset; an empty body
 // counts as {} (so the missing members are listed); a body over the limit
 // is KindTooLarge (rule "max_bytes"). Any Content-Type is read as JSON
