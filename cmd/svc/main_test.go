@@ -99,7 +99,7 @@ func getJSON(t *testing.T, url string, v any) int {
 // and stops it with SIGTERM.
 func TestServeFromCleanCheckout(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("-short: builds and runs the svc binary (the full go test runs it)")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
