@@ -479,6 +479,7 @@ func TestRunCommands(t *testing.T) {
 		"json and query": {"call", "risk-levels", "--key-env", "K", "--json", "{}", "--query", "a=b"},
 		"stray argument": {"call", "--key-env", "K", "risk-levels", "--json", "{}", "extra"},
 		"two tool keys":  {"call", "risk-levels", "tick-pnl", "--key-env", "K"},
+		"repeated query": {"call", "--key-env", "K", "risk-levels", "--query", "entry=1", "--query", "entry=2"},
 	} {
 		errOut.Reset()
 		if c := run(context.Background(), args, &out, &errOut, envOf(map[string]string{"K": randomKey(t)})); c != 2 {
