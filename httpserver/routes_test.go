@@ -158,6 +158,9 @@ var invalidCases = []struct {
 }{
 	{key: "session-state", rawQuery: "dateTime=notadate", field: "dateTime"},
 	{key: "session-state", rawQuery: "dateTime=a&dateTime=b", field: "dateTime", rule: "repeated"},
+	{key: "session-state", rawQuery: "datetime=2025-06-04T07:15:00Z", field: "datetime", rule: "unknown_field"},
+	{key: "xau-bars", rawQuery: "cnt=20&ref=x&src=y", field: "cnt", rule: "unknown_field"},
+	{key: "xau-quote", rawQuery: "symbol=EURUSD", field: "symbol", rule: "unknown_symbol"},
 	{key: "risk-levels", input: `{"entry":-1,"direction":"up","slPct":0.05,"tpPct":0.04}`, field: "entry"},
 	{key: "risk-levels", input: `{"entry":-1,"direction":"up","slPct":0.05,"tpPct":0.04}`, field: "direction"},
 	{key: "risk-levels", input: `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04,"slpct":1}`, field: "slpct", rule: "unknown_field"},
@@ -205,9 +208,13 @@ func TestInvalidInputBefore402(t *testing.T) {
 				t.Fatalf("instance %q request id %q (header %q)", p.Instance, p.RequestID, resp.Header.Get("X-Request-Id"))
 			}
 			if tc.rule == "unknown_field" {
+				allowed := "allowed fields: entry, direction, slPct, tpPct"
+				if tool.Method == http.MethodGet {
+					allowed = "allowed parameters: " + strings.Join(tool.Fields, ", ") + ", ref, src"
+				}
 				for _, e := range p.Errors {
-					if e.Rule == "unknown_field" && !strings.Contains(e.Message, "allowed fields: entry, direction, slPct, tpPct") {
-						t.Fatalf("unknown field message %q does not list the allowed fields", e.Message)
+					if e.Rule == "unknown_field" && !strings.Contains(e.Message, allowed) {
+						t.Fatalf("unknown field message %q does not list the allowed fields (%s)", e.Message, allowed)
 					}
 				}
 			}
@@ -216,6 +223,47 @@ func TestInvalidInputBefore402(t *testing.T) {
 	for _, rt := range section4 {
 		if !covered[rt.key] {
 			t.Errorf("no invalid-input case for %s", rt.key)
+		}
+	}
+}
+
+// TestAcceptedInputsAsk402: inputs the tools accept are offered for
+// payment, not refused: the ISO 8601 forms of dateTime (an unencoded "+"
+// arrives as a space), null for an optional member, the empty candidate
+// address, attribution parameters on any route. A POST tool's query takes
+// nothing else.
+func TestAcceptedInputsAsk402(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	for _, q := range []string{
+		"dateTime=2025-03-31T09:15:00+0200", "dateTime=2025-03-31T09:15:00%2B02", "dateTime=20250331T071500Z",
+		"dateTime=20250331T091500%2B0200", "dateTime=20250331T071500,5Z&ref=ABC&src=agent",
+	} {
+		resp, body := do(t, f.rawQueryRequest(t, "/api/session-state", q))
+		if resp.StatusCode != http.StatusPaymentRequired {
+			t.Errorf("session-state?%s: %d %s", q, resp.StatusCode, body)
+		}
+	}
+	for key, input := range map[string]string{
+		"evm-address-syntax": `{"address":""}`,
+		"csv-profile":        `{"csv":"a,b\n1,2","delimiter":null,"hasHeader":null}`,
+		"json-shape":         `{"value":{},"maxDepth":null,"maxPaths":null}`,
+		"regex-test":         `{"pattern":"a","text":"a","flags":null}`,
+	} {
+		tool := f.tool(t, key)
+		resp, body := do(t, f.request(t, tool, input))
+		if resp.StatusCode != http.StatusPaymentRequired {
+			t.Errorf("%s %s: %d %s", key, input, resp.StatusCode, body)
+		}
+		req := f.request(t, tool, input)
+		req.URL.RawQuery = "ref=ABC&src=agent"
+		if resp, body := do(t, req); resp.StatusCode != http.StatusPaymentRequired {
+			t.Errorf("%s with attribution: %d %s", key, resp.StatusCode, body)
+		}
+		req = f.request(t, tool, input)
+		req.URL.RawQuery = "address=0x00"
+		resp, body = do(t, req)
+		if p := mustProblem(t, resp, body, http.StatusBadRequest); !p.hasField("address", "unknown_field") {
+			t.Errorf("%s with a query parameter: %s", key, body)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -306,14 +307,17 @@ func (w *walker) wrongType(path string, s *shape, tok json.Token) {
 // value checks one value against s. Objects and arrays are streamed token
 // by token; a scalar is read whole and judged by its first byte, which
 // spares unquoting a large string (a CSV document) only to check its type.
-func (w *walker) value(path string, s *shape) error {
+// optional says the value is an optional member's, for which null means
+// "not given" whatever its type.
+func (w *walker) value(path string, s *shape, optional bool) error {
+	nullable := s.nullable || optional
 	if s.kind == kindObject || s.kind == kindArray {
 		tok, err := w.token()
 		if err != nil {
 			return err
 		}
 		switch {
-		case tok == nil && s.nullable:
+		case tok == nil && nullable:
 			return nil
 		case tok == json.Delim('{') && s.kind == kindObject:
 			return w.object(path, s)
@@ -332,7 +336,7 @@ func (w *walker) value(path string, s *shape) error {
 	}
 	switch c := raw[0]; {
 	case c == 'n':
-		if !s.nullable {
+		if !nullable {
 			w.wrongType(path, s, nil)
 		}
 	case c == '"':
@@ -412,7 +416,7 @@ func (w *walker) object(path string, s *shape) error {
 			}
 			continue
 		}
-		if err := w.value(p, f.shape); err != nil {
+		if err := w.value(p, f.shape, !f.required); err != nil {
 			return err
 		}
 	}
@@ -430,7 +434,7 @@ func (w *walker) object(path string, s *shape) error {
 // array checks the elements of an array whose '[' was read.
 func (w *walker) array(path string, s *shape) error {
 	for i := 0; w.dec.More(); i++ {
-		if err := w.value(fmt.Sprintf("%s[%d]", path, i), s.elem); err != nil {
+		if err := w.value(fmt.Sprintf("%s[%d]", path, i), s.elem, false); err != nil {
 			return err
 		}
 	}
@@ -495,12 +499,54 @@ func walkDocument(src []byte, s *shape, hint string) ([]svc.FieldError, []byte, 
 	return w.errors(), src, nil
 }
 
+// isAttribution reports whether name is a query parameter every paid
+// route accepts besides a tool's own: ref (a referral code) or src (the
+// source counted by the stats). They never change what a call computes.
+func isAttribution(name string) bool {
+	return name == "ref" || name == "src"
+}
+
+// unknownParams returns the errors of the query parameters in q that are
+// neither one of allowed nor an attribution parameter (ref, src), in
+// name order. Each names the parameter (rule RuleUnknownField), lists
+// the allowed ones and, for a parameter that differs from one of them in
+// case only ("datetime"), says which was meant. post says that the tool
+// reads its input from a JSON body, where the parameter should have gone.
+func unknownParams(q url.Values, allowed []string, post bool) []svc.FieldError {
+	var errs []svc.FieldError
+	for _, name := range sortedKeys(q) {
+		if isAttribution(name) || slices.Contains(allowed, name) {
+			continue
+		}
+		if len(errs) == maxFieldErrors {
+			errs = append(errs, fieldErr("", RuleTooManyErrors, "more unknown query parameters are not listed"))
+			break
+		}
+		list := strings.Join(append(slices.Clone(allowed), "ref", "src"), ", ")
+		msg := fmt.Sprintf("unknown query parameter %q; allowed parameters: %s", cut(name, 64), list)
+		if post {
+			msg = fmt.Sprintf("unknown query parameter %q; this tool reads its input from the JSON body, and its query string takes only %s", cut(name, 64), list)
+		}
+		for _, a := range allowed {
+			if strings.EqualFold(a, name) && !post {
+				msg += fmt.Sprintf(" (did you mean %q? names are case-sensitive)", a)
+				break
+			}
+		}
+		errs = append(errs, fieldErr(cut(name, 64), RuleUnknownField, "%s", msg))
+	}
+	return errs
+}
+
 // queryDocument converts the query parameters of a GET tool into the
-// JSON object its request decodes from. Parameters the tool does not
-// define are ignored (ref and src carry attribution); a defined parameter
-// given more than once is invalid (rule RuleRepeated), and one given with
-// an empty value counts as absent. Values are typed by the field they
-// fill: integer ("count=abc" → rule "integer"), number, boolean or string.
+// JSON object its request decodes from. Parameters are strict like JSON
+// members: one the tool does not define is invalid (rule
+// RuleUnknownField, naming it and listing the allowed ones), except the
+// attribution parameters ref and src; a defined parameter given more than
+// once is invalid (rule RuleRepeated: which value was meant cannot be
+// told, so none is picked), and one given with an empty value counts as
+// absent. Values are typed by the field they fill: integer ("count=abc" →
+// rule "integer"), number, boolean or string.
 func queryDocument(q url.Values, s *shape) ([]byte, []svc.FieldError) {
 	var errs []svc.FieldError
 	obj := make(map[string]json.RawMessage)
@@ -545,6 +591,7 @@ func queryDocument(q url.Values, s *shape) ([]byte, []svc.FieldError) {
 		}
 		obj[f.name] = json.RawMessage(lit)
 	}
+	errs = append(errs, unknownParams(q, s.names(), false)...)
 	b, _ := json.Marshal(obj)
 	return b, errs
 }

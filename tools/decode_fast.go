@@ -141,7 +141,13 @@ func (p *fastScanner) object(s *shape, depth int, v reflect.Value) bool {
 		if v.IsValid() {
 			fv = v.Field(f.index[0])
 		}
-		if !p.value(f.shape, depth+1, fv) {
+		if !f.required && !f.shape.nullable && p.Peek() == 'n' {
+			// null for an optional member: not given (v holds the zero
+			// value, which encoding/json would leave as it is).
+			if !p.Literal("null") {
+				return false
+			}
+		} else if !p.value(f.shape, depth+1, fv) {
 			return false
 		}
 		p.WS()
