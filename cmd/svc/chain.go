@@ -18,6 +18,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
+	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -255,12 +257,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // reconcile runs `svc reconcile`: every settled payment of a period in the
 // journal is compared with the chain, and the mismatches are listed.
 func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("reconcile", stderr, getenv, "svc reconcile --from TIME --to TIME --rpc-url URL [--db DSN] [--json]")
+	f := newEnvFlags("reconcile", stderr, getenv, "svc reconcile --from DATE --to DATE --rpc-url URL [--db DSN] [--pay-to ADDR] [--json]")
 	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
 	rpcURL := f.String("rpc-url", "SVC_RPC_URL", "", "EVM JSON-RPC endpoint of the payments' chain (never logged)")
-	fromS := f.String("from", "", "", "start of the period (RFC 3339 or YYYY-MM-DD, inclusive), by settlement time")
-	toS := f.String("to", "", "", "end of the period (RFC 3339 or YYYY-MM-DD, exclusive); default now")
-	limit := f.Int("limit", "", 10000, "settled rows read at most, oldest first (1-10000)")
+	fromS := f.String("from", "", "", "start of the period (RFC 3339 or YYYY-MM-DD, inclusive), by settlement time; default 30 days before --to")
+	toS := f.String("to", "", "", "end of the period (RFC 3339 or YYYY-MM-DD, exclusive); default the end of today (UTC)")
+	payTo := f.String("pay-to", "SVC_PAY_TO", "", "the wallet the payments were due to, for ledger rows whose payment record has been pruned (their payTo is checked against it)")
 	asJSON := f.Bool("json", false, "print the mismatches as JSON lines")
 	if err := f.parse(args); err != nil {
 		return err
@@ -268,22 +270,18 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if f.NArg() > 0 {
 		return usageError(fmt.Sprintf("unexpected argument %q", f.Arg(0)))
 	}
-	from, err := parseWhen(*fromS, time.Time{})
-	if err != nil || *fromS == "" {
-		return usageError("--from is required: RFC 3339 (2026-05-01T00:00:00Z) or a date (2026-05-01)")
-	}
-	to, err := parseWhen(*toS, time.Now())
+	from, to, err := ledger.ParsePeriod(*fromS, *toS, time.Now())
 	if err != nil {
-		return usageError("--to: RFC 3339 (2026-05-01T00:00:00Z) or a date (2026-05-01)")
-	}
-	if !to.After(from) {
-		return usageError("--to must be after --from")
+		return usageError(err.Error())
 	}
 	if strings.TrimSpace(*rpcURL) == "" {
 		return usageError("--rpc-url (SVC_RPC_URL) is required: the chain to compare with")
 	}
-	if *limit < 1 || *limit > 10000 {
-		return usageError("--limit must be between 1 and 10000")
+	defaultPayTo := strings.TrimSpace(*payTo)
+	if defaultPayTo != "" {
+		if _, ok := evmaddr.Parse(defaultPayTo); !ok {
+			return usageError("--pay-to must be 0x followed by 40 hex digits")
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
@@ -297,32 +295,45 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return fmt.Errorf("rpc: %w", redactURL(err, *rpcURL))
 	}
 	defer c.Close()
-	rows, err := st.List(ctx, engine.StateSettled, *limit)
+	rows, err := st.Settlements(ctx, from, to)
 	if err != nil {
-		return fmt.Errorf("payment journal: %w", err)
+		return fmt.Errorf("ledger: %w", err)
 	}
 	type finding struct {
-		paymentRow
-		Mismatch string `json:"mismatch"`
-		Detail   string `json:"detail"`
+		SettledAt   time.Time `json:"settledAt"`
+		Tool        string    `json:"tool"`
+		Network     string    `json:"network"`
+		Asset       string    `json:"asset"`
+		Payer       string    `json:"payer"`
+		PayTo       string    `json:"payTo,omitempty"`
+		Nonce       string    `json:"nonce"`
+		Amount      string    `json:"amount"`
+		Transaction string    `json:"transaction"`
+		Mismatch    string    `json:"mismatch"`
+		Detail      string    `json:"detail"`
 	}
 	var found []finding
-	checked := 0
+	unchecked := 0 // rows whose payTo nobody knows
 	for _, r := range rows {
-		if r.UpdatedAt.Before(from) || !r.UpdatedAt.Before(to) {
-			continue
+		s := onchain.Settled{Transaction: r.Transaction, Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, Amount: r.Amount, PayTo: defaultPayTo}
+		// The payment record, while it is kept, names the payTo the
+		// payer signed for.
+		rec, err := st.Get(ctx, exact.NonceKey(r.Network, r.Asset, r.Payer, r.Nonce))
+		switch {
+		case err == nil && rec.PayTo != "":
+			s.PayTo = rec.PayTo
+		case err != nil && !errors.Is(err, engine.ErrNotFound):
+			return fmt.Errorf("payment journal: %w", err)
 		}
-		checked++
-		s := onchain.Settled{Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, PayTo: r.PayTo, Amount: r.Amount}
-		if r.Settlement != nil {
-			s.Transaction = r.Settlement.Transaction
+		if s.PayTo == "" {
+			unchecked++
 		}
 		m, err := onchain.CheckSettled(ctx, c, s)
 		if err != nil {
 			return fmt.Errorf("reconcile: %w", redactURL(err, *rpcURL))
 		}
 		if m != nil {
-			found = append(found, finding{paymentView(r), m.Kind, m.Detail})
+			found = append(found, finding{r.SettledAt, r.ToolKey, r.Network, r.Asset, r.Payer, s.PayTo, r.Nonce, r.Amount, r.Transaction, m.Kind, m.Detail})
 		}
 	}
 	if *asJSON {
@@ -334,35 +345,23 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 	} else {
 		fmt.Fprintf(stdout, "reconcile %s .. %s: %d settled payments checked against the chain, %d mismatches\n",
-			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), checked, len(found))
+			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), len(rows), len(found))
 		if len(found) > 0 {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "\nSETTLED\tMISMATCH\tTRANSACTION\tPAYER\tNONCE\tAMOUNT\tDETAIL")
 			for _, x := range found {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.UpdatedAt.UTC().Format(time.RFC3339), x.Mismatch, x.Transaction, x.Payer, x.Nonce, x.Amount, x.Detail)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.SettledAt.UTC().Format(time.RFC3339), x.Mismatch, x.Transaction, x.Payer, x.Nonce, x.Amount, x.Detail)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
 		}
 	}
-	if len(rows) == *limit {
-		fmt.Fprintf(stderr, "svc reconcile: read the first %d settled rows only (raise --limit)\n", *limit)
+	if unchecked > 0 {
+		fmt.Fprintf(stderr, "svc reconcile: the payee of %d settled payments is unknown (their payment records are pruned): give --pay-to to check it\n", unchecked)
 	}
 	if len(found) > 0 {
-		return fmt.Errorf("%d of %d settled payments do not match the chain", len(found), checked)
+		return fmt.Errorf("%d of %d settled payments do not match the chain", len(found), len(rows))
 	}
 	return nil
-}
-
-// parseWhen reads RFC 3339 or YYYY-MM-DD (UTC midnight); "" is def.
-func parseWhen(s string, def time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return def, nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	return time.Parse("2006-01-02", s)
 }

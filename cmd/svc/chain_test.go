@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,7 +263,7 @@ func TestChainServeSettlesAndReconciles(t *testing.T) {
 		t.Fatalf("reconcile of a true ledger: exit %d\n%s", code, out)
 	}
 	// ...until an amount is planted in it.
-	clusterSQLiteExec(t, db, `UPDATE payments SET amount = '20000' WHERE state = `+strconv.Itoa(int(engine.StateSettled)))
+	clusterSQLiteExec(t, db, `UPDATE settlements SET amount = '20000'`)
 	out, code = runSvc(t, "reconcile", "--db", db, "--rpc-url", w.chain.URL, "--from", from, "--to", to, "--json")
 	if code != 1 || !strings.Contains(out, `"mismatch":"amount_differs"`) || !strings.Contains(out, rcpt.TxHash.Hex()) {
 		t.Fatalf("reconcile of a planted mismatch: exit %d\n%s", code, out)

@@ -27,7 +27,6 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"log/slog"
 	"math/big"
 	"strings"
@@ -43,6 +42,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"math/big"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
@@ -22,7 +22,7 @@ type Settled struct {
 	Token       string // the token contract
 	Payer       string // authorization.from
 	Nonce       string // authorization nonce, 0x + 64 hex
-	PayTo       string
+	PayTo       string // the wallet due; "" leaves the payee unchecked
 	Amount      string // atomic units, decimal
 }
 
@@ -74,7 +74,7 @@ func CheckSettled(ctx context.Context, c *ethclient.Client, s Settled) (*Mismatc
 	switch {
 	case !ok:
 		return &Mismatch{MismatchNoTransfer, fmt.Sprintf("%s has no transfer of authorization %s of %s", s.Transaction, s.Nonce, s.Payer)}, nil
-	case !strings.EqualFold(tr.to.Hex(), s.PayTo):
+	case s.PayTo != "" && !strings.EqualFold(tr.to.Hex(), s.PayTo):
 		return &Mismatch{MismatchPayTo, fmt.Sprintf("paid %s, recorded %s", tr.to.Hex(), s.PayTo)}, nil
 	case tr.value.Cmp(amount) != 0:
 		return &Mismatch{MismatchAmount, fmt.Sprintf("transferred %s, recorded %s", tr.value, s.Amount)}, nil
