@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // IsJSONObject reports whether raw holds a JSON object (raw is already known
@@ -14,10 +16,14 @@ func IsJSONObject(raw json.RawMessage) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
-// JSONErrorSummary names what is wrong in a JSON error without the input.
+// JSONErrorSummary names what is wrong in a JSON error without the input:
+// an error of encoding/json or of the go-json-experiment decoder's
+// encoding/json emulation (jsonv1).
 func JSONErrorSummary(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		return fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type)
+	}
+	if te, ok := errors.AsType[*jsonv1.UnmarshalTypeError](err); ok {
 		return fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type)
 	}
 	return "invalid JSON"
@@ -31,7 +37,7 @@ func SettleFieldsMissing(raw []byte) (string, error) {
 		Success *bool   `json:"success"`
 		Network *string `json:"network"`
 	}
-	if err := json.Unmarshal(raw, &presence); err != nil {
+	if err := jsonv1.Unmarshal(raw, &presence); err != nil {
 		return "invalid JSON", err
 	}
 	if presence.Success == nil {
