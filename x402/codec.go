@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strings"
 
-	jsonv1 "github.com/go-json-experiment/json/v1"
-
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
@@ -82,8 +80,8 @@ func DecodeHeader(s string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := jsonv1.Unmarshal(raw, v); err != nil {
-		var ie *jsonv1.InvalidUnmarshalError
+	if err := wire.Unmarshal(raw, v); err != nil {
+		var ie *json.InvalidUnmarshalError
 		if errors.As(err, &ie) {
 			return fmt.Errorf("x402: decode header: %w", err)
 		}
@@ -144,12 +142,11 @@ type wirePaymentPayload struct {
 	Network     string               `json:"network"`
 }
 
-// unmarshalWirePayload decodes the JSON of a payment payload with
-// encoding/json's rules (names matched case-insensitively, unknown members
-// ignored) on the go-json-experiment decoder.
+// unmarshalWirePayload decodes the JSON of a payment payload (see
+// wire.Unmarshal).
 func unmarshalWirePayload(raw []byte) (wirePaymentPayload, error) {
 	var w wirePaymentPayload
-	err := jsonv1.Unmarshal(raw, &w)
+	err := wire.Unmarshal(raw, &w)
 	return w, err
 }
 
@@ -205,7 +202,7 @@ func DecodePaymentRequired(s string) (PaymentRequired, error) {
 		return PaymentRequired{}, err
 	}
 	var pr PaymentRequired
-	if err := jsonv1.Unmarshal(raw, &pr); err != nil {
+	if err := wire.Unmarshal(raw, &pr); err != nil {
 		return PaymentRequired{}, headerMalformed(err, "invalid JSON")
 	}
 	switch {
@@ -238,7 +235,7 @@ func DecodeSettleResponse(s string) (SettleResponse, error) {
 // network are present; the error is a *HeaderError (ErrHeaderMalformed).
 func decodeSettleJSON(raw []byte) (SettleResponse, error) {
 	var r SettleResponse
-	if err := jsonv1.Unmarshal(raw, &r); err != nil {
+	if err := wire.Unmarshal(raw, &r); err != nil {
 		return SettleResponse{}, headerMalformed(err, "invalid JSON")
 	}
 	if msg, err := wire.SettleFieldsMissing(raw); msg != "" {

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	jsonv1 "github.com/go-json-experiment/json/v1"
-
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
@@ -240,7 +238,7 @@ func parseExactEVMPayload(raw json.RawMessage) (ExactEVMPayload, *VerifyError) {
 	if !wire.IsJSONObject(raw) {
 		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload must be a JSON object")
 	}
-	if err := jsonv1.Unmarshal(raw, &w); err != nil {
+	if err := wire.Unmarshal(raw, &w); err != nil {
 		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload is not an exact EVM payload: %v", wire.JSONErrorSummary(err))
 	}
 	if w.Authorization == nil {

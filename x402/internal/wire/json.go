@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
@@ -16,14 +17,32 @@ func IsJSONObject(raw json.RawMessage) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
-// JSONErrorSummary names what is wrong in a JSON error without the input:
-// an error of encoding/json or of the go-json-experiment decoder's
-// encoding/json emulation (jsonv1).
-func JSONErrorSummary(err error) string {
-	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type)
+// Unmarshal decodes raw into v (a non-nil pointer) with encoding/json's
+// rules (names matched case-insensitively, unknown members ignored, the
+// last of repeated members kept) on the go-json-experiment decoder. A
+// failure is reported as encoding/json reports it, with its error types
+// and wording (a mistyped member is named as the Go type spells it, not as
+// the input does): raw is decoded once more by encoding/json, on that
+// path only.
+func Unmarshal(raw []byte, v any) error {
+	err := jsonv1.Unmarshal(raw, v)
+	if err == nil {
+		return nil
 	}
-	if te, ok := errors.AsType[*jsonv1.UnmarshalTypeError](err); ok {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return json.Unmarshal(raw, v) // *json.InvalidUnmarshalError
+	}
+	if stdErr := json.Unmarshal(raw, reflect.New(rv.Type().Elem()).Interface()); stdErr != nil {
+		return stdErr
+	}
+	return err
+}
+
+// JSONErrorSummary names what is wrong in a JSON error without the input.
+func JSONErrorSummary(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
 		return fmt.Sprintf("field %q has the wrong type (want %s)", te.Field, te.Type)
 	}
 	return "invalid JSON"
@@ -37,7 +56,7 @@ func SettleFieldsMissing(raw []byte) (string, error) {
 		Success *bool   `json:"success"`
 		Network *string `json:"network"`
 	}
-	if err := jsonv1.Unmarshal(raw, &presence); err != nil {
+	if err := Unmarshal(raw, &presence); err != nil {
 		return "invalid JSON", err
 	}
 	if presence.Success == nil {
