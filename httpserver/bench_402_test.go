@@ -30,7 +30,7 @@ func benchHandlerLog(b *testing.B, log *slog.Logger) http.Handler {
 	}
 	b.Cleanup(func() { _ = st.Close() })
 	srv, err := httpserver.New(httpserver.Config{Catalog: cat, Facilitator: local, Store: st, PayTo: testPayTo, PublicBaseURL: "http://127.0.0.1:8080",
-		Logger: log, RateLimit: 1e9, RateBurst: 1e9})
+		Logger: log, RateLimit: 1e9, RateBurst: 1e9, UnpaidRate: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
