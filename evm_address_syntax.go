@@ -29,12 +29,16 @@ const (
 	EVMReasonLength = "length"
 	// EVMReasonHex: one of the 40 characters is not a hex digit.
 	EVMReasonHex = "hex"
+	// EVMReasonEmpty: the candidate is the empty string.
+	EVMReasonEmpty = "empty"
 )
 
 // EVMAddressSyntaxRequest is the input of EVMAddressSyntax.
 type EVMAddressSyntaxRequest struct {
 	// Address is the candidate 20-byte address, for example
-	// "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"; required.
+	// "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed". The member is required
+	// in JSON; the empty string is a candidate like any other (not valid,
+	// reason "empty").
 	Address string `json:"address"`
 }
 
@@ -45,7 +49,8 @@ type EVMAddressSyntaxResponse struct {
 	Valid bool `json:"valid"`
 	// Reason explains why the address is not valid (empty when it is).
 	Reason string `json:"reason,omitempty"`
-	// ReasonCode is the machine-readable reason: "prefix", "length" or "hex".
+	// ReasonCode is the machine-readable reason: "empty", "prefix",
+	// "length" or "hex".
 	ReasonCode string `json:"reasonCode,omitempty"`
 	// Checksum is the EIP-55 status of a valid address: "valid", "invalid"
 	// or "none" (empty when the address is not valid).
@@ -64,9 +69,9 @@ type EVMAddressSyntaxResponse struct {
 // x; "0X" is not accepted) followed by 40 hex digits: nothing is trimmed, so
 // surrounding white space makes it invalid. An invalid address is not an
 // error: the response says valid false, with a reason naming the first
-// broken rule (prefix, then length, then the first non-hex character and its
-// 0-based character index). Only an empty address is an error (rule
-// "required").
+// broken rule (empty, then prefix, then length, then the first non-hex
+// character and its 0-based character index). The empty string too is a
+// candidate that is not an address (reason code "empty"), not an error.
 //
 // For a valid address the response adds the EIP-55 checksum status and
 // form: the checksummed form upper-cases hex letter i when nibble i of
@@ -107,6 +112,9 @@ func EVMAddressSyntax(ctx context.Context, req EVMAddressSyntaxRequest) (EVMAddr
 // evmSyntaxProblem returns the reason code and message of the first broken
 // syntax rule of a, or two empty strings when a is valid.
 func evmSyntaxProblem(a string) (code, reason string) {
+	if a == "" {
+		return EVMReasonEmpty, `is empty: an address is "0x" and 40 hex digits`
+	}
 	if !strings.HasPrefix(a, "0x") {
 		if strings.HasPrefix(a, "0X") {
 			return EVMReasonPrefix, `must start with a lower-case "0x", not "0X"`
@@ -153,15 +161,13 @@ func evmChecksummed(hexDigits string) string {
 	return string(out)
 }
 
-// Validate reports whether EVMAddressSyntax accepts req: the address is
-// required. A present but malformed address is not invalid input; it is
-// the answer (valid false with its reason).
+// Validate reports whether EVMAddressSyntax accepts req: any string is a
+// candidate, the empty one included. A malformed address is not invalid
+// input; it is the answer (valid false with its reason). Only a nil
+// request is refused.
 func (req *EVMAddressSyntaxRequest) Validate() error {
 	if req == nil {
 		return InvalidField("", "required", "the request is missing")
-	}
-	if req.Address == "" {
-		return InvalidField("address", "required", "is required")
 	}
 	return nil
 }

@@ -135,9 +135,16 @@ func TestEVMAddressSyntaxInvalidSyntax(t *testing.T) {
 	}
 }
 
-func TestEVMAddressSyntaxRequired(t *testing.T) {
-	_, err := svc.EVMAddressSyntax(context.Background(), svc.EVMAddressSyntaxRequest{})
-	utilWantField(t, err, svc.KindInvalid, "address", "required")
+// The empty string is a candidate that is not an address: an answer, not
+// an error.
+func TestEVMAddressSyntaxEmpty(t *testing.T) {
+	r, err := svc.EVMAddressSyntax(context.Background(), svc.EVMAddressSyntaxRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := utilJSON(t, r), `{"valid":false,"reason":"is empty: an address is \"0x\" and 40 hex digits","reasonCode":"empty","isZeroAddress":false}`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 }
 
 func TestEVMAddressSyntaxCanceled(t *testing.T) {

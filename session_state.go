@@ -26,9 +26,8 @@ const sessionMaxInput = 64
 const sessionMinYear = 1900
 
 // sessionFormatsHelp names the accepted dateTime forms in error messages.
-const sessionFormatsHelp = "use RFC 3339 (2025-03-31T09:15:00+02:00 or 2025-03-31T07:15:00Z, " +
-	"fractional seconds allowed), YYYY-MM-DDTHH:MM[:SS] without offset (read as UTC) " +
-	"or YYYY-MM-DD (00:00 UTC)"
+const sessionFormatsHelp = "use ISO 8601 with an offset: RFC 3339 (2025-03-31T09:15:00+02:00, …Z), +0200 or +02 offsets, " +
+	"basic 20250331T071500Z, fractions with . or ,; YYYY-MM-DDTHH:MM[:SS] without offset is UTC, YYYY-MM-DD 00:00 UTC; years 1900–9999"
 
 // SessionStateRequest is the input of SessionState.
 type SessionStateRequest struct {
@@ -139,23 +138,34 @@ var sessionZones = sync.OnceValues(func() (map[string]*time.Location, error) {
 // Sunday. Holidays are not modelled. Example: 09:15 Vienna on a weekday →
 // london true, newYork false, asia false, minuteOfDay 555.
 //
-// dateTime accepts, after trimming surrounding spaces:
-//   - RFC 3339 with an offset, "2025-03-31T09:15:00+02:00" or "…Z", with
-//     optional fractional seconds ("." or ",", truncated to nanoseconds);
-//     "t", "z" and a space separator are accepted too, minutes without
-//     seconds ("2025-03-31T09:15Z") as well, and a space in place of the
-//     offset's "+" (what an unencoded "+" becomes in a URL query) is read
-//     as "+". Every field has exactly two digits (four for the year) and
-//     an offset lies within ±23:59;
+// dateTime accepts, after trimming surrounding spaces, the ISO 8601 forms
+// of a calendar date and time of day that name an instant:
+//   - the extended format with an offset, RFC 3339 and its ISO 8601
+//     relatives: "2025-03-31T09:15:00+02:00", "…+0200", "…+02" or "…Z";
+//     minutes without seconds ("2025-03-31T09:15Z") and fractional seconds
+//     ("." or ",", truncated to nanoseconds) are accepted;
+//   - the basic format with an offset: "20250331T071500Z",
+//     "20250331T091500+0200", "20250331T0915+02", with fractional seconds
+//     as above. Date and time are both basic or both extended; the offset
+//     may take any of its forms;
 //   - "YYYY-MM-DDTHH:MM" or "YYYY-MM-DDTHH:MM:SS[.fff]" without an offset,
-//     read as UTC with assumedUTC true;
+//     read as UTC with assumedUTC true (the basic format needs an offset);
 //   - a date "YYYY-MM-DD", read as 00:00:00 UTC with assumedUTC true. That
 //     instant always falls on the same Vienna date, so the session hours in
 //     the response are that date's.
 //
-// The instant must lie in the years 1900–9999 (in UTC and in Vienna). An
-// empty dateTime means req.Now, or the current time when Now is zero. Any
-// other input is invalid with field "dateTime" and rule "datetime".
+// "t", "z" and a space separator are accepted too, and a space in place of
+// the offset's "+" (what an unencoded "+" becomes in a URL query) is read
+// as "+". Every field has exactly two digits (four for the year), an
+// offset lies within ±23:59, hours run 00–23 (no 24:00) and seconds 00–59
+// (no leap second). Week dates, ordinal dates and reduced precision (an
+// hour alone) are not accepted.
+//
+// The year as written must lie in 1900–9999: the bounds apply to the
+// instant given, in its own offset, so an instant near the edges may be
+// reported in the year 1899 or 10000 in UTC or in Vienna. An empty
+// dateTime means req.Now, or the current time when Now is zero. Any other
+// input is invalid with field "dateTime" and rule "datetime".
 func SessionState(ctx context.Context, req SessionStateRequest) (SessionStateResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return SessionStateResponse{}, errorf(KindTimeout, err, "session_state: %v", err)
@@ -164,8 +174,6 @@ func SessionState(ctx context.Context, req SessionStateRequest) (SessionStateRes
 	if err != nil {
 		return SessionStateResponse{}, errorf(KindInternal, err, "session_state: time zone data unavailable")
 	}
-	vienna := zones[SessionHomeZone]
-
 	var t time.Time
 	assumedUTC := false
 	if req.DateTime == "" {
@@ -174,7 +182,7 @@ func SessionState(ctx context.Context, req SessionStateRequest) (SessionStateRes
 			t = time.Now()
 		}
 	} else {
-		t, assumedUTC, err = sessionParse(req.DateTime, vienna)
+		t, assumedUTC, err = sessionParse(req.DateTime)
 		if err != nil {
 			return SessionStateResponse{}, InvalidField("dateTime", "datetime", "%v", err)
 		}
@@ -248,101 +256,186 @@ func sessionClock(m int) string {
 // sessionParse reads a dateTime in one of the forms SessionState accepts
 // and reports whether it had no offset (and was read as UTC). Errors are
 // client-safe: they quote at most a short prefix of s.
-func sessionParse(s string, vienna *time.Location) (time.Time, bool, error) {
+func sessionParse(s string) (time.Time, bool, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("%q %s: %s", snippet(s, 40), why, sessionFormatsHelp)
 	}
 	if len(s) > sessionMaxInput {
 		return time.Time{}, false, bad(fmt.Sprintf("is longer than %d characters", sessionMaxInput))
 	}
-	b := []byte(strings.TrimSpace(s))
-	if len(b) > 10 && (b[10] == 't' || b[10] == ' ') {
-		b[10] = 'T'
+	f, why := sessionScan(strings.TrimSpace(s))
+	if why != "" {
+		return time.Time{}, false, bad(why)
 	}
-	if n := len(b); n > 10 && b[n-1] == 'z' {
-		b[n-1] = 'Z'
-	}
-	// "…T09:15:00 02:00": a query string's unencoded "+" arrived as a space.
-	if n := len(b); n > 17 && b[10] == 'T' && b[n-6] == ' ' && sessionDigits(b[n-5:n-3]) &&
-		b[n-3] == ':' && sessionDigits(b[n-2:]) {
-		b[n-6] = '+'
-	}
-	in := string(b)
-
-	layout, hasOffset, ok := sessionLayout(in)
-	if !ok {
-		return time.Time{}, false, bad("is not a valid timestamp")
-	}
-	var t time.Time
-	var err error
-	if hasOffset {
-		t, err = time.Parse(layout, in)
-	} else {
-		t, err = time.ParseInLocation(layout, in, time.UTC)
-	}
-	if err != nil {
-		// The shape was right, a value was not (February 30, hour 25).
-		return time.Time{}, false, bad("is not a valid timestamp")
-	}
-	if y, ly := t.UTC().Year(), t.In(vienna).Year(); y < sessionMinYear || y > 9999 || ly < sessionMinYear || ly > 9999 {
+	// The year bounds apply to the date as written, in its own offset: an
+	// instant near the edges may fall in 1899 or 10000 in UTC or Vienna.
+	if f.year < sessionMinYear {
 		return time.Time{}, false, bad(fmt.Sprintf("lies outside the years %d–9999", sessionMinYear))
 	}
-	return t, !hasOffset, nil
+	if f.month < 1 || f.month > 12 || f.day < 1 || f.day > sessionDaysIn(f.year, f.month) {
+		return time.Time{}, false, bad("names no calendar date")
+	}
+	if f.hour > 23 || f.min > 59 || f.sec > 59 {
+		return time.Time{}, false, bad("names no time of day (hours 00–23, minutes and seconds 00–59)")
+	}
+	zone := time.UTC
+	if f.hasOffset && f.offset != 0 {
+		zone = time.FixedZone("", f.offset)
+	}
+	t := time.Date(f.year, time.Month(f.month), f.day, f.hour, f.min, f.sec, f.nsec, zone)
+	return t, !f.hasOffset, nil
 }
 
-// sessionLayout checks the shape of a normalised dateTime strictly (two
-// digits per field, an offset of ±HH:MM within ±23:59, which time.Parse
-// alone would not insist on) and returns the time.Parse layout for it and
-// whether it carries an offset. Value ranges (month, day, hour, minute,
-// second) are left to time.Parse.
-func sessionLayout(s string) (layout string, hasOffset, ok bool) {
-	digits := func(i, j int) bool { return j <= len(s) && sessionDigits([]byte(s[i:j])) }
-	if len(s) < 10 || !digits(0, 4) || s[4] != '-' || !digits(5, 7) || s[7] != '-' || !digits(8, 10) {
-		return "", false, false
-	}
-	if len(s) == 10 {
-		return "2006-01-02", false, true
-	}
-	if len(s) < 16 || s[10] != 'T' || !digits(11, 13) || s[13] != ':' || !digits(14, 16) {
-		return "", false, false
-	}
-	layout, i := "2006-01-02T15:04", 16
-	if i < len(s) && s[i] == ':' {
-		if !digits(17, 19) {
-			return "", false, false
-		}
-		layout, i = "2006-01-02T15:04:05", 19
-		if i < len(s) && (s[i] == '.' || s[i] == ',') { // fractional seconds: time.Parse reads them unasked
-			j := i + 1
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			if j == i+1 {
-				return "", false, false
-			}
-			i = j
-		}
-	}
-	switch rest := s[i:]; {
-	case rest == "":
-		return layout, false, true
-	case rest == "Z":
-		return layout + "Z07:00", true, true
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && digits(i+1, i+3) && rest[3] == ':' && digits(i+4, i+6):
-		if rest[1:3] > "23" || rest[4:6] > "59" {
-			return "", false, false
-		}
-		return layout + "Z07:00", true, true
-	}
-	return "", false, false
+// sessionFields are the parts of a dateTime as written.
+type sessionFields struct {
+	year, month, day, hour, min, sec, nsec int
+	// offset is the offset east of UTC in seconds; hasOffset says whether
+	// one was given (Z counts).
+	offset    int
+	hasOffset bool
 }
 
-// sessionDigits reports whether b is all ASCII digits.
-func sessionDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
+// sessionScan splits a trimmed dateTime into its fields, checking its shape
+// strictly: ISO 8601 calendar date and time of day, both in extended
+// (2025-03-31T07:15:00) or both in basic format (20250331T071500), two
+// digits per field (four for the year), seconds and a fraction of them
+// optional ('.' or ',', truncated to nanoseconds), then an offset: Z,
+// ±hh:mm, ±hhmm or ±hh, within ±23:59 (a space in place of the '+', as an
+// unencoded '+' arrives in a query string). "T", "t" or a space separates
+// date and time. Only the extended format may leave out the offset (the
+// time is then read as UTC) or the time (a date alone is 00:00 UTC).
+// Value ranges (month, day, hour, ...) are left to the caller. It returns
+// the reason when the shape is wrong.
+func sessionScan(s string) (sessionFields, string) {
+	const notTimestamp = "is not an ISO 8601 date-time"
+	var f sessionFields
+	i := 0
+	num := func(n int) (int, bool) { // n digits at i
+		if i+n > len(s) {
+			return 0, false
+		}
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		i += n
+		return v, true
+	}
+	lit := func(c byte) bool {
+		if i < len(s) && s[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	var ok bool
+	if f.year, ok = num(4); !ok {
+		return f, notTimestamp
+	}
+	extended := lit('-')
+	if f.month, ok = num(2); !ok {
+		return f, notTimestamp
+	}
+	if extended && !lit('-') {
+		return f, notTimestamp
+	}
+	if f.day, ok = num(2); !ok {
+		return f, notTimestamp
+	}
+	if i == len(s) {
+		if !extended {
+			return f, "names no time and no offset (a basic-format date-time needs both: 20250331T071500Z)"
+		}
+		return f, ""
+	}
+	if c := s[i]; c != 'T' && c != 't' && c != ' ' {
+		return f, notTimestamp
+	}
+	i++
+	if f.hour, ok = num(2); !ok {
+		return f, notTimestamp
+	}
+	if extended && !lit(':') {
+		return f, notTimestamp
+	}
+	if f.min, ok = num(2); !ok {
+		return f, notTimestamp
+	}
+	// Seconds: after ':' in the extended format, two more digits in the
+	// basic one.
+	hasSec := false
+	if extended {
+		hasSec = lit(':')
+	} else {
+		hasSec = i < len(s) && s[i] >= '0' && s[i] <= '9'
+	}
+	if hasSec {
+		if f.sec, ok = num(2); !ok {
+			return f, notTimestamp
+		}
+		if lit('.') || lit(',') {
+			j := i
+			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+				if i-j < 9 {
+					f.nsec = f.nsec*10 + int(s[i]-'0')
+				}
+				i++
+			}
+			if i == j {
+				return f, notTimestamp
+			}
+			for k := i - j; k < 9; k++ {
+				f.nsec *= 10
+			}
 		}
 	}
-	return len(b) > 0
+	if i == len(s) {
+		if !extended {
+			return f, "has no offset (a basic-format date-time needs one: Z, ±hhmm or ±hh)"
+		}
+		return f, ""
+	}
+	f.hasOffset = true
+	sign := 1
+	switch s[i] {
+	case 'Z', 'z':
+		i++
+		if i != len(s) {
+			return f, notTimestamp
+		}
+		return f, ""
+	case '+', ' ':
+	case '-':
+		sign = -1
+	default:
+		return f, notTimestamp
+	}
+	i++
+	oh, ok := num(2)
+	if !ok {
+		return f, notTimestamp
+	}
+	om := 0
+	if i < len(s) {
+		lit(':')
+		if om, ok = num(2); !ok {
+			return f, notTimestamp
+		}
+	}
+	if i != len(s) {
+		return f, notTimestamp
+	}
+	if oh > 23 || om > 59 {
+		return f, "has an offset outside ±23:59"
+	}
+	f.offset = sign * (oh*3600 + om*60)
+	return f, ""
+}
+
+// sessionDaysIn returns the number of days of month m (1–12) of year y.
+func sessionDaysIn(y, m int) int {
+	return time.Date(y, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }

@@ -3,11 +3,15 @@ package svc_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 
 	"github.com/seed1284c1d2/svc"
@@ -209,6 +213,25 @@ func TestSessionStateAcceptedForms(t *testing.T) {
 		{"2025-03-31", "2025-03-31T00:00:00Z", true},
 		{"1900-01-01T00:00:00Z", "1900-01-01T00:00:00Z", false},
 		{"9999-12-31T22:59:59.999999999Z", "9999-12-31T22:59:59.999999999Z", false},
+		// ISO 8601 offsets without a colon or without minutes.
+		{"2025-03-31T09:15:00+0200", "2025-03-31T07:15:00Z", false},
+		{"2025-03-31T09:15:00+02", "2025-03-31T07:15:00Z", false},
+		{"2025-03-31T01:45:00-0530", "2025-03-31T07:15:00Z", false},
+		{"2025-03-31T09:15+02", "2025-03-31T07:15:00Z", false},
+		{"2025-03-31T09:15:00 0200", "2025-03-31T07:15:00Z", false}, // "+" decoded as a space
+		{"2025-03-31T09:15:00 02", "2025-03-31T07:15:00Z", false},
+		// The basic format, with an offset in any form.
+		{"20250331T071500Z", "2025-03-31T07:15:00Z", false},
+		{"20250331T091500+0200", "2025-03-31T07:15:00Z", false},
+		{"20250331T091500+02:00", "2025-03-31T07:15:00Z", false},
+		{"20250331T0915+02", "2025-03-31T07:15:00Z", false},
+		{"20250331t071500,5z", "2025-03-31T07:15:00.5Z", false},
+		{"20250331T071500.123456789-00", "2025-03-31T07:15:00.123456789Z", false},
+		// The year bounds apply to the instant as given: Vienna's or UTC's
+		// year may differ.
+		{"1900-01-01T00:30:00+01:00", "1899-12-31T23:30:00Z", false},
+		{"9999-12-31T23:30:00Z", "9999-12-31T23:30:00Z", false},
+		{"9999-12-31T23:30:00-05:00", "10000-01-01T04:30:00Z", false},
 	}
 	for _, c := range cases {
 		r := sessionStateAt(t, c.in)
@@ -230,23 +253,33 @@ func TestSessionStateErrors(t *testing.T) {
 		"2025-02-30T10:00:00Z",      // no such day
 		"2025-03-31T25:00:00Z",      // no such hour
 		"2025-03-31T24:00:00Z",      // end-of-day 24:00 is not accepted
-		"2025-03-31T07:15:00+0200",  // offset without colon
 		"2025-03-31T07:15:00+25:00", // offset out of range
 		"2025-03-31T07:15:60Z",      // leap seconds are not accepted
-		"20250331T071500Z",          // ISO 8601 basic form
+		"20250331T071500",           // basic format without an offset
+		"20250331",                  // basic date alone
+		"2025-03-31T0715Z",          // extended date, basic time
+		"20250331T07:15:00Z",        // basic date, extended time
+		"2025-03-31T07:15:00+2",     // one-digit offset
+		"2025-03-31T07:15:00+02:0",
+		"2025-03-31T07:15:00+02:",
+		"2025-03-31T07:15:00+020",
+		"2025-03-31T07:15.5Z",  // fraction of a minute
+		"2025-W14-1T07:15:00Z", // week date
+		"2025-090T07:15:00Z",   // ordinal date
+		"20250229T071500Z",     // no such day
 		"2025-3-31T07:15:00Z",
 		"2025-03-31T7:15:00Z",       // one-digit hour
 		"2025-03-31T07:15:00.Z",     // fraction without digits
 		"2025-03-31T07:15:00+24:00", // offset hour beyond 23
 		"2025-03-31T07:15:00+01:60", // offset minute beyond 59
-		"2025-03-31T07:15:00+01",    // offset without minutes
 		"2025-03-31T07Z",
+		"20250331T07Z",
 		"2025-03-31T",
 		"1743405300",
 		"1899-12-31T12:00:00Z",      // before 1900
-		"1900-01-01T00:30:00+01:00", // 1899 in UTC
+		"1899-12-31T23:30:00-01:00", // 1900 in UTC, but written in 1899
 		"0000-01-01T00:00:00Z",
-		"9999-12-31T23:30:00Z", // year 10000 in Vienna
+		"10000-01-01T00:00:00Z",
 		"2025-03-31T07:15:00Z trailing",
 		strings.Repeat("2025-03-31T07:15:00Z", 50),
 	} {
@@ -395,14 +428,18 @@ func TestSessionStateProperties(t *testing.T) {
 }
 
 // FuzzSessionStateDateTime checks that no dateTime makes SessionState
-// panic, that a rejected one yields a bounded dateTime/datetime error, and
-// that an accepted one normalises stably: formatting the instant and
-// reading it back gives the same instant and the same state.
+// panic, that a rejected one yields a bounded dateTime/datetime error, that
+// an accepted one normalises stably (formatting the instant and reading it
+// back gives the same instant and the same state), and that every RFC 3339
+// timestamp the standard library reads (years 1900–9999) is accepted as
+// the same instant.
 func FuzzSessionStateDateTime(f *testing.F) {
 	for _, s := range []string{
 		"2025-03-31T09:15:00+02:00", "2025-03-31T07:15:00Z", "2025-03-31T07:15:00.123456789Z",
 		"2025-03-31T07:15:00", "2025-03-31T07:15", "2025-03-31", "2025-03-31 07:15:00 02:00",
 		"2025-10-26T02:30:00+01:00", "1900-01-01T00:00:00Z", "9999-12-31T00:00:00Z", "x",
+		"2025-03-31T09:15:00+0200", "2025-03-31T09:15:00+02", "20250331T071500Z", "20250331T091500,25+0200",
+		"20250331T0915+02:00", "9999-12-31T23:59:59-23:59", "1900-01-01T00:00:00+23:59",
 	} {
 		f.Add(s)
 	}
@@ -411,6 +448,15 @@ func FuzzSessionStateDateTime(f *testing.F) {
 		r, err := svc.SessionState(ctx, svc.SessionStateRequest{DateTime: s, Now: time.Unix(0, 0)})
 		if s == "" {
 			return
+		}
+		if std, e := time.Parse(time.RFC3339Nano, s); e == nil && std.Year() >= 1900 && std.Year() <= 9999 &&
+			len(s) <= 64 && sessionRFC3339.MatchString(s) {
+			if err != nil {
+				t.Fatalf("%q: RFC 3339 refused: %v", s, err)
+			}
+			if r.UTC != std.UTC().Format(time.RFC3339Nano) {
+				t.Fatalf("%q: instant %s, the standard library reads %s", s, r.UTC, std.UTC().Format(time.RFC3339Nano))
+			}
 		}
 		if err != nil {
 			var e *svc.Error
@@ -426,22 +472,152 @@ func FuzzSessionStateDateTime(f *testing.F) {
 		if r.MinuteOfDay < 0 || r.MinuteOfDay > 1439 || len(r.Sessions) != 3 {
 			t.Fatalf("%q: bad response %+v", s, r)
 		}
-		at, err := time.Parse(time.RFC3339Nano, r.UTC)
-		if err != nil {
-			t.Fatalf("%q: utc %q does not parse: %v", s, r.UTC, err)
-		}
 		for _, again := range []string{r.UTC, r.Local} {
+			if y := again[:strings.IndexByte(again, '-')]; y < "1900" || len(y) != 4 {
+				continue // an instant at the edges, reported in 1899 or 10000
+			}
 			r2, err := svc.SessionState(ctx, svc.SessionStateRequest{DateTime: again})
 			if err != nil {
 				t.Fatalf("%q: normalised %q rejected: %v", s, again, err)
 			}
-			at2, _ := time.Parse(time.RFC3339Nano, r2.UTC)
-			if !at2.Equal(at) || r2.UTC != r.UTC || r2.Local != r.Local || r2.MinuteOfDay != r.MinuteOfDay ||
+			if r2.UTC != r.UTC || r2.Local != r.Local || r2.MinuteOfDay != r.MinuteOfDay ||
 				sessionStateFlags(r2) != sessionStateFlags(r) || r2.AssumedUTC {
 				t.Fatalf("%q: unstable: %+v then %+v", s, r, r2)
 			}
 		}
 	})
+}
+
+// sessionRFC3339 is the shape of an RFC 3339 date-time with an offset
+// within ±23:59 (the standard library's parser is laxer: one-digit hours,
+// offsets of +24:00 or +00:60).
+var sessionRFC3339 = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$`)
+
+// sessionStamp is a date-time as written: its fields and its offset.
+type sessionStamp struct {
+	Year, Month, Day, Hour, Min, Sec int
+	Frac                             string // digits of the fraction, "" for none
+	OffsetMin                        int    // east of UTC, |offset| ≤ 23:59
+}
+
+// genSessionStamp generates stamps over the whole accepted range: years
+// 1900–9999, every day of the month, offsets within ±23:59 (a third of
+// them whole hours, a few zero).
+func genSessionStamp() gopter.Gen {
+	return gopter.CombineGens(
+		gen.IntRange(1900, 9999), gen.IntRange(1, 12), gen.IntRange(1, 31),
+		gen.IntRange(0, 23), gen.IntRange(0, 59), gen.IntRange(0, 59),
+		gen.IntRange(0, 12), gen.Int64Range(0, 999999999999), gen.IntRange(-1439, 1439), gen.IntRange(0, 5),
+	).Map(func(v []any) sessionStamp {
+		st := sessionStamp{Year: v[0].(int), Month: v[1].(int), Hour: v[3].(int), Min: v[4].(int), Sec: v[5].(int)}
+		st.Day = min(v[2].(int), time.Date(st.Year, time.Month(st.Month)+1, 0, 0, 0, 0, 0, time.UTC).Day())
+		if n := v[6].(int); n > 0 {
+			st.Frac = fmt.Sprintf("%012d", v[7].(int64))[:n]
+		}
+		st.OffsetMin = v[8].(int)
+		switch v[9].(int) {
+		case 0:
+			st.OffsetMin = 0
+		case 1, 2:
+			st.OffsetMin -= st.OffsetMin % 60
+		}
+		return st
+	})
+}
+
+// offsets renders the stamp's offset in each ISO 8601 form it has.
+func (st sessionStamp) offsets() []string {
+	sign, m := "+", st.OffsetMin
+	if m < 0 {
+		sign, m = "-", -m
+	}
+	out := []string{fmt.Sprintf("%s%02d:%02d", sign, m/60, m%60), fmt.Sprintf("%s%02d%02d", sign, m/60, m%60)}
+	if m%60 == 0 {
+		out = append(out, fmt.Sprintf("%s%02d", sign, m/60))
+	}
+	if m == 0 {
+		out = append(out, "Z", "z", "-00:00")
+	}
+	return out
+}
+
+// rfc3339 renders the stamp in RFC 3339.
+func (st sessionStamp) rfc3339() string {
+	return st.extended("T", ".") + st.offsets()[0]
+}
+
+// extended and basic render the date and time in the two ISO 8601
+// formats, with sep between them and dec before the fraction.
+func (st sessionStamp) extended(sep, dec string) string {
+	s := fmt.Sprintf("%04d-%02d-%02d%s%02d:%02d:%02d", st.Year, st.Month, st.Day, sep, st.Hour, st.Min, st.Sec)
+	if st.Frac != "" {
+		s += dec + st.Frac
+	}
+	return s
+}
+
+func (st sessionStamp) basic(sep, dec string) string {
+	s := fmt.Sprintf("%04d%02d%02d%s%02d%02d%02d", st.Year, st.Month, st.Day, sep, st.Hour, st.Min, st.Sec)
+	if st.Frac != "" {
+		s += dec + st.Frac
+	}
+	return s
+}
+
+// forms renders the stamp in every accepted form that names its instant.
+func (st sessionStamp) forms() []string {
+	var out []string
+	for _, off := range st.offsets() {
+		for _, sep := range []string{"T", "t", " "} {
+			for _, dec := range []string{".", ","} {
+				out = append(out, st.extended(sep, dec)+off, st.basic(sep, dec)+off)
+			}
+		}
+		if strings.HasPrefix(off, "+") { // an unencoded "+" in a query string
+			out = append(out, st.extended("T", ".")+" "+off[1:], st.basic("T", ".")+" "+off[1:])
+		}
+	}
+	if st.Sec == 0 && st.Frac == "" { // minutes without seconds
+		out = append(out, fmt.Sprintf("%04d-%02d-%02dT%02d:%02d%s", st.Year, st.Month, st.Day, st.Hour, st.Min, st.offsets()[0]),
+			fmt.Sprintf("%04d%02d%02dT%02d%02d%s", st.Year, st.Month, st.Day, st.Hour, st.Min, st.offsets()[1]))
+	}
+	return out
+}
+
+// TestSessionStateISO8601Forms: every accepted form of a date-time names
+// the same instant as its RFC 3339 equivalent, and that instant is the
+// one the fields and the offset describe, over the whole range of years
+// (the bounds apply to the date as written, whatever UTC's or Vienna's
+// year is).
+func TestSessionStateISO8601Forms(t *testing.T) {
+	ctx := context.Background()
+	props := gopter.NewProperties(calcParams(300))
+	props.Property("every form reads as its RFC 3339 equivalent", prop.ForAll(
+		func(st sessionStamp) string {
+			want, err := svc.SessionState(ctx, svc.SessionStateRequest{DateTime: st.rfc3339()})
+			if err != nil {
+				return fmt.Sprintf("%s: %v", st.rfc3339(), err)
+			}
+			ns := 0
+			if st.Frac != "" {
+				ns, _ = strconv.Atoi((st.Frac + "000000000")[:9])
+			}
+			at := time.Date(st.Year, time.Month(st.Month), st.Day, st.Hour, st.Min, st.Sec, ns, time.FixedZone("", st.OffsetMin*60))
+			if want.UTC != at.UTC().Format(time.RFC3339Nano) || want.AssumedUTC {
+				return fmt.Sprintf("%s: utc %s, want %s", st.rfc3339(), want.UTC, at.UTC().Format(time.RFC3339Nano))
+			}
+			for _, form := range st.forms() {
+				got, err := svc.SessionState(ctx, svc.SessionStateRequest{DateTime: form})
+				if err != nil {
+					return fmt.Sprintf("%s: %v", form, err)
+				}
+				if calcJSON(t, got) != calcJSON(t, want) {
+					return fmt.Sprintf("%s: %s, want %s", form, calcJSON(t, got), calcJSON(t, want))
+				}
+			}
+			return ""
+		}, genSessionStamp()))
+	props.TestingRun(t)
 }
 
 func TestSessionStateConcurrentUse(t *testing.T) {

@@ -151,5 +151,7 @@ func TestValidateMatchesEVMAddressSyntax(t *testing.T) {
 			t.Errorf("%q: tool %v, Validate %v", a, err, req.Validate())
 		}
 	}
-	calcWantField(t, (&svc.EVMAddressSyntaxRequest{}).Validate(), "address", "required")
+	if err := (&svc.EVMAddressSyntaxRequest{}).Validate(); err != nil {
+		t.Errorf("the empty candidate is an answer, not an error: %v", err)
+	}
 }

@@ -21,9 +21,10 @@
 //
 //  1. the input is decoded and validated by the tool's adapter
 //     (tools.Tool.Decode): invalid → 400 with the field errors, no 402;
-//  2. the terminal-backed tools check the terminal's availability through
-//     an xau.HealthCache (a result lives Config.HealthTTL): down → 503, no
-//     402;
+//  2. the terminal-backed tools check the terminal's availability and the
+//     symbol a call names through an xau.HealthCache (a result lives
+//     Config.HealthTTL): down → 503, a symbol the terminal does not serve →
+//     400 unknown_symbol, no 402;
 //  3. the payment engine (x402/engine) through its net/http binding
 //     (x402/nethttp): without payment → 402 with PAYMENT-REQUIRED (x402 v2:
 //     exact scheme, the network's USDC, PayTo, the price in atomic units,

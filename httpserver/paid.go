@@ -23,8 +23,9 @@ const HeaderRef = "X-Ref"
 // order (no one pays for a request that cannot succeed):
 //
 //  1. decode and validate the input (tools.Tool.Decode): invalid → 400;
-//  2. for the terminal-backed tools, the cached availability check: down →
-//     503;
+//  2. for the terminal-backed tools, the cached availability check (503
+//     when down) and the cached check of the symbol the call names (400
+//     unknown_symbol when the terminal does not serve it);
 //  3. the payment engine through its net/http binding: no payment → 402;
 //     the payment checked, reserved, verified; the tool runs on the call
 //     decoded in step 1 (its failure settles nothing); the answer is
@@ -232,7 +233,8 @@ func headerNameList(s string) bool {
 }
 
 // preflight decodes and validates the input and, for a terminal-backed
-// tool, checks the terminal's availability: both before any 402.
+// tool, checks the terminal's availability and the symbol the call names
+// (cached, as the availability is): all before any 402.
 func (pr *paidRoute) preflight(r *http.Request) error {
 	call, err := pr.tool.Decode(r.Context(), r)
 	if err != nil {
@@ -240,6 +242,11 @@ func (pr *paidRoute) preflight(r *http.Request) error {
 	}
 	if err := pr.terminalCheck(r.Context()); err != nil {
 		return err
+	}
+	if pr.tool.Terminal {
+		if err := call.CheckSymbol(r.Context(), pr.s.healthCache.CheckSymbol); err != nil {
+			return err
+		}
 	}
 	if pc := paidCallOf(r.Context()); pc != nil {
 		pc.call = call

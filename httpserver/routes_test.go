@@ -158,6 +158,9 @@ var invalidCases = []struct {
 }{
 	{key: "session-state", rawQuery: "dateTime=notadate", field: "dateTime"},
 	{key: "session-state", rawQuery: "dateTime=a&dateTime=b", field: "dateTime", rule: "repeated"},
+	{key: "session-state", rawQuery: "datetime=2025-06-04T07:15:00Z", field: "datetime", rule: "unknown_field"},
+	{key: "xau-bars", rawQuery: "cnt=20&ref=x&src=y", field: "cnt", rule: "unknown_field"},
+	{key: "xau-quote", rawQuery: "symbol=EURUSD", field: "symbol", rule: "unknown_symbol"},
 	{key: "risk-levels", input: `{"entry":-1,"direction":"up","slPct":0.05,"tpPct":0.04}`, field: "entry"},
 	{key: "risk-levels", input: `{"entry":-1,"direction":"up","slPct":0.05,"tpPct":0.04}`, field: "direction"},
 	{key: "risk-levels", input: `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04,"slpct":1}`, field: "slpct", rule: "unknown_field"},
@@ -205,9 +208,13 @@ func TestInvalidInputBefore402(t *testing.T) {
 				t.Fatalf("instance %q request id %q (header %q)", p.Instance, p.RequestID, resp.Header.Get("X-Request-Id"))
 			}
 			if tc.rule == "unknown_field" {
+				allowed := "allowed fields: entry, direction, slPct, tpPct"
+				if tool.Method == http.MethodGet {
+					allowed = "allowed parameters: " + strings.Join(tool.Fields, ", ") + ", ref, src"
+				}
 				for _, e := range p.Errors {
-					if e.Rule == "unknown_field" && !strings.Contains(e.Message, "allowed fields: entry, direction, slPct, tpPct") {
-						t.Fatalf("unknown field message %q does not list the allowed fields", e.Message)
+					if e.Rule == "unknown_field" && !strings.Contains(e.Message, allowed) {
+						t.Fatalf("unknown field message %q does not list the allowed fields (%s)", e.Message, allowed)
 					}
 				}
 			}

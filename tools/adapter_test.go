@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +241,15 @@ func TestBodyTypesAndPaths(t *testing.T) {
 	only(t, err, svc.KindInvalid, "entry", "number")
 	_, err = rl.Decode(ctx, post(rl.Path, `{"entry":1e999,"direction":"short","slPct":0.1,"tpPct":0.2}`))
 	only(t, err, svc.KindInvalid, "entry", "max_magnitude")
+	// The empty address is a candidate: an answer (valid false), not a 400.
+	ev := tool(t, c, "evm-address-syntax")
+	call, err = ev.Decode(ctx, post(ev.Path, `{"address":""}`))
+	if err != nil {
+		t.Fatalf("empty address: %v", err)
+	}
+	if out, err := call.RunJSON(ctx, tools.Env{}); err != nil || !strings.Contains(string(out), `"valid":false`) || !strings.Contains(string(out), `"reasonCode":"empty"`) {
+		t.Errorf("empty address: %s %v", out, err)
+	}
 	// json_shape's value is any JSON value, null included.
 	js := tool(t, c, "json-shape")
 	for _, v := range []string{"null", "0", `"s"`, "[[]]", `{"a":{"b":null}}`} {
@@ -281,8 +292,9 @@ func TestQueryInputs(t *testing.T) {
 	}
 	_, err = get("?count=%zz")
 	only(t, err, svc.KindInvalid, "", tools.RuleQuery)
-	// Unknown parameters are ignored, empty values are absent.
-	call, err := get("?timeframe=&count=20&ref=abc&src=mcp&src=x&Count=1&symbol=EURUSD")
+	// Attribution parameters are accepted (even repeated), empty values
+	// are absent.
+	call, err := get("?timeframe=&count=20&ref=abc&src=mcp&src=x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,15 +305,36 @@ func TestQueryInputs(t *testing.T) {
 	if got := string(call.Input()); got != `{"count":20}` {
 		t.Errorf("input %s", got)
 	}
-	// A body is ignored on a GET tool; the query is ignored on a POST tool.
+	// Unknown parameters are invalid: a typo or a case difference is
+	// named, with the allowed parameters and the one meant.
+	_, err = get("?count=20&Count=1")
+	fe = only(t, err, svc.KindInvalid, "Count", tools.RuleUnknownField)
+	if !strings.Contains(fe.Message, `unknown query parameter "Count"; allowed parameters: timeframe, count, ref, src`) ||
+		!strings.Contains(fe.Message, `did you mean "count"?`) {
+		t.Errorf("message %q", fe.Message)
+	}
+	_, err = get("?cnt=20&tf=H1")
+	if e := svcErr(t, err); len(e.Fields) != 2 || !fieldError(err, "cnt", tools.RuleUnknownField) || !fieldError(err, "tf", tools.RuleUnknownField) {
+		t.Errorf("two unknown parameters: %v", err)
+	}
+	// A body is ignored on a GET tool; a POST tool's query string takes
+	// only the attribution parameters.
 	r := httptest.NewRequest(http.MethodGet, bars.Path+"?count=30", strings.NewReader(`{"count":"x"}`))
 	if _, err := bars.Decode(ctx, r); err != nil {
 		t.Errorf("GET with a body: %v", err)
 	}
 	rl := tool(t, c, "risk-levels")
-	if _, err := rl.Decode(ctx, post(rl.Path+"?entry=abc&ref=x", `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`)); err != nil {
-		t.Errorf("POST with a query: %v", err)
+	body := `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`
+	if _, err := rl.Decode(ctx, post(rl.Path+"?ref=x&src=y", body)); err != nil {
+		t.Errorf("POST with attribution: %v", err)
 	}
+	_, err = rl.Decode(ctx, post(rl.Path+"?entry=abc&ref=x", body))
+	fe = only(t, err, svc.KindInvalid, "entry", tools.RuleUnknownField)
+	if !strings.Contains(fe.Message, "reads its input from the JSON body") {
+		t.Errorf("message %q", fe.Message)
+	}
+	_, err = rl.DecodeBody(ctx, post(rl.Path+"?entry=abc", body), []byte(body))
+	only(t, err, svc.KindInvalid, "entry", tools.RuleUnknownField)
 	// session_state: an unencoded "+" arrives as a space and still works.
 	ss := tool(t, c, "session-state")
 	call, err = ss.Decode(ctx, httptest.NewRequest(http.MethodGet, ss.Path+"?dateTime=2025-03-31T09:15:00+02:00", nil))
@@ -530,4 +563,89 @@ func TestInputIsCanonical(t *testing.T) {
 	if !req.Entry.Decimal().Equal(decimal.RequireFromString("100.5")) {
 		t.Errorf("entry %v", req.Entry)
 	}
+}
+
+// TestNullOptionalMembers: on every tool, null for an optional member
+// means "not given" (the call is the one without it, and the schema says
+// the member may be null), and null for a required member is a type
+// error naming it.
+func TestNullOptionalMembers(t *testing.T) {
+	c := newCatalog(t, tools.Options{})
+	ctx := context.Background()
+	for _, tl := range c.All() {
+		var schema struct {
+			Properties map[string]struct {
+				Type any `json:"type"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		}
+		if err := json.Unmarshal(tl.InputSchema, &schema); err != nil {
+			t.Fatal(err)
+		}
+		var example map[string]json.RawMessage
+		if err := json.Unmarshal(tl.ExampleInput, &example); err != nil {
+			t.Fatal(err)
+		}
+		for name, prop := range schema.Properties {
+			in := map[string]json.RawMessage{}
+			for k, v := range example {
+				in[k] = v
+			}
+			in[name] = json.RawMessage("null")
+			_, err := tl.DecodeJSON(ctx, nullJSON(t, in))
+			if slices.Contains(schema.Required, name) {
+				if prop.Type == nil {
+					continue // any JSON value, null included (json_shape's value)
+				}
+				typ, _ := prop.Type.(string)
+				if !fieldError(err, name, typ) {
+					t.Errorf("%s: null for the required %s: %v", tl.Key, name, err)
+				}
+				continue
+			}
+			types, _ := prop.Type.([]any)
+			if prop.Type != nil && !slices.Contains(types, any("null")) {
+				t.Errorf("%s: the schema of the optional %s does not allow null: %v", tl.Key, name, prop.Type)
+			}
+			if err != nil {
+				t.Errorf("%s: null for the optional %s: %v", tl.Key, name, err)
+				continue
+			}
+			delete(in, name)
+			// The same call as without the member, on the walker's path
+			// too (a member with an escaped name leaves the fast path).
+			want, err := tl.DecodeJSON(ctx, nullJSON(t, in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow := strings.Replace(string(nullJSON(t, in)), "{", `{"`+escapeFirst(name)+`":null,`, 1)
+			if len(in) == 0 {
+				slow = `{"` + escapeFirst(name) + `":null}`
+			}
+			got, err := tl.DecodeJSON(ctx, json.RawMessage(slow))
+			if err != nil {
+				t.Errorf("%s: %s: %v", tl.Key, slow, err)
+				continue
+			}
+			if string(got.Input()) != string(want.Input()) {
+				t.Errorf("%s: null %s gives %s, without it %s", tl.Key, name, got.Input(), want.Input())
+			}
+		}
+	}
+}
+
+// escapeFirst writes the first letter of name as a \u escape, which keeps
+// the name and sends the document down the decoder's slow path.
+func escapeFirst(name string) string {
+	return fmt.Sprintf(`\u%04x`, name[0]) + name[1:]
+}
+
+// nullJSON encodes v or fails the test.
+func nullJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -355,8 +356,16 @@ func deref(v reflect.Value) reflect.Value {
 // value checks the next value against s and stores it in v (when valid).
 // Objects and arrays are streamed token by token; a scalar is read whole
 // and judged by its kind, which spares unquoting a large string (a CSV
-// document) only to check its type.
-func (w *walker) value(s *shape, v reflect.Value) error {
+// document) only to check its type. optional says the value is an
+// optional member's, for which null means "not given" whatever its type
+// (v keeps its zero value).
+func (w *walker) value(s *shape, v reflect.Value, optional bool) error {
+	if optional && !s.nullable && w.dec.PeekKind() == 'n' {
+		if _, err := w.dec.ReadToken(); err != nil {
+			return w.fail(err)
+		}
+		return nil
+	}
 	if s.kind == kindObject || s.kind == kindArray {
 		k := w.dec.PeekKind()
 		switch {
@@ -561,7 +570,7 @@ func (w *walker) object(s *shape, v reflect.Value) error {
 			fv = field(v, f.index)
 		}
 		w.steps = append(w.steps, step{name: f.name, index: -1})
-		if err := w.value(f.shape, fv); err != nil {
+		if err := w.value(f.shape, fv, !f.required); err != nil {
 			return err
 		}
 		w.steps = w.steps[:len(w.steps)-1]
@@ -603,7 +612,7 @@ func (w *walker) array(s *shape, v reflect.Value) error {
 			ev = v.Index(i)
 		}
 		w.steps = append(w.steps, step{index: i})
-		if err := w.value(s.elem, ev); err != nil {
+		if err := w.value(s.elem, ev, false); err != nil {
 			return err
 		}
 		w.steps = w.steps[:len(w.steps)-1]
@@ -663,12 +672,54 @@ func decodeDocument(walkers *walkerPool, src []byte, s *shape, v reflect.Value, 
 	return w.errors(), w.undecodable, nil
 }
 
+// isAttribution reports whether name is a query parameter every paid
+// route accepts besides a tool's own: ref (a referral code) or src (the
+// source counted by the stats). They never change what a call computes.
+func isAttribution(name string) bool {
+	return name == "ref" || name == "src"
+}
+
+// unknownParams returns the errors of the query parameters in q that are
+// neither one of allowed nor an attribution parameter (ref, src), in
+// name order. Each names the parameter (rule RuleUnknownField), lists
+// the allowed ones and, for a parameter that differs from one of them in
+// case only ("datetime"), says which was meant. post says that the tool
+// reads its input from a JSON body, where the parameter should have gone.
+func unknownParams(q url.Values, allowed []string, post bool) []svc.FieldError {
+	var errs []svc.FieldError
+	for _, name := range sortedKeys(q) {
+		if isAttribution(name) || slices.Contains(allowed, name) {
+			continue
+		}
+		if len(errs) == maxFieldErrors {
+			errs = append(errs, fieldErr("", RuleTooManyErrors, "more unknown query parameters are not listed"))
+			break
+		}
+		list := strings.Join(append(slices.Clone(allowed), "ref", "src"), ", ")
+		msg := fmt.Sprintf("unknown query parameter %q; allowed parameters: %s", cut(name, 64), list)
+		if post {
+			msg = fmt.Sprintf("unknown query parameter %q; this tool reads its input from the JSON body, and its query string takes only %s", cut(name, 64), list)
+		}
+		for _, a := range allowed {
+			if strings.EqualFold(a, name) && !post {
+				msg += fmt.Sprintf(" (did you mean %q? names are case-sensitive)", a)
+				break
+			}
+		}
+		errs = append(errs, fieldErr(cut(name, 64), RuleUnknownField, "%s", msg))
+	}
+	return errs
+}
+
 // queryDocument converts the query parameters of a GET tool into the
-// JSON object its request decodes from. Parameters the tool does not
-// define are ignored (ref and src carry attribution); a defined parameter
-// given more than once is invalid (rule RuleRepeated), and one given with
-// an empty value counts as absent. Values are typed by the field they
-// fill: integer ("count=abc" → rule "integer"), number, boolean or string.
+// JSON object its request decodes from. Parameters are strict like JSON
+// members: one the tool does not define is invalid (rule
+// RuleUnknownField, naming it and listing the allowed ones), except the
+// attribution parameters ref and src; a defined parameter given more than
+// once is invalid (rule RuleRepeated: which value was meant cannot be
+// told, so none is picked), and one given with an empty value counts as
+// absent. Values are typed by the field they fill: integer ("count=abc" →
+// rule "integer"), number, boolean or string.
 func queryDocument(q url.Values, s *shape) ([]byte, []svc.FieldError) {
 	var errs []svc.FieldError
 	obj := make(map[string]json.RawMessage)
@@ -713,6 +764,7 @@ func queryDocument(q url.Values, s *shape) ([]byte, []svc.FieldError) {
 		}
 		obj[f.name] = json.RawMessage(lit)
 	}
+	errs = append(errs, unknownParams(q, s.names(), false)...)
 	b, _ := json.Marshal(obj)
 	return b, errs
 }

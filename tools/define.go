@@ -53,6 +53,11 @@ type def[Req, Resp any] struct {
 	// profilers, whose validation is the parse). Tools that read a
 	// terminal or may run long (the gold tools, regex_test) set check.
 	check func(ctx context.Context, req Req) error
+	// symbol returns the terminal symbol a request of a terminal-backed
+	// tool names ("" when it names none and the operator's default
+	// applies); nil for tools that take no symbol. Servers check it
+	// against the terminal before asking for payment (Call.CheckSymbol).
+	symbol func(req Req) string
 }
 
 // define turns a descriptor into an entry: it derives the decoder's shape
@@ -154,6 +159,14 @@ type prepared[Req, Resp any] struct {
 
 // request returns the decoded request.
 func (p *prepared[Req, Resp]) request() any { return p.req }
+
+// symbol returns the terminal symbol the request names, "" for none.
+func (p *prepared[Req, Resp]) symbol() string {
+	if p.d.symbol == nil {
+		return ""
+	}
+	return p.d.symbol(p.req)
+}
 
 // input returns the request encoded as JSON, encoding it once.
 func (p *prepared[Req, Resp]) input() (json.RawMessage, error) {

@@ -25,11 +25,12 @@ func descriptors() []func() (*entry, error) {
 					"London 08:00-16:30 Europe/London, New York 08:00-17:00 America/New_York, Asia 09:00-15:00 Asia/Tokyo, " +
 					"open on [open, close) Monday to Friday in the home zone (holidays are not modelled). " +
 					"Example: 09:15 Vienna on a weekday gives london true, newYork false, asia false, minuteOfDay 555.\n\n" +
-					"dateTime is optional (default: the time of the request); RFC 3339, a timestamp without offset is read as UTC and the response says so (assumedUTC). " +
+					"dateTime is optional (default: the time of the request): an ISO 8601 date-time with an offset, RFC 3339 (2025-03-31T09:15:00+02:00, ...Z) and its ISO relatives (+0200 and +02 offsets, the basic format 20250331T071500Z or 20250331T091500+0200, fractional seconds with . or ,); " +
+					"an extended-format timestamp without offset is read as UTC and the response says so (assumedUTC); the year as written must lie in 1900-9999. " +
 					"Also returned: the normalised instant in UTC and Vienna time, the weekday and each session's definition with its open and close on that Vienna date. " +
 					"Pure computation: no market data is read.",
 				fields: map[string]string{
-					"dateTime": "Instant to evaluate, RFC 3339 (\"2025-03-31T09:15:00+02:00\" or \"...Z\"); without an offset it is read as UTC; a date alone (\"2025-03-31\") means 00:00 UTC. Years 1900-9999. Optional: default is the current time.",
+					"dateTime": "Instant to evaluate, ISO 8601 with an offset: RFC 3339 (\"2025-03-31T09:15:00+02:00\" or \"...Z\"), offsets +0200 or +02 too, the basic format (\"20250331T071500Z\", \"20250331T091500+0200\"), fractional seconds with . or , (truncated to nanoseconds). The extended format without an offset (\"2025-03-31T07:15:00\") is read as UTC; a date alone (\"2025-03-31\") means 00:00 UTC. The year as written lies in 1900-9999. Optional: default is the current time.",
 				},
 				outFields: map[string]string{
 					"timezone":    "Always \"Europe/Vienna\".",
@@ -136,9 +137,9 @@ func descriptors() []func() (*entry, error) {
 					"symbol is optional (default: the configured gold symbol, usually XAUUSD); broker spellings such as XAUUSD.a are accepted.\n\n" +
 					"source says where the data comes from: \"mt5\" for the live terminal; \"simulated\" marks data from the built-in simulator (development servers), never real prices. " +
 					"Quotes are checked before being passed on (bid > 0, ask >= bid, spread at most 1 % of the bid). While the market is closed the time is that of the last tick. " +
-					"The terminal's availability is checked before payment is requested: when it is down the answer is 503 and nothing is charged. The terminal is read-only: no order can be placed.",
+					"The terminal's availability and the symbol are checked before payment is requested: when it is down the answer is 503 and nothing is charged. The terminal is read-only: no order can be placed.",
 				fields: map[string]string{
-					"symbol": "Terminal symbol, 1-32 characters from A-Z a-z 0-9 . _ - # + !; optional, default the configured gold symbol (XAUUSD).",
+					"symbol": "Terminal symbol, 1-32 characters from A-Z a-z 0-9 . _ - # + !; optional, default the configured gold symbol (XAUUSD). A symbol the terminal does not serve is refused before payment (rule unknown_symbol).",
 				},
 				outFields: map[string]string{
 					"symbol": "Symbol as the terminal spells it.",
@@ -155,7 +156,8 @@ func descriptors() []func() (*entry, error) {
 				req.DefaultSymbol = env.DefaultSymbol
 				return svc.XAUQuote(ctx, env.Terminal, req)
 			},
-			check: probe(svc.XAUQuote),
+			check:  probe(svc.XAUQuote),
+			symbol: func(req svc.XAUQuoteRequest) string { return req.Symbol },
 		}),
 
 		define(def[svc.XAUBarsRequest, svc.XAUBarsResponse]{
@@ -362,19 +364,16 @@ func descriptors() []func() (*entry, error) {
 				method: "POST", path: "/api/evm-address-syntax", price: "0.01", location: InputBody,
 				tags: []string{"crypto", "utility"},
 				description: "Checks the syntax of an EVM (Ethereum, Base, ...) address: valid iff the string is exactly 0x followed by 40 hex digits, nothing trimmed. " +
-					"For a valid address it also reports the EIP-55 checksum status (valid, invalid: probably a typo, or none: single-case) and the checksummed form, and flags the zero address; for an invalid one the first broken rule (prefix, length, hex).\n\n" +
-					"An invalid address is an answer (valid false), not an error. Syntax only: no network access, it says nothing about balances, contracts or ownership.",
-				rules: map[string]string{
-					"address": "required",
-				},
+					"For a valid address it also reports the EIP-55 checksum status (valid, invalid: probably a typo, or none: single-case) and the checksummed form, and flags the zero address; for an invalid one the first broken rule (empty, prefix, length, hex).\n\n" +
+					"An invalid address, the empty string included, is an answer (valid false), not an error. Syntax only: no network access, it says nothing about balances, contracts or ownership.",
 				fields: map[string]string{
-					"address": "Candidate address, e.g. 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed.",
+					"address": "Candidate address, e.g. 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed; any string, the empty one included.",
 				},
 				outFields: map[string]string{
 					"valid":       "True iff the address is 0x followed by exactly 40 hex digits.",
 					"checksum":    "EIP-55 status of a valid address: valid, invalid or none.",
 					"checksummed": "EIP-55 mixed-case form of a valid address.",
-					"reasonCode":  "Why an address is not valid: prefix, length or hex.",
+					"reasonCode":  "Why an address is not valid: empty, prefix, length or hex.",
 				},
 				example: `{"address":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}`,
 			},

@@ -44,11 +44,14 @@
 // Decoding is strict: unknown members are invalid (rule "unknown_field",
 // listing the allowed ones), as are members given twice, missing required
 // members, values of the wrong JSON type (the rule names the expected
-// type: "integer", "number", "string", ...), malformed JSON (rule "json",
+// type: "integer", "number", "string", ...; null for a required member
+// too, while null for an optional one counts as not given, as the schemas
+// say with "type": ["null", ...]), malformed JSON (rule "json",
 // with line, column and byte offset) and data after the object; a body over
-// the catalog's limit is KindTooLarge. Query strings: unknown parameters
-// are ignored (ref and src carry attribution), a tool's parameter given
-// twice is invalid (rule "repeated"), an empty value counts as absent,
+// the catalog's limit is KindTooLarge. Query strings are as strict:
+// an unknown parameter is invalid (rule "unknown_field") except ref and
+// src, which carry attribution, a tool's parameter given twice is invalid
+// (rule "repeated"), an empty value counts as absent,
 // values are typed ("count=abc": field count, rule "integer"). Any
 // Content-Type is read as JSON, since curl -d sends a form type.
 //

@@ -61,6 +61,7 @@ func inputSchema(t reflect.Type, sh *shape, m *meta) (*jsonschema.Schema, error)
 			return nil, fmt.Errorf("rule for %s: %w", path, err)
 		}
 	}
+	nullOptional(s, sh)
 	if err := annotate(s, m.fields, m.defaults); err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
@@ -72,9 +73,12 @@ func inputSchema(t reflect.Type, sh *shape, m *meta) (*jsonschema.Schema, error)
 	}
 	s.Description = fmt.Sprintf("Input of %s, sent as %s.", m.operationID, where)
 	if m.location == InputQuery {
-		s.Description += " Unknown query parameters are ignored; in a JSON input object (MCP, A2A, /api/route) unknown members are invalid."
+		s.Description += " Unknown query parameters are invalid (ref and src, which carry attribution, excepted), as are unknown members of a JSON input object (MCP, A2A, /api/route); a parameter given twice is invalid."
 	} else {
 		s.Description += " Unknown members are invalid."
+	}
+	if slices.ContainsFunc(sh.fields, func(f *shapeField) bool { return !f.required }) {
+		s.Description += " An optional member given as null counts as not given."
 	}
 	if hasNumber(sh) {
 		s.Description += " " + numberNote
@@ -177,6 +181,42 @@ func alignInput(s *jsonschema.Schema, sh *shape, path string) error {
 		}
 	}
 	return nil
+}
+
+// nullOptional lets every optional member of the objects in s be null, as
+// the decoder does (null means "not given"): "null" joins the member's
+// type and, when it has one, its enum. Required members stay non-null.
+func nullOptional(s *jsonschema.Schema, sh *shape) {
+	switch sh.kind {
+	case kindArray:
+		if s.Items != nil {
+			nullOptional(s.Items, sh.elem)
+		}
+	case kindObject:
+		for _, f := range sh.fields {
+			p, ok := s.Properties[f.name]
+			if !ok {
+				continue
+			}
+			nullOptional(p, f.shape)
+			if !f.required {
+				allowNull(p)
+			}
+		}
+	}
+}
+
+// allowNull adds null to the values s allows.
+func allowNull(s *jsonschema.Schema) {
+	switch {
+	case s.Type != "" && s.Type != "null":
+		s.Types, s.Type = []string{"null", s.Type}, ""
+	case len(s.Types) > 0 && !slices.Contains(s.Types, "null"):
+		s.Types = append([]string{"null"}, s.Types...)
+	}
+	if s.Enum != nil && !slices.Contains(s.Enum, any(nil)) {
+		s.Enum = append(s.Enum, nil)
+	}
 }
 
 // requireAt marks the member at a descriptor path as required in the shape

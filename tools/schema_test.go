@@ -155,7 +155,6 @@ var invalidInputs = map[string][]invalidCase{
 	},
 	"evm-address-syntax": {
 		{`{}`, "address", "required"},
-		{`{"address":""}`, "address", "required"},
 		{`{"address":["0x00"]}`, "address", "string"},
 	},
 	"ohlcv-state": {

@@ -127,15 +127,21 @@ func (t *Tool) PriceFixed6() string {
 // JSON body of a POST tool (at most the catalog's body limit). The request
 // method and path are not checked (route with Catalog.ByPath).
 //
-// Query inputs: parameters the tool does not define are ignored (ref and
-// src carry attribution); a defined parameter given twice is invalid (rule
-// "repeated") and one with an empty value counts as absent; values are
-// typed by their field ("count=abc" → field count, rule "integer").
+// Query inputs are strict like JSON members: a parameter the tool does
+// not define is invalid (rule "unknown_field", the message lists the
+// allowed ones and points out a difference of case: "datetime" for
+// "dateTime"), except ref and src, which carry attribution; a defined
+// parameter given twice is invalid (rule "repeated": no value is picked
+// for the caller) and one with an empty value counts as absent; values are
+// typed by their field ("count=abc" → field count, rule "integer"). A POST
+// tool's query string takes only ref and src: any other parameter is
+// invalid (rule "unknown_field"), since the input travels in the body.
 //
 // Body inputs are strict JSON: exactly one object, no unknown member (rule
 // "unknown_field", the message lists the allowed members), no member given
 // twice, every required member present, each of the right JSON type (the
-// rule names the expected type); malformed JSON or data after the object
+// rule names the expected type; null is a value of no type, except for an
+// optional member, where it counts as not given); malformed JSON or data after the object
 // is rule "json" with the line, column and byte offset; an empty body
 // counts as {} (so the missing members are listed); a body over the limit
 // is KindTooLarge (rule "max_bytes"). Any Content-Type is read as JSON
@@ -157,11 +163,30 @@ func (t *Tool) Decode(ctx context.Context, r *http.Request) (*Call, error) {
 		}
 		return t.DecodeQuery(ctx, q)
 	}
+	if err := t.checkBodyQuery(r); err != nil {
+		return nil, err
+	}
 	body, err := readBody(r, t.bodyLimit)
 	if err != nil {
 		return nil, err
 	}
 	return t.decodeDocument(ctx, body, nil, r)
+}
+
+// checkBodyQuery refuses the query parameters of a request to a POST tool
+// other than the attribution ones (ref, src): the tool's input travels in
+// the body, and a member sent in the query instead must not be silently
+// left out of a paid call. A query string that does not parse is left to
+// the attribution readers, as before.
+func (t *Tool) checkBodyQuery(r *http.Request) error {
+	if r.URL == nil || r.URL.RawQuery == "" {
+		return nil
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery)
+	if errs := unknownParams(q, nil, true); len(errs) > 0 {
+		return invalid(errs...)
+	}
+	return nil
 }
 
 // DecodeBody is Decode for a request whose body was read already: body is
@@ -172,6 +197,9 @@ func (t *Tool) Decode(ctx context.Context, r *http.Request) (*Call, error) {
 func (t *Tool) DecodeBody(ctx context.Context, r *http.Request, body []byte) (*Call, error) {
 	if t.InputLocation == InputQuery {
 		return t.Decode(ctx, r)
+	}
+	if err := t.checkBodyQuery(r); err != nil {
+		return nil, err
 	}
 	if err := checkEncoding(r); err != nil {
 		return nil, err
@@ -273,6 +301,7 @@ type Call struct {
 // preparedCall is the typed state behind a Call (prepared[Req, Resp]).
 type preparedCall interface {
 	request() any
+	symbol() string
 	input() (json.RawMessage, error) // encoded on first use
 	run(ctx context.Context, env Env) (any, error)
 }
@@ -283,6 +312,45 @@ func (c *Call) Tool() *Tool { return c.tool }
 // Request returns the decoded request: a value of the tool's request type
 // (svc.RiskLevelsRequest, ...).
 func (c *Call) Request() any { return c.p.request() }
+
+// Symbol returns the terminal symbol the call names: the symbol member of
+// a terminal-backed tool that takes one (xau_quote), "" when the call
+// names none (the operator's default symbol then applies) or the tool
+// takes no symbol.
+func (c *Call) Symbol() string { return c.p.symbol() }
+
+// CheckSymbol is the symbol preflight of a call, run before any payment is
+// asked: when the call names a symbol, check (an xau.HealthCache's
+// CheckSymbol: cached, asked of the terminal) says whether the terminal
+// serves it. It returns nil when the call names no symbol or check is
+// nil; an unknown symbol is KindInvalid with field "symbol" and rule
+// "unknown_symbol", as the tool itself reports it after payment; a symbol
+// the terminal rejects otherwise is rule "terminal_rejected"; a terminal
+// that cannot tell is KindUnavailable. The error keeps check's as Cause.
+func (c *Call) CheckSymbol(ctx context.Context, check func(ctx context.Context, symbol string) error) error {
+	symbol := c.Symbol()
+	if symbol == "" || check == nil {
+		return nil
+	}
+	err := check(ctx, symbol)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, xau.ErrUnknownSymbol):
+		e := svc.InvalidField("symbol", "unknown_symbol", "%q is not served by the trading terminal", cut(symbol, 32))
+		e.Cause = err
+		return e
+	case errors.Is(err, xau.ErrBadRequest):
+		reason := xau.Reason(err)
+		if reason == "" {
+			reason = "the request was rejected"
+		}
+		e := svc.InvalidField("symbol", "terminal_rejected", "the trading terminal rejected the request for %q: %s", cut(symbol, 32), reason)
+		e.Cause = err
+		return e
+	}
+	return &svc.Error{Kind: svc.KindUnavailable, Message: "the trading terminal is unavailable; no payment was requested, try again later", Cause: err}
+}
 
 // Input returns the decoded input as a canonical JSON object (the request
 // re-encoded: numbers in plain decimal form, defaults not filled in). It is

@@ -41,6 +41,18 @@ type HealthCache struct {
 	at      time.Time
 	health  Health
 	err     error
+	symbols map[string]symbolResult // CheckSymbol's results, at most maxCachedSymbols
+}
+
+// maxCachedSymbols bounds the symbols whose check CheckSymbol remembers:
+// a terminal serves a handful, and a client sending ever new symbols must
+// not grow the cache.
+const maxCachedSymbols = 256
+
+// symbolResult is one remembered symbol check.
+type symbolResult struct {
+	at  time.Time
+	err error
 }
 
 // healthKey is the one key of HealthCache.flight.
@@ -156,5 +168,99 @@ func (c *HealthCache) call(ctx context.Context, timeout time.Duration) (Health, 
 		return r.h, r.err
 	case <-ctx.Done():
 		return Health{}, unavailable("health", "terminal health check timed out", fmt.Errorf("after %s: %w", timeout, context.DeadlineExceeded))
+	}
+}
+
+// CheckSymbol reports whether the terminal serves symbol, from a result at
+// most TTL old: nil when it does; an error wrapping ErrUnknownSymbol when
+// it does not, or ErrBadRequest for a malformed symbol or one the terminal
+// rejects otherwise; an error wrapping ErrUnavailable when the terminal
+// cannot tell now. It is the pre-payment symbol check: the terminal is
+// asked for a quote of the symbol (the port lists no symbols), bounded by
+// the call timeout, with concurrent checks of one symbol sharing the call
+// as Status does. At most 256 symbols are remembered; the oldest results
+// make way for new ones.
+func (c *HealthCache) CheckSymbol(ctx context.Context, symbol string) error {
+	if err := CheckSymbol(symbol); err != nil {
+		return err
+	}
+	if err := ctxErr(ctx, "symbol"); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if r, ok := c.symbols[symbol]; ok {
+		if age := c.now().Sub(r.at); age >= 0 && age < c.ttl {
+			c.mu.Unlock()
+			return r.err
+		}
+	}
+	timeout := c.timeout
+	c.mu.Unlock()
+	detached := context.WithoutCancel(ctx)
+	// A symbol holds no ':', so the key cannot be healthKey.
+	ch := c.flight.DoChan("symbol:"+symbol, func() (any, error) {
+		return c.probeSymbol(detached, symbol, timeout), nil
+	})
+	select {
+	case r := <-ch:
+		if r.Val == nil {
+			return nil
+		}
+		return r.Val.(error)
+	case <-ctx.Done():
+		return ctxErr(ctx, "symbol")
+	}
+}
+
+// probeSymbol asks the terminal for a quote of symbol and caches what it
+// says about the symbol.
+func (c *HealthCache) probeSymbol(ctx context.Context, symbol string, timeout time.Duration) error {
+	err := c.quote(ctx, symbol, timeout)
+	switch {
+	case err == nil, errors.Is(err, ErrBadRequest), errors.Is(err, ErrUnavailable):
+	default:
+		// A foreign error from a custom Terminal means it cannot tell.
+		err = unavailable("symbol", "terminal quote failed", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if c.symbols == nil {
+		c.symbols = map[string]symbolResult{}
+	}
+	if _, ok := c.symbols[symbol]; !ok && len(c.symbols) >= maxCachedSymbols {
+		oldest, at := "", time.Time{}
+		for k, r := range c.symbols {
+			if oldest == "" || r.at.Before(at) {
+				oldest, at = k, r.at
+			}
+		}
+		delete(c.symbols, oldest)
+	}
+	c.symbols[symbol] = symbolResult{at: now, err: err}
+	return err
+}
+
+// quote runs Quote with a timeout, as call runs Health: the timeout holds
+// even for a terminal that ignores its context, and a panic becomes
+// ErrUnavailable. Only the error matters.
+func (c *HealthCache) quote(ctx context.Context, symbol string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ch := make(chan error, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- unavailable("symbol", "terminal quote failed", fmt.Errorf("panic: %v", p))
+			}
+		}()
+		_, err := c.t.Quote(ctx, symbol)
+		ch <- err
+	}()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return unavailable("symbol", "terminal quote timed out", fmt.Errorf("after %s: %w", timeout, context.DeadlineExceeded))
 	}
 }

@@ -3,6 +3,7 @@ package xau
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -222,3 +223,78 @@ func TestHealthCacheWrapsForeignErrors(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestHealthCacheCheckSymbol(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: simWed}
+	sc := NewScripted(clock.Now)
+	sc.SetQuote(Quote{Symbol: "XAUUSD", Bid: d("2400"), Ask: d("2400.2"), Time: simWed})
+	ttl := 2 * time.Second
+	c := NewHealthCache(sc, ttl, clock.Now)
+	t0 := clock.Now()
+
+	if err := c.CheckSymbol(ctx, "XAUUSD"); err != nil {
+		t.Fatalf("served symbol: %v", err)
+	}
+	if err := c.CheckSymbol(ctx, "EURUSD"); !errors.Is(err, ErrUnknownSymbol) {
+		t.Fatalf("unknown symbol: %v", err)
+	}
+	if err := c.CheckSymbol(ctx, "EUR/USD"); !errors.Is(err, ErrBadRequest) || errors.Is(err, ErrUnknownSymbol) {
+		t.Fatalf("malformed symbol: %v", err)
+	}
+	// Both results are cached: no more quotes within the TTL, even once
+	// the terminal serves the symbol.
+	quotes := sc.Calls().Quote
+	sc.SetQuote(Quote{Symbol: "EURUSD", Bid: d("1.1"), Ask: d("1.1001"), Time: simWed})
+	clock.Set(t0.Add(ttl - time.Nanosecond))
+	if err := c.CheckSymbol(ctx, "XAUUSD"); err != nil {
+		t.Fatalf("cached known: %v", err)
+	}
+	if err := c.CheckSymbol(ctx, "EURUSD"); !errors.Is(err, ErrUnknownSymbol) {
+		t.Fatalf("cached unknown: %v", err)
+	}
+	if got := sc.Calls().Quote; got != quotes {
+		t.Fatalf("%d quotes within the TTL, want none", got-quotes)
+	}
+	clock.Set(t0.Add(ttl))
+	if err := c.CheckSymbol(ctx, "EURUSD"); err != nil {
+		t.Fatalf("newly served symbol after the TTL: %v", err)
+	}
+	// A terminal that cannot answer is unavailable, not an unknown symbol.
+	sc.SetDown(true)
+	clock.Set(t0.Add(3 * ttl))
+	if err := c.CheckSymbol(ctx, "XAUUSD"); !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrBadRequest) {
+		t.Fatalf("down terminal: %v", err)
+	}
+	// A panic in Quote is contained.
+	c = NewHealthCache(panicQuote{}, ttl, clock.Now)
+	if err := c.CheckSymbol(ctx, "XAUUSD"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("panicking terminal: %v", err)
+	}
+}
+
+func TestHealthCacheCheckSymbolIsBounded(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: simWed}
+	sc := NewScripted(clock.Now)
+	c := NewHealthCache(sc, time.Hour, clock.Now)
+	for i := range 3 * maxCachedSymbols {
+		clock.Set(simWed.Add(time.Duration(i) * time.Millisecond))
+		if err := c.CheckSymbol(ctx, fmt.Sprintf("SYM%d", i)); !errors.Is(err, ErrUnknownSymbol) {
+			t.Fatalf("SYM%d: %v", i, err)
+		}
+	}
+	c.mu.Lock()
+	n := len(c.symbols)
+	_, newest := c.symbols[fmt.Sprintf("SYM%d", 3*maxCachedSymbols-1)]
+	_, oldest := c.symbols["SYM0"]
+	c.mu.Unlock()
+	if n != maxCachedSymbols || !newest || oldest {
+		t.Fatalf("%d symbols cached (newest kept %v, oldest kept %v); want %d, the newest", n, newest, oldest, maxCachedSymbols)
+	}
+}
+
+// panicQuote is a terminal whose Quote panics.
+type panicQuote struct{ Down }
+
+func (panicQuote) Quote(context.Context, string) (Quote, error) { panic("boom") }

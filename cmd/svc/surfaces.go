@@ -48,11 +48,13 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	}
 
 	var terminalCheck func(context.Context) error
+	var symbolCheck func(context.Context, string) error
 	if terminal != nil {
-		terminalCheck = xau.NewHealthCache(terminal, c.healthTTL, nil).Check
+		hc := xau.NewHealthCache(terminal, c.healthTTL, nil)
+		terminalCheck, symbolCheck = hc.Check, hc.CheckSymbol
 	}
 	mcpHandler, err := mcp.NewHandler(disc, mcp.Options{BaseURL: base, Version: buildVersion(), Logger: log,
-		Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network, Env: env, TerminalCheck: terminalCheck,
+		Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network, Env: env, TerminalCheck: terminalCheck, SymbolCheck: symbolCheck,
 		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest})
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp: %w", err)
@@ -62,7 +64,7 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 
 	a2aOpts := a2a.Options{Logger: log, Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network,
 		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest}
-	a2aOpts.TerminalCheck = terminalCheck
+	a2aOpts.TerminalCheck, a2aOpts.SymbolCheck = terminalCheck, symbolCheck
 	a2aHandler, err := a2a.NewHandler(disc, a2aOpts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a2a: %w", err)

@@ -112,7 +112,10 @@
 //     tool); no task is created and no payment is asked for.
 //  2. For the terminal-backed tools, the terminal's availability
 //     (Options.TerminalCheck): down, the task is failed, with a text saying
-//     that no payment was asked for, and no x402 metadata.
+//     that no payment was asked for, and no x402 metadata. Then the symbol
+//     the call names (Options.SymbolCheck): one the terminal does not serve
+//     is -32602 naming message.parts[i].data.input.symbol (rule
+//     unknown_symbol), as in step 1.
 //  3. Without payment: the task is input-required; its status message (role
 //     agent) carries x402.payment.status "payment-required" and
 //     x402.payment.required, the engine's x402 v2 PaymentRequired (the

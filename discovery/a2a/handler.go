@@ -71,6 +71,13 @@ type Options struct {
 	// Env.Terminal's Health through an xau.HealthCache of its own (down
 	// when Env.Terminal is nil); pass the server's cached check to share it.
 	TerminalCheck func(ctx context.Context) error
+	// SymbolCheck says whether the terminal serves the symbol a call of a
+	// terminal-backed tool names, before any payment requirement (an error
+	// wrapping xau.ErrUnknownSymbol: invalid params naming the symbol; see
+	// tools.Call.CheckSymbol). Nil means Env.Terminal through an
+	// xau.HealthCache of its own; pass the server's cache's CheckSymbol to
+	// share it.
+	SymbolCheck func(ctx context.Context, symbol string) error
 	// ToolTimeout bounds one paid tool run; 0 means DefaultToolTimeout.
 	// The engine's RunTimeout bounds it too.
 	ToolTimeout time.Duration

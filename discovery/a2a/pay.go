@@ -162,6 +162,7 @@ type seller struct {
 	network       string
 	env           tools.Env
 	terminalCheck func(context.Context) error
+	symbolCheck   func(ctx context.Context, symbol string) error
 	toolTimeout   time.Duration
 	requestID     func(*http.Request) string
 	refCode       func(*http.Request) string
@@ -179,7 +180,7 @@ func newSeller(opts Options) (*seller, error) {
 		return nil, fmt.Errorf("a2a: negative ToolTimeout %s", opts.ToolTimeout)
 	}
 	s := &seller{engine: opts.Engine, cat: opts.Catalog, offers: map[string]*engine.Offer{}, env: opts.Env,
-		terminalCheck: opts.TerminalCheck, toolTimeout: opts.ToolTimeout, requestID: opts.RequestID, refCode: opts.RefCode}
+		terminalCheck: opts.TerminalCheck, symbolCheck: opts.SymbolCheck, toolTimeout: opts.ToolTimeout, requestID: opts.RequestID, refCode: opts.RefCode}
 	s.network = opts.Network
 	if s.network == "" {
 		s.network = opts.Catalog.Network()
@@ -190,13 +191,21 @@ func newSeller(opts Options) (*seller, error) {
 	if s.toolTimeout == 0 {
 		s.toolTimeout = DefaultToolTimeout
 	}
-	if s.terminalCheck == nil {
+	if s.terminalCheck == nil || s.symbolCheck == nil {
 		if s.env.Terminal == nil {
-			s.terminalCheck = func(context.Context) error {
-				return fmt.Errorf("a2a: no trading terminal configured: %w", xau.ErrUnavailable)
+			if s.terminalCheck == nil {
+				s.terminalCheck = func(context.Context) error {
+					return fmt.Errorf("a2a: no trading terminal configured: %w", xau.ErrUnavailable)
+				}
 			}
 		} else {
-			s.terminalCheck = xau.NewHealthCache(s.env.Terminal, 0, nil).Check
+			hc := xau.NewHealthCache(s.env.Terminal, 0, nil)
+			if s.terminalCheck == nil {
+				s.terminalCheck = hc.Check
+			}
+			if s.symbolCheck == nil {
+				s.symbolCheck = hc.CheckSymbol
+			}
 		}
 	}
 	for _, t := range opts.Catalog.All() {
@@ -449,7 +458,14 @@ func (h *handler) startSale(ctx context.Context, msg message, req ask, modes out
 	msg.taskID, msg.contextID = t.id, t.contextID
 	msg.metadata = withoutPayload(msg.metadata)
 	t.history = []message{msg}
-	if err := h.sell.preflight(ctx, tool); err != nil {
+	err = h.sell.preflight(ctx, tool)
+	if err == nil && tool.Terminal {
+		if err = call.CheckSymbol(ctx, h.sell.symbolCheck); svc.KindOf(err) == svc.KindInvalid {
+			// A symbol the terminal does not serve is invalid input.
+			return nil, fromSurfaceError(err, field+".input")
+		}
+	}
+	if err != nil {
 		// Nothing can be sold now: no payment is asked for.
 		t.state = stateFailed
 		t.status = h.agentMessage(t, nil, unavailableText(tool, false))

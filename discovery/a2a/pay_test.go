@@ -188,6 +188,7 @@ func TestTamperedPaymentRefused(t *testing.T) {
 			t.Run(tc.name+"/"+v.String(), func(t *testing.T) {
 				env := newPayEnv(t)
 				first := env.send(t, v, saleMessage(v, "m1", "xau-quote", quoteIn))
+				quotes := env.term.quotes.Load() // the symbol preflight's
 				payment := env.pay(t, first.required(t), nil)
 				tc.tamper(&payment)
 				refused := env.send(t, v, payingMessage(v, "m2", first.ID, payment))
@@ -198,8 +199,8 @@ func TestTamperedPaymentRefused(t *testing.T) {
 				if rs := refused.receipts(t); len(rs) != 1 || rs[0].Success || rs[0].ErrorReason == "" || rs[0].Transaction != "" {
 					t.Fatalf("receipts %+v", rs)
 				}
-				if env.term.quotes.Load() != 0 || env.settled() != 0 {
-					t.Fatalf("a refused payment ran the tool (%d quotes) or settled (%d)", env.term.quotes.Load(), env.settled())
+				if env.term.quotes.Load() != quotes || env.settled() != 0 {
+					t.Fatalf("a refused payment ran the tool (%d quotes) or settled (%d)", env.term.quotes.Load()-quotes, env.settled())
 				}
 			})
 		}
@@ -237,6 +238,10 @@ func TestPaidCallInvalidInputAsksNoPayment(t *testing.T) {
 				{obj{"tool": "risk-levels"}, "message.parts[0].data.input.entry", "required"},
 				{obj{"tool": "no-such-tool", "input": obj{}}, "message.parts[0].data.tool", "oneof"},
 				{obj{"tool": "risk-levels", "input": riskInput, "query": "x"}, "message.parts[0].data", "oneof"},
+				{obj{"tool": "session-state", "input": obj{"datetime": "2025-06-04T07:15:00Z"}}, "message.parts[0].data.input.datetime", "unknown_field"},
+				{obj{"tool": "xau-bars", "input": obj{"cnt": 20}}, "message.parts[0].data.input.cnt", "unknown_field"},
+				// Checked against the terminal's symbols before any offer.
+				{obj{"tool": "xau-quote", "input": obj{"symbol": "EURUSD"}}, "message.parts[0].data.input.symbol", "unknown_symbol"},
 			} {
 				ex := env.sendRaw(t, v, dataMessage(v, "m", tc.data))
 				if ex.resp.Error == nil || ex.resp.Error.Code != CodeInvalidParams {

@@ -61,9 +61,9 @@
 //     (svc/payment) and Cloudflare's agents-x402/paymentRequired and
 //     agents-x402/priceUSD;
 //   - tools/call validates the arguments with the tool's decoder and, for
-//     the gold tools, the terminal's availability before anything else:
-//     an invalid call or an outage is a tool error that asks for no
-//     payment;
+//     the gold tools, the terminal's availability and the symbol before
+//     anything else: an invalid call, an outage or a symbol the terminal
+//     does not serve is a tool error that asks for no payment;
 //   - a call without payment runs nothing and answers the PaymentRequired
 //     (resource.url is the endpoint with the tool as fragment,
 //     BaseURL/mcp#risk_levels; extensions.bazaar describes the MCP tool):
@@ -178,6 +178,12 @@ type Options struct {
 	// requirement); nil means a health cache over Env.Terminal (and, with
 	// no terminal, always unavailable).
 	TerminalCheck func(ctx context.Context) error
+	// SymbolCheck says whether the terminal serves the symbol a call of a
+	// terminal-backed tool names, before any payment is asked (an error
+	// wrapping xau.ErrUnknownSymbol: a tool error naming the symbol; see
+	// tools.Call.CheckSymbol); nil means a health cache over Env.Terminal.
+	// Pass the server's xau.HealthCache.CheckSymbol to share its cache.
+	SymbolCheck func(ctx context.Context, symbol string) error
 	// ToolTimeout bounds one paid tool run; zero leaves only the engine's
 	// run time limit.
 	ToolTimeout time.Duration

@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -100,6 +101,7 @@ type seller struct {
 	eng       *engine.Engine
 	env       tools.Env
 	check     func(ctx context.Context) error
+	symbols   func(ctx context.Context, symbol string) error
 	timeout   time.Duration
 	requestID func(*http.Request) string
 	refCode   func(*http.Request) string
@@ -134,15 +136,21 @@ func newSeller(opts Options, log *slog.Logger) (*seller, error) {
 		return nil, fmt.Errorf("mcp: unknown payment network %q", cut(network, 40))
 	}
 	s := &seller{
-		eng: opts.Engine, env: opts.Env, check: opts.TerminalCheck, timeout: opts.ToolTimeout,
+		eng: opts.Engine, env: opts.Env, check: opts.TerminalCheck, symbols: opts.SymbolCheck, timeout: opts.ToolTimeout,
 		requestID: opts.RequestID, refCode: opts.RefCode, log: log,
 		byName: map[string]*paidTool{},
 	}
 	if s.timeout < 0 {
 		return nil, fmt.Errorf("mcp: ToolTimeout %s is negative", s.timeout)
 	}
-	if s.check == nil {
-		s.check = terminalCheck(opts.Env.Terminal)
+	if s.check == nil || s.symbols == nil {
+		check, symbols := terminalChecks(opts.Env.Terminal)
+		if s.check == nil {
+			s.check = check
+		}
+		if s.symbols == nil {
+			s.symbols = symbols
+		}
 	}
 	base := strings.TrimRight(opts.BaseURL, "/")
 	for _, t := range opts.Catalog.All() {
@@ -185,14 +193,16 @@ func ResourceURL(base, tool string) string {
 	return strings.TrimRight(base, "/") + "/mcp#" + tool
 }
 
-// terminalCheck is the default availability check of the terminal-backed
-// tools: a health cache in front of the Env's terminal, or "unavailable"
-// when there is none.
-func terminalCheck(t xau.Terminal) func(ctx context.Context) error {
+// terminalChecks are the default availability and symbol checks of the
+// terminal-backed tools: a health cache in front of the Env's terminal,
+// or "unavailable" when there is none (and then no symbol check: the
+// availability check fails first).
+func terminalChecks(t xau.Terminal) (func(ctx context.Context) error, func(ctx context.Context, symbol string) error) {
 	if t == nil {
-		return func(context.Context) error { return errors.New("mcp: no trading terminal is configured") }
+		return func(context.Context) error { return errors.New("mcp: no trading terminal is configured") }, nil
 	}
-	return xau.NewHealthCache(t, 0, nil).Check
+	hc := xau.NewHealthCache(t, 0, nil)
+	return hc.Check, hc.CheckSymbol
 }
 
 // bazaarExtension is the bazaar discovery extension of an MCP tool:
@@ -402,8 +412,9 @@ type answer struct {
 //
 //  1. The arguments are decoded and validated with the tool's own rules:
 //     invalid → a tool error naming the field, no payment requirement.
-//  2. A terminal-backed tool checks the terminal's availability: down → a
-//     tool error, no payment requirement.
+//  2. A terminal-backed tool checks the terminal's availability and the
+//     symbol the call names (cached): down or a symbol the terminal does
+//     not serve → a tool error, no payment requirement.
 //  3. The payment is decoded; then the engine answers: payment required,
 //     refused, or — verified, reserved, run, journaled and settled — the
 //     answer with the settlement.
@@ -418,6 +429,12 @@ func (s *seller) call(ctx context.Context, pt *paidTool, args, payment json.RawM
 				s.log.WarnContext(ctx, "mcp: terminal unavailable; no payment requested", "tool", pt.name, "err", err)
 			}
 			return answer{result: errorResult(errors.New(pt.name + ": the trading terminal is unavailable; no payment was requested, try again later"))}
+		}
+		if err := call.CheckSymbol(ctx, s.symbols); err != nil {
+			if svc.KindOf(err) == svc.KindUnavailable && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "mcp: symbol check failed; no payment requested", "tool", pt.name, "err", err)
+			}
+			return answer{result: errorResult(toolError(ctx, s.log, pt.name, err, nil))}
 		}
 	}
 	p, ok := paymentOf(payment)

@@ -57,6 +57,9 @@ type paidOptions struct {
 	logger *slog.Logger
 	// sdkOnly leaves every paid call to the SDK (no fast path).
 	sdkOnly bool
+	// symbolCheck replaces the symbol preflight (nil: the default, a
+	// health cache over the terminal).
+	symbolCheck func(ctx context.Context, symbol string) error
 }
 
 // openPaidStore opens the journal of a test: PostgreSQL when
@@ -122,6 +125,7 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 		Engine: eng, Catalog: cat, PayTo: testPayTo,
 		Env:           tools.Env{Terminal: term},
 		TerminalCheck: xau.NewHealthCache(term, time.Millisecond, nil).Check,
+		SymbolCheck:   o.symbolCheck,
 		RequestID:     httpserver.RequestIDOf,
 		RefCode:       func(r *http.Request) string { return r.Header.Get("X-Ref") },
 	})

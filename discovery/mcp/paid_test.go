@@ -189,6 +189,9 @@ func TestInvalidArgumentsAskNoPayment(t *testing.T) {
 				{"risk_levels", "direction", map[string]any{"entry": 3500}},
 				{"xau_bars", "count", map[string]any{"count": "many"}},
 				{"session_state", "dateTime", map[string]any{"dateTime": "yesterday"}},
+				{"session_state", `unknown field "datetime"`, map[string]any{"datetime": "2025-06-04T07:15:00Z"}},
+				{"xau_bars", `unknown field "cnt"`, map[string]any{"cnt": 20}},
+				{"xau_quote", `"EURUSD" is not served by the trading terminal`, map[string]any{"symbol": "EURUSD"}},
 			} {
 				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, nil), c.field)
 				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, map[string]any{mcp.MetaPayment: asObject(t, pay)}), c.field)
@@ -466,10 +469,12 @@ func TestSettlementFailure(t *testing.T) {
 }
 
 // TestRunFailureChargesNothing: a paid call whose tool fails after the
-// payment was verified (a symbol the terminal does not serve) is a tool
-// error without a payment requirement, and nothing is settled.
+// payment was verified (a symbol the terminal does not serve, which a
+// stale symbol check let through) is a tool error without a payment
+// requirement, and nothing is settled.
 func TestRunFailureChargesNothing(t *testing.T) {
-	eachPath(t, paidOptions{}, func(t *testing.T, e *paidEnv) {
+	stale := func(context.Context, string) error { return nil }
+	eachPath(t, paidOptions{symbolCheck: stale}, func(t *testing.T, e *paidEnv) {
 		args := map[string]any{"symbol": "EURUSD"}
 		for _, er := range eras {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "xau_quote", args, nil)))
