@@ -156,6 +156,9 @@ func regexAsV8(c regexCorpusCase) (regexV8Result, error) {
 // groups, named groups, indices; or both reject the pattern), and every
 // case marked unsupported must be rejected as such.
 func TestRegexTestDifferentialV8(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the corpus in Node.js (V8) (the full go test runs it)")
+	}
 	cases := regexLoadCorpus(t)
 	v8 := regexNodeResults(t)
 	if len(v8) != len(cases) {

@@ -60,6 +60,9 @@ func TestRegexFoldTables(t *testing.T) {
 // unassigned are skipped, on both sides of a mapping: node may know a newer
 // Unicode (U+0264 gained the capital U+A7CB in Unicode 16).
 func TestRegexFoldAgreesWithV8(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: compares the fold tables with Node.js (V8) (the full go test runs it)")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

@@ -83,6 +83,9 @@ func eachStore(t *testing.T, f func(t *testing.T, open opener)) {
 		if os.Getenv(pgEnv) == "" {
 			t.Skipf("%s is not set: skipping the club tests against PostgreSQL", pgEnv)
 		}
+		if testing.Short() {
+			t.Skip("-short: PostgreSQL (the full go test runs it)")
+		}
 		f(t, openPostgres)
 	})
 }

@@ -95,7 +95,7 @@ type fixtureOptions struct {
 func openTestStore(t *testing.T) store.Store {
 	t.Helper()
 	dsn := os.Getenv("SVC_TEST_DATABASE_URL")
-	if dsn == "" {
+	if dsn == "" || testing.Short() { // -short: SQLite, not PostgreSQL
 		dsn = filepath.Join(t.TempDir(), "svc.db")
 	}
 	st, err := store.Open(context.Background(), dsn)

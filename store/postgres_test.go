@@ -26,6 +26,9 @@ const pgEnv = "SVC_TEST_DATABASE_URL"
 // unset.
 func pgSchemaDSN(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: PostgreSQL (the full go test runs it)")
+	}
 	base := os.Getenv(pgEnv)
 	if base == "" {
 		t.Skipf("%s is not set: skipping the PostgreSQL store tests", pgEnv)

@@ -38,6 +38,9 @@ func (b *lockedBuffer) String() string {
 // contract agree on paths, token, JSON shapes, time zones and errors.
 // Skipped without python3.
 func TestBridgePyContract(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the Python bridge in a subprocess (the full go test runs it)")
+	}
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not installed")

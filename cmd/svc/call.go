@@ -38,22 +38,19 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	maxUSD := f.String("max", "", "0.10", "refuse to pay more than this many USD per call")
 	network := f.String("network", "", x402.NetworkBase, "network the client agrees to pay on")
 	timeout := f.Duration("timeout", "", 90*time.Second, "time limit of the whole call")
-	// The tool key may come before or after the flags.
-	var key string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		key, args = args[0], args[1:]
-	}
-	if err := f.parse(args); err != nil {
+	// Flags may come before and after the tool key, in any mix.
+	positional, err := f.parseInterspersed(args)
+	if err != nil {
 		return err
 	}
-	if key == "" && f.NArg() > 0 {
-		key = f.Arg(0)
-	} else if f.NArg() > 0 {
-		return usageError(fmt.Sprintf("unexpected argument %q", f.Arg(0)))
-	}
-	if key == "" {
+	if len(positional) == 0 {
 		return usageError("svc call needs a tool key (svc tools lists them)")
 	}
+	if len(positional) > 1 {
+		return usageError(fmt.Sprintf("unexpected argument %q after the tool key %q: give the input with --query k=v or --json '{...}'",
+			cutArg(positional[1]), cutArg(positional[0])))
+	}
+	key := positional[0]
 	if *keyEnv == "" {
 		return usageError("--key-env names the environment variable holding the payer's private key")
 	}
@@ -112,6 +109,14 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return fmt.Errorf("the server answered %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// cutArg shortens a command-line argument quoted in an error.
+func cutArg(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
 }
 
 // jsonOrString keeps a JSON body as is and turns anything else into a JSON

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,6 +119,31 @@ func (f *envFlags) parse(args []string) error {
 		return usageError(strings.Join(f.errs, "; "))
 	}
 	return nil
+}
+
+// parseInterspersed parses args with flags before, between and after the
+// positional arguments, which it returns in order ("svc call --url U
+// xau-bars --query count=3": the standard flag package would stop at
+// xau-bars and drop every flag after it). "--" ends the flags: what
+// follows is positional.
+func (f *envFlags) parseInterspersed(args []string) ([]string, error) {
+	var positional []string
+	for {
+		dashes := slices.Index(args, "--")
+		if err := f.parse(args); err != nil {
+			return nil, err
+		}
+		rest := f.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		// Parse stopped at "--" (consumed) or at a positional argument.
+		if dashes >= 0 && len(args)-dashes-1 == len(rest) {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
 }
 
 // listFlag is a repeatable flag. Values given on the command line replace

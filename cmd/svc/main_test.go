@@ -196,11 +196,22 @@ func TestServeFromCleanCheckout(t *testing.T) {
 		t.Fatalf("svc call output %s", out)
 	}
 
-	// A GET tool with --query.
-	call = exec.Command(bin, "call", "xau-bars", "--url", base, "--key-env", "PAYER_KEY", "--query", "timeframe=H1", "--query", "count=10")
+	// A GET tool with --query, flags before and after the tool key: none
+	// is dropped.
+	call = exec.Command(bin, "call", "--url", base, "--key-env", "PAYER_KEY", "xau-bars", "--query", "timeframe=H1", "--query", "count=10")
 	call.Env = append(cleanEnv(), "PAYER_KEY="+key)
-	if out, err := call.Output(); err != nil || !strings.Contains(string(out), `"timeframe": "H1"`) || !strings.Contains(string(out), `"source": "simulated"`) {
+	if out, err := call.Output(); err != nil || !strings.Contains(string(out), `"timeframe": "H1"`) || !strings.Contains(string(out), `"count": 10,`) ||
+		!strings.Contains(string(out), `"source": "simulated"`) {
 		t.Fatalf("svc call xau-bars: %v\n%s", err, out)
+	}
+	// A stray argument is refused before anything is paid.
+	call = exec.Command(bin, "call", "--url", base, "--key-env", "PAYER_KEY", "xau-bars", "count=10")
+	call.Env = append(cleanEnv(), "PAYER_KEY="+key)
+	var strayErr bytes.Buffer
+	call.Stderr = &strayErr
+	if out, err := call.Output(); err == nil || call.ProcessState.ExitCode() != 2 || len(out) != 0 ||
+		!strings.Contains(strayErr.String(), `unexpected argument "count=10" after the tool key "xau-bars"`) {
+		t.Fatalf("svc call with a stray argument: %v\n%s\n%s", err, out, strayErr.String())
 	}
 
 	// The aggregate stats saw the 402 and both settled calls (the server
@@ -466,6 +477,8 @@ func TestRunCommands(t *testing.T) {
 		"no tool":        {"call", "--key-env", "K"},
 		"empty key":      {"call", "risk-levels", "--key-env", "EMPTY"},
 		"json and query": {"call", "risk-levels", "--key-env", "K", "--json", "{}", "--query", "a=b"},
+		"stray argument": {"call", "--key-env", "K", "risk-levels", "--json", "{}", "extra"},
+		"two tool keys":  {"call", "risk-levels", "tick-pnl", "--key-env", "K"},
 	} {
 		errOut.Reset()
 		if c := run(context.Background(), args, &out, &errOut, envOf(map[string]string{"K": randomKey(t)})); c != 2 {

@@ -44,6 +44,9 @@ type conformanceCheck struct {
 // missing or SVC_E2E=0 (and fails instead under CI=true); SVC_MCP_CONFORMANCE=0
 // skips it alone. SVC_MCP_CONFORMANCE_OUT=dir keeps the checks.json files.
 func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the Node.js MCP conformance suite (the full go test runs it)")
+	}
 	if os.Getenv("SVC_E2E") == "0" || os.Getenv("SVC_MCP_CONFORMANCE") == "0" {
 		t.Skip("conformance suite skipped: SVC_E2E=0 or SVC_MCP_CONFORMANCE=0")
 	}

@@ -108,6 +108,9 @@ type nodeReport struct {
 // own answer. Skipped when node or npm is missing or SVC_E2E=0, except
 // under CI=true where it fails instead.
 func TestTypeScriptClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: drives Node.js MCP clients (the full go test runs it)")
+	}
 	if os.Getenv("SVC_E2E") == "0" {
 		t.Skip("end-to-end test skipped: SVC_E2E=0")
 	}

@@ -67,7 +67,7 @@ type paidOptions struct {
 func openPaidStore(t testing.TB) store.Store {
 	t.Helper()
 	dsn := os.Getenv("SVC_TEST_DATABASE_URL")
-	if dsn == "" {
+	if dsn == "" || testing.Short() { // -short: SQLite, not PostgreSQL
 		dsn = filepath.Join(t.TempDir(), "svc.db")
 	}
 	st, err := store.Open(context.Background(), dsn)

@@ -33,9 +33,13 @@ func SkipOrFail(t testing.TB, format string, args ...any) {
 }
 
 // Node returns the path of a node binary of at least minMajor, skipping (or
-// failing under CI) when there is none, and skipping when SVC_E2E=0.
+// failing under CI) when there is none, and skipping under -short or when
+// SVC_E2E=0.
 func Node(t testing.TB, minMajor int) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: drives Node.js peers (the full go test runs them)")
+	}
 	if os.Getenv("SVC_E2E") == "0" {
 		t.Skip("end-to-end test skipped: SVC_E2E=0")
 	}
