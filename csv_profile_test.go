@@ -417,7 +417,7 @@ func (c *csvTestCancelLater) Err() error {
 
 func TestCSVProfileUniqueBudget(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a 5 MB document")
+		t.Skip("-short: builds a 5 MB document (the full go test runs it)")
 	}
 	// 800 000 distinct values need a 1M-slot (8 MiB) hash table, beyond
 	// the budget of max(8 MiB, input size): uniqueCount becomes a flagged

@@ -77,7 +77,9 @@ type SessionStateResponse struct {
 	Asia    bool `json:"asia"`
 	// MinuteOfDay is the Vienna wall-clock minute, hour·60 + minute, 0–1439.
 	MinuteOfDay int `json:"minuteOfDay"`
-	// UTC is the evaluated instant in RFC 3339, UTC.
+	// UTC is the evaluated instant in RFC 3339, UTC. (An instant given at
+	// the very edge of the years 1900–9999 may fall in 1899 or 10000 here
+	// and in Local; the year is then written with its digits as they are.)
 	UTC string `json:"utc"`
 	// Local is the same instant in RFC 3339 with Vienna's offset.
 	Local string `json:"local"`

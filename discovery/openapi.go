@@ -391,7 +391,7 @@ func (s *Service) buildOpenAPI() ([]byte, error) {
 			"summary": "Pay-per-call market intelligence and utility tools for autonomous agents (x402 v2, USDC).",
 			"description": serviceDescription + "\n\n" +
 				"Payment: every paid operation answers 402 with a PAYMENT-REQUIRED header (base64 JSON, x402 v2); pay with the exact scheme (EIP-3009 USDC authorization) and retry the identical request with PAYMENT-SIGNATURE; the 200 carries PAYMENT-RESPONSE. " +
-				"Invalid input is answered 400 (application/problem+json with errors [{field, rule, message}]) before any 402, so nobody pays for a call that cannot succeed; unknown JSON members and unknown query parameters are invalid (ref and src, which carry attribution, excepted), and so is a parameter given twice. " +
+				"Invalid input is answered 400 (application/problem+json with errors [{field, rule, message}]) before any 402, so nobody pays for a call that cannot succeed; unknown JSON members and unknown query parameters are invalid (ref and src, which carry attribution, excepted), and so is a tool parameter given twice (no value is picked). " +
 				fmt.Sprintf("Request bodies are limited to %d bytes (413 past it). Free routes are rate-limited per client address (429 with Retry-After); paid ones are not.", limit) + "\n\n" +
 				"Three ways to buy each paid operation, on the same price, network, asset and payTo (x-payment-info), through one payment engine (one authorization buys one call, whatever the transport); x-transports on each operation names them:\n\n" +
 				"- HTTP: the operation itself, as above.\n" +

@@ -79,7 +79,7 @@ func (s *Service) buildSkill() string {
 	p("# 1st request: answered 402 with PAYMENT-REQUIRED\n%s\n# paid retry\n%s\n```\n\n", first, paid)
 
 	p("## 6. Rules\n\n")
-	p("- Unknown JSON members and unknown query parameters are invalid (a typo is never paid for; `ref` and `src`, which carry attribution, are accepted everywhere); a parameter given twice is invalid.\n")
+	p("- Unknown JSON members and unknown query parameters are invalid (a typo is never paid for; `ref` and `src`, which carry attribution, are accepted everywhere); a tool parameter given twice is invalid (no value is picked).\n")
 	p("- Request bodies are limited to %d bytes (413). Free routes are rate-limited per client address (429 with Retry-After); paid routes are not.\n", s.cfg.Catalog.BodyLimit())
 	p("- Numbers are exact decimals; outputs are JSON numbers. Errors are RFC 9457 problem+json.\n")
 	p("- Stats (`%s`) are aggregate counters only: no address, wallet, token or body is kept.\n", s.absURL(PathAmplifierStats))

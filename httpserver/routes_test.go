@@ -227,6 +227,47 @@ func TestInvalidInputBefore402(t *testing.T) {
 	}
 }
 
+// TestAcceptedInputsAsk402: inputs the tools accept are offered for
+// payment, not refused: the ISO 8601 forms of dateTime (an unencoded "+"
+// arrives as a space), null for an optional member, the empty candidate
+// address, attribution parameters on any route. A POST tool's query takes
+// nothing else.
+func TestAcceptedInputsAsk402(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	for _, q := range []string{
+		"dateTime=2025-03-31T09:15:00+0200", "dateTime=2025-03-31T09:15:00%2B02", "dateTime=20250331T071500Z",
+		"dateTime=20250331T091500%2B0200", "dateTime=20250331T071500,5Z&ref=ABC&src=agent",
+	} {
+		resp, body := do(t, f.rawQueryRequest(t, "/api/session-state", q))
+		if resp.StatusCode != http.StatusPaymentRequired {
+			t.Errorf("session-state?%s: %d %s", q, resp.StatusCode, body)
+		}
+	}
+	for key, input := range map[string]string{
+		"evm-address-syntax": `{"address":""}`,
+		"csv-profile":        `{"csv":"a,b\n1,2","delimiter":null,"hasHeader":null}`,
+		"json-shape":         `{"value":{},"maxDepth":null,"maxPaths":null}`,
+		"regex-test":         `{"pattern":"a","text":"a","flags":null}`,
+	} {
+		tool := f.tool(t, key)
+		resp, body := do(t, f.request(t, tool, input))
+		if resp.StatusCode != http.StatusPaymentRequired {
+			t.Errorf("%s %s: %d %s", key, input, resp.StatusCode, body)
+		}
+		req := f.request(t, tool, input)
+		req.URL.RawQuery = "ref=ABC&src=agent"
+		if resp, body := do(t, req); resp.StatusCode != http.StatusPaymentRequired {
+			t.Errorf("%s with attribution: %d %s", key, resp.StatusCode, body)
+		}
+		req = f.request(t, tool, input)
+		req.URL.RawQuery = "address=0x00"
+		resp, body = do(t, req)
+		if p := mustProblem(t, resp, body, http.StatusBadRequest); !p.hasField("address", "unknown_field") {
+			t.Errorf("%s with a query parameter: %s", key, body)
+		}
+	}
+}
+
 // TestGoldTerminalDown503: with the terminal down, the three gold routes
 // answer 503 before any 402; the other routes still offer payment.
 func TestGoldTerminalDown503(t *testing.T) {

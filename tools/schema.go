@@ -73,7 +73,7 @@ func inputSchema(t reflect.Type, sh *shape, m *meta) (*jsonschema.Schema, error)
 	}
 	s.Description = fmt.Sprintf("Input of %s, sent as %s.", m.operationID, where)
 	if m.location == InputQuery {
-		s.Description += " Unknown query parameters are invalid (ref and src, which carry attribution, excepted), as are unknown members of a JSON input object (MCP, A2A, /api/route); a parameter given twice is invalid."
+		s.Description += " Unknown query parameters are invalid (ref and src, which carry attribution, excepted), as are unknown members of a JSON input object (MCP, A2A, /api/route); a parameter of the tool given twice is invalid (no value is picked)."
 	} else {
 		s.Description += " Unknown members are invalid."
 	}

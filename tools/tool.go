@@ -141,12 +141,12 @@ func (t *Tool) PriceFixed6() string {
 // "unknown_field", the message lists the allowed members), no member given
 // twice, every required member present, each of the right JSON type (the
 // rule names the expected type; null is a value of no type, except for an
-// optional member, where it counts as not given); malformed JSON or data after the object
-// is rule "json" with the line, column and byte offset; an empty body
-// counts as {} (so the missing members are listed); a body over the limit
-// is KindTooLarge (rule "max_bytes"). Any Content-Type is read as JSON
-// (curl -d sends application/x-www-form-urlencoded); a compressed body is
-// refused. A leading UTF-8 byte-order mark is ignored.
+// optional member, where it counts as not given); malformed JSON or data
+// after the object is rule "json" with the line, column and byte offset;
+// an empty body counts as {} (so the missing members are listed); a body
+// over the limit is KindTooLarge (rule "max_bytes"). Any Content-Type is
+// read as JSON (curl -d sends application/x-www-form-urlencoded); a
+// compressed body is refused. A leading UTF-8 byte-order mark is ignored.
 //
 // Every error is an *svc.Error: KindInvalid (HTTP 400) or KindTooLarge
 // (413) for the input, or whatever the tool's validation reports (a

@@ -57,6 +57,9 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	if *jsonInput != "" && len(query.values) > 0 {
 		return usageError("give the input with --json or with --query, not both")
 	}
+	if err := checkQueryFlags(query.values); err != nil {
+		return err
+	}
 	hexKey := strings.TrimSpace(getenv(*keyEnv))
 	if hexKey == "" {
 		return usageError(fmt.Sprintf("the environment variable %s is empty", *keyEnv))
@@ -107,6 +110,24 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 			}
 		}
 		return fmt.Errorf("the server answered %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// checkQueryFlags checks the --query values before anything is sent:
+// each is k=v, and no key is given twice (the server would refuse a GET
+// tool's repeated parameter; a POST tool's body holds a member once).
+func checkQueryFlags(values []string) error {
+	seen := map[string]bool{}
+	for _, kv := range values {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usageError(fmt.Sprintf("--query %q: want k=v", cutArg(kv)))
+		}
+		if seen[k] {
+			return usageError(fmt.Sprintf("--query %s is given twice", cutArg(k)))
+		}
+		seen[k] = true
 	}
 	return nil
 }

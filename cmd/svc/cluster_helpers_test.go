@@ -61,7 +61,7 @@ var clusterBin struct {
 func clusterBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("builds and runs svc serve processes")
+		t.Skip("-short: builds and runs svc serve processes (the full go test runs it)")
 	}
 	clusterBin.once.Do(func() {
 		goBin, err := exec.LookPath("go")

@@ -52,7 +52,7 @@ const faultRecoveryTimeout = 60 * time.Second
 func faultSkipShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("fault injection kills real svc serve processes and waits for recovery (tens of seconds): not under -short")
+		t.Skip("-short: fault injection kills real svc serve processes and waits for recovery, tens of seconds (the full go test runs it)")
 	}
 }
 

@@ -99,7 +99,7 @@ func getJSON(t *testing.T, url string, v any) int {
 // and stops it with SIGTERM.
 func TestServeFromCleanCheckout(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("-short: builds and runs the svc binary (the full go test runs it)")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -479,6 +479,7 @@ func TestRunCommands(t *testing.T) {
 		"json and query": {"call", "risk-levels", "--key-env", "K", "--json", "{}", "--query", "a=b"},
 		"stray argument": {"call", "--key-env", "K", "risk-levels", "--json", "{}", "extra"},
 		"two tool keys":  {"call", "risk-levels", "tick-pnl", "--key-env", "K"},
+		"repeated query": {"call", "--key-env", "K", "risk-levels", "--query", "entry=1", "--query", "entry=2"},
 	} {
 		errOut.Reset()
 		if c := run(context.Background(), args, &out, &errOut, envOf(map[string]string{"K": randomKey(t)})); c != 2 {

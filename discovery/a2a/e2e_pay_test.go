@@ -93,7 +93,7 @@ func e2ePayRun(t *testing.T, node, dir string, args ...string) e2ePayReport {
 
 func TestE2EPaidCalls(t *testing.T) {
 	if testing.Short() {
-		t.Skip("end-to-end test skipped under -short")
+		t.Skip("-short: drives the Node.js A2A peers (the full go test runs it)")
 	}
 	node, dir := e2eSetup(t)
 	env := newPayEnv(t)

@@ -75,7 +75,7 @@ type step struct {
 // under CI=true where a missing peer fails it.
 func TestPaidTypeScriptClients(t *testing.T) {
 	if testing.Short() {
-		t.Skip("end-to-end test skipped under -short")
+		t.Skip("-short: drives the Node.js MCP clients (the full go test runs it)")
 	}
 	if os.Getenv("SVC_E2E") == "0" {
 		t.Skip("end-to-end test skipped: SVC_E2E=0")
