@@ -2,12 +2,14 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,4 +280,48 @@ func FuzzDecode(f *testing.F) {
 			agree(t, e.entry, []byte(doc))
 		}
 	})
+}
+
+// TestDecodeConcurrently decodes different documents on one tool from
+// many goroutines at once: each gets its own request or its own error,
+// whatever the walkers the tool keeps for reuse held before.
+func TestDecodeConcurrently(t *testing.T) {
+	c, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, ok := c.ByKey("risk-levels")
+	if !ok {
+		t.Fatal("no risk-levels tool")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				entry := fmt.Sprintf("%d.%d", 3000+g, i)
+				call, err := tl.DecodeJSON(context.Background(), json.RawMessage(`{"entry":`+entry+`,"direction":"long","slPct":0.05,"tpPct":0.04}`))
+				if err != nil {
+					errs <- fmt.Errorf("entry %s: %v", entry, err)
+					return
+				}
+				var in struct{ Entry json.Number }
+				if err := json.Unmarshal(call.Input(), &in); err != nil || string(in.Entry) != strings.TrimRight(strings.TrimRight(entry, "0"), ".") {
+					errs <- fmt.Errorf("entry %s decoded as %s (%v)", entry, call.Input(), err)
+					return
+				}
+				bad := fmt.Sprintf(`{"entry":%d,"direction":"long","slPct":0.05,"tpPct":0.04,"g%d":1}`, i, g)
+				_, err = tl.DecodeJSON(context.Background(), json.RawMessage(bad))
+				if fe := fieldsOf(err); len(fe) != 1 || fe[0].Field != fmt.Sprintf("g%d", g) || fe[0].Rule != RuleUnknownField {
+					errs <- fmt.Errorf("%s: %v", bad, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
