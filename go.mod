@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/ethereum/go-ethereum v1.17.10
+	github.com/go-json-experiment/json v1.27.2
 	github.com/go-playground/validator/v10 v10.30.6
 	github.com/google/jsonschema-go v0.4.3
 	github.com/jackc/pgx/v5 v5.12.0

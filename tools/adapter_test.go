@@ -615,8 +615,8 @@ func TestNullOptionalMembers(t *testing.T) {
 				continue
 			}
 			delete(in, name)
-			// The same call as without the member, on the walker's path
-			// too (a member with an escaped name leaves the fast path).
+			// The same call as without the member, with the member's name
+			// escaped too.
 			want, err := tl.DecodeJSON(ctx, nullJSON(t, in))
 			if err != nil {
 				t.Fatal(err)

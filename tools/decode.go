@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/seed1284c1d2/svc"
 )
@@ -191,22 +195,85 @@ func position(src []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d (byte offset %d)", line, col, off)
 }
 
-// walker checks a JSON document against a shape while streaming through
-// its tokens: well-formedness (with the position of the first syntax
-// error), the JSON type of every value, unknown, duplicate and missing
-// members. It records every problem it can reach and stops only at a
-// syntax error.
+// walker checks a JSON document against a shape and decodes it into a
+// request value in one pass over its tokens (jsontext does the lexing):
+// well-formedness (with the position of the first syntax error), the JSON
+// type of every value, unknown, duplicate and missing members. It records
+// every problem it can reach and stops only at a syntax error. The value
+// it fills is the request's only when no error but missing members was
+// found.
 type walker struct {
-	src     []byte
-	dec     *json.Decoder
+	src []byte
+	buf bytes.Buffer // src, which dec reads in place
+	dec jsontext.Decoder
+	// opts: strings may hold invalid UTF-8 (replaced by U+FFFD, as
+	// encoding/json does) and names may repeat inside free-form values
+	// (json.RawMessage): the walker itself refuses the request's repeated
+	// members, naming them. Nesting stops at jsontext's limit of 10000
+	// levels, encoding/json's too.
+	opts    []jsontext.Options
 	errs    []svc.FieldError
 	dropped int
+	// undecodable is the first error of a value's own decoding method
+	// (encoding.TextUnmarshaler).
+	undecodable error
+	// steps is the path to the value being read (in stepsBuf while short).
+	steps    []step
+	stepsBuf [8]step
+}
+
+// walkerPool keeps walkers, with their decoders' buffers, for the next
+// documents; the zero value is ready to use.
+type walkerPool struct{ p sync.Pool }
+
+// get returns a walker reading src.
+func (wp *walkerPool) get(src []byte) *walker {
+	w, _ := wp.p.Get().(*walker)
+	if w == nil {
+		w = &walker{opts: []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}}
+	}
+	w.src, w.buf = src, *bytes.NewBuffer(src)
+	w.dec.Reset(&w.buf, w.opts...)
+	w.steps = w.stepsBuf[:0]
+	return w
+}
+
+// put gives w back, keeping nothing of its document.
+func (wp *walkerPool) put(w *walker) {
+	w.src, w.buf, w.errs, w.dropped, w.undecodable = nil, bytes.Buffer{}, nil, 0, nil
+	w.dec.Reset(&w.buf, w.opts...)
+	wp.p.Put(w)
 }
 
 // syntaxError is a fatal error of the document itself.
 type syntaxError struct{ fe svc.FieldError }
 
 func (e *syntaxError) Error() string { return e.fe.Message }
+
+// step is one step of the path to the value being read: a member of an
+// object (index < 0) or an element of an array.
+type step struct {
+	name  string
+	index int
+}
+
+// path returns the path of the value being read as errors name it
+// ("bars[2].open"; "" for the document itself). It is built only when an
+// error names it.
+func (w *walker) path() string {
+	var b strings.Builder
+	for _, st := range w.steps {
+		if st.index >= 0 {
+			fmt.Fprintf(&b, "[%d]", st.index)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(st.name)
+	}
+	return b.String()
+}
 
 // add records a structural error, keeping the first maxFieldErrors.
 func (w *walker) add(fe svc.FieldError) {
@@ -226,220 +293,334 @@ func (w *walker) errors() []svc.FieldError {
 }
 
 // fail turns an error of the JSON decoder into a syntaxError with its
-// position. The streaming decoder counts offsets from the start of the
-// value it was reading, so the position is taken from a decode of the
-// whole document instead, which counts from its start.
+// position. The message is worded as encoding/json words it (the wording
+// clients have seen all along): the document is read by it once more, on
+// this error path only.
 func (w *walker) fail(err error) error {
-	if !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		if whole := json.NewDecoder(bytes.NewReader(w.src)).Decode(new(json.RawMessage)); whole != nil {
-			err = whole
-		}
+	off, msg := w.dec.InputOffset(), strings.TrimPrefix(err.Error(), "jsontext: ")
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
+		off = se.ByteOffset
 	}
-	off := int64(len(w.src))
-	msg := "unexpected end of input"
-	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+	whole := json.NewDecoder(bytes.NewReader(w.src)).Decode(new(json.RawMessage))
+	if se, ok := errors.AsType[*json.SyntaxError](whole); ok {
 		off = max(se.Offset-1, 0) // Offset counts the offending byte
 		msg = strings.TrimPrefix(se.Error(), "json: ")
-		if strings.HasPrefix(msg, "unexpected end of JSON input") {
-			off, msg = int64(len(w.src)), "unexpected end of input"
-		}
-	} else if !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		off, msg = w.dec.InputOffset(), err.Error()
+	}
+	if errors.Is(whole, io.ErrUnexpectedEOF) || strings.HasPrefix(msg, "unexpected end of JSON input") ||
+		(whole == nil && errors.Is(err, io.ErrUnexpectedEOF)) {
+		off, msg = int64(len(w.src)), "unexpected end of input"
 	}
 	return &syntaxError{fieldErr("", RuleJSON, "malformed JSON at %s: %s", position(w.src, off), msg)}
 }
 
-// token reads the next token.
-func (w *walker) token() (json.Token, error) {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return nil, w.fail(err)
-	}
-	return tok, nil
-}
-
-// skipValue skips the rest of a value whose first token was tok.
-func (w *walker) skipValue(tok json.Token) error {
-	d, ok := tok.(json.Delim)
-	if !ok || (d != '{' && d != '[') {
-		return nil
-	}
-	for depth := 1; depth > 0; {
-		t, err := w.token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-	return nil
-}
-
-// describe names the JSON type of a token for messages.
-func describe(tok json.Token) string {
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			return "an object"
-		}
+// describe names a JSON type for messages.
+func describe(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
 		return "an array"
-	case string:
+	case '"':
 		return "a string"
-	case json.Number:
+	case '0':
 		return "a number"
-	case bool:
+	case 't', 'f':
 		return "a boolean"
-	case nil:
+	case 'n':
 		return "null"
 	}
 	return "an unknown value"
 }
 
 // wrongType records that the value at path is not of the shape's kind.
-func (w *walker) wrongType(path string, s *shape, tok json.Token) {
-	w.add(fieldErr(path, s.kind.String(), "must be %s %s, got %s", s.kind.article(), s.kind, describe(tok)))
+func (w *walker) wrongType(s *shape, k jsontext.Kind) {
+	path := w.path()
+	w.add(fieldErr(path, s.kind.String(), "must be %s %s, got %s", s.kind.article(), s.kind, describe(k)))
 }
 
-// value checks one value against s. Objects and arrays are streamed token
-// by token; a scalar is read whole and judged by its first byte, which
-// spares unquoting a large string (a CSV document) only to check its type.
-// optional says the value is an optional member's, for which null means
-// "not given" whatever its type.
-func (w *walker) value(path string, s *shape, optional bool) error {
-	nullable := s.nullable || optional
-	if s.kind == kindObject || s.kind == kindArray {
-		tok, err := w.token()
-		if err != nil {
-			return err
-		}
-		switch {
-		case tok == nil && nullable:
-			return nil
-		case tok == json.Delim('{') && s.kind == kindObject:
-			return w.object(path, s)
-		case tok == json.Delim('[') && s.kind == kindArray:
-			return w.array(path, s)
-		}
-		w.wrongType(path, s, tok)
-		return w.skipValue(tok)
+// deref returns the value v points to through its pointers, allocating
+// the nil ones; the invalid Value (nothing to fill) stays invalid.
+func deref(v reflect.Value) reflect.Value {
+	if !v.IsValid() {
+		return v
 	}
-	var raw json.RawMessage
-	if err := w.dec.Decode(&raw); err != nil {
-		return w.fail(err)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		v = v.Elem()
 	}
-	if s.kind == kindAny {
+	return v
+}
+
+// value checks the next value against s and stores it in v (when valid).
+// Objects and arrays are streamed token by token; a scalar is read whole
+// and judged by its kind, which spares unquoting a large string (a CSV
+// document) only to check its type. optional says the value is an
+// optional member's, for which null means "not given" whatever its type
+// (v keeps its zero value).
+func (w *walker) value(s *shape, v reflect.Value, optional bool) error {
+	if optional && !s.nullable && w.dec.PeekKind() == 'n' {
+		if _, err := w.dec.ReadToken(); err != nil {
+			return w.fail(err)
+		}
 		return nil
 	}
-	switch c := raw[0]; {
-	case c == 'n':
-		if !nullable {
-			w.wrongType(path, s, nil)
-		}
-	case c == '"':
-		switch s.kind {
-		case kindString:
-		case kindNumber:
-			var str string
-			if err := json.Unmarshal(raw, &str); err != nil {
+	if s.kind == kindObject || s.kind == kindArray {
+		k := w.dec.PeekKind()
+		switch {
+		case k == 'n' && s.nullable:
+			if _, err := w.dec.ReadToken(); err != nil {
 				return w.fail(err)
 			}
-			if _, err := svc.ParseNumber(str); err != nil {
-				w.add(fieldErr(path, "number", "must be a number or a string holding a decimal, got %q", cut(str, 24)))
+			if v.IsValid() {
+				v.SetZero()
+			}
+			return nil
+		case k == '{' && s.kind == kindObject, k == '[' && s.kind == kindArray:
+			if _, err := w.dec.ReadToken(); err != nil {
+				return w.fail(err)
+			}
+			if k == '{' {
+				return w.object(s, deref(v))
+			}
+			return w.array(s, deref(v))
+		case k == 0: // not a value: the read reports why
+			_, err := w.dec.ReadToken()
+			return w.fail(err)
+		}
+		w.wrongType(s, k)
+		if err := w.dec.SkipValue(); err != nil {
+			return w.fail(err)
+		}
+		return nil
+	}
+	raw, err := w.dec.ReadValue()
+	if err != nil {
+		return w.fail(err)
+	}
+	k := raw.Kind()
+	switch {
+	case s.kind == kindAny:
+		if k == 'n' && v.Kind() == reflect.Pointer {
+			v.SetZero()
+		} else if v = deref(v); v.IsValid() {
+			v.SetBytes(raw.Clone()) // json.RawMessage keeps the literal, null included
+		}
+	case k == 'n':
+		if !s.nullable {
+			w.wrongType(s, k)
+		} else if v.IsValid() {
+			v.SetZero()
+		}
+	case k == '"':
+		switch s.kind {
+		case kindString:
+			w.setString(s, deref(v), raw)
+		case kindNumber:
+			str := unquote(raw)
+			n, err := svc.ParseNumber(str)
+			if err != nil {
+				w.add(fieldErr(w.path(), "number", "must be a number or a string holding a decimal, got %q", cut(str, 24)))
+			} else if v = deref(v); v.IsValid() {
+				*v.Addr().Interface().(*svc.Number) = n
 			}
 		default:
-			w.wrongType(path, s, "")
+			w.wrongType(s, k)
 		}
-	case c == 't' || c == 'f':
+	case k == 't' || k == 'f':
 		if s.kind != kindBoolean {
-			w.wrongType(path, s, true)
+			w.wrongType(s, k)
+		} else if v = deref(v); v.IsValid() {
+			v.SetBool(k == 't')
 		}
-	case c == '{' || c == '[':
-		w.wrongType(path, s, json.Delim(c))
-	default:
+	case k == '0':
 		lit := string(raw)
 		switch s.kind {
 		case kindNumber:
-			if _, err := svc.ParseNumber(lit); err != nil {
-				w.add(fieldErr(path, "number", "%v", err))
+			n, err := svc.ParseNumber(lit)
+			if err != nil {
+				w.add(fieldErr(w.path(), "number", "%v", err))
+			} else if v = deref(v); v.IsValid() {
+				*v.Addr().Interface().(*svc.Number) = n
 			}
 		case kindInteger:
-			if !integerFits(lit, s) {
-				w.add(fieldErr(path, "integer", "must be an integer, got %s", cut(lit, 24)))
+			if !setInteger(lit, s, deref(v)) {
+				w.add(fieldErr(w.path(), "integer", "must be an integer, got %s", cut(lit, 24)))
 			}
 		default:
-			w.wrongType(path, s, json.Number(lit))
+			w.wrongType(s, k)
 		}
+	default: // an object or an array where a scalar belongs
+		w.wrongType(s, k)
 	}
 	return nil
+}
+
+// unquote returns the text of a JSON string (invalid UTF-8 replaced by
+// U+FFFD, as encoding/json does).
+func unquote(raw jsontext.Value) string {
+	if b, ok := plainString(raw); ok {
+		return string(b)
+	}
+	b, _ := jsontext.AppendUnquote(nil, raw) // the error only reports invalid UTF-8
+	return string(b)
+}
+
+// plainString returns the bytes between the quotes of a JSON string that
+// holds no escape and only valid UTF-8: its text as it stands.
+func plainString(raw jsontext.Value) ([]byte, bool) {
+	b := raw[1 : len(raw)-1]
+	if bytes.IndexByte(b, '\\') >= 0 || !utf8.Valid(b) {
+		return nil, false
+	}
+	return b, true
+}
+
+// setString stores a JSON string in v (when valid): the shape's word when
+// it is one (no allocation for "long", "M5", ...), through the type's
+// UnmarshalText when it has one.
+func (w *walker) setString(s *shape, v reflect.Value, raw jsontext.Value) {
+	if !v.IsValid() {
+		return
+	}
+	if s.text {
+		b, ok := plainString(raw)
+		if !ok {
+			b, _ = jsontext.AppendUnquote(nil, raw)
+		}
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(b); err != nil && w.undecodable == nil {
+			w.undecodable = err
+		}
+		return
+	}
+	if b, ok := plainString(raw); ok {
+		v.SetString(s.word(b))
+		return
+	}
+	v.SetString(unquote(raw))
 }
 
 // integerFits reports whether the literal is an integer without fraction
 // or exponent that fits the Go type of s.
 func integerFits(lit string, s *shape) bool {
+	return setInteger(lit, s, reflect.Value{})
+}
+
+// setInteger checks an integer literal against the Go type of s, as
+// integerFits does, and stores it in v (when valid).
+func setInteger(lit string, s *shape, v reflect.Value) bool {
 	bits := s.typ.Bits()
 	switch s.typ.Kind() {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		_, err := strconv.ParseUint(lit, 10, bits)
+		n, err := strconv.ParseUint(lit, 10, bits)
+		if err == nil && v.IsValid() {
+			v.SetUint(n)
+		}
 		return err == nil
 	}
-	_, err := strconv.ParseInt(lit, 10, bits)
+	n, err := strconv.ParseInt(lit, 10, bits)
+	if err == nil && v.IsValid() {
+		v.SetInt(n)
+	}
 	return err == nil
 }
 
-// object checks the members of an object whose '{' was read.
-func (w *walker) object(path string, s *shape) error {
-	seen := make(map[string]bool, len(s.fields))
-	for w.dec.More() {
-		tok, err := w.token()
+// object checks the members of an object whose '{' was read and stores
+// them in v (when valid).
+func (w *walker) object(s *shape, v reflect.Value) error {
+	var small [1]uint64 // the members seen, one bit each
+	seen := small[:]
+	if n := len(s.fields); n > 64 {
+		seen = make([]uint64, (n+63)/64)
+	}
+	var others map[string]bool // names of unknown members, for their repetitions
+	for w.dec.PeekKind() != '}' {
+		raw, err := w.dec.ReadValue() // the member's name
 		if err != nil {
-			return err
+			return w.fail(err)
 		}
-		key, _ := tok.(string)
-		p := joinPath(path, cut(key, 64))
-		f := s.byName[key]
+		name, plain := plainString(raw)
+		if !plain {
+			name, _ = jsontext.AppendUnquote(nil, raw)
+		}
+		f := s.field(name)
 		switch {
-		case seen[key]:
-			w.add(fieldErr(p, RuleDuplicateField, "is given more than once"))
+		case f != nil && seen[f.pos/64]&(1<<(f.pos%64)) != 0, f == nil && others[string(name)]:
+			w.add(fieldErr(joinPath(w.path(), cut(string(name), 64)), RuleDuplicateField, "is given more than once"))
 			f = nil
 		case f == nil:
-			w.add(fieldErr(p, RuleUnknownField, "unknown field %q; allowed fields: %s", cut(key, 64), strings.Join(s.names(), ", ")))
+			key := cut(string(name), 64)
+			w.add(fieldErr(joinPath(w.path(), key), RuleUnknownField, "unknown field %q; allowed fields: %s", key, strings.Join(s.names(), ", ")))
+			if others == nil {
+				others = map[string]bool{}
+			}
+			others[string(name)] = true
+		default:
+			seen[f.pos/64] |= 1 << (f.pos % 64)
 		}
-		seen[key] = true
 		if f == nil {
-			var raw json.RawMessage
-			if err := w.dec.Decode(&raw); err != nil {
+			if err := w.dec.SkipValue(); err != nil {
 				return w.fail(err)
 			}
 			continue
 		}
-		if err := w.value(p, f.shape, !f.required); err != nil {
+		var fv reflect.Value
+		if v.IsValid() {
+			fv = field(v, f.index)
+		}
+		w.steps = append(w.steps, step{name: f.name, index: -1})
+		if err := w.value(f.shape, fv, !f.required); err != nil {
 			return err
 		}
+		w.steps = w.steps[:len(w.steps)-1]
 	}
-	if _, err := w.token(); err != nil { // '}'
-		return err
+	if _, err := w.dec.ReadToken(); err != nil { // '}'
+		return w.fail(err)
 	}
 	for _, f := range s.fields {
-		if f.required && !seen[f.name] {
-			w.add(fieldErr(joinPath(path, f.name), RuleRequired, "is required"))
+		if f.required && seen[f.pos/64]&(1<<(f.pos%64)) == 0 {
+			w.add(fieldErr(joinPath(w.path(), f.name), RuleRequired, "is required"))
 		}
 	}
 	return nil
 }
 
-// array checks the elements of an array whose '[' was read.
-func (w *walker) array(path string, s *shape) error {
-	for i := 0; w.dec.More(); i++ {
-		if err := w.value(fmt.Sprintf("%s[%d]", path, i), s.elem, false); err != nil {
+// field returns the struct field of v at index, through embedded structs
+// (allocating nil embedded pointers).
+func field(v reflect.Value, index []int) reflect.Value {
+	for i, x := range index {
+		if i > 0 {
+			v = deref(v)
+		}
+		v = v.Field(x)
+	}
+	return v
+}
+
+// array checks the elements of an array whose '[' was read and stores
+// them in v (when valid): [] is an empty slice, not nil.
+func (w *walker) array(s *shape, v reflect.Value) error {
+	if v.IsValid() {
+		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+	}
+	for i := 0; w.dec.PeekKind() != ']'; i++ {
+		var ev reflect.Value
+		if v.IsValid() {
+			v.Grow(1)
+			v.SetLen(i + 1)
+			ev = v.Index(i)
+		}
+		w.steps = append(w.steps, step{index: i})
+		if err := w.value(s.elem, ev, false); err != nil {
 			return err
 		}
+		w.steps = w.steps[:len(w.steps)-1]
 	}
-	_, err := w.token() // ']'
-	return err
+	if _, err := w.dec.ReadToken(); err != nil { // ']'
+		return w.fail(err)
+	}
+	return nil
 }
 
 // joinPath appends a member name to a field path.
@@ -450,28 +631,20 @@ func joinPath(path, name string) string {
 	return path + "." + name
 }
 
-// checkDocument checks that src is exactly one JSON object matching s. It
-// returns the structural errors (unknown, duplicate, missing members,
-// wrong types) or a fatal *svc.Error for a document that is not a
-// well-formed JSON object. Empty input (only white space) counts as {}.
-// A clean document (the common case) is recognised by fastCheck in one
-// pass; anything else is walked token by token.
-func checkDocument(src []byte, s *shape, hint string) ([]svc.FieldError, []byte, error) {
-	if fastCheck(src, s) {
-		return nil, src, nil
-	}
-	return walkDocument(src, s, hint)
-}
-
-// walkDocument is checkDocument without the fast path: the token walk that
-// finds and describes every problem.
-func walkDocument(src []byte, s *shape, hint string) ([]svc.FieldError, []byte, error) {
+// decodeDocument checks, with a walker of walkers, that src is exactly
+// one JSON object matching s and decodes it into v, the addressable zero
+// value of s's Go type. It returns the structural errors (unknown, duplicate, missing members,
+// wrong types), the first error of a value's own decoding method, or a
+// fatal *svc.Error for a document that is not a well-formed JSON object.
+// v holds the request when the only errors are missing members. Empty
+// input (only white space) counts as {}.
+func decodeDocument(walkers *walkerPool, src []byte, s *shape, v reflect.Value, hint string) (errs []svc.FieldError, undecodable, fatal error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		src = []byte("{}")
 	}
-	w := &walker{src: src, dec: json.NewDecoder(bytes.NewReader(src))}
-	w.dec.UseNumber()
-	fatal := func(err error) ([]svc.FieldError, []byte, error) {
+	w := walkers.get(src)
+	defer walkers.put(w)
+	failed := func(err error) ([]svc.FieldError, error, error) {
 		if se, ok := errors.AsType[*syntaxError](err); ok {
 			fe := se.fe
 			fe.Message += hint
@@ -479,24 +652,24 @@ func walkDocument(src []byte, s *shape, hint string) ([]svc.FieldError, []byte, 
 		}
 		return nil, nil, invalid(fieldErr("", RuleJSON, "malformed JSON: %v", err))
 	}
-	tok, err := w.token()
+	tok, err := w.dec.ReadToken()
 	if err != nil {
-		return fatal(err)
+		return failed(w.fail(err))
 	}
-	if tok != json.Delim('{') {
-		return nil, nil, invalid(fieldErr("", "object", "the input must be a JSON object, got %s%s", describe(tok), hint))
+	if tok.Kind() != '{' {
+		return nil, nil, invalid(fieldErr("", "object", "the input must be a JSON object, got %s%s", describe(tok.Kind()), hint))
 	}
-	if err := w.object("", s); err != nil {
-		return fatal(err)
+	if err := w.object(s, v); err != nil {
+		return failed(err)
 	}
 	off := w.dec.InputOffset()
 	for off < int64(len(src)) && strings.IndexByte(" \t\r\n", src[off]) >= 0 {
 		off++
 	}
-	if _, err := w.dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := w.dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, nil, invalid(fieldErr("", RuleJSON, "unexpected data after the JSON object at %s", position(src, off)))
 	}
-	return w.errors(), src, nil
+	return w.errors(), w.undecodable, nil
 }
 
 // isAttribution reports whether name is a query parameter every paid

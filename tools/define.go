@@ -74,26 +74,37 @@ func define[Req, Resp any](d def[Req, Resp]) func() (*entry, error) {
 			return nil, fmt.Errorf("tools: %s: request type %s is not a struct", d.operationID, reqType)
 		}
 		e := &entry{meta: d.meta, reqType: reqType, respType: respType, shape: sh}
-		e.prepareChecked = func(ctx context.Context, doc []byte) (*Call, bool, error) {
+		walkers := &walkerPool{}
+		e.decode = func(ctx context.Context, doc []byte, pre []svc.FieldError, hint string) (*Call, error) {
 			pc := &prepared[Req, Resp]{d: &d}
-			if !fastCheckDecode(doc, sh, reflect.ValueOf(&pc.req).Elem()) {
-				return nil, false, nil
+			errs, undecodable, err := decodeDocument(walkers, doc, sh, reflect.ValueOf(&pc.req).Elem(), hint)
+			if err != nil {
+				return nil, err
+			}
+			if len(pre) > 0 {
+				errs = append(pre, errs...)
+			}
+			// Missing members alone do not stop decoding: the tool's
+			// validation then reports every other broken rule at once.
+			var missing []svc.FieldError
+			for _, e := range errs {
+				if e.Rule != RuleRequired {
+					return nil, invalid(errs...)
+				}
+				missing = append(missing, e)
+			}
+			if undecodable != nil {
+				// A value its own type refuses (UnmarshalText).
+				return nil, mergeMissing(invalid(fieldErr("", RuleJSON, "the input does not decode: %s", cut(undecodable.Error(), 120))), missing)
 			}
 			c, err := pc.validate(ctx)
-			return c, true, err
-		}
-		e.prepare = func(ctx context.Context, doc []byte) (*Call, error) {
-			pc := &prepared[Req, Resp]{d: &d}
-			if !fastDecode(doc, sh, reflect.ValueOf(&pc.req).Elem()) {
-				var zero Req
-				pc.req = zero // fastDecode gave up half-way: start afresh
-				if err := json.Unmarshal(doc, &pc.req); err != nil {
-					// The walker has checked every member's type, so this is
-					// a value the request type itself refuses.
-					return nil, invalid(fieldErr("", RuleJSON, "the input does not decode: %s", cut(err.Error(), 120)))
-				}
+			if err != nil {
+				return nil, mergeMissing(err, missing)
 			}
-			return pc.validate(ctx)
+			if len(missing) > 0 {
+				return nil, invalid(missing...)
+			}
+			return c, nil
 		}
 		return e, nil
 	}

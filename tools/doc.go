@@ -53,7 +53,10 @@
 // src, which carry attribution, a tool's parameter given twice is invalid
 // (rule "repeated"), an empty value counts as absent,
 // values are typed ("count=abc": field count, rule "integer"). Any
-// Content-Type is read as JSON, since curl -d sends a form type.
+// Content-Type is read as JSON, since curl -d sends a form type. One pass
+// over the tokens of github.com/go-json-experiment/json's jsontext checks
+// a document and fills the request; malformed JSON is described in
+// encoding/json's words.
 //
 // Validation then applies the tool's own rules, so messages and rules are
 // exactly the root package's. The root package has no separate validator

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -73,9 +74,8 @@ type shape struct {
 	// oneof rule: the decoder hands them out instead of copying the
 	// bytes (no allocation for "long", "M5", ...).
 	words []string
-	// fastDecodable: values of this shape's Go type are decoded by
-	// fastDecode exactly as encoding/json decodes them.
-	fastDecodable bool
+	// text: a string whose Go type decodes itself with UnmarshalText.
+	text bool
 }
 
 // shapeField is one member of an object shape.
@@ -87,13 +87,9 @@ type shapeField struct {
 	index []int
 	// validate is the field's `validate` tag.
 	validate string
-	// pos is the field's position in its object's fields (the bit of the
-	// fast scanner's seen-set).
+	// pos is the field's position in its object's fields (its bit in the
+	// walker's set of members seen).
 	pos int
-	// jsonString is set by the ",string" option of the json tag, which
-	// changes how encoding/json decodes the value (the fast decoder then
-	// leaves the type to encoding/json).
-	jsonString bool
 }
 
 // oneofWords returns the words of the oneof rule of a validate tag
@@ -166,13 +162,21 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 	switch {
 	case t == numberType:
 		s.kind = kindNumber
-		s.fastDecodable = true
 		return s, nil
 	case t == rawMessageType:
 		s.kind = kindAny
 		s.nullable = true
-		s.fastDecodable = true
 		return s, nil
+	}
+	pt := reflect.PointerTo(t)
+	if pt.Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return nil, fmt.Errorf("type %s has its own JSON decoding, which the strict decoder cannot follow", t)
+	}
+	if pt.Implements(reflect.TypeFor[encoding.TextUnmarshaler]()) {
+		if t.Kind() != reflect.String {
+			return nil, fmt.Errorf("type %s decodes itself from text but is not a string", t)
+		}
+		s.text = true
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -183,6 +187,9 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		s.kind = kindInteger
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return nil, fmt.Errorf("type %s is a byte slice (base64 in JSON), which the strict decoder does not take", t)
+		}
 		s.kind = kindArray
 		elem, err := shapeOfType(t.Elem(), seen)
 		if err != nil {
@@ -192,9 +199,6 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 	case reflect.Struct:
 		if seen[t] {
 			return nil, fmt.Errorf("recursive type %s", t)
-		}
-		if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
-			return nil, fmt.Errorf("type %s has its own JSON decoding, which the strict decoder cannot follow", t)
 		}
 		seen[t] = true
 		defer delete(seen, t)
@@ -215,17 +219,17 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 			if err != nil {
 				return nil, fmt.Errorf("field %s.%s: %w", t, sf.Name, err)
 			}
-			optional, jsonString := false, false
+			optional := false
 			for o := range strings.SplitSeq(opts, ",") {
 				switch o {
 				case "omitempty", "omitzero":
 					optional = true
 				case "string":
-					jsonString = true
+					return nil, fmt.Errorf("field %s.%s: the json option \",string\" is not supported in a request", t, sf.Name)
 				}
 			}
 			f := &shapeField{name: name, required: !optional, shape: fs, index: sf.Index, validate: sf.Tag.Get("validate"),
-				pos: len(s.fields), jsonString: jsonString}
+				pos: len(s.fields)}
 			if fs.kind == kindString {
 				fs.words = oneofWords(f.validate)
 			}
@@ -238,7 +242,6 @@ func shapeOfType(t reflect.Type, seen map[reflect.Type]bool) (*shape, error) {
 	default:
 		return nil, fmt.Errorf("type %s (%s) is not supported in a request", t, t.Kind())
 	}
-	s.fastDecodable = fastDecodableType(t, s)
 	return s, nil
 }
 

@@ -246,43 +246,14 @@ func (t *Tool) DecodeJSON(ctx context.Context, input json.RawMessage) (*Call, er
 // before (query typing); r is the request whose body doc is (nil for
 // query parameters and JSON input), for the wording of errors.
 func (t *Tool) decodeDocument(ctx context.Context, doc []byte, pre []svc.FieldError, r *http.Request) (*Call, error) {
-	if len(pre) == 0 {
-		// The common case in one pass: a clean document, checked and
-		// decoded together (fastCheckDecode), then the tool's rules.
-		if c, ok, err := t.base.prepareChecked(ctx, doc); ok {
-			if err != nil {
-				return nil, err
-			}
-			c.tool = t
-			return c, nil
-		}
-	}
-	// The slow path: its error messages say how the body was read (r is
-	// the request of a body, nil for query parameters and JSON input).
+	// Errors about the document say how a body was read.
 	hint := ""
 	if r != nil {
 		hint = t.contentTypeHint(r)
 	}
-	errs, doc, err := checkDocument(doc, t.base.shape, hint)
+	c, err := t.base.decode(ctx, doc, pre, hint)
 	if err != nil {
 		return nil, err
-	}
-	errs = append(pre, errs...)
-	// Missing members alone do not stop decoding: the tool's validation
-	// then reports every other broken rule at once.
-	var missing []svc.FieldError
-	for _, e := range errs {
-		if e.Rule != RuleRequired {
-			return nil, invalid(errs...)
-		}
-		missing = append(missing, e)
-	}
-	c, err := t.base.prepare(ctx, doc)
-	if err != nil {
-		return nil, mergeMissing(err, missing)
-	}
-	if len(missing) > 0 {
-		return nil, invalid(missing...)
 	}
 	c.tool = t
 	return c, nil
@@ -470,11 +441,8 @@ type entry struct {
 	meta
 	reqType, respType reflect.Type
 	shape             *shape
-	// prepare decodes doc (already checked against shape) and validates
-	// the request with the tool's rules.
-	prepare func(ctx context.Context, doc []byte) (*Call, error)
-	// prepareChecked checks doc against shape and decodes it in one pass
-	// when it is clean, then validates as prepare does; ok false (and no
-	// error) means doc needs the walker.
-	prepareChecked func(ctx context.Context, doc []byte) (c *Call, ok bool, err error)
+	// decode checks doc against shape, decodes it and validates the
+	// request with the tool's rules; pre are errors found before (query
+	// typing), hint ends the messages of a malformed document.
+	decode func(ctx context.Context, doc []byte, pre []svc.FieldError, hint string) (*Call, error)
 }

@@ -80,7 +80,7 @@ func DecodeHeader(s string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := wire.Unmarshal(raw, v); err != nil {
 		var ie *json.InvalidUnmarshalError
 		if errors.As(err, &ie) {
 			return fmt.Errorf("x402: decode header: %w", err)
@@ -91,7 +91,7 @@ func DecodeHeader(s string, v any) error {
 }
 
 // decodeHeaderJSON checks the size and alphabet of s, decodes the base64 and
-// checks that the result starts like a JSON object; json.Unmarshal checks
+// checks that the result starts like a JSON object; the JSON decoder checks
 // the rest (including trailing garbage).
 func decodeHeaderJSON(s string) ([]byte, error) {
 	if len(s) > MaxHeaderBytes {
@@ -142,6 +142,14 @@ type wirePaymentPayload struct {
 	Network     string               `json:"network"`
 }
 
+// unmarshalWirePayload decodes the JSON of a payment payload (see
+// wire.Unmarshal).
+func unmarshalWirePayload(raw []byte) (wirePaymentPayload, error) {
+	var w wirePaymentPayload
+	err := wire.Unmarshal(raw, &w)
+	return w, err
+}
+
 // DecodePaymentPayload decodes a PAYMENT-SIGNATURE (or v1 X-PAYMENT) header
 // value and checks its shape: x402Version present and 1 or 2; for v2,
 // accepted.scheme and accepted.network non-empty; for v1, the top-level
@@ -154,12 +162,9 @@ func DecodePaymentPayload(s string) (PaymentPayload, error) {
 	if err != nil {
 		return PaymentPayload{}, err
 	}
-	w, ok := fastWirePaymentPayload(raw)
-	if !ok {
-		w = wirePaymentPayload{}
-		if err := json.Unmarshal(raw, &w); err != nil {
-			return PaymentPayload{}, headerMalformed(err, "invalid JSON")
-		}
+	w, err := unmarshalWirePayload(raw)
+	if err != nil {
+		return PaymentPayload{}, headerMalformed(err, "invalid JSON")
 	}
 	if w.X402Version == nil {
 		return PaymentPayload{}, headerMalformed(nil, "x402Version is required")
@@ -197,7 +202,7 @@ func DecodePaymentRequired(s string) (PaymentRequired, error) {
 		return PaymentRequired{}, err
 	}
 	var pr PaymentRequired
-	if err := json.Unmarshal(raw, &pr); err != nil {
+	if err := wire.Unmarshal(raw, &pr); err != nil {
 		return PaymentRequired{}, headerMalformed(err, "invalid JSON")
 	}
 	switch {
@@ -230,7 +235,7 @@ func DecodeSettleResponse(s string) (SettleResponse, error) {
 // network are present; the error is a *HeaderError (ErrHeaderMalformed).
 func decodeSettleJSON(raw []byte) (SettleResponse, error) {
 	var r SettleResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := wire.Unmarshal(raw, &r); err != nil {
 		return SettleResponse{}, headerMalformed(err, "invalid JSON")
 	}
 	if msg, err := wire.SettleFieldsMissing(raw); msg != "" {

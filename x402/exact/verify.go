@@ -238,13 +238,7 @@ func parseExactEVMPayload(raw json.RawMessage) (ExactEVMPayload, *VerifyError) {
 	if !wire.IsJSONObject(raw) {
 		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload must be a JSON object")
 	}
-	if e, hasAuth, ok := fastExactEVMPayload(raw); ok {
-		if !hasAuth {
-			return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload.authorization is required (only EIP-3009 authorizations are accepted)")
-		}
-		return e, nil
-	}
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := wire.Unmarshal(raw, &w); err != nil {
 		return ExactEVMPayload{}, verifyRefuse(ReasonInvalidPayload, "payload is not an exact EVM payload: %v", wire.JSONErrorSummary(err))
 	}
 	if w.Authorization == nil {

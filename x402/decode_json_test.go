@@ -7,25 +7,24 @@ import (
 	"testing"
 )
 
-// checkFastEquivalence fails when a fast decoder accepts raw but disagrees
-// with encoding/json.
-func checkFastEquivalence(t *testing.T, raw []byte) {
+// checkAgainstEncodingJSON fails when the payload decoder and
+// encoding/json, the reference, disagree on raw: both accept it with the
+// same values, or both refuse it.
+func checkAgainstEncodingJSON(t *testing.T, raw []byte) {
 	t.Helper()
-	if w, ok := fastWirePaymentPayload(raw); ok {
-		var want wirePaymentPayload
-		if err := json.Unmarshal(raw, &want); err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json refused it: %v", raw, err)
-		}
-		if !reflect.DeepEqual(normWire(w), normWire(want)) {
-			t.Fatalf("fast path differs on %q:\n fast %+v\n json %+v", raw, w, want)
-		}
+	var want wirePaymentPayload
+	werr := json.Unmarshal(raw, &want)
+	got, gerr := unmarshalWirePayload(raw)
+	switch {
+	case (gerr == nil) != (werr == nil):
+		t.Fatalf("%q: the decoder says %v, encoding/json %v", raw, gerr, werr)
+	case gerr == nil && !reflect.DeepEqual(normWire(got), normWire(want)):
+		t.Fatalf("%q: decoded\n %+v\nencoding/json\n %+v", raw, normWire(got), normWire(want))
 	}
 }
 
-// normWire replaces the raw payload by its compacted form (the fast path
-// keeps the bytes of the value as encoding/json does, so they are equal;
-// compacting only guards against aliasing surprises) and dereferences
-// pointers for comparison.
+// normWire flattens a decoded payload for comparison: the raw payload as
+// a string, the version dereferenced.
 func normWire(w wirePaymentPayload) any {
 	type flat struct {
 		V        int
@@ -44,18 +43,18 @@ func normWire(w wirePaymentPayload) any {
 	return f
 }
 
-func TestFastJSONMatchesEncodingJSON(t *testing.T) {
+func TestPayloadJSONMatchesEncodingJSON(t *testing.T) {
 	req := testRequirements(t, NetworkBase)
 	payload, p := testPayment(t, req)
 	full, _ := json.Marshal(payload)
 	inner, _ := json.Marshal(p)
-	if _, ok := fastWirePaymentPayload(full); !ok {
-		t.Fatal("fast path refused a canonical payload")
+	if _, err := unmarshalWirePayload(full); err != nil {
+		t.Fatalf("a canonical payload is refused: %v", err)
 	}
 	for _, s := range []string{
 		string(full), string(inner),
 		` { "x402Version" : 2 , "accepted" : { "scheme" : "exact" , "extra" : { "name" : "USD Coin" , "n": 1.5e3 } } , "payload" : { } } `,
-		`{"x402Version":2,"x402version":3}`, // case-insensitive match: fallback
+		`{"x402Version":2,"x402version":3}`, // case-insensitive match
 		`{"X402Version":2}`,
 		`{"x402Version":2,"x402Version":1}`, // duplicate
 		`{"x402Version":2.0}`,
@@ -83,14 +82,20 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 		`{"signature":"0x1","authorization":{"From":"a"}}`,
 		`{"signature":"0x1"} x`,
 		`{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
+		`{"accepted":{"scheme":"a"},"accepted":{"network":"b"}}`, // merged
+		`{"extensions":{"a":1},"extensions":{"b":2}}`,
+		`{"scheme":"exact","scheme":null}`,
+		"{\"scheme\":\"\xff\xfe\",\"network\":\"\xed\xa0\x80\"}",
+		`{"x402Version":"2"}`,
+		`{"resource":{"url":1}}`,
 	} {
-		checkFastEquivalence(t, []byte(s))
+		checkAgainstEncodingJSON(t, []byte(s))
 	}
 }
 
-// FuzzFastJSON checks that whatever the fast decoders accept, encoding/json
-// decodes to the same values.
-func FuzzFastJSON(f *testing.F) {
+// FuzzPayloadJSON checks the payload decoder against encoding/json on
+// arbitrary input.
+func FuzzPayloadJSON(f *testing.F) {
 	req := testRequirements(f, NetworkBase)
 	payload, p := testPayment(f, req)
 	full, _ := json.Marshal(payload)
@@ -99,6 +104,6 @@ func FuzzFastJSON(f *testing.F) {
 	f.Add(inner)
 	f.Add([]byte(`{"x402Version":1,"scheme":"exact","network":"base","payload":{"a":[1,-2.5e3,"\u00e9"]}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		checkFastEquivalence(t, raw)
+		checkAgainstEncodingJSON(t, raw)
 	})
 }
