@@ -239,6 +239,7 @@ type CheckInError struct {
 	Fields []FieldError
 }
 
+// Error joins the broken rules' messages.
 func (e *CheckInError) Error() string {
 	msgs := make([]string, len(e.Fields))
 	for i, f := range e.Fields {
