@@ -268,7 +268,7 @@ func (s *Service) ownRouteDocs() []RouteDoc {
 			Response: oasRef("FindResult")},
 		{Method: "POST", Path: "/api/route", OperationID: "routeCall", Tag: TagDiscovery,
 			Summary:     "Machine-ready call plan for the best matching paid tool",
-			Description: "Returns the method, full URL (query string for GET tools), body (POST tools), price, network, asset, payTo, the 402 → sign → retry steps, a curl line and alternatives. input, when given, is validated with the tool's own rules: inputValid and inputErrors tell a caller about a bad input before paying. Unknown members of the body are invalid. A query whose best match scores below 0.42 (0.6 when it was found through typo corrections alone), and that is not a tool's name, gets matched false with the near misses as alternatives.",
+			Description: "Returns the method, full URL (query string for GET tools), body (POST tools), price, network, asset, payTo, the 402 → sign → retry steps, a curl line and alternatives. input, when given, is validated with the tool's own rules: inputValid and inputErrors tell a caller about a bad input before paying. Unknown members of the body are invalid. A query whose best match scores below " + fmt.Sprint(MinMatchScore) + " (" + fmt.Sprint(MinCorrectedScore) + " when it was found through typo corrections alone), and that is not a tool's name, gets matched false with the near misses as alternatives. The score counts every word of the need that the tool does not explain against it, so a need from another domain sharing a word with a tool gets no match.",
 			Body: map[string]any{"type": "object", "additionalProperties": false, "required": []string{"query"}, "properties": map[string]any{
 				"query": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxQueryLen, "description": "The need in words, or a tool key, operation id or path."},
 				"input": oasAnyObject("The tool's input object (query parameters of a GET tool as members). Optional: without it the plan uses the tool's example input."),
@@ -286,7 +286,7 @@ func (s *Service) ownRouteDocs() []RouteDoc {
 			Response: oasRef("CatalogPage")},
 		{Method: "GET", Path: "/api/try", OperationID: "tryPreview", Tag: TagDiscovery,
 			Summary:     "Free capability preview and next routes",
-			Description: "Without q: a tour (tool groups with prices, every free route). With q: the best match with its price, example input and output, and the next routes (/api/route, the paid URL, /openapi.json); mode no_match with near misses as alternatives when the best match scores below 0.42 (0.6 when found through typo corrections alone).",
+			Description: "Without q: a tour (tool groups with prices, every free route). With q: the best match with its price, example input and output, and the next routes (/api/route, the paid URL, /openapi.json); mode no_match with near misses as alternatives when the best match scores below " + fmt.Sprint(MinMatchScore) + " (" + fmt.Sprint(MinCorrectedScore) + " when found through typo corrections alone).",
 			Params:      []ParamDoc{{Name: "q", In: "query", Description: "The need in words (optional, at most 500 characters).", Schema: map[string]any{"type": "string", "maxLength": MaxQueryLen}}},
 			Response:    oasRef("TryResult")},
 		cached("/openapi.json", "openapi", TagManifests, "Machine-readable interface description (this document)", "OpenAPI 3.1.0.", oasAnyObject("OpenAPI 3.1.0 document.")),

@@ -268,7 +268,7 @@ func (s *Service) resolve(query string, n int) (int, float64, []string, []Match)
 	}
 	for len(matches) > 0 {
 		if i, ok := s.index[matches[0].Key]; ok {
-			if m := matches[0]; m.Score < MinMatchScore || (m.Corrected && m.Score < MinCorrectedScore) {
+			if !routeAccepts(matches[0], MinMatchScore) {
 				return -1, 0, nil, matches
 			}
 			return i, matches[0].Score, matches[0].MatchedTokens, matches[1:]
@@ -276,6 +276,13 @@ func (s *Service) resolve(query string, n int) (int, float64, []string, []Match)
 		matches = matches[1:]
 	}
 	return -1, 0, nil, nil
+}
+
+// routeAccepts reports whether the finder's best match m is good enough
+// to plan a paid call: a score of at least minScore, and of at least
+// MinCorrectedScore when every matched token was a typo correction.
+func routeAccepts(m Match, minScore float64) bool {
+	return m.Score >= minScore && (!m.Corrected || m.Score >= MinCorrectedScore)
 }
 
 // alternatives converts finder matches to the short form, at most n.
