@@ -9,11 +9,10 @@
 // Every tool of the catalog is a paid route at its method and path (the
 // interface specification's list: GET /api/session-state, POST
 // /api/risk-levels, ...); nothing here knows a tool by name. Free routes:
-// GET /health (terminal, store and facilitator status, dev mode, version),
-// GET /metrics (Prometheus text format) and GET /api/catalog
-// ({ok, total, offset, limit, items}; offset ≥ 0, limit 1–100, default 50).
-// Extra routes (the discovery surfaces) are given in Config.Routes or with
-// Server.Mount; a "GET /api/catalog" route replaces the built-in listing.
+// GET /health (terminal, store and facilitator status, dev mode, version)
+// and GET /metrics (Prometheus text format). Extra routes (the discovery
+// surfaces, among them GET /api/catalog, and the club) are given in
+// Config.Routes or with Server.Mount.
 //
 // # The paid pipeline
 //

@@ -149,8 +149,7 @@ type Config struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
-	// Routes are extra routes. A route for "GET /api/catalog" replaces the
-	// built-in catalog listing.
+	// Routes are extra routes (the discovery surfaces, the club).
 	Routes []Route
 	// Middleware, when set, wraps the whole handler (outside request ids,
 	// access logs and rate limits).
@@ -188,6 +187,9 @@ type Server struct {
 	supported     *supportedCache
 	paid          []*paidRoute
 	patterns      map[string]bool
+	// catalogListed is set once a "GET /api/catalog" route is mounted
+	// (404 answers point at it).
+	catalogListed atomic.Bool
 	engine        *engine.Engine
 	ownEngine     bool // the server runs the engine's recovery loop
 	stopEngine    context.CancelFunc
@@ -333,12 +335,8 @@ func New(cfg Config) (*Server, error) {
 	builtins := []Route{
 		{Pattern: "GET /health", Handler: http.HandlerFunc(s.health), Free: true},
 		{Pattern: "GET /metrics", Handler: http.HandlerFunc(s.serveMetrics), Free: true},
-		{Pattern: "GET /api/catalog", Handler: http.HandlerFunc(s.catalog), Free: true},
 	}
 	for _, rt := range builtins {
-		if s.patterns[rt.Pattern] {
-			continue // replaced by a Config route
-		}
 		if err := s.Mount(rt.Pattern, rt.Handler, rt.Free); err != nil {
 			return nil, err
 		}
@@ -385,6 +383,9 @@ func (s *Server) handle(pattern string, h http.Handler) (err error) {
 	}()
 	s.mux.Handle(pattern, h)
 	s.patterns[pattern] = true
+	if pattern == "GET /api/catalog" {
+		s.catalogListed.Store(true)
+	}
 	return nil
 }
 
