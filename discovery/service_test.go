@@ -67,7 +67,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"bad payTo":        func(c *Config) { c.PayTo = "0x1234" },
 		"zero payTo":       func(c *Config) { c.PayTo = "0x0000000000000000000000000000000000000000" },
 		"bad checksum":     func(c *Config) { c.PayTo = "0x209693bc6afc0C5328bA36FaF03C514EF312287C" },
-		"bad asset":        func(c *Config) { c.Asset = "usdc" },
 		"relative link":    func(c *Config) { c.ManifestLinks = map[string]string{"club": "/.well-known/svc-club.json"} },
 		"route twice":      func(c *Config) { c.FreeRoutes = append(DefaultExternalRoutes(), DefaultExternalRoutes()[0]) },
 		"route owned here": func(c *Config) { c.FreeRoutes = []RouteDoc{{Method: "GET", Path: "/api/find", OperationID: "x"}} },

@@ -178,15 +178,15 @@ type Server struct {
 	payTo     string
 	bodyLimit int64
 
-	mux           *http.ServeMux
-	handler       http.Handler
-	metrics       *metrics
-	limiter       *clientlimit.Limiter // nil: free routes are not limited
-	ids           *requestIDs
-	healthCache   *xau.HealthCache
-	supported     *supportedCache
-	paid          []*paidRoute
-	patterns      map[string]bool
+	mux         *http.ServeMux
+	handler     http.Handler
+	metrics     *metrics
+	limiter     *clientlimit.Limiter // nil: free routes are not limited
+	ids         *requestIDs
+	healthCache *xau.HealthCache
+	supported   *supportedCache
+	paid        []*paidRoute
+	patterns    map[string]bool
 	// catalogListed is set once a "GET /api/catalog" route is mounted
 	// (404 answers point at it).
 	catalogListed atomic.Bool
