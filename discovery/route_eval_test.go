@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode"
 )
 
 // The router's evaluation: labelled on-topic intents (find_eval.json, the
@@ -141,5 +143,40 @@ func TestRouteThresholdCurve(t *testing.T) {
 			mark = " ←"
 		}
 		t.Logf("| %.2f%s | %.3f | %.3f | %.3f | %.3f |", th, mark, a.routedRate(), a.refusedRate(), b.routedRate(), b.refusedRate())
+	}
+}
+
+// TestRouteOffTopicSet: at least 80 needs, none twice (within or across
+// the halves, or among the on-topic intents), both halves of comparable
+// size, and needs in other scripts than Latin in each half.
+func TestRouteOffTopicSet(t *testing.T) {
+	tune, hold := routeOffTopic(t)
+	if len(tune)+len(hold) < 80 || len(tune) < 30 || len(hold) < 30 {
+		t.Errorf("off-topic halves of %d and %d needs, want ≥ 80 in all, ≥ 30 each", len(tune), len(hold))
+	}
+	seen := map[string]string{}
+	for _, set := range []string{"find_eval.json", "find_holdout.json"} {
+		for _, in := range findLoadIntents(t, set) {
+			seen[strings.ToLower(in.Query)] = set
+		}
+	}
+	for name, half := range map[string][]string{"tune": tune, "holdout": hold} {
+		nonLatin := 0
+		for _, q := range half {
+			k := strings.ToLower(q)
+			if prev, dup := seen[k]; dup {
+				t.Errorf("%q (%s) is also in %s", q, name, prev)
+			}
+			seen[k] = name
+			for _, r := range q {
+				if r > unicode.MaxLatin1 && !unicode.Is(unicode.Latin, r) && unicode.IsLetter(r) {
+					nonLatin++
+					break
+				}
+			}
+		}
+		if nonLatin < 3 {
+			t.Errorf("%s has %d needs in non-Latin scripts, want several", name, nonLatin)
+		}
 	}
 }
