@@ -3,15 +3,17 @@
 //
 //   - a natural-language finder (Finder, GET /api/find) that ranks the paid
 //     tools for a need written in plain words ("stop loss for a long at
-//     3500", "is the london market open", "chek my etherium adress") with
-//     tokenisation, stemming, a synonym table, field weights and typo
-//     tolerance;
+//     3500", "is the london market open", "chek my etherium adress", "prix
+//     de l'or") with tokenisation, Snowball stemming, the synonyms each
+//     tool's descriptor carries (tools.Tool.Synonyms, in several
+//     languages), field weights and typo tolerance, scoring down the words
+//     of a need a tool does not explain;
 //   - a router (POST /api/route) returning a machine-ready call plan, with the
 //     input validated by the tool's own rules before anyone pays; it (and
 //     /api/try) picks the finder's best match only from MinMatchScore up
 //     (MinCorrectedScore for a match through typo corrections alone), so
-//     that an off-topic need gets "no match" and near misses rather than a
-//     tool reached through one generic word or a far-fetched correction;
+//     that an off-topic need ("order a pizza", "book a flight to London")
+//     gets "no match" and near misses rather than a paid call;
 //   - the paginated catalog (GET /api/catalog) and a free preview (GET /api/try);
 //   - documents built once at start-up: /openapi.json (OpenAPI 3.1.0 with
 //     x-payment-info and x-transports), /skill.md, the x402 payment

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -23,18 +24,21 @@ type Doc struct {
 	// snake_case are split into words.
 	Fields []string
 	// Synonyms are extra words and phrases users write for this tool
-	// ("stop loss", "take profit"); see DefaultSynonyms.
-	Synonyms []string
+	// ("stop loss", "take profit"), by ISO 639-1 language code (see
+	// tools.Tool.Synonyms): English, French, Spanish and Russian phrases
+	// are stemmed in their language, the others indexed as written.
+	Synonyms map[string][]string
 }
 
 // Match is one ranked tool.
 type Match struct {
 	// Key is the Doc's key.
 	Key string `json:"key"`
-	// Score is the relevance in (0, 1): raw/(raw + findScoreHalf) of the
-	// raw BM25F-and-phrase score, rounded to 4 decimals. It is comparable
-	// across queries (0.5 is a match worth one strong term) but it is not
-	// a probability.
+	// Score is the relevance in (0, 1): raw/(raw + 3 + 3m) of the raw
+	// BM25F-and-phrase score, where m counts the query's topical words the
+	// document leaves unexplained, rounded to 4 decimals. It is comparable
+	// across queries (0.5 is a match worth one strong term that explains
+	// the whole query) but it is not a probability.
 	Score float64 `json:"score"`
 	// MatchedTokens are the query's tokens (lower case, in query order,
 	// each once) that contributed to the match: as written when they were
@@ -85,8 +89,15 @@ const (
 	// findTypoCandidates bounds the vocabulary terms a typo may stand for.
 	findTypoCandidates = 3
 
-	// findScoreHalf is the raw score normalised to 0.5.
+	// findScoreHalf is the raw score normalised to 0.5 when every topical
+	// word of the query matched.
 	findScoreHalf = 3.0
+	// findMissWeight is what each topical query word a document does not
+	// match adds to the normalisation, and findWeakMiss the part of it
+	// for a word matched only through a typo correction or only in the
+	// description.
+	findMissWeight = 3.0
+	findWeakMiss   = 0.5
 )
 
 const (
@@ -101,20 +112,32 @@ const (
 // Finder ranks documents for natural-language queries.
 //
 // Text is tokenised (lower case, Unicode letters and digits, camelCase,
-// snake_case and kebab-case split), stemmed (Porter) and stripped of stop
-// words. A document is scored with BM25F (k1 = 1.2) over weighted fields,
-// name and key 5, tags 3.5, synonyms 2.5, input field names 2,
-// description 1, with a soft document frequency (a term counts fully in
-// a tool's name or tags, partly as a synonym, field name or description
-// word), plus a phrase bonus for every multi-word synonym or name found
-// contiguously in the query (1 per word, scaled by the phrase's rarity;
-// stop words are kept for phrases, so "what time" and "p&l" match).
+// snake_case and kebab-case split), stemmed with Snowball and stripped of
+// stop words (English, French, Spanish, Russian, German, Italian and
+// Portuguese function words). Documents are English, their synonyms in
+// any language: English, French, Spanish and Russian synonyms are stemmed
+// in their language, the others indexed as written. A query's Latin words
+// are stemmed in the language its function words point to (French or
+// Spanish, else English), then in English, then looked up as written;
+// Cyrillic words are stemmed in Russian.
+//
+// A document is scored with BM25F (k1 = 1.2) over weighted fields, name
+// and key 5, tags 3.5, synonyms 2.5, input field names 2, description 1,
+// with a soft document frequency (a term counts fully in a tool's name or
+// tags, partly as a synonym, field name or description word), plus a
+// phrase bonus for every multi-word synonym or name found contiguously in
+// the query (1 per word, scaled by the phrase's rarity; stop words are
+// kept for phrases, so "what time" and "p&l" match). The raw score r
+// becomes r/(r + 3 + 3m), where m counts the query's topical words the
+// document leaves unexplained (a word explained only by a typo correction
+// or only by the description counts half): a need from another domain
+// that shares one word with a tool scores low.
 //
 // Query words the index does not know are tried, in order, as a compound
-// of two known words ("stoploss" → stop loss, factor 0.9) and as a typo:
-// restricted Damerau-Levenshtein distance ≤ 1 for words of 4 to 7
-// letters, ≤ 2 from 8 letters, against the index vocabulary (factor 0.7
-// at distance 1, 0.5 at 2; words under 6 letters keep their first
+// of two words of the documents ("stoploss" → stop loss, factor 0.9) and
+// as a typo: restricted Damerau-Levenshtein distance ≤ 1 for words of 4
+// to 7 letters, ≤ 2 from 8 letters, against the index vocabulary (factor
+// 0.7 at distance 1, 0.5 at 2; words under 6 letters keep their first
 // letter). A word also searches the other words of its class in
 // findWordClasses ("candles" → bar, factor 0.8). Two literals are
 // recognised: an 0x-prefixed hex string (an address) and a JWT.
@@ -135,15 +158,43 @@ type Finder struct {
 	// related maps a term id to the ids of the other indexed words of its
 	// word class (findWordClasses).
 	related map[int32][]int32
+	// memo holds the stems of the words of the documents (and, in
+	// English, of the stop words), so that the common words of queries
+	// are not stemmed again.
+	memo map[findMemoKey]string
 	// deletes maps every term of three letters or more, and each string
 	// obtained from it by deleting one letter (two for terms of six or
 	// more), to the term ids: a symmetric-delete typo index.
 	deletes map[string][]int32
+	// building is true during NewFinder only.
+	building bool
+}
+
+type findMemoKey struct {
+	lang findLang
+	word string
+}
+
+// stemIn returns findStemIn(t, lang), from the memo when the word is known;
+// while the index is built it fills the memo.
+func (f *Finder) stemIn(t string, lang findLang) string {
+	k := findMemoKey{lang, t}
+	if st, ok := f.memo[k]; ok {
+		return st
+	}
+	st := findStemIn(t, lang)
+	if f.building {
+		f.memo[k] = st
+	}
+	return st
 }
 
 type findPosting struct {
 	doc int32
 	w   float64
+	// named says the term is in the document's name, tags, synonyms or
+	// field names, not only in its description.
+	named bool
 }
 
 type findPhrase struct {
@@ -160,7 +211,11 @@ func NewFinder(docs []Doc) *Finder {
 		phrases: map[string][]findPhrase{},
 		deletes: map[string][]int32{},
 		related: map[int32][]int32{},
+		memo:    map[findMemoKey]string{},
+
+		building: true,
 	}
+	defer func() { f.building = false }()
 	n := len(docs)
 	// Term frequencies per document and field, and field lengths.
 	type fieldStats struct {
@@ -169,13 +224,13 @@ func NewFinder(docs []Doc) *Finder {
 	}
 	stats := make([][findFieldCount]fieldStats, n)
 	var totalLen [findFieldCount]float64
-	add := func(d, field int, text string) {
+	add := func(d, field int, text string, lang findLang) {
 		st := &stats[d][field]
 		if st.tf == nil {
 			st.tf = map[string]int{}
 		}
 		for _, tok := range findTokenize(text, 0) {
-			stem := findStem(tok)
+			stem := f.stemIn(tok, lang)
 			if !findIsScoringToken(tok) || findIsStopWord(stem) {
 				continue
 			}
@@ -190,7 +245,7 @@ func NewFinder(docs []Doc) *Finder {
 	// Phrases: the doc set of each distinct stem sequence.
 	phraseDocs := map[string][]int32{}
 	var phraseOrder []string
-	addPhrase := func(d int, text string) {
+	addPhrase := func(d int, text string, lang findLang) {
 		toks := findTokenize(text, 0)
 		if len(toks) < 2 {
 			return
@@ -198,7 +253,7 @@ func NewFinder(docs []Doc) *Finder {
 		stems := make([]string, len(toks))
 		topical := false
 		for i, t := range toks {
-			stems[i] = findStem(t)
+			stems[i] = f.stemIn(t, lang)
 			topical = topical || !findIsStopWord(t)
 		}
 		if !topical {
@@ -216,21 +271,24 @@ func NewFinder(docs []Doc) *Finder {
 	for d, doc := range docs {
 		f.keys[d] = doc.Key
 		keyWords := strings.ReplaceAll(doc.Key, "-", " ")
-		add(d, findFieldName, doc.Name)
-		add(d, findFieldName, keyWords)
-		addPhrase(d, doc.Name)
-		addPhrase(d, keyWords)
+		add(d, findFieldName, doc.Name, findEnglish)
+		add(d, findFieldName, keyWords, findEnglish)
+		addPhrase(d, doc.Name, findEnglish)
+		addPhrase(d, keyWords, findEnglish)
 		for _, t := range doc.Tags {
-			add(d, findFieldTags, t)
+			add(d, findFieldTags, t, findEnglish)
 		}
-		for _, s := range doc.Synonyms {
-			add(d, findFieldSynonyms, s)
-			addPhrase(d, s)
+		for _, code := range findSortedKeys(doc.Synonyms) {
+			lang := findLangOf(code)
+			for _, s := range doc.Synonyms[code] {
+				add(d, findFieldSynonyms, s, lang)
+				addPhrase(d, s, lang)
+			}
 		}
 		for _, fl := range doc.Fields {
-			add(d, findFieldFields, fl)
+			add(d, findFieldFields, fl, findEnglish)
 		}
-		add(d, findFieldDescription, doc.Description)
+		add(d, findFieldDescription, doc.Description, findEnglish)
 	}
 
 	// BM25F: weighted, length-normalised term frequency per document.
@@ -248,6 +306,7 @@ func NewFinder(docs []Doc) *Finder {
 	for d := range stats {
 		docTF := map[string]float64{}
 		var docOrder []string
+		named := map[string]bool{}
 		for fl := range stats[d] {
 			st := stats[d][fl]
 			norm := 1 - bs[fl] + bs[fl]*float64(st.len)/avgLen[fl]
@@ -256,13 +315,14 @@ func NewFinder(docs []Doc) *Finder {
 					docOrder = append(docOrder, t)
 				}
 				docTF[t] += weights[fl] * float64(st.tf[t]) / norm
+				named[t] = named[t] || fl != findFieldDescription
 			}
 		}
 		for _, t := range docOrder {
 			if _, ok := tfw[t]; !ok {
 				order = append(order, t)
 			}
-			tfw[t] = append(tfw[t], findPosting{doc: int32(d), w: docTF[t]})
+			tfw[t] = append(tfw[t], findPosting{doc: int32(d), w: docTF[t], named: named[t]})
 		}
 	}
 	slices.Sort(order)
@@ -348,7 +408,7 @@ func findIDF(n int, df float64) float64 {
 	return math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
 }
 
-func findSortedKeys(m map[string]int) []string {
+func findSortedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
@@ -410,18 +470,37 @@ func (f *Finder) Find(q string, limit int) []Match {
 	seq := make([]string, 0, len(toks)+2)
 	seqTok := make([]int, 0, len(toks)+2)
 	var corrected uint64 // tokens found through a typo correction
+	var content uint64   // the query's topical tokens
+	lang := findQueryLang(toks)
 	for i, t := range toks {
-		st := findStem(t)
+		st := f.stemIn(t, findEnglish)
 		if !findIsScoringToken(t) || findIsStopWord(st) {
 			seq, seqTok = append(seq, st), append(seqTok, i)
 			continue
+		}
+		content |= uint64(1) << uint(i)
+		// The stem in the query's language, then in English, then the
+		// word as written (a stem indexed as written, or a word of a
+		// language without a stemmer).
+		qlang := lang
+		if findIsCyrillic(t) {
+			qlang = findRussian
+		}
+		if qlang != findEnglish {
+			if ls := f.stemIn(t, qlang); ls != st {
+				if id, ok := f.terms[ls]; ok {
+					addTerm(id, 1, i)
+					seq, seqTok = append(seq, ls), append(seqTok, i)
+					continue
+				}
+			}
 		}
 		if id, ok := f.terms[st]; ok {
 			addTerm(id, 1, i)
 			seq, seqTok = append(seq, st), append(seqTok, i)
 			continue
 		}
-		if id, ok := f.terms[t]; ok { // a stem indexed as written
+		if id, ok := f.terms[t]; ok {
 			addTerm(id, 1, i)
 			seq, seqTok = append(seq, t), append(seqTok, i)
 			continue
@@ -449,10 +528,14 @@ func (f *Finder) Find(q string, limit int) []Match {
 
 	scores := make([]float64, len(f.keys))
 	masks := make([]uint64, len(f.keys))
+	named := make([]uint64, len(f.keys)) // tokens matched outside the description
 	for _, qt := range qterms {
 		for _, p := range f.postings[qt.id] {
 			scores[p.doc] += qt.factor * p.w
 			masks[p.doc] |= qt.mask
+			if p.named {
+				named[p.doc] |= qt.mask
+			}
 		}
 	}
 	var applied []*findPhrase
@@ -471,10 +554,24 @@ func (f *Finder) Find(q string, limit int) []Match {
 			for _, d := range ph.docs {
 				scores[d] += ph.bonus
 				masks[d] |= bits
+				named[d] |= bits
 			}
 		}
 	}
 
+	// Every topical query token a document leaves unexplained counts
+	// against it, and a token explained only by a typo correction or only
+	// by a word of the description counts in part, so that a need from
+	// another domain sharing a word with a tool ("order a pizza") scores
+	// low.
+	for d, s := range scores {
+		if s <= 0 {
+			continue
+		}
+		miss := float64(bits.OnesCount64(content &^ masks[d]))
+		miss += findWeakMiss * float64(bits.OnesCount64(content&masks[d]&(corrected|^named[d])))
+		scores[d] = s / (s + findScoreHalf + findMissWeight*miss)
+	}
 	order := make([]int, 0, len(f.keys))
 	for d, s := range scores {
 		if s > 0 {
@@ -500,7 +597,7 @@ func (f *Finder) Find(q string, limit int) []Match {
 	for i, d := range order {
 		out[i] = Match{
 			Key:           f.keys[d],
-			Score:         math.Round(scores[d]/(scores[d]+findScoreHalf)*1e4) / 1e4,
+			Score:         math.Round(scores[d]*1e4) / 1e4,
 			MatchedTokens: findMaskTokens(toks, masks[d]),
 			Corrected:     masks[d]&^corrected == 0,
 		}
@@ -520,8 +617,8 @@ func findMaskTokens(toks []string, mask uint64) []string {
 }
 
 // splitCompound splits an unknown ASCII word of six letters or more into
-// two vocabulary words ("stoploss" → stop, loss), preferring the most
-// balanced split.
+// two words of the documents ("stoploss" → stop, loss), preferring the
+// most balanced split.
 func (f *Finder) splitCompound(t string) (a, b int32, ok bool) {
 	if len(t) < 6 || !findIsASCII(t) {
 		return 0, 0, false
@@ -532,8 +629,15 @@ func (f *Finder) splitCompound(t string) (a, b int32, ok bool) {
 		if findIsStopWord(left) || findIsStopWord(right) || !findIsScoringToken(left) || !findIsScoringToken(right) {
 			continue
 		}
-		ia, okA := f.terms[findStem(left)]
-		ib, okB := f.terms[findStem(right)]
+		// Both parts are words of the documents as written (their stems
+		// are in the memo): no stemming per split.
+		sa, okA := f.memo[findMemoKey{findEnglish, left}]
+		sb, okB := f.memo[findMemoKey{findEnglish, right}]
+		if !okA || !okB {
+			continue
+		}
+		ia, okA := f.terms[sa]
+		ib, okB := f.terms[sb]
 		if !okA || !okB {
 			continue
 		}
@@ -618,7 +722,7 @@ func (f *Finder) typoOf(s string, maxD int, firstLetter bool) ([]int32, int) {
 
 // DocsFromTools returns the finder documents of catalog tools (for
 // example tools.Catalog.All()): key, name, description, tags and input
-// field names from each tool, and the built-in DefaultSynonyms of its key.
+// field names and synonyms from each tool.
 func DocsFromTools(ts []*tools.Tool) []Doc {
 	docs := make([]Doc, 0, len(ts))
 	for _, t := range ts {
@@ -628,8 +732,16 @@ func DocsFromTools(ts []*tools.Tool) []Doc {
 			Description: t.Description,
 			Tags:        slices.Clone(t.Tags),
 			Fields:      slices.Clone(t.Fields),
-			Synonyms:    DefaultSynonyms(t.Key),
+			Synonyms:    findCloneSynonyms(t.Synonyms),
 		})
 	}
 	return docs
+}
+
+func findCloneSynonyms(m map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(m))
+	for lang, words := range m {
+		out[lang] = slices.Clone(words)
+	}
+	return out
 }

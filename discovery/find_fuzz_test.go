@@ -5,6 +5,7 @@ import (
 	"sort"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // FuzzFind: no query makes the finder panic or hang; it returns at most
@@ -13,7 +14,8 @@ import (
 func FuzzFind(f *testing.F) {
 	for _, q := range []string{"stop loss for a long", "gold price now", "reggex tester", "csvprofile", "ATR", "", "   ",
 		"¿qué hora abre Londres?", "\x00\xff", "a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a",
-		"supercalifragilisticexpialidocious-risk_reward/pnl.tick"} {
+		"supercalifragilisticexpialidocious-risk_reward/pnl.tick", "la session de Londres est-elle ouverte ?",
+		"velas del oro de la última hora", "статистика по моим свечам OHLC", "明天东京的天气怎么样", "Gold-Kerzen der letzten Stunde"} {
 		f.Add(q, 5)
 	}
 	fd := NewFinder(findCatalogDocs(f))
@@ -44,6 +46,23 @@ func FuzzFind(f *testing.F) {
 		}
 		if !sort.SliceIsSorted(ms, func(i, j int) bool { return ms[i].Score > ms[j].Score }) {
 			t.Fatalf("%q: matches not by score: %+v", q, ms)
+		}
+	})
+}
+
+// FuzzFindStem: the stemmers never panic, in any language, on any word the
+// tokenizer can produce, and a stem is valid UTF-8.
+func FuzzFindStem(f *testing.F) {
+	for _, w := range []string{"bougies", "estrategias", "свечам", "größe", "naïve", "ŉ", "ǅ", "ﬁ", "a\u0301", "x"} {
+		f.Add(w)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, w := range findTokenize(s, findMaxTokens) {
+			for _, lang := range []findLang{findEnglish, findFrench, findSpanish, findRussian, findAsWritten} {
+				if st := findStemIn(w, lang); !utf8.ValidString(st) {
+					t.Fatalf("stem of %q in %d is not UTF-8: %q", w, lang, st)
+				}
+			}
 		}
 	})
 }

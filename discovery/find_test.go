@@ -16,7 +16,8 @@ import (
 
 // findSpecDocs are the 13 paid tools as the interface specification
 // (sections 1, 2 and 4) and decisions.md describe them, independent of the
-// tools package, with the built-in synonyms.
+// tools package's names and descriptions, with the synonyms of the tools'
+// descriptors.
 func findSpecDocs() []Doc {
 	docs := []Doc{
 		{Key: "session-state", Name: "Trading session state", Tags: []string{"trading", "time"}, Fields: []string{"dateTime"},
@@ -46,8 +47,14 @@ func findSpecDocs() []Doc {
 		{Key: "regex-test", Name: "Regex test", Tags: []string{"utility", "regex"}, Fields: []string{"pattern", "flags", "text"},
 			Description: "Runs a JavaScript regular expression (pattern and flags) against supplied text: matched and matches, with the g flag every matched substring, without it the first match."},
 	}
+	c, err := tools.New(tools.Options{})
+	if err != nil {
+		panic(err)
+	}
 	for i := range docs {
-		docs[i].Synonyms = DefaultSynonyms(docs[i].Key)
+		if t, ok := c.ByKey(docs[i].Key); ok {
+			docs[i].Synonyms = t.Synonyms
+		}
 	}
 	return docs
 }
@@ -150,8 +157,9 @@ func TestFindEvalSetIsBalanced(t *testing.T) {
 
 // TestFindEval measures the ranking over the labelled intents, on the
 // specification's documents and on the tools catalog's, and requires
-// top-1 accuracy ≥ 0.90 and MRR ≥ 0.95 on the eval set. The holdout set
-// (never used for tuning) is reported only.
+// top-1 accuracy ≥ 0.95 and MRR ≥ 0.95 on the eval set (the tuning half),
+// and ≥ 0.90 on the holdout set (never used for tuning), so that tuning
+// cannot buy the first at the cost of the second unnoticed.
 func TestFindEval(t *testing.T) {
 	eval := findLoadIntents(t, "find_eval.json")
 	hold := findLoadIntents(t, "find_holdout.json")
@@ -174,8 +182,11 @@ func TestFindEval(t *testing.T) {
 			for _, m := range h.misses {
 				t.Logf("holdout miss: %s", m)
 			}
-			if r.accuracy() < 0.90 {
-				t.Errorf("top-1 accuracy %.3f, want ≥ 0.90", r.accuracy())
+			if r.accuracy() < 0.95 {
+				t.Errorf("top-1 accuracy %.3f, want ≥ 0.95", r.accuracy())
+			}
+			if h.accuracy() < 0.90 {
+				t.Errorf("holdout top-1 accuracy %.3f, want ≥ 0.90", h.accuracy())
 			}
 			if r.mrr < 0.95 {
 				t.Errorf("MRR %.3f, want ≥ 0.95", r.mrr)
@@ -232,17 +243,17 @@ func TestFindTokenizeBounds(t *testing.T) {
 }
 
 func TestFindStem(t *testing.T) {
-	// Reference outputs of the Porter algorithm (Porter 1980 and its
-	// reference implementation's vocabulary).
+	// Outputs of the English Snowball stemmer (Porter2) on words of the
+	// Porter vocabulary and of the tools.
 	for in, want := range map[string]string{
-		"caresses": "caress", "ponies": "poni", "ties": "ti", "caress": "caress", "cats": "cat",
+		"caresses": "caress", "ponies": "poni", "ties": "tie", "caress": "caress", "cats": "cat",
 		"feed": "feed", "agreed": "agre", "plastered": "plaster", "bled": "bled", "motoring": "motor",
 		"sing": "sing", "conflated": "conflat", "troubled": "troubl", "sized": "size", "hopping": "hop",
 		"tanned": "tan", "falling": "fall", "hissing": "hiss", "fizzed": "fizz", "failing": "fail",
 		"filing": "file", "happy": "happi", "sky": "sky", "relational": "relat", "conditional": "condit",
 		"rational": "ration", "digitizer": "digit", "operator": "oper", "hopefulness": "hope",
 		"goodness": "good", "allowance": "allow", "inference": "infer", "adjustable": "adjust",
-		"replacement": "replac", "adoption": "adopt", "effective": "effect", "generalizations": "gener",
+		"replacement": "replac", "adoption": "adopt", "effective": "effect", "generalizations": "general",
 		"oscillators": "oscil", "controll": "control", "roll": "roll", "probate": "probat", "rate": "rate",
 		"cease": "ceas", "validate": "valid", "validation": "valid", "validator": "valid",
 		"candles": "candl", "trending": "trend", "sessions": "session", "decoding": "decod", "decoder": "decod",
@@ -254,6 +265,47 @@ func TestFindStem(t *testing.T) {
 			t.Errorf("findStem(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// French, Spanish and Russian words are stemmed in their language,
+	// so that inflections meet.
+	for _, c := range []struct {
+		lang findLang
+		a, b string
+	}{
+		{findFrench, "bougies", "bougie"},
+		{findFrench, "stratégies", "stratégie"},
+		{findSpanish, "velas", "vela"},
+		{findSpanish, "estrategias", "estrategia"},
+		{findRussian, "свечам", "свечи"},
+		{findRussian, "золота", "золото"},
+	} {
+		if x, y := findStemIn(c.a, c.lang), findStemIn(c.b, c.lang); x != y {
+			t.Errorf("stems of %q and %q differ: %q, %q", c.a, c.b, x, y)
+		}
+	}
+	// Languages without a stemmer here, and Latin words in Russian, are
+	// left as written.
+	for _, c := range []struct {
+		lang findLang
+		w    string
+	}{{findAsWritten, "kerzen"}, {findRussian, "candles"}, {findFrench, "or"}} {
+		if got := findStemIn(c.w, c.lang); got != c.w {
+			t.Errorf("findStemIn(%q) = %q, want it as written", c.w, got)
+		}
+	}
+}
+
+func TestFindQueryLang(t *testing.T) {
+	for q, want := range map[string]findLang{
+		"la session de Londres est-elle ouverte ?": findFrench,
+		"velas del oro de la última hora":          findSpanish,
+		"is the london market open":                findEnglish,
+		"a stop loss for me, no target":            findEnglish, // "a", "me", "no" are English too
+		"aktueller Goldpreis":                      findEnglish,
+	} {
+		if got := findQueryLang(findTokenize(q, findMaxTokens)); got != want {
+			t.Errorf("findQueryLang(%q) = %d, want %d", q, got, want)
+		}
+	}
 }
 
 func TestFindStopWords(t *testing.T) {
@@ -262,7 +314,12 @@ func TestFindStopWords(t *testing.T) {
 			t.Errorf("%q should be a stop word", w)
 		}
 	}
-	for _, w := range []string{"gold", "stop", "open", "up", "down", "last", "price"} {
+	for _, w := range []string{"der", "calcule", "la", "сейчас", "jetzt"} {
+		if !findIsStopWord(w) {
+			t.Errorf("%q should be a stop word", w)
+		}
+	}
+	for _, w := range []string{"gold", "stop", "open", "up", "down", "last", "price", "oro", "bougies", "золото"} {
 		if findIsStopWord(w) {
 			t.Errorf("%q should not be a stop word", w)
 		}
@@ -437,7 +494,7 @@ func TestFindFieldWeights(t *testing.T) {
 			}
 			return fmt.Sprintf("%s%c", key, 'a'+field)
 		}
-		docs = append(docs, Doc{Key: key, Name: w(0), Tags: []string{w(1)}, Synonyms: []string{w(2)}, Fields: []string{w(3)}, Description: w(4)})
+		docs = append(docs, Doc{Key: key, Name: w(0), Tags: []string{w(1)}, Synonyms: map[string][]string{"en": {w(2)}}, Fields: []string{w(3)}, Description: w(4)})
 	}
 	var keys []string
 	for _, m := range NewFinder(docs).Find("beacon", 0) {
@@ -450,15 +507,15 @@ func TestFindFieldWeights(t *testing.T) {
 
 func TestFindPhraseBonus(t *testing.T) {
 	f := NewFinder([]Doc{
-		{Key: "a", Name: "one", Synonyms: []string{"stop loss"}},
-		{Key: "b", Name: "two", Synonyms: []string{"loss", "stop"}},
+		{Key: "a", Name: "one", Synonyms: map[string][]string{"en": {"stop loss"}}},
+		{Key: "b", Name: "two", Synonyms: map[string][]string{"en": {"loss", "stop"}}},
 	})
 	ms := f.Find("stop loss", 0)
 	if len(ms) != 2 || ms[0].Key != "a" {
 		t.Fatalf("Find(stop loss) = %v, want a first", ms)
 	}
 	// A phrase of stop words only is no signal.
-	if ms := NewFinder([]Doc{{Key: "a", Name: "one", Synonyms: []string{"find all"}}}).Find("find all", 0); len(ms) != 0 {
+	if ms := NewFinder([]Doc{{Key: "a", Name: "one", Synonyms: map[string][]string{"en": {"find all"}}}}).Find("find all", 0); len(ms) != 0 {
 		t.Errorf("Find(find all) = %v, want nothing", ms)
 	}
 	// Not contiguous: no bonus, a tie broken by key.
@@ -587,8 +644,8 @@ func TestDocsFromTools(t *testing.T) {
 			!slices.Equal(d.Tags, tl.Tags) || !slices.Equal(d.Fields, tl.Fields) {
 			t.Errorf("doc %d = %+v does not mirror tool %s", i, d, tl.Key)
 		}
-		if len(d.Synonyms) == 0 {
-			t.Errorf("no built-in synonyms for %s", tl.Key)
+		if len(d.Synonyms["en"]) == 0 || len(d.Synonyms) != len(tl.Synonyms) {
+			t.Errorf("doc %s does not carry the tool's synonyms", tl.Key)
 		}
 		if len(tl.Tags) > 0 {
 			d.Tags[0] = "changed"
@@ -597,21 +654,18 @@ func TestDocsFromTools(t *testing.T) {
 			}
 		}
 	}
-	if DefaultSynonyms("no-such-tool") != nil {
-		t.Error("synonyms for an unknown key")
-	}
 }
 
 func ExampleFinder_Find() {
 	f := NewFinder([]Doc{
 		{Key: "risk-levels", Name: "Risk levels", Tags: []string{"trading", "risk"},
-			Fields: []string{"entry", "direction", "slPct", "tpPct"}, Synonyms: DefaultSynonyms("risk-levels"),
+			Fields: []string{"entry", "direction", "slPct", "tpPct"}, Synonyms: map[string][]string{"en": {"stop loss", "stoploss", "take profit", "sl", "tp"}},
 			Description: "Stop and target prices from an entry price, a direction and percentages."},
 		{Key: "tick-pnl", Name: "Tick PnL", Tags: []string{"trading", "risk"},
-			Fields: []string{"entry", "exit", "contracts", "tickSize", "tickValue", "direction"}, Synonyms: DefaultSynonyms("tick-pnl"),
+			Fields: []string{"entry", "exit", "contracts", "tickSize", "tickValue", "direction"}, Synonyms: map[string][]string{"en": {"futures", "p&l", "profit and loss", "profit"}},
 			Description: "Profit or loss of a futures trade in ticks and money."},
 		{Key: "regex-test", Name: "Regex test", Tags: []string{"utility", "regex"},
-			Fields: []string{"pattern", "flags", "text"}, Synonyms: DefaultSynonyms("regex-test"),
+			Fields: []string{"pattern", "flags", "text"}, Synonyms: map[string][]string{"en": {"regex", "regular expression", "pattern"}},
 			Description: "Runs a JavaScript regular expression on a text."},
 	})
 	for _, q := range []string{"where do I put my stoploss and take-profit?", "regx", "the"} {
@@ -622,9 +676,9 @@ func ExampleFinder_Find() {
 	}
 	// Output:
 	// "where do I put my stoploss and take-profit?":
-	//   risk-levels 0.68 ["stoploss" "take" "profit"]
-	//   tick-pnl 0.25 ["profit"]
+	//   risk-levels 0.52 ["stoploss" "take" "profit"]
+	//   tick-pnl 0.09 ["profit"]
 	// "regx":
-	//   regex-test 0.44 ["regx"]
+	//   regex-test 0.23 ["regx"]
 	// "the":
 }

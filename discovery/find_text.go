@@ -4,9 +4,14 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+	"github.com/kljensen/snowball/french"
+	"github.com/kljensen/snowball/russian"
+	"github.com/kljensen/snowball/spanish"
 )
 
-// Text analysis of the finder: tokenisation, stop words, Porter stemming
+// Text analysis of the finder: tokenisation, stop words, Snowball stemming
 // and the restricted Damerau-Levenshtein distance used for typo tolerance.
 
 const (
@@ -174,8 +179,20 @@ func findLettersAround(w []rune, start, i int) bool {
 
 // findIsStopWord reports whether a lower-case token carries no topic:
 // English function words and the request verbs every query uses ("show
-// me", "I need", "please get").
+// me", "I need", "please get"), the Snowball stop words of French, Spanish
+// and Russian, and the commonest function words, request verbs and "now"
+// of German, Italian and Portuguese.
 func findIsStopWord(t string) bool {
+	if len(t) == 0 {
+		return true
+	}
+	if t[0] < utf8.RuneSelf && findIsEnglishStopWord(t) {
+		return true
+	}
+	return french.IsStopWord(t) || spanish.IsStopWord(t) || russian.IsStopWord(t) || findIsOtherStopWord(t)
+}
+
+func findIsEnglishStopWord(t string) bool {
 	switch t {
 	case "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
 		"be", "been", "before", "being", "both", "but", "by",
@@ -193,9 +210,67 @@ func findIsStopWord(t string) bool {
 	return false
 }
 
-// findStem returns the Porter stem of a lower-case token. Tokens that are
-// not plain ASCII letters (digits, accents, other scripts) and tokens of
-// two letters or fewer are returned unchanged.
+// findIsOtherStopWord holds the function words Snowball has no list for
+// here (German, Italian, Portuguese) and request verbs and "now" in the
+// languages of the evaluation sets.
+func findIsOtherStopWord(t string) bool {
+	switch t {
+	// German
+	case "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines", "und", "oder",
+		"ist", "sind", "war", "mein", "meine", "meinen", "meinem", "meiner", "dein", "deine", "ich", "du", "er", "sie",
+		"wir", "ihr", "mir", "mich", "mit", "von", "für", "auf", "aus", "bei", "im", "zu", "zum", "zur", "um",
+		"wie", "was", "wo", "wer", "welche", "welcher", "nicht", "kein", "keine", "dieser", "diese", "dieses", "diesen",
+		"ob", "auch", "noch", "nach", "über", "unter", "vor", "hat", "habe", "haben", "wird", "werden", "kann",
+		"jetzt", "gerade", "bitte", "zeig", "zeige", "gib", "finde", "berechne", "berechnen",
+		// Italian
+		"il", "lo", "gli", "di", "della", "dello", "dei", "delle", "dell", "dal", "nel", "nella", "su", "per", "tra", "fra",
+		"è", "che", "chi", "mio", "miei", "mie", "questo", "questa", "quello", "quella", "non", "adesso", "ora",
+		"mi", "ti", "ci", "si", "sono", "sei", "ho", "hanno", "calcola", "mostra", "dammi", "trova",
+		// Portuguese
+		"uma", "uns", "umas", "do", "da", "dos", "em", "na", "nas", "é", "meu", "minha", "meus", "minhas",
+		"isto", "essa", "não", "agora", "qual", "quais", "tem", "mostre", "calcule",
+		// French and Spanish request verbs and "now"
+		"maintenant", "actuellement", "calculer", "donne", "montre", "trouve", "ahora", "calcula", "calcular", "dame", "muestra",
+		// Russian request verbs and "now"
+		"сейчас", "покажи", "найди", "дай", "посчитай", "рассчитай":
+		return true
+	}
+	return false
+}
+
+// findLang is a language the finder analyses text in: the three it stems
+// with Snowball besides English, and the languages it indexes as written.
+type findLang uint8
+
+const (
+	findEnglish findLang = iota
+	findFrench
+	findSpanish
+	findRussian
+	// findAsWritten is a language without a stemmer here (German,
+	// Italian, Portuguese, ...): its words are indexed as written.
+	findAsWritten
+)
+
+// findLangOf maps an ISO 639-1 code to the language the finder analyses
+// it as.
+func findLangOf(code string) findLang {
+	switch code {
+	case "en":
+		return findEnglish
+	case "fr":
+		return findFrench
+	case "es":
+		return findSpanish
+	case "ru":
+		return findRussian
+	}
+	return findAsWritten
+}
+
+// findStem returns the English Snowball stem of a lower-case token.
+// Tokens that are not plain ASCII letters (digits, accents, other
+// scripts) and tokens of two letters or fewer are returned unchanged.
 func findStem(t string) string {
 	if len(t) <= 2 {
 		return t
@@ -205,258 +280,57 @@ func findStem(t string) string {
 			return t
 		}
 	}
-	z := porter{b: []byte(t), k: len(t) - 1}
-	z.step1ab()
-	if z.k > 0 {
-		z.step1c()
-		z.step2()
-		z.step3()
-		z.step4()
-		z.step5()
-	}
-	return string(z.b[:z.k+1])
+	return english.Stem(t, true)
 }
 
-// porter is the state of the Porter (1980) stemming algorithm, with the
-// two later revisions of its reference implementation (bli → ble, logi →
-// log). b[0..k] is the word; j marks the end of the stem during a step.
-type porter struct {
-	b    []byte
-	k, j int
+// findStemIn returns the stem of a lower-case token in lang: English as
+// findStem, French, Spanish and Russian with their Snowball stemmers
+// (Russian only for Cyrillic words), the token itself otherwise.
+func findStemIn(t string, lang findLang) string {
+	switch {
+	case lang == findEnglish:
+		return findStem(t)
+	case utf8.RuneCountInString(t) <= 2:
+		return t
+	case lang == findFrench:
+		return french.Stem(t, true)
+	case lang == findSpanish:
+		return spanish.Stem(t, true)
+	case lang == findRussian && findIsCyrillic(t):
+		return russian.Stem(t, true)
+	}
+	return t
 }
 
-// cons reports whether b[i] is a consonant: not a vowel, and y only after
-// a vowel or at the start.
-func (z *porter) cons(i int) bool {
-	switch z.b[i] {
-	case 'a', 'e', 'i', 'o', 'u':
-		return false
-	case 'y':
-		return i == 0 || !z.cons(i-1)
-	}
-	return true
+// findIsCyrillic reports whether the first letter of t is Cyrillic.
+func findIsCyrillic(t string) bool {
+	r, _ := utf8.DecodeRuneInString(t)
+	return unicode.Is(unicode.Cyrillic, r)
 }
 
-// m is the measure of b[0..j]: the number of vowel-consonant sequences in
-// [C](VC)^m[V].
-func (z *porter) m() int {
-	n, i := 0, 0
-	for ; i <= z.j && z.cons(i); i++ {
-	}
-	for i <= z.j {
-		for ; i <= z.j && !z.cons(i); i++ {
+// findQueryLang guesses the language of a query's Latin-script words from
+// its function words (those English does not share): French or Spanish
+// when it has more of one's than of the other's, English otherwise. Cyrillic words are always Russian.
+func findQueryLang(toks []string) findLang {
+	fr, es := 0, 0
+	for _, t := range toks {
+		if findIsEnglishStopWord(t) {
+			continue // "a", "me", "no": no clue
 		}
-		if i > z.j {
-			return n
+		if french.IsStopWord(t) {
+			fr++
 		}
-		for ; i <= z.j && z.cons(i); i++ {
-		}
-		n++
-	}
-	return n
-}
-
-func (z *porter) vowelInStem() bool {
-	for i := 0; i <= z.j; i++ {
-		if !z.cons(i) {
-			return true
+		if spanish.IsStopWord(t) {
+			es++
 		}
 	}
-	return false
-}
-
-// doublec reports whether b[i-1..i] is a double consonant.
-func (z *porter) doublec(i int) bool {
-	return i >= 1 && z.b[i] == z.b[i-1] && z.cons(i)
-}
-
-// cvc reports whether b[i-2..i] is consonant-vowel-consonant with the last
-// consonant not w, x or y (hop, not how).
-func (z *porter) cvc(i int) bool {
-	if i < 2 || !z.cons(i) || z.cons(i-1) || !z.cons(i-2) {
-		return false
+	switch {
+	case fr > es:
+		return findFrench
+	case es > fr:
+		return findSpanish
 	}
-	switch z.b[i] {
-	case 'w', 'x', 'y':
-		return false
-	}
-	return true
-}
-
-// ends reports whether b[0..k] ends with s and, if so, sets j before it.
-func (z *porter) ends(s string) bool {
-	l := len(s)
-	if l > z.k+1 || string(z.b[z.k-l+1:z.k+1]) != s {
-		return false
-	}
-	z.j = z.k - l
-	return true
-}
-
-// setto replaces b[j+1..k] with s.
-func (z *porter) setto(s string) {
-	z.b = append(z.b[:z.j+1], s...)
-	z.k = z.j + len(s)
-}
-
-// r replaces the suffix with s when the stem's measure is positive.
-func (z *porter) r(s string) {
-	if z.m() > 0 {
-		z.setto(s)
-	}
-}
-
-// step1ab removes plurals and -ed or -ing.
-func (z *porter) step1ab() {
-	if z.b[z.k] == 's' {
-		switch {
-		case z.ends("sses"):
-			z.k -= 2
-		case z.ends("ies"):
-			z.setto("i")
-		case z.k >= 1 && z.b[z.k-1] != 's':
-			z.k--
-		}
-	}
-	if z.ends("eed") {
-		if z.m() > 0 {
-			z.k--
-		}
-		return
-	}
-	if (z.ends("ed") || z.ends("ing")) && z.vowelInStem() {
-		z.k = z.j
-		switch {
-		case z.ends("at"):
-			z.setto("ate")
-		case z.ends("bl"):
-			z.setto("ble")
-		case z.ends("iz"):
-			z.setto("ize")
-		case z.doublec(z.k):
-			switch z.b[z.k] {
-			case 'l', 's', 'z':
-			default:
-				z.k--
-			}
-		default:
-			z.j = z.k
-			if z.m() == 1 && z.cvc(z.k) {
-				z.setto("e")
-			}
-		}
-	}
-}
-
-// step1c turns a terminal y into i when there is another vowel in the stem.
-func (z *porter) step1c() {
-	if z.ends("y") && z.vowelInStem() {
-		z.b[z.k] = 'i'
-	}
-}
-
-// porterRule is one suffix replacement of steps 2 and 3.
-type porterRule struct{ suffix, repl string }
-
-// apply replaces the first suffix of rules that b ends with (when the
-// measure allows) and stops at the first suffix found.
-func (z *porter) apply(rules []porterRule) {
-	for _, r := range rules {
-		if z.ends(r.suffix) {
-			z.r(r.repl)
-			return
-		}
-	}
-}
-
-// step2 maps double suffixes to single ones (-ization → -ize).
-func (z *porter) step2() {
-	if z.k < 1 {
-		return
-	}
-	switch z.b[z.k-1] {
-	case 'a':
-		z.apply([]porterRule{{"ational", "ate"}, {"tional", "tion"}})
-	case 'c':
-		z.apply([]porterRule{{"enci", "ence"}, {"anci", "ance"}})
-	case 'e':
-		z.apply([]porterRule{{"izer", "ize"}})
-	case 'l':
-		z.apply([]porterRule{{"bli", "ble"}, {"alli", "al"}, {"entli", "ent"}, {"eli", "e"}, {"ousli", "ous"}})
-	case 'o':
-		z.apply([]porterRule{{"ization", "ize"}, {"ation", "ate"}, {"ator", "ate"}})
-	case 's':
-		z.apply([]porterRule{{"alism", "al"}, {"iveness", "ive"}, {"fulness", "ful"}, {"ousness", "ous"}})
-	case 't':
-		z.apply([]porterRule{{"aliti", "al"}, {"iviti", "ive"}, {"biliti", "ble"}})
-	case 'g':
-		z.apply([]porterRule{{"logi", "log"}})
-	}
-}
-
-// step3 deals with -ic-, -full, -ness and the like.
-func (z *porter) step3() {
-	switch z.b[z.k] {
-	case 'e':
-		z.apply([]porterRule{{"icate", "ic"}, {"ative", ""}, {"alize", "al"}})
-	case 'i':
-		z.apply([]porterRule{{"iciti", "ic"}})
-	case 'l':
-		z.apply([]porterRule{{"ical", "ic"}, {"ful", ""}})
-	case 's':
-		z.apply([]porterRule{{"ness", ""}})
-	}
-}
-
-// step4 removes -ant, -ence and the like when the measure is above 1.
-func (z *porter) step4() {
-	if z.k < 1 {
-		return
-	}
-	found := false
-	switch z.b[z.k-1] {
-	case 'a':
-		found = z.ends("al")
-	case 'c':
-		found = z.ends("ance") || z.ends("ence")
-	case 'e':
-		found = z.ends("er")
-	case 'i':
-		found = z.ends("ic")
-	case 'l':
-		found = z.ends("able") || z.ends("ible")
-	case 'n':
-		found = z.ends("ant") || z.ends("ement") || z.ends("ment") || z.ends("ent")
-	case 'o':
-		found = z.ends("ion") && z.j >= 0 && (z.b[z.j] == 's' || z.b[z.j] == 't') || z.ends("ou")
-	case 's':
-		found = z.ends("ism")
-	case 't':
-		found = z.ends("ate") || z.ends("iti")
-	case 'u':
-		found = z.ends("ous")
-	case 'v':
-		found = z.ends("ive")
-	case 'z':
-		found = z.ends("ize")
-	}
-	if found && z.m() > 1 {
-		z.k = z.j
-	}
-}
-
-// step5 removes a final -e and reduces -ll when the measure is above 1.
-func (z *porter) step5() {
-	z.j = z.k
-	if z.b[z.k] == 'e' {
-		a := z.m()
-		if a > 1 || a == 1 && !z.cvc(z.k-1) {
-			z.k--
-		}
-	}
-	if z.b[z.k] == 'l' && z.doublec(z.k) && z.m() > 1 {
-		z.k--
-	}
+	return findEnglish
 }
 
 // findOSA returns the optimal string alignment distance (Damerau-

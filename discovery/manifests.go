@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 
-	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 )
@@ -167,15 +165,7 @@ func (s *Service) x402Manifest() (any, error) {
 	resources := []map[string]any{}
 	for i, t := range s.tools {
 		it := s.items[i]
-		req, err := x402.Route{Price: t.Price, Network: s.network.CAIP2, PayTo: s.payTo}.Requirements()
-		if err != nil {
-			return nil, fmt.Errorf("discovery: tool %s: payment requirements: %w", t.Key, err)
-		}
-		req.Asset = s.asset
-		bz, err := bazaarOf(t)
-		if err != nil {
-			return nil, err
-		}
+		offer := s.offers[i]
 		resources = append(resources, map[string]any{
 			"key":           t.Key,
 			"operationId":   t.OperationID,
@@ -185,18 +175,22 @@ func (s *Service) x402Manifest() (any, error) {
 			"path":          t.Path,
 			"price":         t.PriceFixed6(),
 			"priceUsd":      it.PriceUSD,
-			"amount":        strconv.FormatInt(t.PriceAtomic, 10),
+			"amount":        offer.Accepts[0].Amount,
 			"currency":      "USDC",
-			"description":   trySummary(t.Description),
-			"mimeType":      jsonContentType,
+			"description":   offer.Resource.Description,
+			"mimeType":      offer.Resource.MimeType,
 			"inputLocation": t.InputLocation,
 			"inputSchema":   json.RawMessage(t.InputSchema),
 			"outputSchema":  json.RawMessage(t.OutputSchema),
 			"terminal":      t.Terminal,
 			"tags":          t.Tags,
-			"accepts":       []x402.PaymentRequirements{req},
-			"extensions":    map[string]any{x402.BazaarExtensionKey: bz.Extension()},
-			"transports":    s.buy[i].clone(),
+			// The offer as the 402 states it: resource, accepts and
+			// extensions (the bazaar description, without the output
+			// schema the 402 leaves out; it is outputSchema above).
+			"resource":   offer.Resource,
+			"accepts":    offer.Accepts,
+			"extensions": offer.Extensions,
+			"transports": s.buy[i].clone(),
 		})
 	}
 	free := []map[string]any{}
@@ -226,34 +220,6 @@ func (s *Service) x402Manifest() (any, error) {
 		"links":         s.links(),
 		"devMode":       s.cfg.DevMode,
 	}, nil
-}
-
-// bazaarOf is the bazaar discovery info of a tool (as in its 402).
-func bazaarOf(t *tools.Tool) (x402.BazaarInfo, error) {
-	bz := x402.BazaarInfo{Method: t.Method, InputSchema: t.InputSchemaMap(), OutputSchema: t.OutputSchemaMap()}
-	if t.InputLocation == tools.InputQuery {
-		q, err := tools.QueryOf(t.ExampleInput)
-		if err != nil {
-			return bz, fmt.Errorf("discovery: tool %s: example input: %w", t.Key, err)
-		}
-		params := map[string]any{}
-		for k := range q {
-			params[k] = q.Get(k)
-		}
-		bz.InputExample = params
-	} else {
-		var v any
-		if err := json.Unmarshal(t.ExampleInput, &v); err != nil {
-			return bz, fmt.Errorf("discovery: tool %s: example input: %w", t.Key, err)
-		}
-		bz.InputExample = v
-	}
-	var out any
-	if err := json.Unmarshal(t.OutputExample, &out); err != nil {
-		return bz, fmt.Errorf("discovery: tool %s: output example: %w", t.Key, err)
-	}
-	bz.OutputExample = out
-	return bz, nil
 }
 
 // mcpToolNames are the MCP names of the paid tools (operation ids), in

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
@@ -178,9 +177,10 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 	plan.Tool, plan.OperationID, plan.Name = t.Key, t.OperationID, t.Name
 	plan.MatchScore, plan.MatchedTokens = score, discNonNil(tokens)
 	plan.Method, plan.Path = t.Method, t.Path
-	plan.Price = &RoutePrice{USD: it.PriceUSD, Fixed6: t.PriceFixed6(), Atomic: strconv.FormatInt(t.PriceAtomic, 10), Currency: "USDC"}
-	plan.Network, plan.Asset, plan.PayTo = s.network.CAIP2, s.asset, s.payTo
-	plan.Scheme, plan.X402Version = x402.SchemeExact, x402.Version
+	terms := s.terms(chosen)
+	plan.Price = &RoutePrice{USD: it.PriceUSD, Fixed6: t.PriceFixed6(), Atomic: terms.Amount, Currency: "USDC"}
+	plan.Network, plan.Asset, plan.PayTo = terms.Network, terms.Asset, terms.PayTo
+	plan.Scheme, plan.X402Version = terms.Scheme, s.offers[chosen].X402Version
 	plan.InputSchema = append(json.RawMessage(nil), t.InputSchema...)
 	plan.DevMode = s.cfg.DevMode
 
@@ -235,7 +235,7 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 		}
 	}
 	plan.Transports = &tr
-	plan.Steps = s.steps(t, plan.Method, plan.URL)
+	plan.Steps = s.steps(t, terms, plan.Method, plan.URL)
 	plan.Curl = routeCurl(plan.Method, plan.URL, plan.Body, "")
 	plan.CurlPaid = routeCurl(plan.Method, plan.URL, plan.Body, "<base64 PaymentPayload>")
 	if plan.InputValid {
@@ -268,7 +268,7 @@ func (s *Service) resolve(query string, n int) (int, float64, []string, []Match)
 	}
 	for len(matches) > 0 {
 		if i, ok := s.index[matches[0].Key]; ok {
-			if m := matches[0]; m.Score < MinMatchScore || (m.Corrected && m.Score < MinCorrectedScore) {
+			if !routeAccepts(matches[0], MinMatchScore) {
 				return -1, 0, nil, matches
 			}
 			return i, matches[0].Score, matches[0].MatchedTokens, matches[1:]
@@ -276,6 +276,13 @@ func (s *Service) resolve(query string, n int) (int, float64, []string, []Match)
 		matches = matches[1:]
 	}
 	return -1, 0, nil, nil
+}
+
+// routeAccepts reports whether the finder's best match m is good enough
+// to plan a paid call: a score of at least minScore, and of at least
+// MinCorrectedScore when every matched token was a typo correction.
+func routeAccepts(m Match, minScore float64) bool {
+	return m.Score >= minScore && (!m.Corrected || m.Score >= MinCorrectedScore)
 }
 
 // alternatives converts finder matches to the short form, at most n.
@@ -296,7 +303,7 @@ func (s *Service) alternatives(ms []Match, n int) []RouteAlternative {
 }
 
 // steps is the x402 v2 exchange for one call of t.
-func (s *Service) steps(t *tools.Tool, method, u string) []RouteStep {
+func (s *Service) steps(t *tools.Tool, terms x402.PaymentRequirements, method, u string) []RouteStep {
 	send := fmt.Sprintf("Send %s %s without any payment header", method, u)
 	if method != http.MethodGet {
 		send += ", with the JSON body and Content-Type: application/json"
@@ -315,10 +322,10 @@ func (s *Service) steps(t *tools.Tool, method, u string) []RouteStep {
 		{Step: 1, Action: "send", Description: send},
 		{Step: 2, Action: "receive_402", Header: x402.HeaderPaymentRequired, Description: fmt.Sprintf(
 			"Receive 402 Payment Required. The PAYMENT-REQUIRED header is base64 of a JSON PaymentRequired {x402Version: 2, resource, accepts}; pick the accepts entry with scheme %q, network %q, asset %s, amount %q (%s USDC in atomic units), payTo %s.",
-			x402.SchemeExact, s.network.CAIP2, s.asset, strconv.FormatInt(t.PriceAtomic, 10), t.PriceFixed6(), s.payTo)},
+			terms.Scheme, terms.Network, terms.Asset, terms.Amount, t.PriceFixed6(), terms.PayTo)},
 		{Step: 3, Action: "sign", Description: fmt.Sprintf(
 			"Sign an EIP-3009 TransferWithAuthorization (x402 exact scheme) from your wallet to payTo for exactly the amount, with a random 32-byte nonce and validBefore within maxTimeoutSeconds, under the token's EIP-712 domain {name %q, version %q, chainId %d, verifyingContract %s}.",
-			domain.Name, domain.Version, s.network.ChainID, s.asset)},
+			domain.Name, domain.Version, s.network.ChainID, terms.Asset)},
 		{Step: 4, Action: "retry", Header: x402.HeaderPaymentSignature, Description: "Retry the identical request with the header PAYMENT-SIGNATURE: base64 of a JSON PaymentPayload {x402Version: 2, accepted: the chosen accepts entry verbatim, payload: {signature, authorization}}."},
 		{Step: 5, Action: "read_response", Header: x402.HeaderPaymentResponse, Description: settle},
 	}

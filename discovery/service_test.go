@@ -67,7 +67,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"bad payTo":        func(c *Config) { c.PayTo = "0x1234" },
 		"zero payTo":       func(c *Config) { c.PayTo = "0x0000000000000000000000000000000000000000" },
 		"bad checksum":     func(c *Config) { c.PayTo = "0x209693bc6afc0C5328bA36FaF03C514EF312287C" },
-		"bad asset":        func(c *Config) { c.Asset = "usdc" },
 		"relative link":    func(c *Config) { c.ManifestLinks = map[string]string{"club": "/.well-known/svc-club.json"} },
 		"route twice":      func(c *Config) { c.FreeRoutes = append(DefaultExternalRoutes(), DefaultExternalRoutes()[0]) },
 		"route owned here": func(c *Config) { c.FreeRoutes = []RouteDoc{{Method: "GET", Path: "/api/find", OperationID: "x"}} },
@@ -615,33 +614,13 @@ func TestEmptyFacilitatorMeansDevMode(t *testing.T) {
 	}
 }
 
-// TestRouteMinMatchScore: /api/route and /api/try pick a tool for every
-// labelled intent the finder ranks right (eval and holdout sets), and for
-// none of a list of off-topic requests, whose near misses are offered as
-// alternatives instead.
+// TestRouteMinMatchScore: /api/route and /api/try pick a tool for one-word
+// needs naming a tool's subject, and none for off-topic requests, whose
+// near misses are offered as alternatives instead (the rates over the
+// evaluation sets are TestRouteEval's).
 func TestRouteMinMatchScore(t *testing.T) {
 	s := discNewService(t, discTestBase, nil)
 	ctx := context.Background()
-	var intents, routed int
-	for _, set := range []string{"find_eval.json", "find_holdout.json"} {
-		for _, in := range findLoadIntents(t, set) {
-			m := s.finder.Find(in.Query, 1)
-			if len(m) == 0 || m[0].Key != in.Key {
-				continue // a ranking miss: TestFindEval reports those
-			}
-			intents++
-			plan, err := s.Route(ctx, in.Query, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if plan.Tool == in.Key {
-				routed++
-			} else {
-				t.Errorf("%q: the finder ranks %s first (score %.3f), Route picks %q", in.Query, in.Key, m[0].Score, plan.Tool)
-			}
-		}
-	}
-	t.Logf("%d of %d correctly ranked intents routed", routed, intents)
 
 	// One-word needs that name a tool's subject are routed, weak scores
 	// and all.
@@ -655,7 +634,18 @@ func TestRouteMinMatchScore(t *testing.T) {
 		}
 	}
 
-	for _, q := range []string{"bake a sourdough", "weather in paris", "send an email", "summarize this article", "data", "price"} {
+	// Needs from other domains that share a word with a tool plan no
+	// paid call.
+	for _, q := range []string{"order a pizza", "set an alarm for 7am", "book a flight to London", "transfer 100 USDC to my friend", "translate this paragraph into french"} {
+		plan, err := s.Route(ctx, q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Matched || plan.Tool != "" || plan.Price != nil || plan.URL != "" {
+			t.Errorf("route %q: matched %v tool %q, want no plan", q, plan.Matched, plan.Tool)
+		}
+	}
+	for _, q := range []string{"bake a sourdough", "weather in paris", "send an email", "summarize this article", "data", "price", "order a pizza"} {
 		if m := s.finder.Find(q, 1); len(m) == 0 || (m[0].Score >= MinMatchScore && (!m[0].Corrected || m[0].Score >= MinCorrectedScore)) {
 			t.Fatalf("%q: the finder gives %+v; the test wants a weak or corrected-only match", q, m)
 		}

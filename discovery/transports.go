@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
@@ -144,7 +143,7 @@ type CatalogItem struct {
 }
 
 // transportsOf derives the three ways to buy t from its descriptor.
-func (s *Service) transportsOf(t *tools.Tool) (Transports, error) {
+func (s *Service) transportsOf(t *tools.Tool, req x402.PaymentRequirements) (Transports, error) {
 	in := json.RawMessage(`{}`)
 	if len(t.ExampleInput) > 0 {
 		var c bytes.Buffer
@@ -167,9 +166,9 @@ func (s *Service) transportsOf(t *tools.Tool) (Transports, error) {
 	return Transports{
 		Terms: PaymentTerms{
 			Protocol: "x402", X402Version: x402.Version, Scheme: x402.SchemeExact,
-			Network: s.network.CAIP2, Asset: s.asset, Currency: "USDC",
-			PriceUSD: json.Number(t.Price), Price: t.PriceFixed6(), Amount: strconv.FormatInt(t.PriceAtomic, 10),
-			PayTo: s.payTo, MaxTimeoutSeconds: x402.DefaultMaxTimeoutSeconds,
+			Network: req.Network, Asset: req.Asset, Currency: "USDC",
+			PriceUSD: json.Number(t.Price), Price: t.PriceFixed6(), Amount: req.Amount,
+			PayTo: req.PayTo, MaxTimeoutSeconds: req.MaxTimeoutSeconds,
 		},
 		HTTP: HTTPPurchase{
 			Method: t.Method, Path: t.Path, URL: s.absURL(t.Path), InputLocation: t.InputLocation,
@@ -200,7 +199,7 @@ func (s *Service) transportsOf(t *tools.Tool) (Transports, error) {
 func (s *Service) buildTransports() error {
 	s.buy = make([]Transports, len(s.tools))
 	for i, t := range s.tools {
-		tr, err := s.transportsOf(t)
+		tr, err := s.transportsOf(t, s.terms(i))
 		if err != nil {
 			return err
 		}

@@ -10,12 +10,10 @@
 // interface specification's list: GET /api/session-state, POST
 // /api/risk-levels, ...); nothing here knows a tool by name. Free routes:
 // GET /health (terminal, store and facilitator status, dev mode, version),
-// GET /livez and GET /readyz (probes), GET /metrics (Prometheus text
-// format; on the admin handler only with Config.SeparateAdmin) and GET
-// /api/catalog
-// ({ok, total, offset, limit, items}; offset ≥ 0, limit 1–100, default 50).
-// Extra routes (the discovery surfaces) are given in Config.Routes or with
-// Server.Mount; a "GET /api/catalog" route replaces the built-in listing.
+// GET /livez and GET /readyz (probes) and GET /metrics (Prometheus text
+// format; on the admin handler only with Config.SeparateAdmin). Extra
+// routes (the discovery surfaces, among them GET /api/catalog, and the
+// club) are given in Config.Routes or with Server.Mount.
 //
 // # The paid pipeline
 //

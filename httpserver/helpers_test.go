@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,6 +78,9 @@ type fixtureOptions struct {
 	toolTimeout time.Duration
 	env         tools.Env
 	routes      []httpserver.Route
+	// routesFor, when set, adds the routes it returns for the server's
+	// base URL (the discovery surfaces).
+	routesFor func(t *testing.T, base string, cat *tools.Catalog) []httpserver.Route
 	// requestBaseURL leaves PublicBaseURL empty: resource URLs are then
 	// the requests' own.
 	requestBaseURL bool
@@ -145,6 +149,10 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	if o.requestBaseURL {
 		public = ""
 	}
+	routes := o.routes
+	if o.routesFor != nil {
+		routes = append(slices.Clone(routes), o.routesFor(t, base, cat)...)
+	}
 	var serverStore httpserver.Store = st
 	if o.wrapStore != nil {
 		serverStore = o.wrapStore(st)
@@ -162,7 +170,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		RateLimit:     o.rate,
 		RateBurst:     o.burst,
 		ToolTimeout:   o.toolTimeout,
-		Routes:        o.routes,
+		Routes:        routes,
 		UnpaidRate:    cmpOr(o.unpaidRate, -1),
 		UnpaidBurst:   o.unpaidBurst,
 		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),

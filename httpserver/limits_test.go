@@ -73,7 +73,7 @@ func TestBodyLimit413(t *testing.T) {
 func TestRateLimitFreeRoutesOnly(t *testing.T) {
 	f := newFixture(t, fixtureOptions{rate: 1, burst: 3})
 	for i := range 3 {
-		resp, body := do(t, f.rawQueryRequest(t, "/api/catalog", ""))
+		resp, body := do(t, f.rawQueryRequest(t, "/metrics", ""))
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("request %d: %d %s", i, resp.StatusCode, body)
 		}
@@ -284,15 +284,16 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestMountedRoutes: extra routes are served, free ones rate-limited, and
-// a "GET /api/catalog" route replaces the built-in listing.
+// TestMountedRoutes: extra routes are served and free ones rate-limited;
+// the server has no catalog listing of its own (discovery mounts it), and
+// its 404 answers point at the listing once one is mounted.
 func TestMountedRoutes(t *testing.T) {
 	find := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true,"q":"`+r.URL.Query().Get("q")+`"}`)
 	})
 	catalog := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, `{"replaced":true}`)
+		_, _ = io.WriteString(w, `{"mounted":true}`)
 	})
 	f := newFixture(t, fixtureOptions{rate: 1, burst: 2, routes: []httpserver.Route{
 		{Pattern: "GET /api/find", Handler: find, Free: true},
@@ -303,52 +304,25 @@ func TestMountedRoutes(t *testing.T) {
 		t.Fatalf("find: %d %s", resp.StatusCode, body)
 	}
 	resp, body = do(t, f.rawQueryRequest(t, "/api/catalog", ""))
-	if resp.StatusCode != http.StatusOK || string(body) != `{"replaced":true}` {
-		t.Fatalf("replaced catalog: %d %s", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusOK || string(body) != `{"mounted":true}` {
+		t.Fatalf("mounted catalog: %d %s", resp.StatusCode, body)
 	}
 	resp, body = do(t, f.rawQueryRequest(t, "/api/find", "q=x"))
 	mustProblem(t, resp, body, http.StatusTooManyRequests)
+
+	// Without a mounted listing there is none, and a 404 does not point at it.
+	g := newFixture(t, fixtureOptions{})
+	resp, body = do(t, g.rawQueryRequest(t, "/api/catalog", ""))
+	if p := mustProblem(t, resp, body, http.StatusNotFound); strings.Contains(p.Detail, "/api/catalog") {
+		t.Fatalf("404 without a listing points at it: %s", body)
+	}
+	h := newFixture(t, fixtureOptions{routes: []httpserver.Route{{Pattern: "GET /api/catalog", Handler: catalog, Free: true}}})
+	resp, body = do(t, h.rawQueryRequest(t, "/nope", ""))
+	if p := mustProblem(t, resp, body, http.StatusNotFound); !strings.Contains(p.Detail, "GET /api/catalog") {
+		t.Fatalf("404 with a listing does not point at it: %s", body)
+	}
 	if err := f.srv.Mount("GET /late", find, true); err == nil {
 		t.Fatal("Mount after the server started succeeded")
-	}
-}
-
-func TestCatalogListing(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	resp, body := do(t, f.rawQueryRequest(t, "/api/catalog", ""))
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("catalog: %d %s", resp.StatusCode, body)
-	}
-	var page struct {
-		OK     bool              `json:"ok"`
-		Total  int               `json:"total"`
-		Offset int               `json:"offset"`
-		Limit  int               `json:"limit"`
-		Items  []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(body, &page); err != nil {
-		t.Fatal(err)
-	}
-	if !page.OK || page.Total != 13 || page.Offset != 0 || page.Limit != 50 || len(page.Items) != 13 {
-		t.Fatalf("page ok=%v total=%d offset=%d limit=%d items=%d", page.OK, page.Total, page.Offset, page.Limit, len(page.Items))
-	}
-	var first map[string]any
-	if err := json.Unmarshal(page.Items[0], &first); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"key", "name", "method", "path", "url", "priceUsd", "network", "description", "tags", "inputSchema", "exampleInput", "outputExample"} {
-		if _, ok := first[k]; !ok {
-			t.Fatalf("catalog item lacks %s: %s", k, page.Items[0])
-		}
-	}
-	resp, body = do(t, f.rawQueryRequest(t, "/api/catalog", "offset=12&limit=5"))
-	if err := json.Unmarshal(body, &page); err != nil || resp.StatusCode != 200 || len(page.Items) != 1 || page.Offset != 12 || page.Limit != 5 {
-		t.Fatalf("second page: %d %s", resp.StatusCode, body)
-	}
-	resp, body = do(t, f.rawQueryRequest(t, "/api/catalog", "limit=abc&offset=-1"))
-	p := mustProblem(t, resp, body, http.StatusBadRequest)
-	if !p.hasField("limit", "integer") || !p.hasField("offset", "min") {
-		t.Fatalf("catalog paging errors %s", body)
 	}
 }
 

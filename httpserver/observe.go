@@ -160,7 +160,7 @@ func (sw *statusWriter) routerError(code int) {
 	} else if code == http.StatusMethodNotAllowed {
 		p = NewProblem(code, CodeMethodNotAllowed, "method "+truncate(sw.r.Method, 16)+" is not allowed here; allowed: "+allow)
 	} else {
-		p = NewProblem(code, CodeNotFound, "no such resource; GET /api/catalog lists the tools")
+		p = NewProblem(code, CodeNotFound, sw.s.notFoundDetail())
 	}
 	p.Instance = truncate(sw.r.URL.Path, 200)
 	p.RequestID = RequestIDOf(sw.r)
@@ -326,4 +326,13 @@ func slogValue(v any) string {
 		return t
 	}
 	return "panic"
+}
+
+// notFoundDetail is the detail of a 404: it points at the catalog listing
+// when one is mounted.
+func (s *Server) notFoundDetail() string {
+	if s.catalogListed.Load() {
+		return "no such resource; GET /api/catalog lists the tools"
+	}
+	return "no such resource"
 }

@@ -161,8 +161,7 @@ type Config struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
-	// Routes are extra routes. A route for "GET /api/catalog" replaces the
-	// built-in catalog listing.
+	// Routes are extra routes (the discovery surfaces, the club).
 	Routes []Route
 	// Middleware, when set, wraps the whole handler (outside request ids,
 	// access logs and rate limits).
@@ -191,15 +190,18 @@ type Server struct {
 	payTo     string
 	bodyLimit int64
 
-	mux           *http.ServeMux
-	handler       http.Handler
-	metrics       *metrics
-	limiter       *clientlimit.Limiter // nil: free routes are not limited
-	ids           *requestIDs
-	healthCache   *xau.HealthCache
-	supported     *supportedCache
-	paid          []*paidRoute
-	patterns      map[string]bool
+	mux         *http.ServeMux
+	handler     http.Handler
+	metrics     *metrics
+	limiter     *clientlimit.Limiter // nil: free routes are not limited
+	ids         *requestIDs
+	healthCache *xau.HealthCache
+	supported   *supportedCache
+	paid        []*paidRoute
+	patterns    map[string]bool
+	// catalogListed is set once a "GET /api/catalog" route is mounted
+	// (404 answers point at it).
+	catalogListed atomic.Bool
 	engine        *engine.Engine
 	ownEngine     bool // the server runs the engine's recovery loop
 	stopEngine    context.CancelFunc
@@ -347,15 +349,11 @@ func New(cfg Config) (*Server, error) {
 		{Pattern: "GET /health", Handler: http.HandlerFunc(s.health), Free: true},
 		{Pattern: "GET /livez", Handler: http.HandlerFunc(s.livez), Free: true},
 		{Pattern: "GET /readyz", Handler: http.HandlerFunc(s.readyz), Free: true},
-		{Pattern: "GET /api/catalog", Handler: http.HandlerFunc(s.catalog), Free: true},
 	}
 	if !cfg.SeparateAdmin {
 		builtins = append(builtins, Route{Pattern: "GET /metrics", Handler: s.metricsHandler(), Free: true})
 	}
 	for _, rt := range builtins {
-		if s.patterns[rt.Pattern] {
-			continue // replaced by a Config route
-		}
 		if err := s.Mount(rt.Pattern, rt.Handler, rt.Free); err != nil {
 			return nil, err
 		}
@@ -408,6 +406,9 @@ func (s *Server) handle(pattern string, h http.Handler) (err error) {
 	}()
 	s.mux.Handle(pattern, h)
 	s.patterns[pattern] = true
+	if pattern == "GET /api/catalog" {
+		s.catalogListed.Store(true)
+	}
 	return nil
 }
 

@@ -15,8 +15,11 @@ type meta struct {
 	key, operationID, name string
 	method, path           string
 	// price is section 4's price in USD, a plain decimal.
-	price       string
-	tags        []string
+	price string
+	tags  []string
+	// synonyms are the words and phrases people write for the tool, by
+	// language (see Tool.Synonyms).
+	synonyms    map[string][]string
 	description string
 	location    InputLocation
 	terminal    bool

@@ -65,6 +65,24 @@ func (t *Tool) PaymentRoute(network, payTo, resourceURL string) (x402.Route, err
 	return route, nil
 }
 
+// PaymentRequired is the tool's x402 v2 offer for the resource at
+// resourceURL: the PaymentRequired (resource, the exact-scheme
+// requirements, the bazaar extension) a seller answers a call without
+// payment with, as PaymentRoute(...).PaymentRequired() builds it for the
+// HTTP server. Discovery documents publish it as it is, so that they state
+// the terms of the 402. Its Error is empty.
+func (t *Tool) PaymentRequired(network, payTo, resourceURL string) (x402.PaymentRequired, error) {
+	route, err := t.PaymentRoute(network, payTo, resourceURL)
+	if err != nil {
+		return x402.PaymentRequired{}, err
+	}
+	pr, err := route.PaymentRequired()
+	if err != nil {
+		return x402.PaymentRequired{}, fmt.Errorf("tool %s: %w", t.Key, err)
+	}
+	return pr, nil
+}
+
 // resourceDescription is the first sentence of the tool's description
 // (the 402 travels in a header; the whole text is in the catalog).
 func resourceDescription(t *Tool) string {
