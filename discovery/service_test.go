@@ -624,7 +624,7 @@ func TestRouteMinMatchScore(t *testing.T) {
 
 	// One-word needs that name a tool's subject are routed, weak scores
 	// and all.
-	for q, want := range map[string]string{"risk": "risk-levels", "atr": "ohlcv-state", "mt5": "xau-quote", "open": "session-state"} {
+	for q, want := range map[string]string{"risk": "risk-levels", "atr": "ohlcv-state", "mt5": "xau-quote", "market open": "session-state"} {
 		plan, err := s.Route(ctx, q, nil)
 		if err != nil {
 			t.Fatal(err)

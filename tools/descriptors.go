@@ -59,8 +59,8 @@ func descriptors() []func() (*entry, error) {
 					"London 08:00-16:30 Europe/London, New York 08:00-17:00 America/New_York, Asia 09:00-15:00 Asia/Tokyo, " +
 					"open on [open, close) Monday to Friday in the home zone (holidays are not modelled). " +
 					"Example: 09:15 Vienna on a weekday gives london true, newYork false, asia false, minuteOfDay 555.\n\n" +
-					"dateTime is optional (default: the time of the request): an ISO 8601 date-time with an offset, RFC 3339 (2025-03-31T09:15:00+02:00, ...Z) and its ISO relatives (+0200 and +02 offsets, the basic format 20250331T071500Z or 20250331T091500+0200, fractional seconds with . or ,); " +
-					"an extended-format timestamp without offset is read as UTC and the response says so (assumedUTC); the year as written must lie in 1900-9999. " +
+					"dateTime is optional (default: the time of the request): ISO 8601 with an offset (RFC 3339, +0200 or +02 offsets, basic format 20250331T071500Z); " +
+					"without an offset it is read as UTC and the response says so (assumedUTC); years 1900-9999. " +
 					"Also returned: the normalised instant in UTC and Vienna time, the weekday and each session's definition with its open and close on that Vienna date. " +
 					"Pure computation: no market data is read.",
 				fields: map[string]string{
