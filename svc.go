@@ -14,8 +14,9 @@
 //	func XAUBars(ctx context.Context, t xau.Terminal, req XAUBarsRequest) (XAUBarsResponse, error)
 //
 // Package xau provides that port with a simulated terminal (deterministic,
-// every value marked "source":"simulated"), an MT5 bridge client and a CSV
-// replay terminal.
+// every value marked "source":"simulated"); xau/mt5 holds the MT5 bridge
+// client and xau/replay a CSV replay terminal. Importing this package (or
+// xau) links no HTTP stack.
 //
 // NameRequest decodes from the JSON of the interface specification with
 // encoding/json (field names such as "entry", "slPct", "csv") and
