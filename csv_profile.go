@@ -202,7 +202,7 @@ func CSVProfile(ctx context.Context, req CSVProfileRequest) (CSVProfileResponse,
 		return CSVProfileResponse{}, errorf(KindTimeout, err, "csv_profile: %v", err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, req)
+	validateStruct(&fe, "", &req)
 	delim, auto := csvParseDelimiter(&fe, req.Delimiter)
 	if err := fe.err(); err != nil {
 		return CSVProfileResponse{}, err

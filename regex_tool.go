@@ -20,10 +20,6 @@ const (
 	// RegexDefaultTimeout is the time limit of a RegexTest call when the
 	// request sets none.
 	RegexDefaultTimeout = 100 * time.Millisecond
-	// regexMaxPatternBytes bounds the pattern source: 4 KiB.
-	regexMaxPatternBytes = 4 << 10
-	// regexMaxTextBytes bounds the text: 1 MiB.
-	regexMaxTextBytes = 1 << 20
 	// regexMaxMatches is the number of matches returned at most.
 	regexMaxMatches = 10000
 	// regexMaxOutputBytes bounds the text returned in matches and groups.
@@ -35,13 +31,13 @@ type RegexTestRequest struct {
 	// Pattern is the JavaScript regular expression source, without the
 	// slashes: "(\\d+)-(\\d+)" for /(\d+)-(\d+)/. At most 4 KiB. The empty
 	// pattern is valid (like new RegExp("")) and matches the empty string.
-	Pattern string `json:"pattern"`
+	Pattern string `json:"pattern" validate:"max_bytes=4096"`
 	// Flags are JavaScript flags, each at most once, in any order: d
 	// (indices), g (global), i (ignore case), m (multiline), s (dotAll), u
 	// (unicode), y (sticky). Optional.
 	Flags string `json:"flags,omitempty"`
 	// Text is the string to search; at most 1 MiB. It may be empty.
-	Text string `json:"text"`
+	Text string `json:"text" validate:"max_bytes=1048576"`
 	// Timeout is the time limit of the call (compilation and all matches
 	// together); zero or negative means RegexDefaultTimeout. It is set by
 	// the operator and is never read from JSON.
@@ -165,24 +161,7 @@ func RegexTest(ctx context.Context, req RegexTestRequest) (RegexTestResponse, er
 	if limit <= 0 {
 		limit = RegexDefaultTimeout
 	}
-	var tooLarge []FieldError
-	if len(req.Pattern) > regexMaxPatternBytes {
-		tooLarge = append(tooLarge, newFieldError("pattern", "max_bytes",
-			fmt.Sprintf("must be at most %d bytes, got %d", regexMaxPatternBytes, len(req.Pattern))))
-	}
-	if len(req.Text) > regexMaxTextBytes {
-		tooLarge = append(tooLarge, newFieldError("text", "max_bytes",
-			fmt.Sprintf("must be at most %d bytes, got %d", regexMaxTextBytes, len(req.Text))))
-	}
-	if len(tooLarge) > 0 {
-		return RegexTestResponse{}, &Error{Kind: KindTooLarge, Message: "input too large", Fields: tooLarge}
-	}
-	var fe fieldErrors
-	flags := regexParseFlags(&fe, req.Flags)
-	if err := fe.err(); err != nil {
-		return RegexTestResponse{}, err
-	}
-	prog, err := regexPrepare(req.Pattern, flags)
+	prog, err := req.prepare()
 	if err != nil {
 		return RegexTestResponse{}, err
 	}
@@ -227,6 +206,28 @@ func RegexTest(ctx context.Context, req RegexTestRequest) (RegexTestResponse, er
 		stop.Store(true)
 		return RegexTestResponse{}, errorf(KindTimeout, ctx.Err(), "regex_test: stopped: %v", ctx.Err())
 	}
+}
+
+// Validate reports whether RegexTest accepts req, without matching: the
+// sizes, the flags and the pattern's syntax. It returns the error RegexTest
+// returns for them, or nil.
+func (req *RegexTestRequest) Validate() error {
+	_, err := req.prepare()
+	return err
+}
+
+// prepare checks the sizes and the flags and translates the pattern.
+func (req *RegexTestRequest) prepare() (*jsregex.Program, error) {
+	var fe fieldErrors
+	validateStruct(&fe, "", req)
+	if err := fe.tooLarge("input too large"); err != nil {
+		return nil, err
+	}
+	flags := regexParseFlags(&fe, req.Flags)
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	return regexPrepare(req.Pattern, flags)
 }
 
 // regexTimeoutError is the error of a call that ran past its time limit.
