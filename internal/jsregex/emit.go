@@ -35,7 +35,7 @@ import (
 //   - Inside a lookbehind everything runs right to left, in JavaScript as in
 //     .NET; the pieces the translator builds are ordered accordingly.
 //   - V8 details beyond ECMA-262 are reproduced: a unicode-mode search also
-//     tries positions inside a surrogate pair (see regexMidPairLead; classes
+//     tries positions inside a surrogate pair (see MidPairLead; classes
 //     are therefore always written as positive ranges up to U+10FFFF), a
 //     unicode-mode backreference fails when it ends inside a pair, and a
 //     backreference inside its own group is nothing at all.
@@ -190,7 +190,7 @@ func (e *regexEmitter) emit(n *regexNode, bw bool) {
 }
 
 // regexNotMidPair fails between two values above U+10FFFF, the stand-ins
-// for the halves of a surrogate pair (see regexMidPairLead).
+// for the halves of a surrogate pair (see MidPairLead).
 const regexNotMidPair = "(?!(?<=[^\\u0000-\U0010FFFF])(?=[^\\u0000-\U0010FFFF]))"
 
 // backref writes a backreference. With the u flag V8 also checks that a
@@ -332,8 +332,8 @@ func regexSuffix(min, max int, greedy bool) string {
 // setString returns a regexp2 atom matching one character of s (or, with
 // neg, one character not in s), after case mapping. The class is always
 // written as positive ranges within U+0000..U+10FFFF, so that values above
-// U+10FFFF, which RegexTest uses as stand-ins for the halves of a surrogate
-// pair (see regexMidPair), match no class.
+// U+10FFFF, which callers use as stand-ins for the halves of a surrogate
+// pair (see MidPairLead), match no class.
 func (e *regexEmitter) setString(s regexSet, neg bool) string {
 	if e.fold != nil {
 		s = e.fold.mapSet(s)

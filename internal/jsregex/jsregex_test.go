@@ -73,3 +73,38 @@ func TestUnitsRoundTrip(t *testing.T) {
 		t.Fatalf("CodePoints = %q %v", cps, toUnit)
 	}
 }
+
+// FuzzCompile: no pattern makes Compile panic; a refusal is a PatternError
+// whose position lies within the pattern, and an accepted pattern's
+// translation compiles in regexp2 with the groups it announces.
+func FuzzCompile(f *testing.F) {
+	for _, s := range []string{`a+`, `(?<n>x)\k<n>`, `[\p{L}--a]`, `(?<=a)b`, `\u{1F600}`, `((a)|b)+`, `(`, `a{2,1}`, `[z-a]`, `\c`, `(?:)*`} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(0x7f))
+	}
+	f.Fuzz(func(t *testing.T, pattern string, bits uint8) {
+		if len(pattern) > 256 {
+			return
+		}
+		flags := Flags{HasIndices: bits&1 != 0, Global: bits&2 != 0, IgnoreCase: bits&4 != 0,
+			Multiline: bits&8 != 0, DotAll: bits&16 != 0, Unicode: bits&32 != 0, Sticky: bits&64 != 0}
+		p, err := Compile(pattern, flags)
+		if err != nil {
+			var pe *PatternError
+			if !errors.As(err, &pe) {
+				t.Fatalf("%q: error %v is not a PatternError", pattern, err)
+			}
+			if pe.Pos < 0 || pe.Pos > len(Units(pattern)) || pe.Msg == "" {
+				t.Fatalf("%q: %+v", pattern, pe)
+			}
+			return
+		}
+		re, err := regexp2.Compile(p.Source, regexp2.ECMAScript)
+		if err != nil {
+			t.Fatalf("%q: regexp2 rejects the translation %q: %v", pattern, p.Source, err)
+		}
+		if len(p.Names) != p.Groups || len(re.GetGroupNumbers()) < p.Groups+1 {
+			t.Fatalf("%q: %d groups, names %q, regexp2 groups %v", pattern, p.Groups, p.Names, re.GetGroupNumbers())
+		}
+	})
+}

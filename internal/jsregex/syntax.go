@@ -9,7 +9,7 @@ import (
 
 // This file parses JavaScript regular expression source (ECMA-262 2024
 // grammar with the web-compatibility rules of Annex B when the u flag is
-// off) into a tree that regex_tool_emit.go translates for regexp2.
+// off) into a tree that emit.go translates for regexp2.
 
 // regexOp is the kind of a regexNode.
 type regexOp uint8
