@@ -45,6 +45,13 @@
 // both. All broken rules of a request are reported at once. Invalid input
 // never panics.
 //
+// The rules of each field are written once, as the validate tag of the
+// request type's field (`validate:"required,gt=0"`); the rule's name is the
+// rule an error reports. The tools enforce these tags and package tools
+// publishes them in the input schemas; rules across fields (a risk level
+// above zero, OHLC consistency) are checked in code and described in the
+// tools' documentation.
+//
 //	_, err := svc.RiskLevels(ctx, svc.RiskLevelsRequest{Direction: "up"})
 //	var e *svc.Error
 //	if errors.As(err, &e) && e.Kind == svc.KindInvalid {
