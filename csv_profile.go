@@ -2,6 +2,7 @@ package svc
 
 import (
 	"context"
+	"errors"
 	"hash/maphash"
 	"math"
 	"math/bits"
@@ -10,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/internal/csvscan"
 )
 
 // CSVMaxColumns is the most columns CSVProfile profiles: a first record
@@ -18,10 +21,6 @@ const CSVMaxColumns = 10_000
 
 // Limits and sizes of CSVProfile.
 const (
-	// csvDetectRecords and csvDetectBytes bound the sample used to detect
-	// the delimiter: at most 100 records, none starting past 64 KiB.
-	csvDetectRecords = 100
-	csvDetectBytes   = 64 << 10
 	// csvRaggedExamples is how many ragged line numbers are reported.
 	csvRaggedExamples = 10
 	// csvSampleValues and csvSampleRunes shape the per-column samples.
@@ -203,21 +202,21 @@ func CSVProfile(ctx context.Context, req CSVProfileRequest) (CSVProfileResponse,
 		return CSVProfileResponse{}, errorf(KindTimeout, err, "csv_profile: %v", err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, req)
+	validateStruct(&fe, "", &req)
 	delim, auto := csvParseDelimiter(&fe, req.Delimiter)
 	if err := fe.err(); err != nil {
 		return CSVProfileResponse{}, err
 	}
 	s := strings.TrimPrefix(req.CSV, "\uFEFF")
 	if auto {
-		delim = csvDetectDelimiter(s)
+		delim = csvscan.DetectDelimiter(s)
 	}
 	hasHeader := req.HasHeader == nil || *req.HasHeader
 
 	p := csvProfiler{hasHeader: hasHeader}
 	p.hash.init()
 	p.budget = max(csvMinUniqueBudget, len(req.CSV))
-	p.sc.init(s, delim)
+	p.sc.Init(s, delim)
 	if err := p.run(ctx); err != nil {
 		return CSVProfileResponse{}, err
 	}
@@ -255,274 +254,19 @@ func csvParseDelimiter(fe *fieldErrors, d string) (delim string, auto bool) {
 	return d, false
 }
 
-// csvDetectDelimiter picks the delimiter of s among comma, semicolon, tab
-// and pipe, as documented on CSVProfile.
-func csvDetectDelimiter(s string) string {
-	candidates := [...]string{",", ";", "\t", "|"}
-	type score struct {
-		ok, splits         bool
-		mode, agree, total int
+// csvQuoteError turns a scanner's quoting error into invalid input on
+// field "csv" (rule "csv_quote").
+func csvQuoteError(err error) error {
+	var qe *csvscan.QuoteError
+	if errors.As(err, &qe) {
+		return InvalidField("csv", "csv_quote", "line %d: %s", qe.Line, qe.Msg)
 	}
-	// better reports whether a ranks above b (b ranks first on a tie).
-	better := func(a, b score) bool {
-		if a.ok != b.ok {
-			return a.ok
-		}
-		if a.splits != b.splits || !a.splits {
-			return a.splits
-		}
-		// Compare agree/total shares without division.
-		if l, r := a.agree*b.total, b.agree*a.total; l != r {
-			return l > r
-		}
-		return a.mode > b.mode
-	}
-	best, bestScore := 0, score{}
-	for i, d := range candidates {
-		var sc score
-		sc.mode, sc.agree, sc.total, sc.ok = csvDetectScore(s, d)
-		sc.splits = sc.ok && sc.mode >= 2
-		if i == 0 || better(sc, bestScore) {
-			best, bestScore = i, sc
-		}
-	}
-	return candidates[best]
-}
-
-// csvDetectScore parses the sample of s with delimiter d and returns the
-// modal field count, how many records have it, how many were sampled, and
-// false when the sample holds a quoting error.
-func csvDetectScore(s, d string) (mode, agree, total int, ok bool) {
-	var sc csvScanner
-	sc.init(s, d)
-	counts := make(map[int]int, 8)
-	for total < csvDetectRecords && sc.pos < csvDetectBytes {
-		if more, _ := sc.startRecord(); !more {
-			break
-		}
-		n := 0
-		for {
-			_, _, last, err := sc.field()
-			if err != nil {
-				return 0, 0, 0, false
-			}
-			n++
-			if last {
-				break
-			}
-		}
-		counts[n]++
-		total++
-	}
-	for n, c := range counts {
-		if c > agree || (c == agree && n > mode) {
-			mode, agree = n, c
-		}
-	}
-	return mode, agree, total, true
-}
-
-// csvScanner is an RFC 4180 scanner over a string. Unquoted fields and
-// quoted fields without escapes are returned as substrings of the input.
-type csvScanner struct {
-	s       string
-	pos     int
-	line    int // 1-based line number of s[pos]
-	recLine int // line on which the current record starts
-	delim   string
-	d0      byte
-	stop    [256]bool // bytes ending an unquoted run: d0, LF and '"'
-	dRep    uint64    // d0 in every byte, for next
-}
-
-func (sc *csvScanner) init(s, delim string) {
-	sc.s, sc.pos, sc.line, sc.delim, sc.d0 = s, 0, 1, delim, delim[0]
-	sc.stop[sc.d0] = true
-	sc.stop['\n'] = true
-	sc.stop['"'] = true
-	sc.dRep = uint64(sc.d0) * csvOnes
-}
-
-// Byte-parallel (SWAR) search constants.
-const (
-	csvOnes  = 0x0101010101010101
-	csvHighs = 0x8080808080808080
-)
-
-// next returns the index of the first byte at or after i that is the
-// delimiter's first byte, LF or a quote, or len(s): eight bytes at a time
-// while eight remain.
-func (sc *csvScanner) next(i int) int {
-	s := sc.s
-	for i+8 <= len(s) {
-		w := csvLoad64(s[i:])
-		// A zero byte in w^x marks a byte equal to x; the lowest set bit
-		// of (v-ones)&^v&highs is exact (higher ones may be false).
-		a, b, c := w^sc.dRep, w^('\n'*csvOnes), w^('"'*csvOnes)
-		t := ((a - csvOnes) &^ a) | ((b - csvOnes) &^ b) | ((c - csvOnes) &^ c)
-		if t &= csvHighs; t != 0 {
-			return i + bits.TrailingZeros64(t)>>3
-		}
-		i += 8
-	}
-	for i < len(s) && !sc.stop[s[i]] {
-		i++
-	}
-	return i
-}
-
-// startRecord skips blank lines (LF, CRLF, or a lone CR ending the input)
-// and reports whether a record starts at the current position, and how
-// many blank lines it skipped.
-func (sc *csvScanner) startRecord() (more bool, blanks int) {
-	s := sc.s
-	for sc.pos < len(s) {
-		switch s[sc.pos] {
-		case '\n':
-			sc.pos++
-			sc.line++
-			blanks++
-			continue
-		case '\r':
-			if sc.pos+1 == len(s) {
-				sc.pos++
-				return false, blanks + 1
-			}
-			if s[sc.pos+1] == '\n' {
-				sc.pos += 2
-				sc.line++
-				blanks++
-				continue
-			}
-		}
-		sc.recLine = sc.line
-		return true, blanks
-	}
-	return false, blanks
-}
-
-// field scans the next field of the current record. v is the field's text;
-// when esc is true v is the raw content of a quoted field that still holds
-// doubled quotes or CRLF line breaks (see csvUnescape). last reports that
-// the field ends its record.
-func (sc *csvScanner) field() (v string, esc, last bool, err error) {
-	s := sc.s
-	n := len(s)
-	i := sc.pos
-	if i < n && s[i] == '"' {
-		startLine := sc.line
-		start := i + 1
-		i = start
-		for {
-			j := strings.IndexByte(s[i:], '"')
-			if j < 0 {
-				sc.line += strings.Count(s[i:], "\n")
-				sc.pos = n
-				return "", false, true, InvalidField("csv", "csv_quote",
-					"line %d: quoted field is never closed (a quote inside a quoted field must be doubled)", startLine)
-			}
-			if seg := s[i : i+j]; strings.IndexByte(seg, '\n') >= 0 {
-				sc.line += strings.Count(seg, "\n")
-				if strings.Contains(seg, "\r\n") {
-					esc = true
-				}
-			}
-			i += j + 1
-			if i < n && s[i] == '"' {
-				esc = true
-				i++
-				continue
-			}
-			v = s[start : i-1]
-			break
-		}
-		switch {
-		case i == n:
-			sc.pos = n
-			return v, esc, true, nil
-		case s[i] == sc.d0 && strings.HasPrefix(s[i:], sc.delim):
-			sc.pos = i + len(sc.delim)
-			return v, esc, false, nil
-		case s[i] == '\n':
-			sc.pos = i + 1
-			sc.line++
-			return v, esc, true, nil
-		case s[i] == '\r' && i+1 == n:
-			sc.pos = n
-			return v, esc, true, nil
-		case s[i] == '\r' && s[i+1] == '\n':
-			sc.pos = i + 2
-			sc.line++
-			return v, esc, true, nil
-		}
-		sc.pos = n
-		return "", false, true, InvalidField("csv", "csv_quote",
-			"line %d: unexpected %s after the closing quote of a field (a quote inside a quoted field must be doubled)",
-			sc.line, csvDescribeByte(s[i]))
-	}
-	start := i
-	i = sc.next(i)
-	for i < n {
-		switch s[i] {
-		case '"':
-			sc.pos = n
-			return "", false, true, InvalidField("csv", "csv_quote",
-				"line %d: quote in an unquoted field (quote the whole field and double the quote)", sc.line)
-		case '\n':
-			end := i
-			if end > start && s[end-1] == '\r' {
-				end--
-			}
-			sc.pos = i + 1
-			sc.line++
-			return s[start:end], false, true, nil
-		}
-		if strings.HasPrefix(s[i:], sc.delim) {
-			sc.pos = i + len(sc.delim)
-			return s[start:i], false, false, nil
-		}
-		i = sc.next(i + 1)
-	}
-	end := n
-	if end > start && s[end-1] == '\r' {
-		end--
-	}
-	sc.pos = n
-	return s[start:end], false, true, nil
-}
-
-// csvDescribeByte names a byte for an error message.
-func csvDescribeByte(c byte) string {
-	switch {
-	case c == '\r':
-		return "carriage return"
-	case c >= 0x20 && c < 0x7f:
-		return "character " + string(rune(c))
-	default:
-		return "byte 0x" + string("0123456789abcdef"[c>>4]) + string("0123456789abcdef"[c&15])
-	}
-}
-
-// csvUnescape turns the raw content of a quoted field into its value: a
-// doubled quote becomes one quote and CRLF becomes LF.
-func csvUnescape(v string) string {
-	var b strings.Builder
-	b.Grow(len(v))
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c == '"' {
-			i++ // the scanner guarantees the second quote of the pair
-		} else if c == '\r' && i+1 < len(v) && v[i+1] == '\n' {
-			continue
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
+	return errorf(KindInternal, err, "csv_profile: internal error")
 }
 
 // csvProfiler accumulates the profile of one document.
 type csvProfiler struct {
-	sc          csvScanner
+	sc          csvscan.Scanner
 	hasHeader   bool
 	hash        csvHasher
 	budget      int // bytes left for distinct-value hash tables
@@ -548,19 +292,19 @@ type csvColumn struct {
 // run scans the whole document.
 func (p *csvProfiler) run(ctx context.Context) error {
 	sc := &p.sc
-	more, blanks := sc.startRecord()
+	more, blanks := sc.StartRecord()
 	p.blank += blanks
 	if !more {
 		return InvalidField("csv", "csv_empty", "contains no record (only blank lines)")
 	}
 	var first []string
 	for {
-		v, esc, last, err := sc.field()
+		v, esc, last, err := sc.Field()
 		if err != nil {
-			return err
+			return csvQuoteError(err)
 		}
 		if esc {
-			v = csvUnescape(v)
+			v = csvscan.Unescape(v)
 		}
 		first = append(first, v)
 		if last {
@@ -570,7 +314,7 @@ func (p *csvProfiler) run(ctx context.Context) error {
 	ncols := len(first)
 	if ncols > CSVMaxColumns {
 		return InvalidField("csv", "max_columns", "line %d: the first record has %d fields; at most %d columns can be profiled",
-			sc.recLine, ncols, CSVMaxColumns)
+			sc.RecordLine(), ncols, CSVMaxColumns)
 	}
 	p.cols = make([]csvColumn, ncols)
 	for i := range p.cols {
@@ -587,44 +331,23 @@ func (p *csvProfiler) run(ctx context.Context) error {
 	}
 
 	cols := p.cols
-	s, oneByte := sc.s, len(sc.delim) == 1
 	cells, nextCheck := 0, csvCtxEvery
 	for {
-		more, blanks := sc.startRecord()
+		more, blanks := sc.StartRecord()
 		p.blank += blanks
 		if !more {
 			break
 		}
-		line := sc.recLine
+		line := sc.RecordLine()
 		nf := 0
 		for {
-			var v string
-			var esc, last bool
-			// Fast path: an unquoted field ended by a one-byte delimiter
-			// or a line feed; anything else goes through field.
-			i := sc.pos
-			j := len(s)
-			if i < len(s) && s[i] != '"' {
-				j = sc.next(i)
-			}
-			if j < len(s) && s[j] == sc.d0 && oneByte {
-				v, sc.pos = s[i:j], j+1
-			} else if j < len(s) && s[j] == '\n' {
-				end := j
-				if end > i && s[end-1] == '\r' {
-					end--
-				}
-				v, last, sc.pos = s[i:end], true, j+1
-				sc.line++
-			} else {
-				var err error
-				if v, esc, last, err = sc.field(); err != nil {
-					return err
-				}
+			v, esc, last, err := sc.Field()
+			if err != nil {
+				return csvQuoteError(err)
 			}
 			if nf < ncols {
 				if esc {
-					v = csvUnescape(v)
+					v = csvscan.Unescape(v)
 				}
 				p.cell(&cols[nf], v)
 			}

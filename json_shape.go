@@ -141,7 +141,7 @@ func JSONShape(ctx context.Context, req JSONShapeRequest) (JSONShapeResponse, er
 	if len(bytes.TrimLeft(req.Value, " \t\r\n")) == 0 {
 		fe.add("value", "required", "is required")
 	}
-	validateStruct(&fe, req)
+	validateStruct(&fe, "", &req)
 	if err := fe.err(); err != nil {
 		return JSONShapeResponse{}, err
 	}

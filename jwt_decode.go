@@ -16,16 +16,13 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// jwtMaxBytes is the longest token JWTDecode accepts, in bytes, before any
-// trimming: 64 KiB, far above any real-world JWT.
-const jwtMaxBytes = 64 << 10
-
 // JWTDecodeRequest is the input of JWTDecode.
 type JWTDecodeRequest struct {
 	// Token is the compact JWS serialization header.payload.signature;
-	// required, at most 64 KiB. Surrounding white space and a leading
-	// "Bearer " (any case) are removed first.
-	Token string `json:"token"`
+	// required, at most 64 KiB before any trimming (far above any
+	// real-world JWT). Surrounding white space and a leading "Bearer " (any
+	// case) are removed first.
+	Token string `json:"token" validate:"required,max_bytes=65536"`
 	// Now is the instant the time claims are checked against; the zero
 	// value means time.Now(). It is for Go callers and tests and is never
 	// read from JSON.
@@ -94,13 +91,10 @@ func JWTDecode(ctx context.Context, req JWTDecodeRequest) (JWTDecodeResponse, er
 	if err := ctx.Err(); err != nil {
 		return JWTDecodeResponse{}, errorf(KindTimeout, err, "jwt_decode: %v", err)
 	}
-	if len(req.Token) > jwtMaxBytes {
-		return JWTDecodeResponse{}, &Error{
-			Kind:    KindTooLarge,
-			Message: "token too large",
-			Fields: []FieldError{newFieldError("token", "max_bytes",
-				fmt.Sprintf("must be at most %d bytes, got %d", jwtMaxBytes, len(req.Token)))},
-		}
+	var sizeErrs fieldErrors
+	validateStruct(&sizeErrs, "", &req)
+	if err := sizeErrs.tooLarge("token too large"); err != nil {
+		return JWTDecodeResponse{}, err
 	}
 	tok := jwtTrim(req.Token)
 	if tok == "" {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/leanovate/gopter"
@@ -48,37 +47,6 @@ func TestBelowPow10(t *testing.T) {
 		{"999999999999999999999999999999", 30, true}, {"-1e30", 30, false}, {"9.9e29", 30, true}} {
 		if got := belowPow10(decimal.RequireFromString(tc.s), tc.k); got != tc.want {
 			t.Errorf("belowPow10(%s, %d) = %v, want %v", tc.s, tc.k, got, tc.want)
-		}
-	}
-}
-
-// TestValidateDirectionShortcut holds the requests validated with
-// validateDirection to its premise (their only validator tag is the
-// direction's) and checks that it answers as validateStruct does.
-func TestValidateDirectionShortcut(t *testing.T) {
-	for _, req := range []any{RiskLevelsRequest{}, TickPnLRequest{}} {
-		typ := reflect.TypeOf(req)
-		for i := range typ.NumField() {
-			f := typ.Field(i)
-			tag, ok := f.Tag.Lookup("validate")
-			switch {
-			case f.Type == reflect.TypeFor[Direction]():
-				if tag != "required,oneof=long short" {
-					t.Errorf("%s.%s: validate tag %q", typ.Name(), f.Name, tag)
-				}
-			case ok:
-				t.Errorf("%s.%s has validate tag %q: validateDirection would skip it", typ.Name(), f.Name, tag)
-			}
-		}
-	}
-	for _, d := range []Direction{Long, Short, "", "LONG", "buy", "long ", "sell"} {
-		for _, req := range []any{&RiskLevelsRequest{Direction: d}, &TickPnLRequest{Direction: d}} {
-			var a, b fieldErrors
-			validateDirection(&a, d, req)
-			validateStruct(&b, req)
-			if !reflect.DeepEqual(a, b) {
-				t.Errorf("%T direction %q: validateDirection %+v, validateStruct %+v", req, d, a, b)
-			}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package svc
 import (
 	"context"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 )
@@ -15,8 +14,6 @@ const (
 	// ohlcvMaxFieldErrors bounds the field errors reported for the bars, so
 	// that 10 000 bad bars do not produce a megabyte of errors.
 	ohlcvMaxFieldErrors = 20
-	// ohlcvMaxTime bounds the length of a bar's optional time label.
-	ohlcvMaxTime = 64
 )
 
 // OHLCVBar is one price bar. Open, High, Low and Close are required; Time,
@@ -26,16 +23,16 @@ const (
 type OHLCVBar struct {
 	// Time is an optional label (for instance an RFC 3339 timestamp), at
 	// most 64 characters; it is not interpreted.
-	Time string `json:"time,omitempty"`
+	Time string `json:"time,omitempty" validate:"max=64"`
 	// Open, High, Low and Close are prices > 0 with Low ≤ min(Open, Close)
 	// and High ≥ max(Open, Close).
-	Open  Number `json:"open"`
-	High  Number `json:"high"`
-	Low   Number `json:"low"`
-	Close Number `json:"close"`
+	Open  Number `json:"open" validate:"required,gt=0"`
+	High  Number `json:"high" validate:"required,gt=0"`
+	Low   Number `json:"low" validate:"required,gt=0"`
+	Close Number `json:"close" validate:"required,gt=0"`
 	// Volume and TickVolume are optional, ≥ 0 when given; not used.
-	Volume     Number `json:"volume,omitzero"`
-	TickVolume Number `json:"tick_volume,omitzero"`
+	Volume     Number `json:"volume,omitzero" validate:"omitempty,gte=0"`
+	TickVolume Number `json:"tick_volume,omitzero" validate:"omitempty,gte=0"`
 }
 
 // OHLCVStateRequest is the input of OHLCVState.
@@ -150,30 +147,23 @@ func ohlcvValidateBars(fe *fieldErrors, bars []OHLCVBar) {
 	}
 }
 
-// ohlcvValidateBar records the errors of one bar under the path prefix p.
+// ohlcvValidateBar records the errors of one bar under the path prefix p:
+// its tags, then OHLC consistency when the four prices are valid.
 func ohlcvValidateBar(fe *fieldErrors, p string, b *OHLCVBar) {
-	ok := calcPositive(fe, p+".open", b.Open)
-	ok = calcPositive(fe, p+".high", b.High) && ok
-	ok = calcPositive(fe, p+".low", b.Low) && ok
-	ok = calcPositive(fe, p+".close", b.Close) && ok
-	if ok {
-		o, h, l, c := b.Open.Decimal(), b.High.Decimal(), b.Low.Decimal(), b.Close.Decimal()
-		if m := decimal.Min(o, c); l.GreaterThan(m) {
-			fe.add(p+".low", "ohlc_consistency", "breaks OHLC consistency: low %s is above min(open, close) = %s", l.String(), m.String())
-		}
-		if m := decimal.Max(o, c); h.LessThan(m) {
-			fe.add(p+".high", "ohlc_consistency", "breaks OHLC consistency: high %s is below max(open, close) = %s", h.String(), m.String())
+	n := len(*fe)
+	validateStruct(fe, p, b)
+	for _, e := range (*fe)[n:] {
+		switch e.Field {
+		case p + ".open", p + ".high", p + ".low", p + ".close":
+			return
 		}
 	}
-	zero := decimal.Zero
-	if b.Volume.IsSet() {
-		calcBetween(fe, p+".volume", b.Volume, &zero, nil)
+	o, h, l, c := b.Open.Decimal(), b.High.Decimal(), b.Low.Decimal(), b.Close.Decimal()
+	if m := decimal.Min(o, c); l.GreaterThan(m) {
+		fe.add(p+".low", "ohlc_consistency", "breaks OHLC consistency: low %s is above min(open, close) = %s", l.String(), m.String())
 	}
-	if b.TickVolume.IsSet() {
-		calcBetween(fe, p+".tick_volume", b.TickVolume, &zero, nil)
-	}
-	if n := utf8.RuneCountInString(b.Time); n > ohlcvMaxTime {
-		fe.add(p+".time", "max", "must have at most %d characters, got %d", ohlcvMaxTime, n)
+	if m := decimal.Max(o, c); h.LessThan(m) {
+		fe.add(p+".high", "ohlc_consistency", "breaks OHLC consistency: high %s is below max(open, close) = %s", h.String(), m.String())
 	}
 }
 
@@ -185,7 +175,7 @@ func (req *OHLCVStateRequest) Validate() error {
 		return InvalidField("", "required", "the request is missing")
 	}
 	var fe fieldErrors
-	validateStruct(&fe, req)
+	validateStruct(&fe, "", req)
 	if err := fe.err(); err != nil {
 		return err
 	}

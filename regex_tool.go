@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
+
+	"github.com/seed1284c1d2/svc/internal/jsregex"
 )
 
 // Limits of RegexTest.
@@ -18,10 +20,6 @@ const (
 	// RegexDefaultTimeout is the time limit of a RegexTest call when the
 	// request sets none.
 	RegexDefaultTimeout = 100 * time.Millisecond
-	// regexMaxPatternBytes bounds the pattern source: 4 KiB.
-	regexMaxPatternBytes = 4 << 10
-	// regexMaxTextBytes bounds the text: 1 MiB.
-	regexMaxTextBytes = 1 << 20
 	// regexMaxMatches is the number of matches returned at most.
 	regexMaxMatches = 10000
 	// regexMaxOutputBytes bounds the text returned in matches and groups.
@@ -33,13 +31,13 @@ type RegexTestRequest struct {
 	// Pattern is the JavaScript regular expression source, without the
 	// slashes: "(\\d+)-(\\d+)" for /(\d+)-(\d+)/. At most 4 KiB. The empty
 	// pattern is valid (like new RegExp("")) and matches the empty string.
-	Pattern string `json:"pattern"`
+	Pattern string `json:"pattern" validate:"max_bytes=4096"`
 	// Flags are JavaScript flags, each at most once, in any order: d
 	// (indices), g (global), i (ignore case), m (multiline), s (dotAll), u
 	// (unicode), y (sticky). Optional.
 	Flags string `json:"flags,omitempty"`
 	// Text is the string to search; at most 1 MiB. It may be empty.
-	Text string `json:"text"`
+	Text string `json:"text" validate:"max_bytes=1048576"`
 	// Timeout is the time limit of the call (compilation and all matches
 	// together); zero or negative means RegexDefaultTimeout. It is set by
 	// the operator and is never read from JSON.
@@ -163,24 +161,7 @@ func RegexTest(ctx context.Context, req RegexTestRequest) (RegexTestResponse, er
 	if limit <= 0 {
 		limit = RegexDefaultTimeout
 	}
-	var tooLarge []FieldError
-	if len(req.Pattern) > regexMaxPatternBytes {
-		tooLarge = append(tooLarge, newFieldError("pattern", "max_bytes",
-			fmt.Sprintf("must be at most %d bytes, got %d", regexMaxPatternBytes, len(req.Pattern))))
-	}
-	if len(req.Text) > regexMaxTextBytes {
-		tooLarge = append(tooLarge, newFieldError("text", "max_bytes",
-			fmt.Sprintf("must be at most %d bytes, got %d", regexMaxTextBytes, len(req.Text))))
-	}
-	if len(tooLarge) > 0 {
-		return RegexTestResponse{}, &Error{Kind: KindTooLarge, Message: "input too large", Fields: tooLarge}
-	}
-	var fe fieldErrors
-	flags := regexParseFlags(&fe, req.Flags)
-	if err := fe.err(); err != nil {
-		return RegexTestResponse{}, err
-	}
-	prep, err := regexPrepare(req.Pattern, flags)
+	prog, err := req.prepare()
 	if err != nil {
 		return RegexTestResponse{}, err
 	}
@@ -206,7 +187,7 @@ func RegexTest(ctx context.Context, req RegexTestRequest) (RegexTestResponse, er
 				done <- outcome{err: errorf(KindInternal, fmt.Errorf("regex_test panic: %v", r), "regex_test: internal error")}
 			}
 		}()
-		resp, err := regexRun(prep, req.Text, deadline, limit, &stop)
+		resp, err := regexRun(prog, req.Text, deadline, limit, &stop)
 		done <- outcome{resp, err}
 	}()
 	timer := time.NewTimer(time.Until(deadline))
@@ -227,6 +208,28 @@ func RegexTest(ctx context.Context, req RegexTestRequest) (RegexTestResponse, er
 	}
 }
 
+// Validate reports whether RegexTest accepts req, without matching: the
+// sizes, the flags and the pattern's syntax. It returns the error RegexTest
+// returns for them, or nil.
+func (req *RegexTestRequest) Validate() error {
+	_, err := req.prepare()
+	return err
+}
+
+// prepare checks the sizes and the flags and translates the pattern.
+func (req *RegexTestRequest) prepare() (*jsregex.Program, error) {
+	var fe fieldErrors
+	validateStruct(&fe, "", req)
+	if err := fe.tooLarge("input too large"); err != nil {
+		return nil, err
+	}
+	flags := regexParseFlags(&fe, req.Flags)
+	if err := fe.err(); err != nil {
+		return nil, err
+	}
+	return regexPrepare(req.Pattern, flags)
+}
+
 // regexTimeoutError is the error of a call that ran past its time limit.
 func regexTimeoutError(limit time.Duration, cause error) *Error {
 	return errorf(KindTimeout, cause,
@@ -235,8 +238,8 @@ func regexTimeoutError(limit time.Duration, cause error) *Error {
 }
 
 // regexParseFlags parses the flags, recording every problem in fe.
-func regexParseFlags(fe *fieldErrors, s string) regexFlagSet {
-	var f regexFlagSet
+func regexParseFlags(fe *fieldErrors, s string) jsregex.Flags {
+	var f jsregex.Flags
 	seen := make(map[rune]bool)
 	for _, c := range s {
 		if seen[c] {
@@ -246,19 +249,19 @@ func regexParseFlags(fe *fieldErrors, s string) regexFlagSet {
 		seen[c] = true
 		switch c {
 		case 'd':
-			f.hasIndices = true
+			f.HasIndices = true
 		case 'g':
-			f.global = true
+			f.Global = true
 		case 'i':
-			f.ignoreCase = true
+			f.IgnoreCase = true
 		case 'm':
-			f.multiline = true
+			f.Multiline = true
 		case 's':
-			f.dotAll = true
+			f.DotAll = true
 		case 'u':
-			f.unicode = true
+			f.Unicode = true
 		case 'y':
-			f.sticky = true
+			f.Sticky = true
 		case 'v':
 			fe.add("flags", "regex_flags", "flag v (unicodeSets) is not supported by this engine; use u")
 		default:
@@ -268,89 +271,54 @@ func regexParseFlags(fe *fieldErrors, s string) regexFlagSet {
 	return f
 }
 
-// regexPrepared is a parsed and translated pattern.
-type regexPrepared struct {
-	parsed *regexParsed
-	source string // the regexp2 pattern
-	flags  regexFlagSet
-}
-
-// regexPrepare parses and translates a pattern. Its work is bounded by the
-// pattern size limit and the translation limits; the first call also builds
-// the Unicode tables it needs.
-func regexPrepare(pattern string, flags regexFlagSet) (prep *regexPrepared, err error) {
+// regexPrepare translates a pattern. Its work is bounded by the pattern
+// size limit and the translation limits; the first call also builds the
+// Unicode tables it needs.
+func regexPrepare(pattern string, flags jsregex.Flags) (prog *jsregex.Program, err error) {
 	defer func() {
 		if r := recover(); r != nil { // a bug, never the user's fault
-			prep, err = nil, errorf(KindInternal, fmt.Errorf("regex_test panic: %v", r), "regex_test: internal error")
+			prog, err = nil, errorf(KindInternal, fmt.Errorf("regex_test panic: %v", r), "regex_test: internal error")
 		}
 	}()
-	src := regexUnits(pattern)
-	if flags.unicode {
-		src, _ = regexCodePoints(src)
-	}
-	parsed, err := regexParse(src, flags)
+	prog, err = jsregex.Compile(pattern, flags)
 	if err != nil {
 		return nil, regexPatternFieldError(err)
 	}
-	word := regexWordSet
-	if flags.unicode && flags.ignoreCase {
-		word = regexWordSet.union(regexSetChars(0x017F, 0x212A))
-	}
-	source, err := regexTranslate(parsed, flags, word)
-	if err != nil {
-		return nil, regexPatternFieldError(err)
-	}
-	if flags.ignoreCase {
-		regexFolds() // build the fold tables before the clock starts
-	}
-	return &regexPrepared{parsed: parsed, source: source, flags: flags}, nil
+	return prog, nil
 }
 
 // regexPatternFieldError turns a parse or translation error into an
 // invalid-input error on field "pattern".
 func regexPatternFieldError(err error) error {
-	var pe *regexPatternError
+	var pe *jsregex.PatternError
 	if !errors.As(err, &pe) {
 		return errorf(KindInternal, err, "regex_test: internal error")
 	}
-	if pe.unsupported {
-		return InvalidField("pattern", "regex_unsupported", "%s (at character %d)", pe.msg, pe.pos)
+	if pe.Unsupported {
+		return InvalidField("pattern", "regex_unsupported", "%s (at character %d)", pe.Msg, pe.Pos)
 	}
-	return InvalidField("pattern", "regex_syntax", "invalid regular expression: %s (at character %d)", pe.msg, pe.pos)
+	return InvalidField("pattern", "regex_syntax", "invalid regular expression: %s (at character %d)", pe.Msg, pe.Pos)
 }
 
 // regexRun compiles the translated pattern and collects the matches; it
 // stops early when stop is set (the caller has given up) and fails past
 // deadline.
-func regexRun(prep *regexPrepared, text string, deadline time.Time, limit time.Duration, stop *atomic.Bool) (RegexTestResponse, error) {
-	parsed, flags := prep.parsed, prep.flags
-	re, err := regexp2.Compile(prep.source, regexp2.ECMAScript)
+func regexRun(prog *jsregex.Program, text string, deadline time.Time, limit time.Duration, stop *atomic.Bool) (RegexTestResponse, error) {
+	flags := prog.Flags
+	re, err := regexp2.Compile(prog.Source, regexp2.ECMAScript)
 	if err != nil {
-		return RegexTestResponse{}, errorf(KindInternal, fmt.Errorf("regexp2 rejected the translation %q: %w", snippet(prep.source, 200), err),
+		return RegexTestResponse{}, errorf(KindInternal, fmt.Errorf("regexp2 rejected the translation %q: %w", snippet(prog.Source, 200), err),
 			"regex_test: internal error while compiling the pattern")
 	}
-	units := regexUnits(text)
-	engine := units
-	var toUnit []int
-	if flags.unicode {
-		engine, toUnit = regexCodePoints(units)
-	}
-	if flags.ignoreCase {
-		fold := regexFolds()[regexBoolIndex(flags.unicode)]
-		mapped := make([]rune, len(engine))
-		for i, c := range engine {
-			mapped[i] = fold.rep(c)
-		}
-		engine = mapped
-	}
+	units, engine, toUnit := prog.Subject(text)
 	unit := func(i int) int {
 		if toUnit == nil {
 			return i
 		}
 		return toUnit[i]
 	}
-	resp := RegexTestResponse{Matches: []string{}, Details: []RegexMatch{}, Flags: flags.String(), GroupCount: parsed.ngroups}
-	spans := make([]regexSpan, parsed.ngroups+1)
+	resp := RegexTestResponse{Matches: []string{}, Details: []RegexMatch{}, Flags: flags.String(), GroupCount: prog.Groups}
+	spans := make([]regexSpan, prog.Groups+1)
 
 	// V8 quirk: without the sticky flag, V8's unicode-mode search also
 	// tries the position between the two halves of a surrogate pair, and a
@@ -359,14 +327,14 @@ func regexRun(prep *regexPrepared, text string, deadline time.Time, limit time.D
 	// pattern does, with the groups it sets.
 	var astral []int // code point indices of the characters above U+FFFF
 	var mid *regexp2.Match
-	if flags.unicode && !flags.sticky && toUnit != nil {
+	if flags.Unicode && !flags.Sticky && toUnit != nil {
 		for i := 0; i+1 < len(toUnit); i++ {
 			if toUnit[i+1]-toUnit[i] == 2 {
 				astral = append(astral, i)
 			}
 		}
 		re.MatchTimeout = max(time.Until(deadline), time.Millisecond)
-		m, err := re.FindRunesMatchStartingAt([]rune{regexMidPairLead, regexMidPairTrail}, 1)
+		m, err := re.FindRunesMatchStartingAt([]rune{jsregex.MidPairLead, jsregex.MidPairTrail}, 1)
 		if err != nil {
 			return RegexTestResponse{}, regexTimeoutError(limit, err)
 		}
@@ -417,7 +385,7 @@ func regexRun(prep *regexPrepared, text string, deadline time.Time, limit time.D
 			resp.Truncated = true
 			break
 		}
-		d, size := regexDetail(spans, units, parsed.names, flags.hasIndices)
+		d, size := regexDetail(spans, units, prog.Names, flags.HasIndices)
 		out += size
 		if out > regexMaxOutputBytes {
 			resp.Truncated = true
@@ -425,7 +393,7 @@ func regexRun(prep *regexPrepared, text string, deadline time.Time, limit time.D
 		}
 		resp.Matches = append(resp.Matches, d.Match)
 		resp.Details = append(resp.Details, d)
-		if !flags.global || next > len(engine) {
+		if !flags.Global || next > len(engine) {
 			break
 		}
 		pos = next
@@ -433,15 +401,6 @@ func regexRun(prep *regexPrepared, text string, deadline time.Time, limit time.D
 	resp.Matched = len(resp.Matches) > 0
 	return resp, nil
 }
-
-// regexMidPairLead and regexMidPairTrail stand for the halves of a
-// surrogate pair when RegexTest checks whether a pattern matches between
-// them: they are above U+10FFFF, so no class of the translation matches
-// them, as no unicode-mode V8 class matches half of a pair.
-const (
-	regexMidPairLead  = regexMaxRune + 1
-	regexMidPairTrail = regexMaxRune + 2
-)
 
 // regexSpan is a match or group position in UTF-16 code units; start is
 // -1 for a group that did not take part.
@@ -472,7 +431,7 @@ func regexSpans(spans []regexSpan, m *regexp2.Match, unit func(int) int, at int)
 // of the returned strings.
 func regexDetail(spans []regexSpan, units []rune, names []string, indices bool) (RegexMatch, int) {
 	n := len(spans) - 1
-	d := RegexMatch{Index: spans[0].start, Match: regexUnitString(units[spans[0].start:spans[0].end]), Groups: make([]*string, n)}
+	d := RegexMatch{Index: spans[0].start, Match: jsregex.UnitString(units[spans[0].start:spans[0].end]), Groups: make([]*string, n)}
 	size := spans[0].end - spans[0].start
 	if indices {
 		d.Indices = make([][]int, n+1)
@@ -483,7 +442,7 @@ func regexDetail(spans []regexSpan, units []rune, names []string, indices bool) 
 		if sp.start < 0 {
 			continue
 		}
-		s := regexUnitString(units[sp.start:sp.end])
+		s := jsregex.UnitString(units[sp.start:sp.end])
 		d.Groups[k-1] = &s
 		size += sp.end - sp.start
 		if indices {
@@ -497,89 +456,9 @@ func regexDetail(spans []regexSpan, units []rune, names []string, indices bool) 
 		if d.NamedGroups == nil {
 			d.NamedGroups = make(map[string]*string)
 		}
-		d.NamedGroups[name] = d.Groups[k-1]
+		d.NamedGroups[name] = d.Groups[k]
 	}
 	return d, size
-}
-
-// regexUnits decodes s into UTF-16 code units (as rune values). A
-// surrogate encoded on its own in 3 bytes (WTF-8) becomes that code unit;
-// any other invalid byte becomes U+FFFD.
-func regexUnits(s string) []rune {
-	units := make([]rune, 0, len(s))
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			units = append(units, rune(c))
-			i++
-			continue
-		}
-		if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2]&0xC0 == 0x80 {
-			units = append(units, rune(c&0x0F)<<12|rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F))
-			i += 3
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if r > 0xFFFF {
-			r -= 0x10000
-			units = append(units, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
-			continue
-		}
-		units = append(units, r)
-	}
-	return units
-}
-
-// regexCodePoints combines surrogate pairs of units into code points. When
-// there are pairs, toUnit maps each code point index (and the end) to its
-// code unit index; otherwise it is nil and the indices are equal.
-func regexCodePoints(units []rune) (cps []rune, toUnit []int) {
-	pairs := false
-	for i := 0; i+1 < len(units); i++ {
-		if regexIsLead(units[i]) && regexIsTrail(units[i+1]) {
-			pairs = true
-			break
-		}
-	}
-	if !pairs {
-		return units, nil
-	}
-	cps = make([]rune, 0, len(units))
-	toUnit = make([]int, 0, len(units)+1)
-	for i := 0; i < len(units); i++ {
-		toUnit = append(toUnit, i)
-		if regexIsLead(units[i]) && i+1 < len(units) && regexIsTrail(units[i+1]) {
-			cps = append(cps, 0x10000+(units[i]-0xD800)<<10+(units[i+1]-0xDC00))
-			i++
-			continue
-		}
-		cps = append(cps, units[i])
-	}
-	toUnit = append(toUnit, len(units))
-	return cps, toUnit
-}
-
-func regexIsLead(c rune) bool  { return c >= 0xD800 && c <= 0xDBFF }
-func regexIsTrail(c rune) bool { return c >= 0xDC00 && c <= 0xDFFF }
-
-// regexUnitString encodes code units as a Go string: pairs as UTF-8, lone
-// surrogates as WTF-8.
-func regexUnitString(units []rune) string {
-	b := make([]byte, 0, len(units))
-	for i := 0; i < len(units); i++ {
-		c := units[i]
-		switch {
-		case regexIsLead(c) && i+1 < len(units) && regexIsTrail(units[i+1]):
-			b = utf8.AppendRune(b, 0x10000+(c-0xD800)<<10+(units[i+1]-0xDC00))
-			i++
-		case c >= 0xD800 && c <= 0xDFFF:
-			b = append(b, 0xE0|byte(c>>12), 0x80|byte(c>>6)&0x3F, 0x80|byte(c)&0x3F)
-		default:
-			b = utf8.AppendRune(b, c)
-		}
-	}
-	return string(b)
 }
 
 // regexJSONString is a string whose JSON form writes WTF-8 surrogates as

@@ -8,19 +8,15 @@ import (
 
 // RiskLevelsRequest is the input of RiskLevels. Percentages are in percent:
 // slPct 0.05 means 0.05 %, not 5 %.
-//
-// Number fields carry no validator tags: they are checked in code with exact
-// decimal comparisons (the struct validator sees a Number as a float64 and
-// would report an explicit 0 as missing rather than as out of range).
 type RiskLevelsRequest struct {
 	// Entry is the entry price; required, > 0.
-	Entry Number `json:"entry"`
+	Entry Number `json:"entry" validate:"required,gt=0"`
 	// Direction is "long" or "short"; required.
 	Direction Direction `json:"direction" validate:"required,oneof=long short"`
 	// SlPct is the stop distance in percent of the entry; required, > 0.
-	SlPct Number `json:"slPct"`
+	SlPct Number `json:"slPct" validate:"required,gt=0"`
 	// TpPct is the target distance in percent of the entry; required, > 0.
-	TpPct Number `json:"tpPct"`
+	TpPct Number `json:"tpPct" validate:"required,gt=0"`
 }
 
 // RiskLevelsResponse is the output of RiskLevels. Stop and Target are exact;
@@ -85,10 +81,7 @@ func (req *RiskLevelsRequest) Validate() error {
 		return InvalidField("", "required", "the request is missing")
 	}
 	var fe fieldErrors
-	calcPositive(&fe, "entry", req.Entry)
-	validateDirection(&fe, req.Direction, req)
-	calcPositive(&fe, "slPct", req.SlPct)
-	calcPositive(&fe, "tpPct", req.TpPct)
+	validateStruct(&fe, "", req)
 	if err := fe.err(); err != nil {
 		return err
 	}
@@ -111,49 +104,4 @@ func (req *RiskLevelsRequest) levels() (stopDist, targetDist, stop, target decim
 	targetDist = entry.Mul(req.TpPct.Decimal()).Mul(percent)
 	s := decimal.NewFromInt(req.Direction.sign())
 	return stopDist, targetDist, entry.Sub(stopDist.Mul(s)), entry.Add(targetDist.Mul(s))
-}
-
-// The helpers below validate Number inputs of the calculators (risk_levels,
-// tick_pnl, strategy_grade, ohlcv_state) exactly, in decimal, and record at
-// most one error per field: "required" when unset, then the magnitude and
-// precision bounds of checkRange, then the value bound ("gt", "gte", "lte").
-
-// calcRequire records "required" when n is unset and the range rules when it
-// is out of bounds; it reports whether n is usable.
-func calcRequire(fe *fieldErrors, field string, n Number) bool {
-	if !n.IsSet() {
-		fe.add(field, "required", "is required")
-		return false
-	}
-	return n.checkRange(fe, field)
-}
-
-// calcPositive requires n and records rule "gt" unless n > 0.
-func calcPositive(fe *fieldErrors, field string, n Number) bool {
-	if !calcRequire(fe, field, n) {
-		return false
-	}
-	if !n.Decimal().IsPositive() {
-		fe.add(field, "gt", "must be greater than 0")
-		return false
-	}
-	return true
-}
-
-// calcBetween requires n and records rule "gte" unless n ≥ lo and rule "lte"
-// unless n ≤ hi. A nil bound is not checked.
-func calcBetween(fe *fieldErrors, field string, n Number, lo, hi *decimal.Decimal) bool {
-	if !calcRequire(fe, field, n) {
-		return false
-	}
-	d := n.Decimal()
-	if lo != nil && d.LessThan(*lo) {
-		fe.add(field, "gte", "must be at least %s", lo.String())
-		return false
-	}
-	if hi != nil && d.GreaterThan(*hi) {
-		fe.add(field, "lte", "must be at most %s", hi.String())
-		return false
-	}
-	return true
 }

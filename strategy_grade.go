@@ -11,17 +11,17 @@ import (
 // a backtest or track record.
 type StrategyGradeRequest struct {
 	// Trades is the number of trades; required, a whole number ≥ 0.
-	Trades Number `json:"trades"`
+	Trades Number `json:"trades" validate:"required,gte=0,integer"`
 	// ProfitFactor is gross profit / gross loss; required, ≥ 0.
-	ProfitFactor Number `json:"profitFactor"`
+	ProfitFactor Number `json:"profitFactor" validate:"required,gte=0"`
 	// WinRatePct is the share of winning trades in percent; required, 0–100.
-	WinRatePct Number `json:"winRatePct"`
+	WinRatePct Number `json:"winRatePct" validate:"required,gte=0,lte=100"`
 	// MaxDrawdownPct is the largest peak-to-trough equity drop in percent;
 	// required, 0–100.
-	MaxDrawdownPct Number `json:"maxDrawdownPct"`
+	MaxDrawdownPct Number `json:"maxDrawdownPct" validate:"required,gte=0,lte=100"`
 	// WalkForwardPassPct is the share of walk-forward (out-of-sample)
 	// windows that passed, in percent; required, 0–100.
-	WalkForwardPassPct Number `json:"walkForwardPassPct"`
+	WalkForwardPassPct Number `json:"walkForwardPassPct" validate:"required,gte=0,lte=100"`
 }
 
 // StrategyGradeComponents holds the five score components, each on 0–100
@@ -217,14 +217,7 @@ func (req *StrategyGradeRequest) Validate() error {
 	if req == nil {
 		return InvalidField("", "required", "the request is missing")
 	}
-	zero, hundred := decimal.Zero, decimal.NewFromInt(100)
 	var fe fieldErrors
-	if calcBetween(&fe, "trades", req.Trades, &zero, nil) && !req.Trades.Decimal().IsInteger() {
-		fe.add("trades", "integer", "must be a whole number, got %s", req.Trades.String())
-	}
-	calcBetween(&fe, "profitFactor", req.ProfitFactor, &zero, nil)
-	calcBetween(&fe, "winRatePct", req.WinRatePct, &zero, &hundred)
-	calcBetween(&fe, "maxDrawdownPct", req.MaxDrawdownPct, &zero, &hundred)
-	calcBetween(&fe, "walkForwardPassPct", req.WalkForwardPassPct, &zero, &hundred)
+	validateStruct(&fe, "", req)
 	return fe.err()
 }

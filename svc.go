@@ -14,8 +14,9 @@
 //	func XAUBars(ctx context.Context, t xau.Terminal, req XAUBarsRequest) (XAUBarsResponse, error)
 //
 // Package xau provides that port with a simulated terminal (deterministic,
-// every value marked "source":"simulated"), an MT5 bridge client and a CSV
-// replay terminal.
+// every value marked "source":"simulated"); xau/mt5 holds the MT5 bridge
+// client and xau/replay a CSV replay terminal. Importing this package (or
+// xau) links no HTTP stack.
 //
 // NameRequest decodes from the JSON of the interface specification with
 // encoding/json (field names such as "entry", "slPct", "csv") and
@@ -43,6 +44,13 @@
 // ("required", "gt", "oneof", "ohlc_consistency", ...) and a message naming
 // both. All broken rules of a request are reported at once. Invalid input
 // never panics.
+//
+// The rules of each field are written once, as the validate tag of the
+// request type's field (`validate:"required,gt=0"`); the rule's name is the
+// rule an error reports. The tools enforce these tags and package tools
+// publishes them in the input schemas; rules across fields (a risk level
+// above zero, OHLC consistency) are checked in code and described in the
+// tools' documentation.
 //
 //	_, err := svc.RiskLevels(ctx, svc.RiskLevelsRequest{Direction: "up"})
 //	var e *svc.Error

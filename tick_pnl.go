@@ -10,16 +10,16 @@ import (
 type TickPnLRequest struct {
 	// Entry is the entry price; required. Any finite decimal is accepted,
 	// including zero and negative prices (calendar spreads, WTI in April 2020).
-	Entry Number `json:"entry"`
+	Entry Number `json:"entry" validate:"required"`
 	// Exit is the exit price; required, any finite decimal like Entry.
-	Exit Number `json:"exit"`
+	Exit Number `json:"exit" validate:"required"`
 	// Contracts is the position size; required, > 0. Fractions are allowed
 	// (CFDs, fractional lots).
-	Contracts Number `json:"contracts"`
+	Contracts Number `json:"contracts" validate:"required,gt=0"`
 	// TickSize is the minimum price increment; required, > 0.
-	TickSize Number `json:"tickSize"`
+	TickSize Number `json:"tickSize" validate:"required,gt=0"`
 	// TickValue is the money value of one tick for one contract; required, > 0.
-	TickValue Number `json:"tickValue"`
+	TickValue Number `json:"tickValue" validate:"required,gt=0"`
 	// Direction is "long" or "short"; required.
 	Direction Direction `json:"direction" validate:"required,oneof=long short"`
 }
@@ -108,11 +108,6 @@ func (req *TickPnLRequest) Validate() error {
 		return InvalidField("", "required", "the request is missing")
 	}
 	var fe fieldErrors
-	calcRequire(&fe, "entry", req.Entry)
-	calcRequire(&fe, "exit", req.Exit)
-	calcPositive(&fe, "contracts", req.Contracts)
-	calcPositive(&fe, "tickSize", req.TickSize)
-	calcPositive(&fe, "tickValue", req.TickValue)
-	validateDirection(&fe, req.Direction, req)
+	validateStruct(&fe, "", req)
 	return fe.err()
 }

@@ -1,19 +1,44 @@
 package svc
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
-
-	"github.com/go-playground/validator/v10"
 )
 
-// Number fields carry exact rules as validator tags: dgt, dgte, dlt, dlte
-// (decimal bounds) and whole; see numberRules.
+// The input rules of a request are the validate tags of its fields: the one
+// place where a rule is written. The tools enforce them (validateStruct)
+// and the tools package publishes them in every JSON Schema. A tag is a
+// comma-separated list of rules, each checked in order until one fails (one
+// error per field); a rule's name is the code a violation reports
+// (FieldError.Rule):
+//
+//	required      the field is given: a set Number, a non-empty string, a
+//	              non-nil slice or pointer
+//	omitempty     the rules that follow apply only when the field is given
+//	gt=, gte=, lt=, lte=
+//	              bounds of a Number (compared exactly in decimal) or an
+//	              integer
+//	integer       a Number is a whole number
+//	oneof=a b c   a string is one of the words
+//	min=, max=    bounds of an integer, of the characters of a string or of
+//	              the items of a slice
+//	max_bytes=    the bytes of a string
+//
+// Why not a validation library: go-playground/validator compares numbers
+// as float64 (a custom Number can only be handed to it converted, losing
+// the exact decimal bounds the tools promise) and does not expose the
+// parsed rules, which the schemas publish; the checker here is the few
+// rules above, parsed once per request type.
+//
+// A set Number is also held to its own range (checkRange) before its rules.
+// Rules that involve several fields (a risk level above zero, OHLC
+// consistency) are checked in code after the tags and described in words.
 
 // Direction is a trade direction: "long" or "short".
 type Direction string
@@ -32,149 +57,247 @@ func (d Direction) sign() int64 {
 	return 1
 }
 
-// structValidator is built once, on first use, and is safe for concurrent
-// use; it is a cache of struct metadata, not configuration. Nothing outside
-// this file touches it.
-var structValidator = sync.OnceValue(newStructValidator)
+// fieldKind is how the rules read a field.
+type fieldKind uint8
 
-func newStructValidator() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			return ""
+const (
+	kindNumber fieldKind = iota
+	kindString
+	kindInt
+	kindIntPtr
+	kindSlice
+)
+
+// rule is one compiled rule of a tag.
+type rule struct {
+	code, param string
+	dec         decimal.Decimal // bound of a Number
+	n           int64           // bound of an integer, a length or a size
+	words       []string        // oneof
+}
+
+// fieldRules are the compiled rules of one field.
+type fieldRules struct {
+	name  string // JSON name
+	index []int
+	kind  fieldKind
+	rules []rule
+}
+
+// ruleCache maps a request type to its compiled rules: a cache of struct
+// metadata, filled on first use and never changed after, not
+// configuration. Nothing outside this file touches it.
+var ruleCache sync.Map // reflect.Type → []fieldRules
+
+// rulesOf returns the compiled rules of struct type t. A malformed tag is a
+// programming error, caught by the tests of every request type.
+func rulesOf(t reflect.Type) []fieldRules {
+	if rs, ok := ruleCache.Load(t); ok {
+		return rs.([]fieldRules)
+	}
+	rs, err := compileRules(t)
+	if err != nil {
+		panic(fmt.Sprintf("svc: validate tags of %s: %v", t, err)) // programming error
+	}
+	ruleCache.Store(t, rs)
+	return rs
+}
+
+var numberType = reflect.TypeFor[Number]()
+
+// compileRules reads the validate tags of the fields of struct type t.
+func compileRules(t reflect.Type) ([]fieldRules, error) {
+	var out []fieldRules
+	for _, sf := range reflect.VisibleFields(t) {
+		tag := sf.Tag.Get("validate")
+		if tag == "" || !sf.IsExported() {
+			continue
 		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if name == "" {
-			return f.Name
+			name = sf.Name
 		}
-		return name
-	})
-	// Number fields use exact decimal rules: "required" (with required-struct
-	// checking, an unset Number is missing while an explicit 0 is present),
-	// and dgt, dgte, dlt, dlte (bounds compared in decimal) and whole.
-	for tag, ok := range numberRules() {
-		rule := ok
-		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
-			n, isNum := fl.Field().Interface().(Number)
-			if !isNum {
-				return false
-			}
-			if !n.IsSet() {
-				return true // absence is the business of "required"
-			}
-			return rule(n.Decimal(), fl.Param())
-		}); err != nil {
-			panic(fmt.Sprintf("svc: registering rule %s: %v", tag, err)) // programming error
+		fr := fieldRules{name: name, index: sf.Index}
+		switch ft := sf.Type; {
+		case ft == numberType:
+			fr.kind = kindNumber
+		case ft.Kind() == reflect.String:
+			fr.kind = kindString
+		case ft.Kind() == reflect.Int:
+			fr.kind = kindInt
+		case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Int:
+			fr.kind = kindIntPtr
+		case ft.Kind() == reflect.Slice:
+			fr.kind = kindSlice
+		default:
+			return nil, fmt.Errorf("field %s: type %s takes no rules", sf.Name, ft)
 		}
-	}
-	return v
-}
-
-// numberRules are the exact-decimal rules a Number field can carry as
-// validator tags. Each receives the value and the tag's parameter.
-func numberRules() map[string]func(d decimal.Decimal, param string) bool {
-	bound := func(cmp func(c int) bool) func(decimal.Decimal, string) bool {
-		return func(d decimal.Decimal, param string) bool {
-			p, err := decimal.NewFromString(param)
+		for part := range strings.SplitSeq(tag, ",") {
+			code, param, _ := strings.Cut(strings.TrimSpace(part), "=")
+			r := rule{code: code, param: param}
+			var err error
+			switch {
+			case code == "required" || code == "omitempty":
+			case code == "integer" && fr.kind == kindNumber:
+			case code == "oneof" && fr.kind == kindString:
+				r.words = strings.Fields(param)
+			case (code == "gt" || code == "gte" || code == "lt" || code == "lte") && fr.kind == kindNumber:
+				r.dec, err = decimal.NewFromString(param)
+			case (code == "gt" || code == "gte" || code == "lt" || code == "lte") && (fr.kind == kindInt || fr.kind == kindIntPtr),
+				(code == "min" || code == "max") && fr.kind != kindNumber,
+				code == "max_bytes" && fr.kind == kindString:
+				r.n, err = strconv.ParseInt(param, 10, 64)
+			default:
+				return nil, fmt.Errorf("field %s: rule %q does not apply to %s", sf.Name, part, sf.Type)
+			}
 			if err != nil {
-				return false
+				return nil, fmt.Errorf("field %s: rule %q: %w", sf.Name, part, err)
 			}
-			return cmp(d.Cmp(p))
+			fr.rules = append(fr.rules, r)
+		}
+		out = append(out, fr)
+	}
+	return out, nil
+}
+
+// validateStruct checks the validate tags of *req (a pointer to a request
+// struct) and records every failure in fe, field names prefixed by prefix
+// ("bars[3]"; "" for the request itself).
+func validateStruct(fe *fieldErrors, prefix string, req any) {
+	v := reflect.ValueOf(req).Elem()
+	rs := rulesOf(v.Type())
+	for i := range rs {
+		fr := &rs[i]
+		field := fr.name
+		if prefix != "" {
+			field = prefix + "." + fr.name
+		}
+		fr.check(fe, field, v.FieldByIndex(fr.index))
+	}
+}
+
+// check applies the rules of one field to its value f.
+func (fr *fieldRules) check(fe *fieldErrors, field string, f reflect.Value) {
+	var num Number
+	given := true
+	switch fr.kind {
+	case kindNumber:
+		num = *f.Addr().Interface().(*Number)
+		given = num.IsSet()
+		if given && !num.checkRange(fe, field) {
+			return
+		}
+	case kindString:
+		given = f.Len() > 0
+	case kindIntPtr, kindSlice:
+		given = !f.IsNil()
+	}
+	for i := range fr.rules {
+		r := &fr.rules[i]
+		switch r.code {
+		case "required":
+			if !given {
+				fe.add(field, "required", "is required")
+				return
+			}
+			continue
+		case "omitempty":
+			if !given {
+				return
+			}
+			continue
+		}
+		if msg := r.broken(fr.kind, f, num); msg != "" {
+			fe.add(field, r.code, "%s", msg)
+			return
 		}
 	}
-	return map[string]func(decimal.Decimal, string) bool{
-		"dgt":   bound(func(c int) bool { return c > 0 }),
-		"dgte":  bound(func(c int) bool { return c >= 0 }),
-		"dlt":   bound(func(c int) bool { return c < 0 }),
-		"dlte":  bound(func(c int) bool { return c <= 0 }),
-		"whole": func(d decimal.Decimal, _ string) bool { return d.Equal(d.Truncate(0)) },
-	}
 }
 
-// validateStruct runs the validator tags of req and appends every failure
-// to fe with the field's JSON path and a message naming the rule.
-func validateStruct(fe *fieldErrors, req any) {
-	err := structValidator().Struct(req)
-	if err == nil {
-		return
-	}
-	var verrs validator.ValidationErrors
-	if !errors.As(err, &verrs) {
-		fe.add("", "invalid", "request is not valid: %v", err)
-		return
-	}
-	for _, ve := range verrs {
-		field := jsonPath(ve.Namespace())
-		fe.add(field, ve.Tag(), "%s", ruleMessage(ve))
-	}
-}
-
-// validateDirection is validateStruct for a request whose only validator
-// tag is "required,oneof=long short" on its direction (RiskLevelsRequest,
-// TickPnLRequest; a test holds them to it): long and short pass without the
-// validator's reflective walk, which was the largest cost of validating
-// such a request; anything else goes to the validator for its errors.
-func validateDirection(fe *fieldErrors, d Direction, req any) {
-	if d == Long || d == Short {
-		return
-	}
-	validateStruct(fe, req)
-}
-
-// jsonPath turns a validator namespace ("RiskLevelsRequest.entry",
-// "OHLCVStateRequest.bars[3].high") into the JSON path of the field.
-func jsonPath(ns string) string {
-	if _, rest, ok := strings.Cut(ns, "."); ok {
-		return rest
-	}
-	return ns
-}
-
-// ruleMessage explains one validator failure in words.
-func ruleMessage(ve validator.FieldError) string {
-	p := ve.Param()
-	switch ve.Tag() {
-	case "required":
-		return "is required"
-	case "oneof":
-		return "must be one of: " + strings.Join(strings.Fields(p), ", ")
-	case "gt", "dgt":
-		return "must be greater than " + p
-	case "dgte":
-		return "must be at least " + p
-	case "dlt":
-		return "must be less than " + p
-	case "dlte":
-		return "must be at most " + p
-	case "whole":
-		return "must be a whole number"
-	case "gte":
-		return "must be at least " + p
-	case "lt":
-		return "must be less than " + p
-	case "lte":
-		return "must be at most " + p
-	case "min":
-		if ve.Kind() == reflect.String || ve.Kind() == reflect.Slice {
-			return "must have at least " + p + " " + unit(ve.Kind())
+// broken returns why a given value breaks r, or "" when it keeps it.
+func (r *rule) broken(kind fieldKind, f reflect.Value, num Number) string {
+	switch kind {
+	case kindNumber:
+		d := num.Decimal()
+		switch r.code {
+		case "gt":
+			if !d.GreaterThan(r.dec) {
+				return "must be greater than " + r.param
+			}
+		case "gte":
+			if d.LessThan(r.dec) {
+				return "must be at least " + r.param
+			}
+		case "lt":
+			if !d.LessThan(r.dec) {
+				return "must be less than " + r.param
+			}
+		case "lte":
+			if d.GreaterThan(r.dec) {
+				return "must be at most " + r.param
+			}
+		case "integer":
+			if !d.IsInteger() {
+				return "must be a whole number, got " + num.String()
+			}
 		}
-		return "must be at least " + p
-	case "max":
-		if ve.Kind() == reflect.String || ve.Kind() == reflect.Slice {
-			return "must have at most " + p + " " + unit(ve.Kind())
+	case kindString:
+		s := f.String()
+		switch r.code {
+		case "oneof":
+			for _, w := range r.words {
+				if s == w {
+					return ""
+				}
+			}
+			return "must be one of: " + strings.Join(r.words, ", ")
+		case "min":
+			if int64(utf8.RuneCountInString(s)) < r.n {
+				return "must have at least " + r.param + " characters"
+			}
+		case "max":
+			if int64(utf8.RuneCountInString(s)) > r.n {
+				return "must have at most " + r.param + " characters"
+			}
+		case "max_bytes":
+			if int64(len(s)) > r.n {
+				return fmt.Sprintf("must be at most %s bytes, got %d", r.param, len(s))
+			}
 		}
-		return "must be at most " + p
-	default:
-		if p != "" {
-			return fmt.Sprintf("breaks rule %s=%s", ve.Tag(), p)
+	case kindSlice:
+		switch n := f.Len(); {
+		case r.code == "min" && int64(n) < r.n:
+			return "must have at least " + r.param + " items"
+		case r.code == "max" && int64(n) > r.n:
+			return "must have at most " + r.param + " items"
 		}
-		return "breaks rule " + ve.Tag()
+	case kindInt, kindIntPtr:
+		if kind == kindIntPtr {
+			f = f.Elem()
+		}
+		n := f.Int()
+		switch {
+		case (r.code == "min" || r.code == "gte") && n < r.n:
+			return "must be at least " + r.param
+		case (r.code == "max" || r.code == "lte") && n > r.n:
+			return "must be at most " + r.param
+		case r.code == "gt" && n <= r.n:
+			return "must be greater than " + r.param
+		case r.code == "lt" && n >= r.n:
+			return "must be less than " + r.param
+		}
 	}
+	return ""
 }
 
-func unit(k reflect.Kind) string {
-	if k == reflect.String {
-		return "characters"
+// tooLarge turns the failures of fe into a KindTooLarge error with message
+// msg when one of them is a max_bytes rule (an input too large to look at),
+// else into fe.err().
+func (fe fieldErrors) tooLarge(msg string) error {
+	for _, f := range fe {
+		if f.Rule == "max_bytes" {
+			return &Error{Kind: KindTooLarge, Message: msg, Fields: fe}
+		}
 	}
-	return "items"
+	return fe.err()
 }

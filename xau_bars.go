@@ -56,7 +56,7 @@ func XAUBars(ctx context.Context, t xau.Terminal, req XAUBarsRequest) (XAUBarsRe
 		return XAUBarsResponse{}, errorf(KindTimeout, err, "%s: %v", tool, err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, req)
+	validateStruct(&fe, "", &req)
 	if err := fe.err(); err != nil {
 		return XAUBarsResponse{}, err
 	}

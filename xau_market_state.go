@@ -343,7 +343,7 @@ func XAUMarketState(ctx context.Context, t xau.Terminal, req XAUMarketStateReque
 		return XAUMarketStateResponse{}, errorf(KindTimeout, err, "%s: %v", tool, err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, req)
+	validateStruct(&fe, "", &req)
 	if err := fe.err(); err != nil {
 		return XAUMarketStateResponse{}, err
 	}

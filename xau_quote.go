@@ -64,7 +64,7 @@ func XAUQuote(ctx context.Context, t xau.Terminal, req XAUQuoteRequest) (XAUQuot
 		return XAUQuoteResponse{}, errorf(KindTimeout, err, "%s: %v", tool, err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, req)
+	validateStruct(&fe, "", &req)
 	if len(fe) == 0 {
 		xauCheckRequestSymbol(&fe, req.Symbol)
 	}

@@ -26,12 +26,6 @@ type meta struct {
 	// fields and outFields describe input and output members by
 	// descriptor path ("entry", "bars[].open", "columns[].numeric.mean").
 	fields, outFields map[string]string
-	// rules are the input rules that live in the tool's code rather than
-	// in validator tags, in validator-tag syntax by descriptor path
-	// ("entry": "required,dgt=0"); see applyTags. They make the schema
-	// show what validation enforces; a rule no schema keyword can express
-	// (a cross-field rule) belongs in the description instead.
-	rules map[string]string
 	// defaults are the JSON defaults of optional input members by path.
 	defaults map[string]string
 	// example is a realistic input object (JSON).

@@ -3,8 +3,6 @@ package tools
 import (
 	"context"
 	"errors"
-	"slices"
-	"time"
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/xau"
@@ -127,11 +125,6 @@ func descriptors() []func() (*entry, error) {
 					"Percentages are in percent: slPct 0.05 means 0.05 %, not 5 %.\n\n" +
 					"Exact decimal arithmetic: entry 3500 long, slPct 0.05, tpPct 0.04 gives stop 3498.25, target 3501.4, riskReward 0.8 (a non-terminating ratio is rounded half-even to 8 places). " +
 					"entry, slPct and tpPct must be > 0, and a level at or below zero (a long stop or a short target of 100 % or more) is invalid (rule level_positive). Places no order.",
-				rules: map[string]string{
-					"entry": "required,dgt=0",
-					"slPct": "required,dgt=0",
-					"tpPct": "required,dgt=0",
-				},
 				fields: map[string]string{
 					"entry":     "Entry price, > 0.",
 					"direction": "Trade direction: long or short.",
@@ -195,13 +188,6 @@ func descriptors() []func() (*entry, error) {
 					"Letter grade: A >= 85, B >= 70, C >= 55, D >= 40, else F.\n\n" +
 					"Warnings flag weak evidence: fewer than 30 trades, a profit factor above 3 or below 1, a win rate above 90 %, a drawdown of 0 or of 30 % or more, a walk-forward pass rate below 50 %. " +
 					"trades is a whole number >= 0, profitFactor >= 0, the three percentages in [0, 100]. It judges the statistics given; it runs no backtest.",
-				rules: map[string]string{
-					"trades":             "required,dgte=0,whole",
-					"profitFactor":       "required,dgte=0",
-					"winRatePct":         "required,dgte=0,dlte=100",
-					"maxDrawdownPct":     "required,dgte=0,dlte=100",
-					"walkForwardPassPct": "required,dgte=0,dlte=100",
-				},
 				fields: map[string]string{
 					"trades":             "Number of trades, a whole number >= 0.",
 					"profitFactor":       "Gross profit / gross loss, >= 0.",
@@ -579,9 +565,6 @@ func descriptors() []func() (*entry, error) {
 					"Returns the header and payload JSON objects exactly as in the token, alg/typ/kid, whether a signature is present, the exp/nbf/iat claims as RFC 3339 and whether the token is expired or not yet valid now.\n\n" +
 					"A leading \"Bearer \" is removed. Encrypted tokens (JWE, five parts), bad base64url and non-object JSON are invalid input with a reason; tokens over 64 KiB are refused. " +
 					"The token is decoded in memory and never stored or logged.",
-				rules: map[string]string{
-					"token": "required,maxbytes=65536",
-				},
 				fields: map[string]string{
 					"token": "The JWT (header.payload.signature), optionally prefixed by \"Bearer \"; at most 64 KiB.",
 				},
@@ -636,13 +619,6 @@ func descriptors() []func() (*entry, error) {
 					"Example: entry 100, exit 101, 2 contracts, tickSize 0.25, tickValue 12.5, long gives ticks 4, pnl 100.\n\n" +
 					"Exact decimal arithmetic; when the move is not a whole number of ticks, ticks is rounded half-even to 8 places and pnl is the correctly rounded money result (wholeTicks false). " +
 					"contracts, tickSize and tickValue must be > 0; entry and exit may be any price (zero and negative included). Places no order.",
-				rules: map[string]string{
-					"entry":     "required",
-					"exit":      "required",
-					"contracts": "required,dgt=0",
-					"tickSize":  "required,dgt=0",
-					"tickValue": "required,dgt=0",
-				},
 				fields: map[string]string{
 					"entry":     "Entry price.",
 					"exit":      "Exit price.",
@@ -752,15 +728,6 @@ func descriptors() []func() (*entry, error) {
 					"Example: bars (100, 102, 99, 101), (101, 103, 100, 102) give rangePosition 0.75, atr 3.\n\n" +
 					"1 to 10 000 bars; each needs open, high, low, close > 0 with low <= min(open, close) and high >= max(open, close) (errors name the bar, e.g. bars[3].high). " +
 					"time, volume and tick_volume are optional and not used, so the bars of xau_bars can be passed as they are. Exact decimal arithmetic. No market data is read.",
-				rules: map[string]string{
-					"bars[].open":        "required,dgt=0",
-					"bars[].high":        "required,dgt=0",
-					"bars[].low":         "required,dgt=0",
-					"bars[].close":       "required,dgt=0",
-					"bars[].volume":      "dgte=0",
-					"bars[].tick_volume": "dgte=0",
-					"bars[].time":        "max=64",
-				},
 				fields: map[string]string{
 					"bars":               "The series, oldest first, 1 to 10 000 bars.",
 					"bars[].open":        "Open price, > 0.",
@@ -820,10 +787,6 @@ func descriptors() []func() (*entry, error) {
 					"Flags: d g i m s u y, each at most once; v is not supported. pattern at most 4 KiB, text at most 1 MiB. " +
 					"Matching runs under a time limit (100 ms by default): a catastrophically backtracking pattern gets a clear timeout error, never a hung call. " +
 					"At most 10 000 matches are returned (truncated flag). The text is matched in memory and never stored.",
-				rules: map[string]string{
-					"pattern": "maxbytes=4096",
-					"text":    "maxbytes=1048576",
-				},
 				fields: map[string]string{
 					"pattern": "JavaScript regular expression source without the slashes, e.g. (\\d+)-(\\d+); at most 4 KiB. May be empty.",
 					"flags":   "JavaScript flags, each at most once, any order: d g i m s u y. Optional.",
@@ -840,7 +803,6 @@ func descriptors() []func() (*entry, error) {
 				req.Timeout = env.RegexTimeout
 				return svc.RegexTest(ctx, req)
 			},
-			check: regexCheck,
 		}),
 	}
 }
@@ -880,26 +842,4 @@ func probe[Req, Resp any](tool func(context.Context, xau.Terminal, Req) (Resp, e
 		}
 		return err
 	}
-}
-
-// regexMaxTextBytes is regex_test's limit on the text (svc.RegexTest: "a
-// text over 1 MiB is KindTooLarge"); a test keeps the two in step.
-const regexMaxTextBytes = 1 << 20
-
-// regexCheck validates a regex_test request without matching: it runs
-// svc.RegexTest on an empty text, which checks the pattern's size and
-// syntax and the flags, and checks the text's size as RegexTest does.
-func regexCheck(ctx context.Context, req svc.RegexTestRequest) error {
-	p := req
-	p.Text = ""
-	p.Timeout = time.Second // compilation only; matching an empty text is immediate
-	_, err := svc.RegexTest(ctx, p)
-	if len(req.Text) <= regexMaxTextBytes {
-		return err
-	}
-	textErr := fieldErr("text", RuleMaxBytes, "must be at most %d bytes, got %d", regexMaxTextBytes, len(req.Text))
-	if e, ok := errors.AsType[*svc.Error](err); ok && e.Kind == svc.KindTooLarge {
-		return &svc.Error{Kind: svc.KindTooLarge, Message: e.Message, Fields: append(slices.Clone(e.Fields), textErr)}
-	}
-	return &svc.Error{Kind: svc.KindTooLarge, Message: "input too large", Fields: []svc.FieldError{textErr}}
 }

@@ -9,18 +9,19 @@
 // and path, price in USD, tags (categories), a description for agents
 // (formulas, limits, what it never does), where its input travels (query
 // string or JSON body), whether it reads the trading terminal, field
-// descriptions, the rules its code enforces (in validator-tag syntax) and a
-// realistic example input. Adding a tool is one file in the root package
+// descriptions and a realistic example input. The input rules are not in
+// the descriptor: they are the validate tags of the root package's request
+// type, which the tool enforces and the schemas publish. Adding a tool is one file in the root package
 // plus one descriptor; nothing else changes anywhere.
 //
 // From a descriptor and the tool's Go request and response types the
 // package derives, once per process:
 //
 //   - the JSON Schemas (2020-12) of the input and the output, inferred with
-//     github.com/google/jsonschema-go and enriched from the validator tags of
-//     the request type and the descriptor's rules (required, enum, minimum,
-//     exclusiveMinimum, maxLength, minItems, ...), so that the schema shows
-//     what validation enforces. svc.Number is {"type": "number"}; a string
+//     github.com/google/jsonschema-go and enriched from the validate tags of
+//     the request type (required, enum, minimum, exclusiveMinimum,
+//     maxLength, minItems, ...), so that the schema shows what validation
+//     enforces; rules across fields are described in words. svc.Number is {"type": "number"}; a string
 //     holding a decimal is accepted too, as the schema's description says.
 //     Input objects allow no additional members; output objects do (a
 //     response may carry fields beyond those listed). Rules no schema
@@ -68,10 +69,9 @@
 //     Call.Run hands out that output instead of computing it twice;
 //   - session_state and jwt_decode are validated by a dry run too, and run
 //     again by Call.Run with the Env's clock;
-//   - regex_test is validated by compiling the pattern against an empty text
-//     (flags, syntax, pattern size) and checking the text's size: the
-//     potentially slow matching runs only in Call.Run, under the Env's
-//     time limit;
+//   - regex_test is validated by its Validate method (sizes, flags, the
+//     pattern's syntax): the potentially slow matching runs only in
+//     Call.Run, under the Env's time limit;
 //   - the gold tools are run against a probe terminal that answers nothing:
 //     they check their request before touching a terminal, so reaching the
 //     probe means the request is valid, and no real terminal is called

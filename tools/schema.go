@@ -33,33 +33,15 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 
 // inputSchema builds the JSON Schema of a request type: jsonschema.For,
 // then the structure of the decoder's shape (required members, arrays that
-// may not be null), the validator tags of the Go fields, the descriptor's
-// rules, field descriptions and defaults.
+// may not be null), the validate tags of the Go fields, field descriptions
+// and defaults.
 func inputSchema(t reflect.Type, sh *shape, m *meta) (*jsonschema.Schema, error) {
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: typeSchemas()})
 	if err != nil {
 		return nil, fmt.Errorf("inferring the input schema: %w", err)
 	}
-	for _, path := range sortedKeys(m.rules) {
-		if err := requireAt(sh, path, m.rules[path]); err != nil {
-			return nil, fmt.Errorf("rule for %s: %w", path, err)
-		}
-	}
 	if err := alignInput(s, sh, ""); err != nil {
 		return nil, err
-	}
-	for _, path := range sortedKeys(m.rules) {
-		node, err := schemaAt(s, path)
-		if err != nil {
-			return nil, fmt.Errorf("rule for %s: %w", path, err)
-		}
-		fs, _, err := sh.lookup(path)
-		if err != nil {
-			return nil, fmt.Errorf("rule for %s: %w", path, err)
-		}
-		if _, err := applyTags(node, fs, m.rules[path]); err != nil {
-			return nil, fmt.Errorf("rule for %s: %w", path, err)
-		}
 	}
 	nullOptional(s, sh)
 	if err := annotate(s, m.fields, m.defaults); err != nil {
@@ -145,7 +127,7 @@ func isFalse(s *jsonschema.Schema) bool {
 
 // alignInput makes the inferred schema s agree with the decoder's shape:
 // the required members, arrays that are not pointers cannot be null (the
-// decoder rejects null there), and the validator tags of the Go fields.
+// decoder rejects null there), and the validate tags of the Go fields.
 func alignInput(s *jsonschema.Schema, sh *shape, path string) error {
 	switch sh.kind {
 	case kindArray:
@@ -219,27 +201,6 @@ func allowNull(s *jsonschema.Schema) {
 	}
 }
 
-// requireAt marks the member at a descriptor path as required in the shape
-// (the schema follows the shape in alignInput).
-func requireAt(sh *shape, path string, tags string) error {
-	for tag := range strings.SplitSeq(tags, ",") {
-		if tag == "dive" {
-			return nil
-		}
-		if tag == "required" {
-			_, f, err := sh.lookup(path)
-			if err != nil {
-				return err
-			}
-			if f == nil {
-				return fmt.Errorf("path %q: only object members can be required", path)
-			}
-			f.required = true
-		}
-	}
-	return nil
-}
-
 // schemaAt returns the schema at a descriptor path ("bars[].open").
 func schemaAt(s *jsonschema.Schema, path string) (*jsonschema.Schema, error) {
 	cur := s
@@ -260,28 +221,27 @@ func schemaAt(s *jsonschema.Schema, path string) (*jsonschema.Schema, error) {
 	return cur, nil
 }
 
-// applyTags turns validator tags (the syntax of go-playground/validator,
-// as the root package uses them, plus maxbytes) into JSON Schema keywords
-// on s, the schema of a value of shape sh:
+// applyTags turns the validate tags of the root package's request types
+// (the one source of their rules, enforced by the tools themselves) into
+// JSON Schema keywords on s, the schema of a value of shape sh:
 //
 //	required          the member is required (reported to the caller); a
 //	                  string must also be non-empty (minLength 1)
 //	omitempty         nothing (the rules apply when the value is given)
 //	oneof=a b c       enum
-//	min=, max=, len=  minimum/maximum (numbers), minLength/maxLength
+//	min=, max=        minimum/maximum (numbers), minLength/maxLength
 //	                  (strings, in characters), minItems/maxItems (arrays)
-//	gt=, gte=, lt=, lte=, dgt=, dgte=, dlt=, dlte=
+//	gt=, gte=, lt=, lte=
 //	                  exclusiveMinimum, minimum, exclusiveMaximum, maximum
-//	whole             multipleOf 1
-//	maxbytes=n        maxLength n (a byte limit: a string of n characters
+//	integer           multipleOf 1
+//	max_bytes=n       maxLength n (a byte limit: a string of n characters
 //	                  can still be too long in bytes)
-//	dive              the following tags apply to the array's elements
 //
-// Any other tag is an error: a rule the schema cannot show must be
-// described in words in the descriptor instead.
+// Any other tag is an error: a rule the schema cannot show (a rule across
+// fields) is checked in code and described in words in the descriptor.
 func applyTags(s *jsonschema.Schema, sh *shape, tags string) (required bool, err error) {
 	parts := strings.Split(tags, ",")
-	for i, tag := range parts {
+	for _, tag := range parts {
 		name, param, _ := strings.Cut(strings.TrimSpace(tag), "=")
 		numeric := sh.kind == kindInteger || sh.kind == kindNumber
 		num := func() (*float64, error) {
@@ -306,12 +266,6 @@ func applyTags(s *jsonschema.Schema, sh *shape, tags string) (required bool, err
 			if sh.kind == kindString && (s.MinLength == nil || *s.MinLength < 1) {
 				s.MinLength = jsonschema.Ptr(1)
 			}
-		case "dive":
-			if sh.kind != kindArray {
-				return false, fmt.Errorf("tag dive on a %s", sh.kind)
-			}
-			_, err := applyTags(s.Items, sh.elem, strings.Join(parts[i+1:], ","))
-			return required, err
 		case "oneof":
 			var enum []any
 			for v := range strings.FieldsSeq(param) {
@@ -332,7 +286,7 @@ func applyTags(s *jsonschema.Schema, sh *shape, tags string) (required bool, err
 				enum = append(enum, nil)
 			}
 			s.Enum = enum
-		case "min", "max", "len":
+		case "min", "max":
 			switch {
 			case numeric:
 				f, err := num()
@@ -363,7 +317,7 @@ func applyTags(s *jsonschema.Schema, sh *shape, tags string) (required bool, err
 			default:
 				return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
 			}
-		case "gt", "gte", "lt", "lte", "dgt", "dgte", "dlt", "dlte":
+		case "gt", "gte", "lt", "lte":
 			if !numeric {
 				return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
 			}
@@ -371,7 +325,7 @@ func applyTags(s *jsonschema.Schema, sh *shape, tags string) (required bool, err
 			if err != nil {
 				return false, err
 			}
-			switch strings.TrimPrefix(name, "d") {
+			switch name {
 			case "gt":
 				s.ExclusiveMinimum = f
 			case "gte":
@@ -381,12 +335,12 @@ func applyTags(s *jsonschema.Schema, sh *shape, tags string) (required bool, err
 			case "lte":
 				s.Maximum = f
 			}
-		case "whole":
+		case "integer":
 			if !numeric {
 				return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
 			}
 			s.MultipleOf = jsonschema.Ptr(1.0)
-		case "maxbytes":
+		case "max_bytes":
 			if sh.kind != kindString {
 				return false, fmt.Errorf("tag %q on a %s", tag, sh.kind)
 			}

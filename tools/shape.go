@@ -70,7 +70,7 @@ type shape struct {
 	fields   []*shapeField // objects, in declaration order
 	byName   map[string]*shapeField
 	elem     *shape // arrays
-	// words are the values a string member may take by its validator's
+	// words are the values a string member may take by its validate tag's
 	// oneof rule: the decoder hands them out instead of copying the
 	// bytes (no allocation for "long", "M5", ...).
 	words []string

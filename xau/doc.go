@@ -31,16 +31,24 @@
 //     default), quiet Asian and busy London/New York sessions, spreads of
 //     0.10–0.40, prices in cents, a weekend closure from Friday 22:00 to
 //     Sunday 22:00 UTC. The same seed and clock always give the same data.
-//   - [NewMT5Bridge]: a real MetaTrader 5 terminal through a small HTTP
-//     bridge running next to it (contract and reference implementation in
-//     xau/bridge: README.md and bridge.py). Responses are decoded strictly
-//     and validated; bad upstream data becomes ErrUnavailable.
-//   - [NewReplay] / [OpenReplay]: replays an MT5 history export (the CSV of
-//     MT5's "Export bars") up to a clock, never revealing a bar that had not
-//     completed by then. testdata/XAUUSD_M1_sample.csv is a sample produced by
-//     the simulated terminal with [WriteMT5CSV].
 //   - [NewScripted], [Down], [NewSwitchable]: test fakes that serve fixed
 //     data, are always down, or go down and up on command.
+//
+// Two adapters live in subpackages, so that a program that does not use them
+// links neither an HTTP client nor a CSV reader:
+//
+//   - xau/mt5: a real MetaTrader 5 terminal through a small HTTP bridge
+//     running next to it (contract and reference implementation in
+//     xau/mt5/bridge: README.md and bridge.py). Responses are decoded
+//     strictly and validated; bad upstream data becomes ErrUnavailable.
+//   - xau/replay: replays an MT5 history export (the CSV of MT5's "Export
+//     bars") up to a clock, never revealing a bar that had not completed by
+//     then.
+//
+// An adapter outside this package builds its errors with [Unavailable],
+// [BadRequest], [UnknownSymbol] and [ContextError], and checks its
+// arguments and data with [CheckBarsRequest], [ValidateQuote],
+// [ValidateBars] and [CheckBar].
 //
 // [HealthCache] sits in front of any Terminal for the pre-payment
 // availability check: results (up or down) are reused for two seconds and
@@ -48,19 +56,14 @@
 //
 // # Pointing a server at a real terminal
 //
-//  1. On the terminal's Windows host, run xau/bridge/bridge.py as a service
+//  1. On the terminal's Windows host, run xau/mt5/bridge/bridge.py as a service
 //     with BRIDGE_TOKEN (a long random secret) and MT5_SERVER_TZ (the trading
 //     server's time zone) set, listening on 127.0.0.1 or a private (VPN)
-//     address; see xau/bridge/README.md.
+//     address; see xau/mt5/bridge/README.md.
 //  2. Make it reachable from the svc host only: an SSH tunnel, WireGuard, or
 //     TLS in front, plus a firewall rule.
 //  3. Give svc the bridge URL and the same token (cmd/svc's bridge settings),
-//     which build NewMT5Bridge(MT5Config{BaseURL: url, Token: token}).
+//     which build mt5.New(mt5.Config{BaseURL: url, Token: token}).
 //     Responses then carry "source":"mt5"; a wrong token shows up as
 //     ErrUnavailable "bridge rejected token".
-//
-// To regenerate the replay sample after changing the simulation, run
-// go generate ./xau/ (or go test -run TestReplaySampleUpToDate -update ./xau/).
 package xau
-
-//go:generate go test -run TestReplaySampleUpToDate -update .

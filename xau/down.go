@@ -13,26 +13,26 @@ type Down struct{}
 
 // Health reports not connected, with ErrUnavailable.
 func (Down) Health(ctx context.Context) (Health, error) {
-	if err := ctxErr(ctx, "health"); err != nil {
+	if err := ContextError(ctx, "health"); err != nil {
 		return Health{}, err
 	}
-	return Health{Terminal: "down", Source: SourceScripted}, unavailable("health", "terminal disconnected", nil)
+	return Health{Terminal: "down", Source: SourceScripted}, Unavailable("health", "terminal disconnected", nil)
 }
 
 // Quote fails with ErrUnavailable.
 func (Down) Quote(ctx context.Context, _ string) (Quote, error) {
-	if err := ctxErr(ctx, "quote"); err != nil {
+	if err := ContextError(ctx, "quote"); err != nil {
 		return Quote{}, err
 	}
-	return Quote{}, unavailable("quote", "terminal disconnected", nil)
+	return Quote{}, Unavailable("quote", "terminal disconnected", nil)
 }
 
 // Bars fails with ErrUnavailable.
 func (Down) Bars(ctx context.Context, _ string, _ Timeframe, _ int) ([]Bar, error) {
-	if err := ctxErr(ctx, "bars"); err != nil {
+	if err := ContextError(ctx, "bars"); err != nil {
 		return nil, err
 	}
-	return nil, unavailable("bars", "terminal disconnected", nil)
+	return nil, Unavailable("bars", "terminal disconnected", nil)
 }
 
 // Switchable wraps a Terminal with a switch that takes it down and brings it

@@ -98,7 +98,7 @@ func (c *HealthCache) Check(ctx context.Context) error {
 // it when older than the TTL. A /health endpoint can show the Health even
 // when the error is set.
 func (c *HealthCache) Status(ctx context.Context) (Health, error) {
-	if err := ctxErr(ctx, "health"); err != nil {
+	if err := ContextError(ctx, "health"); err != nil {
 		return Health{}, err
 	}
 	c.mu.Lock()
@@ -123,7 +123,7 @@ func (c *HealthCache) Status(ctx context.Context) (Health, error) {
 		res := r.Val.(healthResult)
 		return res.health, res.err
 	case <-ctx.Done():
-		return Health{}, ctxErr(ctx, "health")
+		return Health{}, ContextError(ctx, "health")
 	}
 }
 
@@ -132,10 +132,10 @@ func (c *HealthCache) run(ctx context.Context, timeout time.Duration) healthResu
 	h, err := c.call(ctx, timeout)
 	switch {
 	case err == nil && !h.Connected:
-		err = unavailable("health", "terminal disconnected", nil)
+		err = Unavailable("health", "terminal disconnected", nil)
 	case err != nil && !errors.Is(err, ErrUnavailable):
 		// A foreign error from a custom Terminal still means "down".
-		err = unavailable("health", "terminal health check failed", err)
+		err = Unavailable("health", "terminal health check failed", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -157,7 +157,7 @@ func (c *HealthCache) call(ctx context.Context, timeout time.Duration) (Health, 
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				ch <- result{err: unavailable("health", "terminal health check failed", fmt.Errorf("panic: %v", p))}
+				ch <- result{err: Unavailable("health", "terminal health check failed", fmt.Errorf("panic: %v", p))}
 			}
 		}()
 		h, err := c.t.Health(ctx)
@@ -167,7 +167,7 @@ func (c *HealthCache) call(ctx context.Context, timeout time.Duration) (Health, 
 	case r := <-ch:
 		return r.h, r.err
 	case <-ctx.Done():
-		return Health{}, unavailable("health", "terminal health check timed out", fmt.Errorf("after %s: %w", timeout, context.DeadlineExceeded))
+		return Health{}, Unavailable("health", "terminal health check timed out", fmt.Errorf("after %s: %w", timeout, context.DeadlineExceeded))
 	}
 }
 
@@ -184,7 +184,7 @@ func (c *HealthCache) CheckSymbol(ctx context.Context, symbol string) error {
 	if err := CheckSymbol(symbol); err != nil {
 		return err
 	}
-	if err := ctxErr(ctx, "symbol"); err != nil {
+	if err := ContextError(ctx, "symbol"); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -208,7 +208,7 @@ func (c *HealthCache) CheckSymbol(ctx context.Context, symbol string) error {
 		}
 		return r.Val.(error)
 	case <-ctx.Done():
-		return ctxErr(ctx, "symbol")
+		return ContextError(ctx, "symbol")
 	}
 }
 
@@ -220,7 +220,7 @@ func (c *HealthCache) probeSymbol(ctx context.Context, symbol string, timeout ti
 	case err == nil, errors.Is(err, ErrBadRequest), errors.Is(err, ErrUnavailable):
 	default:
 		// A foreign error from a custom Terminal means it cannot tell.
-		err = unavailable("symbol", "terminal quote failed", err)
+		err = Unavailable("symbol", "terminal quote failed", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -251,7 +251,7 @@ func (c *HealthCache) quote(ctx context.Context, symbol string, timeout time.Dur
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				ch <- unavailable("symbol", "terminal quote failed", fmt.Errorf("panic: %v", p))
+				ch <- Unavailable("symbol", "terminal quote failed", fmt.Errorf("panic: %v", p))
 			}
 		}()
 		_, err := c.t.Quote(ctx, symbol)
@@ -261,6 +261,6 @@ func (c *HealthCache) quote(ctx context.Context, symbol string, timeout time.Dur
 	case err := <-ch:
 		return err
 	case <-ctx.Done():
-		return unavailable("symbol", "terminal quote timed out", fmt.Errorf("after %s: %w", timeout, context.DeadlineExceeded))
+		return Unavailable("symbol", "terminal quote timed out", fmt.Errorf("after %s: %w", timeout, context.DeadlineExceeded))
 	}
 }

@@ -90,7 +90,7 @@ func (s *Scripted) Health(ctx context.Context) (Health, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls.Health++
-	if err := ctxErr(ctx, "health"); err != nil {
+	if err := ContextError(ctx, "health"); err != nil {
 		return Health{}, err
 	}
 	now := s.now().UTC()
@@ -104,7 +104,7 @@ func (s *Scripted) Health(ctx context.Context) (Health, error) {
 		h.Lag = now.Sub(h.LastTick)
 	}
 	if s.down {
-		return h, unavailable("health", "terminal disconnected", nil)
+		return h, Unavailable("health", "terminal disconnected", nil)
 	}
 	h.Connected = true
 	return h, nil
@@ -123,7 +123,7 @@ func (s *Scripted) Quote(ctx context.Context, symbol string) (Quote, error) {
 	}
 	q, ok := s.quotes[symbol]
 	if !ok {
-		return Quote{}, unknownSymbol("quote", symbol)
+		return Quote{}, UnknownSymbol("quote", symbol)
 	}
 	if q.Source == "" {
 		q.Source = SourceScripted
@@ -142,31 +142,31 @@ func (s *Scripted) Bars(ctx context.Context, symbol string, tf Timeframe, count 
 	if err := s.precheck(ctx, "bars"); err != nil {
 		return nil, err
 	}
-	if err := checkBarsRequest(symbol, tf, count); err != nil {
+	if err := CheckBarsRequest(symbol, tf, count); err != nil {
 		return nil, err
 	}
 	bars, ok := s.bars[scriptedKey{symbol, tf}]
 	if !ok {
 		for k := range s.bars {
 			if k.symbol == symbol {
-				return nil, unavailable("bars", "no bars", nil)
+				return nil, Unavailable("bars", "no bars", nil)
 			}
 		}
 		if _, ok := s.quotes[symbol]; ok {
-			return nil, unavailable("bars", "no bars", nil)
+			return nil, Unavailable("bars", "no bars", nil)
 		}
-		return nil, unknownSymbol("bars", symbol)
+		return nil, UnknownSymbol("bars", symbol)
 	}
 	return slices.Clone(bars[max(0, len(bars)-count):]), nil
 }
 
 // precheck applies the context, the down switch and the failure; s.mu is held.
 func (s *Scripted) precheck(ctx context.Context, op string) error {
-	if err := ctxErr(ctx, op); err != nil {
+	if err := ContextError(ctx, op); err != nil {
 		return err
 	}
 	if s.down {
-		return unavailable(op, "terminal disconnected", nil)
+		return Unavailable(op, "terminal disconnected", nil)
 	}
 	return s.fail
 }

@@ -13,8 +13,6 @@ var (
 	_ Terminal = (*Scripted)(nil)
 	_ Terminal = Down{}
 	_ Terminal = (*Switchable)(nil)
-	_ Terminal = (*MT5Bridge)(nil)
-	_ Terminal = (*Replay)(nil)
 )
 
 // scriptedBars returns n consecutive M5 bars starting at t0.
@@ -90,7 +88,7 @@ func TestScripted(t *testing.T) {
 	}
 
 	// Injected failure with a healthy Health.
-	boom := unavailable("bars", "upstream sent inconsistent bars", nil)
+	boom := Unavailable("bars", "upstream sent inconsistent bars", nil)
 	s.SetFailure(boom)
 	if _, err := s.Bars(ctx, "XAUUSD", M5, 3); !errors.Is(err, boom) {
 		t.Fatalf("failure: %v", err)

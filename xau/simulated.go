@@ -193,7 +193,7 @@ func (s *Simulated) Symbol() string { return s.symbol }
 // Health reports the simulated terminal: always connected; LastTick is the
 // last tick at or before the clock.
 func (s *Simulated) Health(ctx context.Context) (Health, error) {
-	if err := ctxErr(ctx, "health"); err != nil {
+	if err := ContextError(ctx, "health"); err != nil {
 		return Health{}, err
 	}
 	now := s.now().UTC()
@@ -212,7 +212,7 @@ func (s *Simulated) Health(ctx context.Context) (Health, error) {
 // Quote returns the last tick at or before the clock. While the market is
 // closed that is Friday's 21:59:55 UTC tick.
 func (s *Simulated) Quote(ctx context.Context, symbol string) (Quote, error) {
-	if err := ctxErr(ctx, "quote"); err != nil {
+	if err := ContextError(ctx, "quote"); err != nil {
 		return Quote{}, err
 	}
 	if err := s.checkSymbol("quote", symbol); err != nil {
@@ -239,10 +239,10 @@ func (s *Simulated) Quote(ctx context.Context, symbol string) (Quote, error) {
 // Bars returns the most recent count bars up to the clock, oldest first;
 // the last one is partial when the clock is inside its period.
 func (s *Simulated) Bars(ctx context.Context, symbol string, tf Timeframe, count int) ([]Bar, error) {
-	if err := ctxErr(ctx, "bars"); err != nil {
+	if err := ContextError(ctx, "bars"); err != nil {
 		return nil, err
 	}
-	if err := checkBarsRequest(symbol, tf, count); err != nil {
+	if err := CheckBarsRequest(symbol, tf, count); err != nil {
 		return nil, err
 	}
 	if err := s.checkSymbol("bars", symbol); err != nil {
@@ -261,7 +261,7 @@ func (s *Simulated) Bars(ctx context.Context, symbol string, tf Timeframe, count
 	bars := make([]Bar, 0, count)
 	for j, t := range opens {
 		if j%256 == 0 {
-			if err := ctxErr(ctx, "bars"); err != nil {
+			if err := ContextError(ctx, "bars"); err != nil {
 				return nil, err
 			}
 		}
@@ -277,9 +277,9 @@ func (s *Simulated) Bars(ctx context.Context, symbol string, tf Timeframe, count
 // History returns the completed bars of symbol on tf whose open time lies
 // in [from, to), oldest first, with the spread (in points of 0.01) of each
 // bar's closing tick: the rows of an MT5 history export. It serves
-// WriteMT5CSV to produce replay fixtures. At most MaxHistoryRows rows.
+// replay.WriteMT5CSV to produce replay fixtures. At most MaxHistoryRows rows.
 func (s *Simulated) History(symbol string, tf Timeframe, from, to time.Time) ([]MT5Row, error) {
-	if err := checkBarsRequest(symbol, tf, 1); err != nil {
+	if err := CheckBarsRequest(symbol, tf, 1); err != nil {
 		return nil, err
 	}
 	if err := s.checkSymbol("history", symbol); err != nil {
@@ -297,7 +297,7 @@ func (s *Simulated) History(symbol string, tf Timeframe, from, to time.Time) ([]
 			continue
 		}
 		if len(rows) == MaxHistoryRows {
-			return nil, badRequest("history", fmt.Sprintf("more than %d rows requested", MaxHistoryRows))
+			return nil, BadRequest("history", fmt.Sprintf("more than %d rows requested", MaxHistoryRows))
 		}
 		end := t + tfs - simTickSeconds
 		b := s.bar(&dc, t, end)
@@ -305,6 +305,17 @@ func (s *Simulated) History(symbol string, tf Timeframe, from, to time.Time) ([]
 		rows = append(rows, MT5Row{Bar: b, Spread: s.spread(k, int((end-ds)/simTickSeconds))})
 	}
 	return rows, nil
+}
+
+// MT5Row is one row of a MetaTrader 5 history export: a bar plus the real
+// volume (<VOL>, 0 for CFDs such as XAUUSD) and the spread of the bar in
+// points (<SPREAD>).
+type MT5Row struct {
+	Bar
+	// Volume is the exchange volume (<VOL>); 0 for CFD symbols.
+	Volume int64
+	// Spread is the bar's spread in points (<SPREAD>), ≥ 0.
+	Spread int64
 }
 
 // MaxHistoryRows bounds Simulated.History and the rows of a replay file.
@@ -316,7 +327,7 @@ func (s *Simulated) checkSymbol(op, symbol string) error {
 		return err
 	}
 	if symbol != s.symbol {
-		return unknownSymbol(op, symbol)
+		return UnknownSymbol(op, symbol)
 	}
 	return nil
 }

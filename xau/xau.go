@@ -53,9 +53,9 @@ const (
 	SourceSimulated Source = "simulated"
 	// SourceScripted marks test fakes (NewScripted, Down).
 	SourceScripted Source = "scripted"
-	// SourceMT5 marks a real MetaTrader 5 terminal behind the bridge (NewMT5Bridge).
+	// SourceMT5 marks a real MetaTrader 5 terminal behind the bridge (package xau/mt5).
 	SourceMT5 Source = "mt5"
-	// SourceReplay marks bars replayed from an MT5 history export (NewReplay).
+	// SourceReplay marks bars replayed from an MT5 history export (package xau/replay).
 	SourceReplay Source = "replay"
 )
 
@@ -177,7 +177,7 @@ func (tf Timeframe) Aligned(t time.Time) bool {
 // Errors of the port. Test with errors.Is: every error returned by a
 // Terminal method (and by ParseTimeframe, CheckSymbol and
 // HealthCache.Check) wraps exactly one of them; ErrUnknownSymbol itself
-// wraps ErrBadRequest. Constructors (NewSimulated, NewMT5Bridge, NewReplay)
+// wraps ErrBadRequest. Constructors (NewSimulated, mt5.New, replay.New)
 // return plain configuration or file errors.
 var (
 	// ErrUnavailable: the terminal cannot answer now (disconnected, timed
@@ -240,28 +240,32 @@ func Reason(err error) string {
 	return ""
 }
 
-// unavailable returns an ErrUnavailable *Error.
-func unavailable(op, reason string, cause error) error {
+// Unavailable returns an ErrUnavailable *Error: the terminal cannot answer
+// operation op now, for a client-safe reason; cause is for logs. Adapters
+// outside this package build their errors with it and its siblings.
+func Unavailable(op, reason string, cause error) error {
 	return &Error{Op: op, Kind: ErrUnavailable, Reason: reason, Cause: cause}
 }
 
-// badRequest returns an ErrBadRequest *Error.
-func badRequest(op, reason string) error {
+// BadRequest returns an ErrBadRequest *Error: the request of operation op
+// is wrong, for a client-safe reason.
+func BadRequest(op, reason string) error {
 	return &Error{Op: op, Kind: ErrBadRequest, Reason: reason}
 }
 
-// unknownSymbol returns an ErrUnknownSymbol *Error naming (a prefix of) symbol.
-func unknownSymbol(op, symbol string) error {
+// UnknownSymbol returns an ErrUnknownSymbol *Error naming (a prefix of) symbol.
+func UnknownSymbol(op, symbol string) error {
 	return &Error{Op: op, Kind: ErrUnknownSymbol, Reason: fmt.Sprintf("unknown symbol %q", snippet(symbol, 32))}
 }
 
-// ctxErr converts a done context into an ErrUnavailable error, nil otherwise.
-func ctxErr(ctx context.Context, op string) error {
+// ContextError converts a done context into an ErrUnavailable error of
+// operation op ("deadline exceeded" or "request cancelled"), nil otherwise.
+func ContextError(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return unavailable(op, "deadline exceeded", err)
+			return Unavailable(op, "deadline exceeded", err)
 		}
-		return unavailable(op, "request cancelled", err)
+		return Unavailable(op, "request cancelled", err)
 	}
 	return nil
 }
@@ -276,10 +280,10 @@ const MaxSymbolLen = 32
 // serves the symbol.
 func CheckSymbol(symbol string) error {
 	if symbol == "" {
-		return badRequest("symbol", "symbol is empty")
+		return BadRequest("symbol", "symbol is empty")
 	}
 	if len(symbol) > MaxSymbolLen {
-		return badRequest("symbol", fmt.Sprintf("symbol is longer than %d characters", MaxSymbolLen))
+		return BadRequest("symbol", fmt.Sprintf("symbol is longer than %d characters", MaxSymbolLen))
 	}
 	for i := 0; i < len(symbol); i++ {
 		c := symbol[i]
@@ -287,22 +291,24 @@ func CheckSymbol(symbol string) error {
 		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case c == '.' || c == '_' || c == '-' || c == '#' || c == '+' || c == '!':
 		default:
-			return badRequest("symbol", fmt.Sprintf("symbol %q holds a character outside A-Z a-z 0-9 . _ - # + !", snippet(symbol, 32)))
+			return BadRequest("symbol", fmt.Sprintf("symbol %q holds a character outside A-Z a-z 0-9 . _ - # + !", snippet(symbol, 32)))
 		}
 	}
 	return nil
 }
 
-// checkBarsRequest validates the arguments of a Bars call.
-func checkBarsRequest(symbol string, tf Timeframe, count int) error {
+// CheckBarsRequest validates the arguments of a Bars call: a well-formed
+// symbol (CheckSymbol), one of the four timeframes and a count in
+// 1..MaxBars; the error wraps ErrBadRequest.
+func CheckBarsRequest(symbol string, tf Timeframe, count int) error {
 	if err := CheckSymbol(symbol); err != nil {
 		return err
 	}
 	if !tf.Valid() {
-		return badRequest("bars", fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", snippet(string(tf), 16)))
+		return BadRequest("bars", fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", snippet(string(tf), 16)))
 	}
 	if count < 1 || count > MaxBars {
-		return badRequest("bars", fmt.Sprintf("count %d is outside 1..%d", count, MaxBars))
+		return BadRequest("bars", fmt.Sprintf("count %d is outside 1..%d", count, MaxBars))
 	}
 	return nil
 }
@@ -351,7 +357,7 @@ func ValidateBars(bars []Bar, tf Timeframe) error {
 		return fmt.Errorf("timeframe %q is not valid", snippet(string(tf), 16))
 	}
 	for i, b := range bars {
-		if err := checkBar(b); err != nil {
+		if err := CheckBar(b); err != nil {
 			return fmt.Errorf("bars[%d]: %w", i, err)
 		}
 		if !tf.Aligned(b.Time) {
@@ -364,8 +370,10 @@ func ValidateBars(bars []Bar, tf Timeframe) error {
 	return nil
 }
 
-// checkBar checks one bar's prices, volume and time (not its alignment).
-func checkBar(b Bar) error {
+// CheckBar checks one bar read from an untrusted source: a time, prices
+// > 0, low ≤ min(open, close), high ≥ max(open, close), tick volume ≥ 0
+// (not the alignment of its time: see ValidateBars).
+func CheckBar(b Bar) error {
 	switch {
 	case b.Time.IsZero():
 		return errors.New("time is missing")

@@ -79,7 +79,7 @@ func TestCheckSymbol(t *testing.T) {
 }
 
 func TestErrorModel(t *testing.T) {
-	err := unavailable("bars", "upstream sent inconsistent bars", context.DeadlineExceeded)
+	err := Unavailable("bars", "upstream sent inconsistent bars", context.DeadlineExceeded)
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrBadRequest) {
 		t.Fatalf("errors.Is wrong for %v", err)
 	}
@@ -89,7 +89,7 @@ func TestErrorModel(t *testing.T) {
 	if got := err.Error(); got != "xau bars: upstream sent inconsistent bars: context deadline exceeded" {
 		t.Fatalf("Error() = %q", got)
 	}
-	us := unknownSymbol("quote", "EURUSD")
+	us := UnknownSymbol("quote", "EURUSD")
 	if !errors.Is(us, ErrUnknownSymbol) || !errors.Is(us, ErrBadRequest) || errors.Is(us, ErrUnavailable) {
 		t.Fatalf("unknown symbol error kinds wrong: %v", us)
 	}
@@ -101,7 +101,7 @@ func TestErrorModel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := ctxErr(ctx, "quote"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
+	if err := ContextError(ctx, "quote"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("ctxErr = %v", err)
 	}
 }

@@ -534,7 +534,7 @@ func TestServeReplayTerminal(t *testing.T) {
 	var code int
 	go func() {
 		code = run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "svc.db"),
-			"--replay-file", filepath.Join("..", "..", "xau", "testdata", "XAUUSD_M1_sample.csv"), "--log-level", "warn"},
+			"--replay-file", filepath.Join("..", "..", "xau", "replay", "testdata", "XAUUSD_M1_sample.csv"), "--log-level", "warn"},
 			io.Discard, stderr, envOf(nil))
 		close(done)
 	}()

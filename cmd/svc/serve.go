@@ -26,6 +26,8 @@ import (
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
+	"github.com/seed1284c1d2/svc/xau/mt5"
+	"github.com/seed1284c1d2/svc/xau/replay"
 )
 
 // Defaults of svc serve.
@@ -94,7 +96,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	prices := f.List("price", "SVC_PRICES", "price override key=usd, e.g. regex-test=0.004 (repeatable)")
 	bodyLimit := f.String("body-limit", "SVC_BODY_LIMIT", "2MiB", "request body limit (413 past it)")
 	terminal := f.String("terminal", "SVC_TERMINAL", "", "gold terminal: simulated, bridge, replay or none (default: bridge when --bridge-url is set, replay when --replay-file is set, simulated in dev mode, none otherwise)")
-	bridgeURL := f.String("bridge-url", "SVC_MT5_BRIDGE_URL", "", "MT5 bridge base URL (xau/bridge)")
+	bridgeURL := f.String("bridge-url", "SVC_MT5_BRIDGE_URL", "", "MT5 bridge base URL (xau/mt5/bridge)")
 	bridgeTokenEnv := f.String("bridge-token-env", "", "", "name of the environment variable holding the MT5 bridge token (default SVC_MT5_BRIDGE_TOKEN)")
 	replayFile := f.String("replay-file", "SVC_REPLAY_FILE", "", "MT5 history export (CSV) to replay")
 	replayTF := f.String("replay-timeframe", "SVC_REPLAY_TIMEFRAME", "M1", "base timeframe of the replay file (M1, M5, M15, H1)")
@@ -473,7 +475,7 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 		}
 		return t, nil
 	case "bridge":
-		t, err := xau.NewMT5Bridge(xau.MT5Config{BaseURL: c.bridgeURL, Token: c.bridgeToken})
+		t, err := mt5.New(mt5.Config{BaseURL: c.bridgeURL, Token: c.bridgeToken})
 		if err != nil {
 			return nil, fmt.Errorf("MT5 bridge: %w", err)
 		}
@@ -483,7 +485,7 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 		if err != nil {
 			return nil, usageError(fmt.Sprintf("--replay-timeframe %q: want M1, M5, M15 or H1", c.replayTimeframe))
 		}
-		t, err := xau.OpenReplay(xau.ReplayConfig{Symbol: c.symbol, Timeframe: tf, ServerUTCOffset: c.replayOffset}, c.replayFile)
+		t, err := replay.Open(replay.Config{Symbol: c.symbol, Timeframe: tf, ServerUTCOffset: c.replayOffset}, c.replayFile)
 		if err != nil {
 			return nil, fmt.Errorf("replay terminal: %w", err)
 		}

@@ -1,4 +1,4 @@
-package xau
+package replay
 
 import (
 	"context"
@@ -9,17 +9,19 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/xau"
 )
 
-// ReplayConfig configures NewReplay.
-type ReplayConfig struct {
+// Config configures New.
+type Config struct {
 	// Symbol is the symbol of the file (an export holds one symbol and
 	// does not name it); "" means "XAUUSD".
 	Symbol string
 	// Timeframe is the file's base timeframe; required. Bars are served on
 	// this timeframe and on every coarser one it divides (an M1 file
 	// serves M1, M5, M15 and H1; an M5 file serves M5, M15 and H1).
-	Timeframe Timeframe
+	Timeframe xau.Timeframe
 	// Point is the price of one spread point; zero means 0.01, the point
 	// of a 2-digit XAUUSD feed (use 0.001 for a 3-digit feed).
 	Point decimal.Decimal
@@ -32,7 +34,7 @@ type ReplayConfig struct {
 	Now func() time.Time
 }
 
-// Replay is a terminal that replays an MT5 history export up to its clock.
+// Terminal is a terminal that replays an MT5 history export up to its clock.
 // Every value carries SourceReplay.
 //
 // A base bar is revealed once it has completed: when open time + base
@@ -43,27 +45,27 @@ type ReplayConfig struct {
 // spread·Point (the bar's <SPREAD> column), Last = bid, time = the bar's
 // close time (open + base timeframe). Health is connected once at least one
 // bar is revealed; Lag then grows as the clock runs past the file's end.
-type Replay struct {
+type Terminal struct {
 	symbol string
-	base   Timeframe
+	base   xau.Timeframe
 	point  decimal.Decimal
 	now    func() time.Time
 	rows   []csvRow
 }
 
-// NewReplay reads an MT5 history export (see ParseMT5CSV for the format)
+// New reads an MT5 history export (see ParseMT5CSV for the format)
 // and returns a terminal replaying it. The whole file is validated: prices,
 // OHLC consistency, strictly increasing times aligned to the base
 // timeframe, and spread·Point ≤ 1 % of the close (MaxSpreadPercent). The
 // first problem is returned as an error wrapping a *CSVError with its line
 // number. Exports without a <TIME> column (daily bars) parse with
-// ParseMT5CSV but cannot back a Replay, whose timeframes are intraday.
-func NewReplay(cfg ReplayConfig, r io.Reader) (*Replay, error) {
-	rp := &Replay{symbol: cfg.Symbol, base: cfg.Timeframe, point: cfg.Point, now: cfg.Now}
+// ParseMT5CSV but cannot back a Terminal, whose timeframes are intraday.
+func New(cfg Config, r io.Reader) (*Terminal, error) {
+	rp := &Terminal{symbol: cfg.Symbol, base: cfg.Timeframe, point: cfg.Point, now: cfg.Now}
 	if rp.symbol == "" {
-		rp.symbol = DefaultSymbol
+		rp.symbol = xau.DefaultSymbol
 	}
-	if err := CheckSymbol(rp.symbol); err != nil {
+	if err := xau.CheckSymbol(rp.symbol); err != nil {
 		return nil, fmt.Errorf("xau: replay: %w", err)
 	}
 	if !rp.base.Valid() {
@@ -85,8 +87,8 @@ func NewReplay(cfg ReplayConfig, r io.Reader) (*Replay, error) {
 	pointUnits := rp.point.Shift(maxPriceFraction)
 	err := parseMT5(r, cfg.ServerUTCOffset, rp.base, func(_ int, row csvRow) error {
 		sp := pointUnits.Mul(decimal.NewFromInt(row.spread))
-		if sp.Mul(decimal.NewFromInt(100)).GreaterThan(decimal.NewFromInt(row.close).Mul(decimal.NewFromInt(MaxSpreadPercent))) {
-			return fmt.Errorf("spread %d points of %s is wider than %d%% of the close", row.spread, rp.point, MaxSpreadPercent)
+		if sp.Mul(decimal.NewFromInt(100)).GreaterThan(decimal.NewFromInt(row.close).Mul(decimal.NewFromInt(xau.MaxSpreadPercent))) {
+			return fmt.Errorf("spread %d points of %s is wider than %d%% of the close", row.spread, rp.point, xau.MaxSpreadPercent)
 		}
 		rp.rows = append(rp.rows, row)
 		return nil
@@ -101,43 +103,43 @@ func NewReplay(cfg ReplayConfig, r io.Reader) (*Replay, error) {
 	return rp, nil
 }
 
-// OpenReplay is NewReplay on the file at path.
-func OpenReplay(cfg ReplayConfig, path string) (*Replay, error) {
+// Open is New on the file at path.
+func Open(cfg Config, path string) (*Terminal, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("xau: replay: %w", err)
 	}
 	defer f.Close()
-	return NewReplay(cfg, f)
+	return New(cfg, f)
 }
 
 // Symbol returns the symbol served.
-func (rp *Replay) Symbol() string { return rp.symbol }
+func (rp *Terminal) Symbol() string { return rp.symbol }
 
 // Span returns the open time of the file's first bar and the close time
 // (open + base timeframe) of its last.
-func (rp *Replay) Span() (first, last time.Time) {
+func (rp *Terminal) Span() (first, last time.Time) {
 	bs := int64(rp.base.Duration() / time.Second)
 	return time.Unix(rp.rows[0].t, 0).UTC(), time.Unix(rp.rows[len(rp.rows)-1].t+bs, 0).UTC()
 }
 
 // revealed returns how many rows have completed by now.
-func (rp *Replay) revealed(now time.Time) int {
+func (rp *Terminal) revealed(now time.Time) int {
 	bs := int64(rp.base.Duration() / time.Second)
 	s := now.Unix()
 	return sort.Search(len(rp.rows), func(i int) bool { return rp.rows[i].t+bs > s })
 }
 
 // Health is connected once a bar has been revealed.
-func (rp *Replay) Health(ctx context.Context) (Health, error) {
-	if err := ctxErr(ctx, "health"); err != nil {
-		return Health{}, err
+func (rp *Terminal) Health(ctx context.Context) (xau.Health, error) {
+	if err := xau.ContextError(ctx, "health"); err != nil {
+		return xau.Health{}, err
 	}
 	now := rp.now().UTC()
-	h := Health{Terminal: "replay", ServerTime: now, Source: SourceReplay}
+	h := xau.Health{Terminal: "replay", ServerTime: now, Source: xau.SourceReplay}
 	n := rp.revealed(now)
 	if n == 0 {
-		return h, unavailable("health", "replay clock is before the first completed bar", nil)
+		return h, xau.Unavailable("health", "replay clock is before the first completed bar", nil)
 	}
 	h.Connected = true
 	h.LastTick = time.Unix(rp.rows[n-1].t, 0).Add(rp.base.Duration()).UTC()
@@ -146,46 +148,46 @@ func (rp *Replay) Health(ctx context.Context) (Health, error) {
 }
 
 // Quote returns the close of the last revealed base bar as bid.
-func (rp *Replay) Quote(ctx context.Context, symbol string) (Quote, error) {
-	if err := ctxErr(ctx, "quote"); err != nil {
-		return Quote{}, err
+func (rp *Terminal) Quote(ctx context.Context, symbol string) (xau.Quote, error) {
+	if err := xau.ContextError(ctx, "quote"); err != nil {
+		return xau.Quote{}, err
 	}
 	if err := rp.checkSymbol("quote", symbol); err != nil {
-		return Quote{}, err
+		return xau.Quote{}, err
 	}
 	n := rp.revealed(rp.now())
 	if n == 0 {
-		return Quote{}, unavailable("quote", "replay clock is before the first completed bar", nil)
+		return xau.Quote{}, xau.Unavailable("quote", "replay clock is before the first completed bar", nil)
 	}
 	row := rp.rows[n-1]
 	bid := decimal.New(row.close, -maxPriceFraction)
 	spread := rp.point.Mul(decimal.NewFromInt(row.spread))
-	return Quote{
+	return xau.Quote{
 		Symbol: rp.symbol,
 		Bid:    bid,
 		Ask:    bid.Add(spread),
 		Last:   bid,
 		Spread: spread,
 		Time:   time.Unix(row.t, 0).Add(rp.base.Duration()).UTC(),
-		Source: SourceReplay,
+		Source: xau.SourceReplay,
 	}, nil
 }
 
 // Bars returns up to count of the most recent tf bars revealed by the
 // clock, oldest first. tf must be the base timeframe or a coarser one that
 // it divides; a finer one is ErrBadRequest.
-func (rp *Replay) Bars(ctx context.Context, symbol string, tf Timeframe, count int) ([]Bar, error) {
-	if err := ctxErr(ctx, "bars"); err != nil {
+func (rp *Terminal) Bars(ctx context.Context, symbol string, tf xau.Timeframe, count int) ([]xau.Bar, error) {
+	if err := xau.ContextError(ctx, "bars"); err != nil {
 		return nil, err
 	}
-	if err := checkBarsRequest(symbol, tf, count); err != nil {
+	if err := xau.CheckBarsRequest(symbol, tf, count); err != nil {
 		return nil, err
 	}
 	if err := rp.checkSymbol("bars", symbol); err != nil {
 		return nil, err
 	}
 	if tf.Duration() < rp.base.Duration() || tf.Duration()%rp.base.Duration() != 0 {
-		return nil, badRequest("bars", fmt.Sprintf("timeframe %s is finer than the replay file's %s", tf, rp.base))
+		return nil, xau.BadRequest("bars", fmt.Sprintf("timeframe %s is finer than the replay file's %s", tf, rp.base))
 	}
 	n := rp.revealed(rp.now())
 	// Walk back from the newest revealed row until count periods are seen.
@@ -204,7 +206,7 @@ func (rp *Replay) Bars(ctx context.Context, symbol string, tf Timeframe, count i
 		i--
 	}
 	tfs := int64(tf.Duration() / time.Second)
-	out := make([]Bar, 0, periods)
+	out := make([]xau.Bar, 0, periods)
 	var agg csvRow
 	for j, row := range rp.rows[i:n] {
 		t := floorDiv(row.t, tfs) * tfs
@@ -228,15 +230,15 @@ func (rp *Replay) Bars(ctx context.Context, symbol string, tf Timeframe, count i
 }
 
 // checkSymbol accepts exactly the configured symbol.
-func (rp *Replay) checkSymbol(op, symbol string) error {
-	if err := CheckSymbol(symbol); err != nil {
+func (rp *Terminal) checkSymbol(op, symbol string) error {
+	if err := xau.CheckSymbol(symbol); err != nil {
 		return err
 	}
 	if symbol != rp.symbol {
-		return unknownSymbol(op, symbol)
+		return xau.UnknownSymbol(op, symbol)
 	}
 	return nil
 }
 
 // Source implements Terminal: replay data.
-func (r *Replay) Source() Source { return SourceReplay }
+func (r *Terminal) Source() xau.Source { return xau.SourceReplay }

@@ -1,4 +1,4 @@
-package xau
+package mt5
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seed1284c1d2/svc/xau"
 )
 
 // lockedBuffer collects a child process's output safely.
@@ -76,12 +78,12 @@ func TestBridgePyContract(t *testing.T) {
 			t.Logf("bridge.py output:\n%s", out.String())
 		}
 	})
-	client, err := NewMT5Bridge(MT5Config{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port), Token: testBridgeToken})
+	client, err := New(Config{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port), Token: testBridgeToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var h Health
+	var h xau.Health
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		h, err = client.Health(ctx)
@@ -105,7 +107,7 @@ func TestBridgePyContract(t *testing.T) {
 		t.Fatalf("Quote = %+v (server time must be converted from UTC+2, prices rounded to 2 digits)", q)
 	}
 
-	for _, tf := range Timeframes() {
+	for _, tf := range xau.Timeframes() {
 		bars, err := client.Bars(ctx, "XAUUSD", tf, 50)
 		if err != nil {
 			t.Fatalf("%s: %v", tf, err)
@@ -122,13 +124,13 @@ func TestBridgePyContract(t *testing.T) {
 		}
 	}
 
-	if _, err := client.Quote(ctx, "EURUSD"); !errors.Is(err, ErrUnknownSymbol) {
+	if _, err := client.Quote(ctx, "EURUSD"); !errors.Is(err, xau.ErrUnknownSymbol) {
 		t.Fatalf("unknown symbol: %v", err)
 	}
-	if _, err := client.Bars(ctx, "EURUSD", M5, 10); !errors.Is(err, ErrUnknownSymbol) {
+	if _, err := client.Bars(ctx, "EURUSD", xau.M5, 10); !errors.Is(err, xau.ErrUnknownSymbol) {
 		t.Fatalf("unknown symbol bars: %v", err)
 	}
-	wrong, err := NewMT5Bridge(MT5Config{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port), Token: "not-the-right-token"})
+	wrong, err := New(Config{BaseURL: "http://127.0.0.1:" + strconv.Itoa(port), Token: "not-the-right-token"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package xau
+package mt5
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/xau"
 )
 
 const testBridgeToken = "0123456789abcdef-test-token"
@@ -25,7 +27,7 @@ const testBridgeToken = "0123456789abcdef-test-token"
 // a Terminal, with knobs to misbehave.
 type fakeBridge struct {
 	token     string
-	term      Terminal
+	term      xau.Terminal
 	down      atomic.Bool
 	hits      atomic.Int64
 	lastToken atomic.Value
@@ -55,7 +57,7 @@ func (f *fakeBridge) fail(w http.ResponseWriter, status int, code, msg string) {
 
 func (f *fakeBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.hits.Add(1)
-	f.lastToken.Store(r.Header.Get(BridgeTokenHeader))
+	f.lastToken.Store(r.Header.Get(TokenHeader))
 	f.mu.Lock()
 	override, mutate := f.override, f.mutate
 	f.mu.Unlock()
@@ -63,7 +65,7 @@ func (f *fakeBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get(BridgeTokenHeader)), []byte(f.token)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get(TokenHeader)), []byte(f.token)) != 1 {
 		f.fail(w, http.StatusUnauthorized, "unauthorized", "missing or invalid token")
 		return
 	}
@@ -89,7 +91,7 @@ func (f *fakeBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		qt, err := f.term.Quote(ctx, q.Get("symbol"))
-		if errors.Is(err, ErrBadRequest) {
+		if errors.Is(err, xau.ErrBadRequest) {
 			f.fail(w, http.StatusBadRequest, "unknown_symbol", "symbol is not served by this bridge")
 			return
 		}
@@ -105,18 +107,18 @@ func (f *fakeBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.fail(w, http.StatusServiceUnavailable, "terminal_disconnected", "terminal is not connected")
 			return
 		}
-		tf, err := ParseTimeframe(q.Get("timeframe"))
+		tf, err := xau.ParseTimeframe(q.Get("timeframe"))
 		if err != nil {
 			f.fail(w, http.StatusBadRequest, "bad_timeframe", "timeframe must be M1, M5, M15 or H1")
 			return
 		}
 		count, err := strconv.Atoi(q.Get("count"))
-		if err != nil || count < 1 || count > MaxBars {
+		if err != nil || count < 1 || count > xau.MaxBars {
 			f.fail(w, http.StatusBadRequest, "bad_count", "count must be 1..5000")
 			return
 		}
 		bars, err := f.term.Bars(ctx, q.Get("symbol"), tf, count)
-		if errors.Is(err, ErrBadRequest) {
+		if errors.Is(err, xau.ErrBadRequest) {
 			f.fail(w, http.StatusBadRequest, "unknown_symbol", "symbol is not served by this bridge")
 			return
 		}
@@ -146,25 +148,25 @@ func (f *fakeBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // bridgeFixture is a fake bridge on 127.0.0.1 over a simulated terminal
 // and a client of it, sharing one clock.
 type bridgeFixture struct {
-	sim    *Simulated
+	sim    *xau.Simulated
 	fake   *fakeBridge
 	srv    *httptest.Server
-	client *MT5Bridge
+	client *Bridge
 	now    time.Time
 }
 
-func newBridgeFixture(t *testing.T, mod func(*MT5Config)) *bridgeFixture {
+func newBridgeFixture(t *testing.T, mod func(*Config)) *bridgeFixture {
 	t.Helper()
 	fx := &bridgeFixture{now: simWed}
 	fx.sim = newSim(t, 42, fx.now)
 	fx.fake = &fakeBridge{token: testBridgeToken, term: fx.sim}
 	fx.srv = httptest.NewServer(fx.fake) // listens on 127.0.0.1
 	t.Cleanup(fx.srv.Close)
-	cfg := MT5Config{BaseURL: fx.srv.URL, Token: testBridgeToken, Now: func() time.Time { return fx.now }}
+	cfg := Config{BaseURL: fx.srv.URL, Token: testBridgeToken, Now: func() time.Time { return fx.now }}
 	if mod != nil {
 		mod(&cfg)
 	}
-	c, err := NewMT5Bridge(cfg)
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,11 +177,11 @@ func newBridgeFixture(t *testing.T, mod func(*MT5Config)) *bridgeFixture {
 // wantUnavailable asserts err is ErrUnavailable with a reason containing want.
 func wantUnavailable(t *testing.T, what string, err error, want string) {
 	t.Helper()
-	if !errors.Is(err, ErrUnavailable) || errors.Is(err, ErrBadRequest) {
+	if !errors.Is(err, xau.ErrUnavailable) || errors.Is(err, xau.ErrBadRequest) {
 		t.Fatalf("%s: err = %v, want ErrUnavailable", what, err)
 	}
-	if !strings.Contains(Reason(err), want) {
-		t.Fatalf("%s: reason %q, want it to contain %q (err %v)", what, Reason(err), want, err)
+	if !strings.Contains(xau.Reason(err), want) {
+		t.Fatalf("%s: reason %q, want it to contain %q (err %v)", what, xau.Reason(err), want, err)
 	}
 }
 
@@ -187,7 +189,7 @@ func TestMT5BridgeHappyPath(t *testing.T) {
 	fx := newBridgeFixture(t, nil)
 	ctx := context.Background()
 	h, err := fx.client.Health(ctx)
-	if err != nil || !h.Connected || h.Source != SourceMT5 || h.Server != "Fake-Live" || h.Lag != 2250*time.Millisecond || !h.ServerTime.Equal(simWed) {
+	if err != nil || !h.Connected || h.Source != xau.SourceMT5 || h.Server != "Fake-Live" || h.Lag != 2250*time.Millisecond || !h.ServerTime.Equal(simWed) {
 		t.Fatalf("Health = %+v, %v", h, err)
 	}
 	if got := fx.fake.lastToken.Load(); got != testBridgeToken {
@@ -198,10 +200,10 @@ func TestMT5BridgeHappyPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	sq, _ := fx.sim.Quote(ctx, "XAUUSD")
-	if q.Source != SourceMT5 || !q.Bid.Equal(sq.Bid) || !q.Ask.Equal(sq.Ask) || !q.Spread.Equal(sq.Spread) || !q.Time.Equal(sq.Time) || q.Symbol != "XAUUSD" {
+	if q.Source != xau.SourceMT5 || !q.Bid.Equal(sq.Bid) || !q.Ask.Equal(sq.Ask) || !q.Spread.Equal(sq.Spread) || !q.Time.Equal(sq.Time) || q.Symbol != "XAUUSD" {
 		t.Fatalf("Quote = %+v, simulated %+v", q, sq)
 	}
-	for _, tf := range Timeframes() {
+	for _, tf := range xau.Timeframes() {
 		got, err := fx.client.Bars(ctx, "XAUUSD", tf, 500)
 		if err != nil {
 			t.Fatalf("%s: %v", tf, err)
@@ -222,7 +224,7 @@ func TestMT5BridgeHappyPath(t *testing.T) {
 			m["bars"] = m["bars"].([]any)[5:]
 		}
 	})
-	if got, err := fx.client.Bars(ctx, "XAUUSD", M5, 20); err != nil || len(got) != 15 {
+	if got, err := fx.client.Bars(ctx, "XAUUSD", xau.M5, 20); err != nil || len(got) != 15 {
 		t.Fatalf("short history: %d bars, %v", len(got), err)
 	}
 	// last = 0 (CFD) becomes the bid.
@@ -237,11 +239,11 @@ func TestMT5BridgeHappyPath(t *testing.T) {
 }
 
 func TestMT5BridgePathPrefixAndDefaults(t *testing.T) {
-	fx := newBridgeFixture(t, func(c *MT5Config) { c.BaseURL += "/mt5/" })
+	fx := newBridgeFixture(t, func(c *Config) { c.BaseURL += "/mt5/" })
 	if _, err := fx.client.Quote(context.Background(), "XAUUSD"); err != nil {
 		t.Fatalf("prefixed base URL: %v", err)
 	}
-	if fx.client.timeout != DefaultMT5Timeout || fx.client.maxBody != DefaultMT5MaxBody || fx.client.skew != DefaultMT5MaxClockSkew {
+	if fx.client.timeout != DefaultTimeout || fx.client.maxBody != DefaultMaxBody || fx.client.skew != DefaultMaxClockSkew {
 		t.Fatalf("defaults: %s %d %s", fx.client.timeout, fx.client.maxBody, fx.client.skew)
 	}
 }
@@ -250,13 +252,13 @@ func TestMT5BridgeRequestErrors(t *testing.T) {
 	fx := newBridgeFixture(t, nil)
 	ctx := context.Background()
 	// Bad requests are refused before any call.
-	if _, err := fx.client.Quote(ctx, "XAU USD"); !errors.Is(err, ErrBadRequest) {
+	if _, err := fx.client.Quote(ctx, "XAU USD"); !errors.Is(err, xau.ErrBadRequest) {
 		t.Fatalf("malformed symbol: %v", err)
 	}
-	if _, err := fx.client.Bars(ctx, "XAUUSD", "M2", 10); !errors.Is(err, ErrBadRequest) {
+	if _, err := fx.client.Bars(ctx, "XAUUSD", "M2", 10); !errors.Is(err, xau.ErrBadRequest) {
 		t.Fatalf("bad timeframe: %v", err)
 	}
-	if _, err := fx.client.Bars(ctx, "XAUUSD", M5, MaxBars+1); !errors.Is(err, ErrBadRequest) {
+	if _, err := fx.client.Bars(ctx, "XAUUSD", xau.M5, xau.MaxBars+1); !errors.Is(err, xau.ErrBadRequest) {
 		t.Fatalf("bad count: %v", err)
 	}
 	if fx.fake.hits.Load() != 0 {
@@ -264,10 +266,10 @@ func TestMT5BridgeRequestErrors(t *testing.T) {
 	}
 	// 400 unknown_symbol from the bridge.
 	_, err := fx.client.Quote(ctx, "EURUSD")
-	if !errors.Is(err, ErrUnknownSymbol) || errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, xau.ErrUnknownSymbol) || errors.Is(err, xau.ErrUnavailable) {
 		t.Fatalf("unknown symbol: %v", err)
 	}
-	if _, err := fx.client.Bars(ctx, "EURUSD", M5, 10); !errors.Is(err, ErrUnknownSymbol) {
+	if _, err := fx.client.Bars(ctx, "EURUSD", xau.M5, 10); !errors.Is(err, xau.ErrUnknownSymbol) {
 		t.Fatalf("unknown symbol bars: %v", err)
 	}
 	// Any other 400 is a bad request.
@@ -275,14 +277,14 @@ func TestMT5BridgeRequestErrors(t *testing.T) {
 		fx.fake.fail(w, http.StatusBadRequest, "bad_count", "count must be 1..5000")
 		return true
 	})
-	_, err = fx.client.Bars(ctx, "XAUUSD", M5, 10)
-	if !errors.Is(err, ErrBadRequest) || errors.Is(err, ErrUnknownSymbol) || !strings.Contains(Reason(err), "bad_count") {
+	_, err = fx.client.Bars(ctx, "XAUUSD", xau.M5, 10)
+	if !errors.Is(err, xau.ErrBadRequest) || errors.Is(err, xau.ErrUnknownSymbol) || !strings.Contains(xau.Reason(err), "bad_count") {
 		t.Fatalf("400 bad_count: %v", err)
 	}
 }
 
 func TestMT5BridgeToken(t *testing.T) {
-	fx := newBridgeFixture(t, func(c *MT5Config) { c.Token = "wrong-token-wrong-token" })
+	fx := newBridgeFixture(t, func(c *Config) { c.Token = "wrong-token-wrong-token" })
 	ctx := context.Background()
 	_, err := fx.client.Quote(ctx, "XAUUSD")
 	wantUnavailable(t, "wrong token", err, "bridge rejected token")
@@ -296,7 +298,7 @@ func TestMT5BridgeToken(t *testing.T) {
 		fx.fake.fail(w, http.StatusForbidden, "forbidden", "no")
 		return true
 	})
-	_, err = fx.client.Bars(ctx, "XAUUSD", M5, 10)
+	_, err = fx.client.Bars(ctx, "XAUUSD", xau.M5, 10)
 	wantUnavailable(t, "403", err, "bridge rejected token")
 }
 
@@ -306,17 +308,17 @@ func TestMT5BridgeDisconnected(t *testing.T) {
 	ctx := context.Background()
 	h, err := fx.client.Health(ctx)
 	wantUnavailable(t, "health", err, "terminal disconnected")
-	if h.Connected || h.Source != SourceMT5 || h.Server != "Fake-Live" {
+	if h.Connected || h.Source != xau.SourceMT5 || h.Server != "Fake-Live" {
 		t.Fatalf("Health = %+v", h)
 	}
 	_, err = fx.client.Quote(ctx, "XAUUSD")
 	wantUnavailable(t, "quote", err, "terminal disconnected")
-	_, err = fx.client.Bars(ctx, "XAUUSD", M5, 10)
+	_, err = fx.client.Bars(ctx, "XAUUSD", xau.M5, 10)
 	wantUnavailable(t, "bars", err, "terminal disconnected")
 }
 
 func TestMT5BridgeSlow(t *testing.T) {
-	fx := newBridgeFixture(t, func(c *MT5Config) { c.Timeout = 50 * time.Millisecond })
+	fx := newBridgeFixture(t, func(c *Config) { c.Timeout = 50 * time.Millisecond })
 	release := make(chan struct{})
 	defer close(release)
 	fx.fake.setOverride(func(w http.ResponseWriter, r *http.Request) bool {
@@ -347,7 +349,7 @@ func TestMT5BridgeSlow(t *testing.T) {
 		}
 		return true
 	})
-	_, err = fx.client.Bars(context.Background(), "XAUUSD", M5, 10)
+	_, err = fx.client.Bars(context.Background(), "XAUUSD", xau.M5, 10)
 	wantUnavailable(t, "slow body", err, "bridge timed out")
 	// The caller's own deadline, shorter than the client's, is honoured.
 	fx2 := newBridgeFixture(t, nil)
@@ -361,7 +363,7 @@ func TestMT5BridgeSlow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	_, err = fx2.client.Health(ctx)
-	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, xau.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("caller deadline: %v", err)
 	}
 }
@@ -403,7 +405,7 @@ func TestMT5BridgeBroken(t *testing.T) {
 		}, "not found"},
 		{"too large", func(w http.ResponseWriter, r *http.Request) bool {
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"symbol":"` + strings.Repeat("X", DefaultMT5MaxBody) + `"}`))
+			w.Write([]byte(`{"symbol":"` + strings.Repeat("X", DefaultMaxBody) + `"}`))
 			return true
 		}, "too large"},
 	}
@@ -411,7 +413,7 @@ func TestMT5BridgeBroken(t *testing.T) {
 		fx.fake.setOverride(c.override)
 		_, err := fx.client.Quote(ctx, "XAUUSD")
 		wantUnavailable(t, c.name+" quote", err, c.reason)
-		_, err = fx.client.Bars(ctx, "XAUUSD", M5, 10)
+		_, err = fx.client.Bars(ctx, "XAUUSD", xau.M5, 10)
 		wantUnavailable(t, c.name+" bars", err, c.reason)
 		_, err = fx.client.Health(ctx)
 		wantUnavailable(t, c.name+" health", err, c.reason)
@@ -426,11 +428,11 @@ func TestMT5BridgeBroken(t *testing.T) {
 func TestMT5BridgeNoRedirects(t *testing.T) {
 	var leaked atomic.Value
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		leaked.Store(r.Header.Get(BridgeTokenHeader))
+		leaked.Store(r.Header.Get(TokenHeader))
 	}))
 	defer other.Close()
 	for _, custom := range []bool{false, true} {
-		fx := newBridgeFixture(t, func(c *MT5Config) {
+		fx := newBridgeFixture(t, func(c *Config) {
 			if custom {
 				c.HTTPClient = &http.Client{}
 			}
@@ -506,7 +508,7 @@ func TestMT5BridgeMalformed(t *testing.T) {
 	}
 	// An absolute spread cap tighter than the simulated spread.
 	fx.fake.setMutate(nil)
-	capped := newBridgeFixture(t, func(c *MT5Config) { c.MaxSpread = d("0.05") })
+	capped := newBridgeFixture(t, func(c *Config) { c.MaxSpread = d("0.05") })
 	_, err := capped.client.Quote(ctx, "XAUUSD")
 	wantUnavailable(t, "spread over MaxSpread", err, "invalid quote")
 
@@ -558,7 +560,7 @@ func TestMT5BridgeMalformed(t *testing.T) {
 				c.mutate(m)
 			}
 		})
-		_, err := fx.client.Bars(ctx, "XAUUSD", M5, 10)
+		_, err := fx.client.Bars(ctx, "XAUUSD", xau.M5, 10)
 		wantUnavailable(t, c.name, err, c.reason)
 	}
 
@@ -588,32 +590,32 @@ func TestMT5BridgeMalformed(t *testing.T) {
 	}
 }
 
-func TestNewMT5BridgeConfig(t *testing.T) {
-	ok := MT5Config{BaseURL: "http://127.0.0.1:8765", Token: testBridgeToken}
-	if _, err := NewMT5Bridge(ok); err != nil {
+func TestNewConfig(t *testing.T) {
+	ok := Config{BaseURL: "http://127.0.0.1:8765", Token: testBridgeToken}
+	if _, err := New(ok); err != nil {
 		t.Fatal(err)
 	}
-	bad := []func(*MT5Config){
-		func(c *MT5Config) { c.BaseURL = "" },
-		func(c *MT5Config) { c.BaseURL = "127.0.0.1:8765" },
-		func(c *MT5Config) { c.BaseURL = "ftp://host/" },
-		func(c *MT5Config) { c.BaseURL = "http://user:pass@host/" },
-		func(c *MT5Config) { c.BaseURL = "http://host/?x=1" },
-		func(c *MT5Config) { c.BaseURL = "http:///path" },
-		func(c *MT5Config) { c.Token = "" },
-		func(c *MT5Config) { c.Token = "short" },
-		func(c *MT5Config) { c.Token = "has a space in the token" },
-		func(c *MT5Config) { c.Token = "line\nbreak-0123456789" },
-		func(c *MT5Config) { c.Timeout = -time.Second },
-		func(c *MT5Config) { c.Timeout = time.Hour },
-		func(c *MT5Config) { c.MaxSpread = decimal.NewFromInt(-1) },
-		func(c *MT5Config) { c.MaxBodyBytes = -1 },
-		func(c *MT5Config) { c.MaxClockSkew = -time.Second },
+	bad := []func(*Config){
+		func(c *Config) { c.BaseURL = "" },
+		func(c *Config) { c.BaseURL = "127.0.0.1:8765" },
+		func(c *Config) { c.BaseURL = "ftp://host/" },
+		func(c *Config) { c.BaseURL = "http://user:pass@host/" },
+		func(c *Config) { c.BaseURL = "http://host/?x=1" },
+		func(c *Config) { c.BaseURL = "http:///path" },
+		func(c *Config) { c.Token = "" },
+		func(c *Config) { c.Token = "short" },
+		func(c *Config) { c.Token = "has a space in the token" },
+		func(c *Config) { c.Token = "line\nbreak-0123456789" },
+		func(c *Config) { c.Timeout = -time.Second },
+		func(c *Config) { c.Timeout = time.Hour },
+		func(c *Config) { c.MaxSpread = decimal.NewFromInt(-1) },
+		func(c *Config) { c.MaxBodyBytes = -1 },
+		func(c *Config) { c.MaxClockSkew = -time.Second },
 	}
 	for i, mod := range bad {
 		cfg := ok
 		mod(&cfg)
-		if _, err := NewMT5Bridge(cfg); err == nil {
+		if _, err := New(cfg); err == nil {
 			t.Errorf("case %d: %+v accepted", i, cfg)
 		} else if strings.Contains(err.Error(), testBridgeToken) {
 			t.Errorf("case %d: error leaks the token: %v", i, err)

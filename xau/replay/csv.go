@@ -1,4 +1,4 @@
-package xau
+package replay
 
 import (
 	"bufio"
@@ -12,18 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
-)
 
-// MT5Row is one row of a MetaTrader 5 history export: a bar plus the real
-// volume (<VOL>, 0 for CFDs such as XAUUSD) and the spread of the bar in
-// points (<SPREAD>).
-type MT5Row struct {
-	Bar
-	// Volume is the exchange volume (<VOL>); 0 for CFD symbols.
-	Volume int64
-	// Spread is the bar's spread in points (<SPREAD>), ≥ 0.
-	Spread int64
-}
+	"github.com/seed1284c1d2/svc/xau"
+)
 
 // Limits of the MT5 CSV parser.
 const (
@@ -64,8 +55,8 @@ type csvRow struct {
 }
 
 // bar converts a compact row to a Bar.
-func (r csvRow) bar() Bar {
-	return Bar{
+func (r csvRow) bar() xau.Bar {
+	return xau.Bar{
 		Time:       time.Unix(r.t, 0).UTC(),
 		Open:       decimal.New(r.open, -maxPriceFraction),
 		High:       decimal.New(r.high, -maxPriceFraction),
@@ -98,7 +89,7 @@ func (e *CSVError) Unwrap() error { return e.Err }
 // exports: every bar opens at 00:00). The separator is taken from the header:
 // tab (MT5's own), comma or semicolon. Dates are 2024.01.02 (or
 // 2024-01-02), times 01:00:00 or 01:00, read as UTC exactly as written (MT5
-// writes the trading server's time; NewReplay can shift it). Prices are
+// writes the trading server's time; New can shift it). Prices are
 // plain decimals (at most 10 integer digits and 8 decimals); volumes and the
 // spread are non-negative integers. UTF-8 with or without a byte-order mark,
 // UTF-16LE (with a BOM or detected from the header) and CRLF line ends are
@@ -109,10 +100,10 @@ func (e *CSVError) Unwrap() error { return e.Err }
 // increase. The first broken rule is returned as a *CSVError naming the
 // line. Lines longer than MaxCSVLine and more than MaxHistoryRows rows are
 // refused.
-func ParseMT5CSV(r io.Reader) ([]MT5Row, error) {
-	var rows []MT5Row
+func ParseMT5CSV(r io.Reader) ([]xau.MT5Row, error) {
+	var rows []xau.MT5Row
 	err := parseMT5(r, 0, "", func(_ int, row csvRow) error {
-		rows = append(rows, MT5Row{Bar: row.bar(), Volume: row.vol, Spread: row.spread})
+		rows = append(rows, xau.MT5Row{Bar: row.bar(), Volume: row.vol, Spread: row.spread})
 		return nil
 	})
 	if err != nil {
@@ -124,7 +115,7 @@ func ParseMT5CSV(r io.Reader) ([]MT5Row, error) {
 // parseMT5 parses an MT5 export, shifting every time back by offset and,
 // when align is a valid timeframe, requiring a <TIME> column and times
 // aligned to it; each row goes to fn with its line number.
-func parseMT5(r io.Reader, offset time.Duration, align Timeframe, fn func(line int, row csvRow) error) error {
+func parseMT5(r io.Reader, offset time.Duration, align xau.Timeframe, fn func(line int, row csvRow) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	src, err := mt5Decode(br)
 	if err != nil {
@@ -174,8 +165,8 @@ func parseMT5(r io.Reader, offset time.Duration, align Timeframe, fn func(line i
 		if n > 0 && row.t <= prev {
 			return &CSVError{Line: line, Err: fmt.Errorf("time %s is not after the previous row's %s", time.Unix(row.t, 0).UTC().Format(time.RFC3339), time.Unix(prev, 0).UTC().Format(time.RFC3339))}
 		}
-		if n == MaxHistoryRows {
-			return &CSVError{Line: line, Err: fmt.Errorf("more than %d rows", MaxHistoryRows)}
+		if n == xau.MaxHistoryRows {
+			return &CSVError{Line: line, Err: fmt.Errorf("more than %d rows", xau.MaxHistoryRows)}
 		}
 		if err := fn(line, row); err != nil {
 			return &CSVError{Line: line, Err: err}
@@ -287,7 +278,7 @@ func (l *csvLayout) row(f []string) (csvRow, error) {
 		}
 		*p.dst = v
 	}
-	if err := checkBar(r.bar()); err != nil {
+	if err := xau.CheckBar(r.bar()); err != nil {
 		return r, err
 	}
 	return r, nil
@@ -467,10 +458,10 @@ func (u *utf16Reader) Read(p []byte) (int, error) {
 // break the ValidateBars rules, negative volumes or spreads, times with
 // fractions of a second and unordered times are refused before anything is
 // written.
-func WriteMT5CSV(w io.Writer, rows []MT5Row) error {
+func WriteMT5CSV(w io.Writer, rows []xau.MT5Row) error {
 	places := 0
 	for i, r := range rows {
-		if err := checkBar(r.Bar); err != nil {
+		if err := xau.CheckBar(r.Bar); err != nil {
 			return fmt.Errorf("xau: rows[%d]: %w", i, err)
 		}
 		if r.Volume < 0 || r.Spread < 0 {
@@ -508,4 +499,26 @@ func WriteMT5CSV(w io.Writer, rows []MT5Row) error {
 		return fmt.Errorf("xau: writing MT5 CSV: %w", err)
 	}
 	return nil
+}
+
+// snippet returns at most n runes of s, with an ellipsis when cut, for
+// messages that must not echo large file contents.
+func snippet(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
+}
+
+// floorDiv returns ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }

@@ -1,4 +1,4 @@
-package svc
+package jsregex
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ import (
 //   - Inside a lookbehind everything runs right to left, in JavaScript as in
 //     .NET; the pieces the translator builds are ordered accordingly.
 //   - V8 details beyond ECMA-262 are reproduced: a unicode-mode search also
-//     tries positions inside a surrogate pair (see regexMidPairLead; classes
+//     tries positions inside a surrogate pair (see MidPairLead; classes
 //     are therefore always written as positive ranges up to U+10FFFF), a
 //     unicode-mode backreference fails when it ends inside a pair, and a
 //     backreference inside its own group is nothing at all.
@@ -56,22 +56,22 @@ const regexLoopBound = 1 << 21
 type regexEmitter struct {
 	b       strings.Builder
 	bodies  []*regexNode
-	flags   regexFlagSet
+	flags   Flags
 	fold    *regexFold
 	wordCls string
 	nodes   int
 	emitted map[int]bool
-	err     *regexPatternError
+	err     *PatternError
 }
 
 // regexTranslate returns the regexp2 source of a parsed pattern.
-func regexTranslate(p *regexParsed, flags regexFlagSet, word regexSet) (string, error) {
+func regexTranslate(p *regexParsed, flags Flags, word regexSet) (string, error) {
 	e := &regexEmitter{flags: flags, emitted: make(map[int]bool), bodies: p.bodies}
-	if flags.ignoreCase {
-		e.fold = regexFolds()[regexBoolIndex(flags.unicode)]
+	if flags.IgnoreCase {
+		e.fold = regexFolds()[regexBoolIndex(flags.Unicode)]
 	}
 	e.wordCls = e.setString(word, false) // mapped like any set under the i flag
-	if flags.sticky {
+	if flags.Sticky {
 		e.b.WriteString(`\G`)
 	}
 	e.b.WriteString("(?:")
@@ -91,7 +91,7 @@ func regexTranslate(p *regexParsed, flags regexFlagSet, word regexSet) (string, 
 		e.b.WriteString(")?")
 	}
 	if e.err == nil && e.b.Len() > regexMaxEmitted {
-		e.err = &regexPatternError{msg: "pattern is too complex for this engine (its translation exceeds 256 KiB)", unsupported: true}
+		e.err = &PatternError{Msg: "pattern is too complex for this engine (its translation exceeds 256 KiB)", Unsupported: true}
 	}
 	if e.err != nil {
 		return "", e.err
@@ -108,7 +108,7 @@ func regexBoolIndex(b bool) int {
 
 func (e *regexEmitter) fail(pos int, format string, args ...any) {
 	if e.err == nil {
-		e.err = &regexPatternError{msg: fmt.Sprintf(format, args...), pos: pos, unsupported: true}
+		e.err = &PatternError{Msg: fmt.Sprintf(format, args...), Pos: pos, Unsupported: true}
 	}
 }
 
@@ -156,13 +156,13 @@ func (e *regexEmitter) emit(n *regexNode, bw bool) {
 		e.emit(n.subs[0], n.behind)
 		e.b.WriteByte(')')
 	case regexOpBegin:
-		if e.flags.multiline {
+		if e.flags.Multiline {
 			e.b.WriteString(`(?<![^\u000A\u000D\u2028\u2029])`)
 		} else {
 			e.b.WriteString(`^`)
 		}
 	case regexOpEnd:
-		if e.flags.multiline {
+		if e.flags.Multiline {
 			e.b.WriteString(`(?![^\u000A\u000D\u2028\u2029])`)
 		} else {
 			e.b.WriteString(`$`)
@@ -190,7 +190,7 @@ func (e *regexEmitter) emit(n *regexNode, bw bool) {
 }
 
 // regexNotMidPair fails between two values above U+10FFFF, the stand-ins
-// for the halves of a surrogate pair (see regexMidPairLead).
+// for the halves of a surrogate pair (see MidPairLead).
 const regexNotMidPair = "(?!(?<=[^\\u0000-\U0010FFFF])(?=[^\\u0000-\U0010FFFF]))"
 
 // backref writes a backreference. With the u flag V8 also checks that a
@@ -199,7 +199,7 @@ const regexNotMidPair = "(?!(?<=[^\\u0000-\U0010FFFF])(?=[^\\u0000-\U0010FFFF]))
 // the backreference ends.
 func (e *regexEmitter) backref(ref string, bw bool) {
 	switch {
-	case !e.flags.unicode:
+	case !e.flags.Unicode:
 		e.b.WriteString(ref)
 	case bw:
 		e.b.WriteString("(?:" + regexNotMidPair + ref + ")")
@@ -332,8 +332,8 @@ func regexSuffix(min, max int, greedy bool) string {
 // setString returns a regexp2 atom matching one character of s (or, with
 // neg, one character not in s), after case mapping. The class is always
 // written as positive ranges within U+0000..U+10FFFF, so that values above
-// U+10FFFF, which RegexTest uses as stand-ins for the halves of a surrogate
-// pair (see regexMidPair), match no class.
+// U+10FFFF, which callers use as stand-ins for the halves of a surrogate
+// pair (see MidPairLead), match no class.
 func (e *regexEmitter) setString(s regexSet, neg bool) string {
 	if e.fold != nil {
 		s = e.fold.mapSet(s)
@@ -526,15 +526,15 @@ func (n *regexNode) emptyLast() bool {
 // their empty and non-empty cases; a quantified atom that needs it is
 // rejected as unsupported.
 
-func (e *regexEmitter) newNode(n regexNode) (*regexNode, *regexPatternError) {
+func (e *regexEmitter) newNode(n regexNode) (*regexNode, *PatternError) {
 	e.nodes++
 	if e.nodes > regexMaxNodes {
-		return nil, &regexPatternError{msg: "pattern is too complex for this engine (quantified groups that can match the empty string expand too much)", pos: n.pos, unsupported: true}
+		return nil, &PatternError{Msg: "pattern is too complex for this engine (quantified groups that can match the empty string expand too much)", Pos: n.pos, Unsupported: true}
 	}
 	return &n, nil
 }
 
-func (e *regexEmitter) ne(x *regexNode, bw bool) (*regexNode, *regexPatternError) {
+func (e *regexEmitter) ne(x *regexNode, bw bool) (*regexNode, *PatternError) {
 	switch x.op {
 	case regexOpChar, regexOpBackrefNE:
 		return x, nil
@@ -606,7 +606,7 @@ func regexEvalOrder(items []*regexNode, bw bool) []*regexNode {
 }
 
 // seqOf builds a sequence from items in matching order.
-func (e *regexEmitter) seqOf(items []*regexNode, bw bool, pos int) (*regexNode, *regexPatternError) {
+func (e *regexEmitter) seqOf(items []*regexNode, bw bool, pos int) (*regexNode, *PatternError) {
 	var flat []*regexNode
 	for _, it := range items {
 		if it.op == regexOpSeq {
@@ -624,7 +624,7 @@ func (e *regexEmitter) seqOf(items []*regexNode, bw bool, pos int) (*regexNode, 
 	return e.newNode(regexNode{op: regexOpSeq, subs: regexEvalOrder(flat, bw), pos: pos})
 }
 
-func (e *regexEmitter) altOf(alts []*regexNode, pos int) (*regexNode, *regexPatternError) {
+func (e *regexEmitter) altOf(alts []*regexNode, pos int) (*regexNode, *PatternError) {
 	switch len(alts) {
 	case 0:
 		return nil, nil
@@ -638,10 +638,10 @@ func (e *regexEmitter) altOf(alts []*regexNode, pos int) (*regexNode, *regexPatt
 // whose minimum is at least 1 as a sequence in matching order: the
 // mandatory iterations (each clearing the atom's groups first) and then
 // the optional rest.
-func (e *regexEmitter) unroll(x *regexNode, bw bool) ([]*regexNode, *regexPatternError) {
+func (e *regexEmitter) unroll(x *regexNode, bw bool) ([]*regexNode, *PatternError) {
 	const maxUnroll = 16
 	if x.min > maxUnroll {
-		return nil, &regexPatternError{msg: fmt.Sprintf("a group that can match the empty string, repeated at least %d times inside another quantifier, is not supported by this engine", x.min), pos: x.pos, unsupported: true}
+		return nil, &PatternError{Msg: fmt.Sprintf("a group that can match the empty string, repeated at least %d times inside another quantifier, is not supported by this engine", x.min), Pos: x.pos, Unsupported: true}
 	}
 	y := x.subs[0]
 	groups := y.captureList()
@@ -673,7 +673,7 @@ func (e *regexEmitter) unroll(x *regexNode, bw bool) ([]*regexNode, *regexPatter
 }
 
 // neSeq is the non-empty restriction of a sequence given in matching order.
-func (e *regexEmitter) neSeq(items []*regexNode, bw bool) (*regexNode, *regexPatternError) {
+func (e *regexEmitter) neSeq(items []*regexNode, bw bool) (*regexNode, *PatternError) {
 	// flatten nested sequences
 	var flat []*regexNode
 	for _, it := range items {
@@ -730,7 +730,7 @@ func (e *regexEmitter) neSeq(items []*regexNode, bw bool) (*regexNode, *regexPat
 
 // choices splits a node that can match both empty and non-empty into its
 // alternatives, in order of preference; each is smaller than the node.
-func (e *regexEmitter) choices(x *regexNode, bw bool) ([]*regexNode, *regexPatternError) {
+func (e *regexEmitter) choices(x *regexNode, bw bool) ([]*regexNode, *PatternError) {
 	switch x.op {
 	case regexOpAlt:
 		return x.subs, nil
@@ -783,7 +783,7 @@ func (e *regexEmitter) choices(x *regexNode, bw bool) ([]*regexNode, *regexPatte
 		case body == nil || body.isZeroWidth():
 			return e.oneNode(regexNode{op: regexOpEmpty, pos: x.pos})
 		case body.isNullable():
-			return nil, &regexPatternError{msg: fmt.Sprintf("a backreference to group %d, which can capture the empty string, at the start of a quantified group that can match the empty string is not supported by this engine", x.group), pos: x.pos, unsupported: true}
+			return nil, &PatternError{Msg: fmt.Sprintf("a backreference to group %d, which can capture the empty string, at the start of a quantified group that can match the empty string is not supported by this engine", x.group), Pos: x.pos, Unsupported: true}
 		}
 		ne, err := e.newNode(regexNode{op: regexOpBackrefNE, group: x.group, pos: x.pos})
 		if err != nil {
@@ -799,7 +799,7 @@ func (e *regexEmitter) choices(x *regexNode, bw bool) ([]*regexNode, *regexPatte
 }
 
 // oneNode returns a single new node as a list of choices.
-func (e *regexEmitter) oneNode(n regexNode) ([]*regexNode, *regexPatternError) {
+func (e *regexEmitter) oneNode(n regexNode) ([]*regexNode, *PatternError) {
 	x, err := e.newNode(n)
 	if err != nil {
 		return nil, err
@@ -809,7 +809,7 @@ func (e *regexEmitter) oneNode(n regexNode) ([]*regexNode, *regexPatternError) {
 
 // seqChoices splits a sequence (in matching order) by the choices of its
 // first element that can consume.
-func (e *regexEmitter) seqChoices(items []*regexNode, bw bool) ([]*regexNode, *regexPatternError) {
+func (e *regexEmitter) seqChoices(items []*regexNode, bw bool) ([]*regexNode, *PatternError) {
 	i := 0
 	for i < len(items) && items[i].isZeroWidth() {
 		i++

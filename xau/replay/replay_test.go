@@ -1,4 +1,4 @@
-package xau
+package replay
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/xau"
 )
 
 var updateSample = flag.Bool("update", false, "rewrite "+samplePath+" from the simulated terminal")
@@ -32,7 +34,7 @@ var (
 func sampleCSV(t testing.TB) []byte {
 	t.Helper()
 	s := newSim(t, 1, sampleTo)
-	rows, err := s.History("XAUUSD", M1, sampleFrom, sampleTo)
+	rows, err := s.History("XAUUSD", xau.M1, sampleFrom, sampleTo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +67,9 @@ func TestReplaySampleUpToDate(t *testing.T) {
 }
 
 // openSample opens the committed sample with a fixed clock.
-func openSample(t testing.TB, base Timeframe, now time.Time) *Replay {
+func openSample(t testing.TB, base xau.Timeframe, now time.Time) *Terminal {
 	t.Helper()
-	rp, err := OpenReplay(ReplayConfig{Timeframe: base, Now: func() time.Time { return now }}, samplePath)
+	rp, err := Open(Config{Timeframe: base, Now: func() time.Time { return now }}, samplePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func openSample(t testing.TB, base Timeframe, now time.Time) *Replay {
 }
 
 func TestReplaySampleLoads(t *testing.T) {
-	rp := openSample(t, M1, sampleTo)
+	rp := openSample(t, xau.M1, sampleTo)
 	first, last := rp.Span()
 	if !first.Equal(sampleFrom) || !last.Equal(sampleTo) {
 		t.Fatalf("span %s – %s", first, last)
@@ -87,11 +89,11 @@ func TestReplaySampleLoads(t *testing.T) {
 	if err != nil || len(rows) != len(rp.rows) {
 		t.Fatalf("ParseMT5CSV: %d rows, %v", len(rows), err)
 	}
-	bars := make([]Bar, len(rows))
+	bars := make([]xau.Bar, len(rows))
 	for i, r := range rows {
 		bars[i] = r.Bar
 	}
-	if err := ValidateBars(bars, M1); err != nil {
+	if err := xau.ValidateBars(bars, xau.M1); err != nil {
 		t.Fatal(err)
 	}
 	if rp.Symbol() != "XAUUSD" {
@@ -104,14 +106,14 @@ func TestReplaySampleLoads(t *testing.T) {
 func TestReplayMatchesSimulated(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 8, 9, 42, 30, 0, time.UTC)
-	rp := openSample(t, M1, now)
+	rp := openSample(t, xau.M1, now)
 	sim := newSim(t, 1, now)
-	for _, tf := range Timeframes() {
+	for _, tf := range xau.Timeframes() {
 		got, err := rp.Bars(ctx, "XAUUSD", tf, 300)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sb := map[time.Time]Bar{}
+		sb := map[time.Time]xau.Bar{}
 		for _, b := range mustBars(t, sim, tf, 400) {
 			sb[b.Time] = b
 		}
@@ -127,9 +129,9 @@ func TestReplayMatchesSimulated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := mustBars(t, rp, M1, 1)[0]
+	last := mustBars(t, rp, xau.M1, 1)[0]
 	if !last.Time.Equal(time.Date(2024, 1, 8, 9, 41, 0, 0, time.UTC)) || !q.Bid.Equal(last.Close) || !q.Last.Equal(q.Bid) ||
-		!q.Time.Equal(last.Time.Add(time.Minute)) || q.Source != SourceReplay || ValidateQuote(q, d("0.40")) != nil {
+		!q.Time.Equal(last.Time.Add(time.Minute)) || q.Source != xau.SourceReplay || xau.ValidateQuote(q, d("0.40")) != nil {
 		t.Fatalf("quote %+v, last bar %+v", q, last)
 	}
 	if spread := q.Spread.Shift(2).IntPart(); !q.Ask.Equal(q.Bid.Add(q.Spread)) || spread < 10 || spread > 40 {
@@ -139,14 +141,14 @@ func TestReplayMatchesSimulated(t *testing.T) {
 
 // referenceBars is the oracle for replay bars: parse the file, keep the
 // base bars completed by now, aggregate, keep the last count.
-func referenceBars(t testing.TB, rows []MT5Row, base, tf Timeframe, now time.Time, count int) []Bar {
-	var in []Bar
+func referenceBars(t testing.TB, rows []xau.MT5Row, base, tf xau.Timeframe, now time.Time, count int) []xau.Bar {
+	var in []xau.Bar
 	for _, r := range rows {
 		if !r.Time.Add(base.Duration()).After(now) {
 			in = append(in, r.Bar)
 		}
 	}
-	out, err := Aggregate(in, tf)
+	out, err := xau.Aggregate(in, tf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,24 +169,24 @@ func TestReplayNeverLeaksTheFuture(t *testing.T) {
 	props.Property("replay = oracle, nothing after the clock", prop.ForAll(
 		func(unix int64, tfi, count int) bool {
 			now := time.Unix(unix, 0).UTC()
-			tf := Timeframes()[tfi]
-			rp := openSample(t, M1, now)
+			tf := xau.Timeframes()[tfi]
+			rp := openSample(t, xau.M1, now)
 			got, err := rp.Bars(context.Background(), "XAUUSD", tf, count)
 			if err != nil {
 				return false
 			}
-			want := referenceBars(t, rows, M1, tf, now, count)
-			if len(got) != len(want) || ValidateBars(got, tf) != nil {
+			want := referenceBars(t, rows, xau.M1, tf, now, count)
+			if len(got) != len(want) || xau.ValidateBars(got, tf) != nil {
 				return false
 			}
 			for i := range want {
-				if !barEqual(got[i], want[i]) || got[i].Time.Add(M1.Duration()).After(now) {
+				if !barEqual(got[i], want[i]) || got[i].Time.Add(xau.M1.Duration()).After(now) {
 					return false
 				}
 			}
 			q, qerr := rp.Quote(context.Background(), "XAUUSD")
 			if len(got) == 0 {
-				return errors.Is(qerr, ErrUnavailable)
+				return errors.Is(qerr, xau.ErrUnavailable)
 			}
 			return qerr == nil && !q.Time.After(now) && q.Bid.Equal(got[len(got)-1].Close)
 		},
@@ -195,34 +197,34 @@ func TestReplayNeverLeaksTheFuture(t *testing.T) {
 
 func TestReplayHealthAndErrors(t *testing.T) {
 	ctx := context.Background()
-	before := openSample(t, M1, sampleFrom.Add(59*time.Second))
+	before := openSample(t, xau.M1, sampleFrom.Add(59*time.Second))
 	h, err := before.Health(ctx)
-	if h.Connected || !errors.Is(err, ErrUnavailable) || h.Source != SourceReplay {
+	if h.Connected || !errors.Is(err, xau.ErrUnavailable) || h.Source != xau.SourceReplay {
 		t.Fatalf("before the first bar: %+v, %v", h, err)
 	}
-	if _, err := before.Quote(ctx, "XAUUSD"); !errors.Is(err, ErrUnavailable) {
+	if _, err := before.Quote(ctx, "XAUUSD"); !errors.Is(err, xau.ErrUnavailable) {
 		t.Fatalf("quote before the first bar: %v", err)
 	}
-	if bars, err := before.Bars(ctx, "XAUUSD", M1, 10); err != nil || len(bars) != 0 {
+	if bars, err := before.Bars(ctx, "XAUUSD", xau.M1, 10); err != nil || len(bars) != 0 {
 		t.Fatalf("bars before the first bar: %d, %v", len(bars), err)
 	}
-	first := openSample(t, M1, sampleFrom.Add(time.Minute))
+	first := openSample(t, xau.M1, sampleFrom.Add(time.Minute))
 	if h, err := first.Health(ctx); err != nil || !h.Connected || h.Lag != 0 {
 		t.Fatalf("at the first bar's close: %+v, %v", h, err)
 	}
-	after := openSample(t, M1, sampleTo.Add(90*time.Minute))
+	after := openSample(t, xau.M1, sampleTo.Add(90*time.Minute))
 	h, err = after.Health(ctx)
 	if err != nil || !h.Connected || h.Lag != 90*time.Minute || !h.LastTick.Equal(sampleTo) {
 		t.Fatalf("after the end: %+v, %v", h, err)
 	}
-	if _, err := after.Quote(ctx, "EURUSD"); !errors.Is(err, ErrUnknownSymbol) {
+	if _, err := after.Quote(ctx, "EURUSD"); !errors.Is(err, xau.ErrUnknownSymbol) {
 		t.Fatalf("unknown symbol: %v", err)
 	}
-	if _, err := after.Bars(ctx, "XAUUSD", M1, 0); !errors.Is(err, ErrBadRequest) {
+	if _, err := after.Bars(ctx, "XAUUSD", xau.M1, 0); !errors.Is(err, xau.ErrBadRequest) {
 		t.Fatalf("count 0: %v", err)
 	}
 	sim := newSim(t, 1, sampleTo)
-	rows5, err := sim.History("XAUUSD", M5, sampleFrom, sampleTo)
+	rows5, err := sim.History("XAUUSD", xau.M5, sampleFrom, sampleTo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,37 +232,37 @@ func TestReplayHealthAndErrors(t *testing.T) {
 	if err := WriteMT5CSV(&file5, rows5); err != nil {
 		t.Fatal(err)
 	}
-	m5, err := NewReplay(ReplayConfig{Timeframe: M5, Now: func() time.Time { return sampleTo }}, &file5)
+	m5, err := New(Config{Timeframe: xau.M5, Now: func() time.Time { return sampleTo }}, &file5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m5.Bars(ctx, "XAUUSD", M1, 10); !errors.Is(err, ErrBadRequest) {
+	if _, err := m5.Bars(ctx, "XAUUSD", xau.M1, 10); !errors.Is(err, xau.ErrBadRequest) {
 		t.Fatalf("finer than the base: %v", err)
 	}
-	h1, err := m5.Bars(ctx, "XAUUSD", H1, 5)
+	h1, err := m5.Bars(ctx, "XAUUSD", xau.H1, 5)
 	if err != nil || len(h1) != 5 {
 		t.Fatalf("H1 from an M5 base: %d, %v", len(h1), err)
 	}
-	simH1 := mustBars(t, sim, H1, 6)[:5] // the simulated 12:00 bar is forming
+	simH1 := mustBars(t, sim, xau.H1, 6)[:5] // the simulated 12:00 bar is forming
 	for i := range h1 {
 		if !barEqual(h1[i], simH1[i]) {
 			t.Fatalf("H1 from M5 bar %d: %+v, simulated %+v", i, h1[i], simH1[i])
 		}
 	}
 	// Config errors.
-	for _, cfg := range []ReplayConfig{
+	for _, cfg := range []Config{
 		{},
 		{Timeframe: "D1"},
-		{Timeframe: M1, Symbol: "XAU USD"},
-		{Timeframe: M1, Point: d("-0.01")},
-		{Timeframe: M1, ServerUTCOffset: 15 * time.Hour},
-		{Timeframe: M1, ServerUTCOffset: 1500 * time.Millisecond},
+		{Timeframe: xau.M1, Symbol: "XAU USD"},
+		{Timeframe: xau.M1, Point: d("-0.01")},
+		{Timeframe: xau.M1, ServerUTCOffset: 15 * time.Hour},
+		{Timeframe: xau.M1, ServerUTCOffset: 1500 * time.Millisecond},
 	} {
-		if _, err := NewReplay(cfg, strings.NewReader(sampleHead)); err == nil {
-			t.Errorf("NewReplay(%+v) accepted", cfg)
+		if _, err := New(cfg, strings.NewReader(sampleHead)); err == nil {
+			t.Errorf("New(%+v) accepted", cfg)
 		}
 	}
-	if _, err := OpenReplay(ReplayConfig{Timeframe: M1}, "testdata/no-such-file.csv"); err == nil {
+	if _, err := Open(Config{Timeframe: xau.M1}, "testdata/no-such-file.csv"); err == nil {
 		t.Error("missing file accepted")
 	}
 }
@@ -270,7 +272,7 @@ const sampleHead = "<DATE>\t<TIME>\t<OPEN>\t<HIGH>\t<LOW>\t<CLOSE>\t<TICKVOL>\t<
 	"2024.01.02\t01:01:00\t2063.90\t2064.00\t2063.40\t2063.45\t98\t0\t30\n"
 
 func TestParseMT5CSVVariants(t *testing.T) {
-	want := []MT5Row{
+	want := []xau.MT5Row{
 		{Bar: mkBar(time.Date(2024, 1, 2, 1, 0, 0, 0, time.UTC), "2063.55", "2064.10", "2063.20", "2063.90", 120), Spread: 25},
 		{Bar: mkBar(time.Date(2024, 1, 2, 1, 1, 0, 0, time.UTC), "2063.90", "2064.00", "2063.40", "2063.45", 98), Spread: 30},
 	}
@@ -324,7 +326,7 @@ func TestParseMT5CSVVariants(t *testing.T) {
 	if err != nil || len(rows) != 2 || !rows[1].Time.Equal(time.Date(2024, 1, 3, 0, 0, 0, 0, time.UTC)) || !rows[1].Low.Equal(d("2030.5")) {
 		t.Fatalf("daily: %+v, %v", rows, err)
 	}
-	if _, err := NewReplay(ReplayConfig{Timeframe: H1}, strings.NewReader(daily)); err == nil || !strings.Contains(err.Error(), "line 1") {
+	if _, err := New(Config{Timeframe: xau.H1}, strings.NewReader(daily)); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Fatalf("daily export as a replay: %v", err)
 	}
 }
@@ -370,21 +372,21 @@ func TestParseMT5CSVErrorsNameTheLine(t *testing.T) {
 			t.Errorf("%s: err = %v, want line %d mentioning %q", c.name, err, c.line, c.want)
 		}
 	}
-	// Replay-only rules.
+	// Terminal-only rules.
 	replayCases := []struct {
 		name string
-		cfg  ReplayConfig
+		cfg  Config
 		text string
 		line int
 		want string
 	}{
-		{"misaligned for M5", ReplayConfig{Timeframe: M5}, h + r1 + "2024.01.02\t01:01:00\t2063.90\t2064.00\t2063.40\t2063.45\t98\t0\t30\n", 3, "not aligned to M5"},
-		{"absurd spread", ReplayConfig{Timeframe: M1}, h + r1 + "2024.01.02\t01:01:00\t2063.90\t2064.00\t2063.40\t2063.45\t98\t0\t2100\n", 3, "spread"},
-		{"absurd spread, 3-digit point", ReplayConfig{Timeframe: M1, Point: d("0.1")}, h + "2024.01.02\t01:00:00\t2063.55\t2064.10\t2063.20\t2063.90\t120\t0\t207\n", 2, "spread"},
-		{"no rows", ReplayConfig{Timeframe: M1}, h, 0, "no bars"},
+		{"misaligned for M5", Config{Timeframe: xau.M5}, h + r1 + "2024.01.02\t01:01:00\t2063.90\t2064.00\t2063.40\t2063.45\t98\t0\t30\n", 3, "not aligned to M5"},
+		{"absurd spread", Config{Timeframe: xau.M1}, h + r1 + "2024.01.02\t01:01:00\t2063.90\t2064.00\t2063.40\t2063.45\t98\t0\t2100\n", 3, "spread"},
+		{"absurd spread, 3-digit point", Config{Timeframe: xau.M1, Point: d("0.1")}, h + "2024.01.02\t01:00:00\t2063.55\t2064.10\t2063.20\t2063.90\t120\t0\t207\n", 2, "spread"},
+		{"no rows", Config{Timeframe: xau.M1}, h, 0, "no bars"},
 	}
 	for _, c := range replayCases {
-		_, err := NewReplay(c.cfg, strings.NewReader(c.text))
+		_, err := New(c.cfg, strings.NewReader(c.text))
 		var ce *CSVError
 		if err == nil || !strings.Contains(err.Error(), c.want) || (c.line > 0 && (!errors.As(err, &ce) || ce.Line != c.line)) {
 			t.Errorf("%s: err = %v, want line %d mentioning %q", c.name, err, c.line, c.want)
@@ -395,7 +397,7 @@ func TestParseMT5CSVErrorsNameTheLine(t *testing.T) {
 func TestReplayServerOffset(t *testing.T) {
 	// A file written by a UTC+2 server: 01:00 server time is 23:00 UTC.
 	now := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)
-	rp, err := NewReplay(ReplayConfig{Timeframe: M1, ServerUTCOffset: 2 * time.Hour, Now: func() time.Time { return now }}, strings.NewReader(sampleHead))
+	rp, err := New(Config{Timeframe: xau.M1, ServerUTCOffset: 2 * time.Hour, Now: func() time.Time { return now }}, strings.NewReader(sampleHead))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,16 +414,16 @@ func TestReplayServerOffset(t *testing.T) {
 // genRows generates valid MT5 rows: increasing aligned M1 times, consistent
 // OHLC with 2 decimals.
 func genRows() gopter.Gen {
-	return gen.SliceOfN(40, gen.Int64Range(0, 1<<40)).Map(func(seeds []int64) []MT5Row {
-		rows := make([]MT5Row, len(seeds))
+	return gen.SliceOfN(40, gen.Int64Range(0, 1<<40)).Map(func(seeds []int64) []xau.MT5Row {
+		rows := make([]xau.MT5Row, len(seeds))
 		t := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
 		for i, s := range seeds {
 			t = t.Add(time.Duration(1+s%3) * time.Minute)
 			base := 100_000 + s%500_000 // cents
 			o, c := base+(s>>8)%300, base+(s>>16)%300
 			hi, lo := max(o, c)+(s>>24)%50, min(o, c)-(s>>30)%50
-			rows[i] = MT5Row{
-				Bar:    Bar{Time: t, Open: decimal.New(o, -2), High: decimal.New(hi, -2), Low: decimal.New(lo, -2), Close: decimal.New(c, -2), TickVolume: s % 1000},
+			rows[i] = xau.MT5Row{
+				Bar:    xau.Bar{Time: t, Open: decimal.New(o, -2), High: decimal.New(hi, -2), Low: decimal.New(lo, -2), Close: decimal.New(c, -2), TickVolume: s % 1000},
 				Volume: s % 7,
 				Spread: s % 60,
 			}
@@ -434,7 +436,7 @@ func TestMT5CSVRoundTrip(t *testing.T) {
 	params := gopter.DefaultTestParametersWithSeed(7)
 	props := gopter.NewProperties(params)
 	props.Property("ParseMT5CSV(WriteMT5CSV(rows)) = rows", prop.ForAll(
-		func(rows []MT5Row) bool {
+		func(rows []xau.MT5Row) bool {
 			var buf bytes.Buffer
 			if err := WriteMT5CSV(&buf, rows); err != nil {
 				return false
@@ -455,7 +457,7 @@ func TestMT5CSVRoundTrip(t *testing.T) {
 	props.TestingRun(t)
 
 	// Mixed precision: every price gets the most decimals of the file.
-	rows := []MT5Row{{Bar: mkBar(time.Date(2024, 1, 2, 1, 0, 0, 0, time.UTC), "2063.5", "2064", "2063.125", "2063.9", 1)}}
+	rows := []xau.MT5Row{{Bar: mkBar(time.Date(2024, 1, 2, 1, 0, 0, 0, time.UTC), "2063.5", "2064", "2063.125", "2063.9", 1)}}
 	var buf bytes.Buffer
 	if err := WriteMT5CSV(&buf, rows); err != nil {
 		t.Fatal(err)
@@ -464,7 +466,7 @@ func TestMT5CSVRoundTrip(t *testing.T) {
 		t.Fatalf("got %q", buf.String())
 	}
 	// Invalid rows are refused before writing.
-	for _, bad := range [][]MT5Row{
+	for _, bad := range [][]xau.MT5Row{
 		{{Bar: mkBar(time.Date(2024, 1, 2, 1, 0, 0, 0, time.UTC), "2", "1", "1", "1", 1)}},
 		{{Bar: mkBar(time.Date(2024, 1, 2, 1, 0, 0, 5, time.UTC), "1", "1", "1", "1", 1)}},
 		{{Bar: mkBar(time.Date(2024, 1, 2, 1, 0, 0, 0, time.UTC), "1", "1", "1", "1", 1), Spread: -1}},

@@ -1,4 +1,4 @@
-package svc
+package jsregex
 
 import (
 	"sort"
@@ -6,7 +6,7 @@ import (
 	"unicode"
 )
 
-// This file holds the character data of RegexTest: character sets, the
+// This file holds the character data of the translator: character sets, the
 // Unicode property escapes (\p{...}) and the case-insensitive
 // canonicalization of JavaScript. Everything comes from Go's unicode
 // package (Unicode 15.0.0); characters assigned in later Unicode versions
@@ -346,7 +346,7 @@ var regexNewerScripts = map[string]bool{
 }
 
 // regexBinaryNames maps the binary property names and aliases of
-// ECMA-262 that RegexTest supports to a canonical name.
+// ECMA-262 that the translator supports to a canonical name.
 var regexBinaryNames = map[string]string{
 	"ASCII": "ASCII", "ASCII_Hex_Digit": "ASCII_Hex_Digit", "AHex": "ASCII_Hex_Digit",
 	"Alphabetic": "Alphabetic", "Alpha": "Alphabetic", "Any": "Any", "Assigned": "Assigned",

@@ -1,4 +1,4 @@
-package xau
+package mt5
 
 import (
 	"bytes"
@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/xau"
 )
 
-// MT5Config configures NewMT5Bridge.
-type MT5Config struct {
+// Config configures New.
+type Config struct {
 	// BaseURL is the bridge's address, e.g. "http://127.0.0.1:8765" (an SSH
 	// tunnel or WireGuard peer) or "https://mt5-bridge.internal:8443" (TLS
 	// in front of the bridge). A path prefix is kept. Required; http or
@@ -31,7 +33,7 @@ type MT5Config struct {
 	// means a dedicated client. Redirects are never followed either way,
 	// so the token cannot leak to another host.
 	HTTPClient *http.Client
-	// Timeout bounds each call; 0 means DefaultMT5Timeout (3 s).
+	// Timeout bounds each call; 0 means DefaultTimeout (3 s).
 	Timeout time.Duration
 	// MaxSpread is an absolute cap on a quote's spread in price units
 	// (e.g. 2.00 for XAUUSD); zero applies only the relative cap of
@@ -47,20 +49,20 @@ type MT5Config struct {
 	Now func() time.Time
 }
 
-// Defaults of MT5Config.
+// Defaults of Config.
 const (
-	// DefaultMT5Timeout bounds one bridge call.
-	DefaultMT5Timeout = 3 * time.Second
-	// DefaultMT5MaxBody bounds a bridge response body (5000 bars ≈ 700 KB).
-	DefaultMT5MaxBody = 4 << 20
-	// DefaultMT5MaxClockSkew is the tolerance for data times ahead of our clock.
-	DefaultMT5MaxClockSkew = 2 * time.Minute
-	// BridgeTokenHeader carries the shared token on every bridge request.
-	BridgeTokenHeader = "X-Bridge-Token"
+	// DefaultTimeout bounds one bridge call.
+	DefaultTimeout = 3 * time.Second
+	// DefaultMaxBody bounds a bridge response body (5000 bars ≈ 700 KB).
+	DefaultMaxBody = 4 << 20
+	// DefaultMaxClockSkew is the tolerance for data times ahead of our clock.
+	DefaultMaxClockSkew = 2 * time.Minute
+	// TokenHeader carries the shared token on every bridge request.
+	TokenHeader = "X-Bridge-Token"
 )
 
-// MT5Bridge is a Terminal backed by a MetaTrader 5 terminal through the
-// HTTP bridge of xau/bridge (the contract is in xau/bridge/README.md).
+// Bridge is a Terminal backed by a MetaTrader 5 terminal through the
+// HTTP bridge of xau/mt5/bridge (the contract is in bridge/README.md).
 // Every value carries SourceMT5.
 //
 // It never passes bad upstream data on: each response is decoded strictly
@@ -71,7 +73,7 @@ const (
 // as "upstream sent inconsistent bars". A 400 from the bridge is
 // ErrUnknownSymbol (code "unknown_symbol") or ErrBadRequest; 401/403 is
 // ErrUnavailable "bridge rejected token", which an operator should alert on.
-type MT5Bridge struct {
+type Bridge struct {
 	base      *url.URL
 	token     string
 	client    *http.Client
@@ -82,9 +84,9 @@ type MT5Bridge struct {
 	now       func() time.Time
 }
 
-// NewMT5Bridge returns a Terminal talking to the bridge at cfg.BaseURL. It
+// New returns a Terminal talking to the bridge at cfg.BaseURL. It
 // checks the configuration only; it makes no call.
-func NewMT5Bridge(cfg MT5Config) (*MT5Bridge, error) {
+func New(cfg Config) (*Bridge, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("xau: MT5 bridge: base URL %q is not an http(s) URL with a host", snippet(cfg.BaseURL, 60))
@@ -100,7 +102,7 @@ func NewMT5Bridge(cfg MT5Config) (*MT5Bridge, error) {
 			return nil, errors.New("xau: MT5 bridge: token must be printable ASCII without spaces")
 		}
 	}
-	b := &MT5Bridge{
+	b := &Bridge{
 		base:      u,
 		token:     cfg.Token,
 		timeout:   cfg.Timeout,
@@ -110,7 +112,7 @@ func NewMT5Bridge(cfg MT5Config) (*MT5Bridge, error) {
 		now:       cfg.Now,
 	}
 	if b.timeout == 0 {
-		b.timeout = DefaultMT5Timeout
+		b.timeout = DefaultTimeout
 	}
 	if b.timeout < 0 || b.timeout > time.Minute {
 		return nil, fmt.Errorf("xau: MT5 bridge: timeout %s is outside (0, 1m]", b.timeout)
@@ -119,13 +121,13 @@ func NewMT5Bridge(cfg MT5Config) (*MT5Bridge, error) {
 		return nil, fmt.Errorf("xau: MT5 bridge: max spread %s is negative", b.maxSpread)
 	}
 	if b.maxBody == 0 {
-		b.maxBody = DefaultMT5MaxBody
+		b.maxBody = DefaultMaxBody
 	}
 	if b.maxBody < 0 {
 		return nil, errors.New("xau: MT5 bridge: max body size is negative")
 	}
 	if b.skew == 0 {
-		b.skew = DefaultMT5MaxClockSkew
+		b.skew = DefaultMaxClockSkew
 	}
 	if b.skew < 0 {
 		return nil, errors.New("xau: MT5 bridge: max clock skew is negative")
@@ -186,55 +188,55 @@ type (
 // Health calls GET /health. A reachable bridge whose terminal is not
 // connected yields Connected false and ErrUnavailable "terminal
 // disconnected".
-func (b *MT5Bridge) Health(ctx context.Context) (Health, error) {
-	h := Health{Terminal: "MetaTrader 5", Source: SourceMT5}
+func (b *Bridge) Health(ctx context.Context) (xau.Health, error) {
+	h := xau.Health{Terminal: "MetaTrader 5", Source: xau.SourceMT5}
 	var w mt5WireHealth
 	if err := b.get(ctx, "health", "/health", nil, "", &w); err != nil {
 		return h, err
 	}
 	if w.Connected == nil || w.Terminal == nil || w.Server == nil || w.ServerTime == nil {
-		return h, unavailable("health", "bridge sent an incomplete health report", errors.New("missing connected, terminal, server or serverTime"))
+		return h, xau.Unavailable("health", "bridge sent an incomplete health report", errors.New("missing connected, terminal, server or serverTime"))
 	}
 	h.Terminal = snippet(*w.Terminal, 64)
 	h.Server = snippet(*w.Server, 64)
 	st, err := parseBridgeTime(*w.ServerTime)
 	if err != nil {
-		return h, unavailable("health", "bridge sent a malformed health report", fmt.Errorf("serverTime: %w", err))
+		return h, xau.Unavailable("health", "bridge sent a malformed health report", fmt.Errorf("serverTime: %w", err))
 	}
 	h.ServerTime = st
 	now := b.now().UTC()
 	if w.LastTickTime != nil {
 		lt, err := parseBridgeTime(*w.LastTickTime)
 		if err != nil {
-			return h, unavailable("health", "bridge sent a malformed health report", fmt.Errorf("lastTickTime: %w", err))
+			return h, xau.Unavailable("health", "bridge sent a malformed health report", fmt.Errorf("lastTickTime: %w", err))
 		}
 		if lt.After(now.Add(b.skew)) {
-			return h, unavailable("health", "bridge reports ticks from the future (check its server time zone)", fmt.Errorf("lastTickTime %s is after %s", lt.Format(time.RFC3339), now.Format(time.RFC3339)))
+			return h, xau.Unavailable("health", "bridge reports ticks from the future (check its server time zone)", fmt.Errorf("lastTickTime %s is after %s", lt.Format(time.RFC3339), now.Format(time.RFC3339)))
 		}
 		h.LastTick = lt
 		h.Lag = max(now.Sub(lt), 0)
 	}
 	if !*w.Connected {
-		return h, unavailable("health", "terminal disconnected", nil)
+		return h, xau.Unavailable("health", "terminal disconnected", nil)
 	}
 	h.Connected = true
 	return h, nil
 }
 
 // Quote calls GET /quote?symbol=.
-func (b *MT5Bridge) Quote(ctx context.Context, symbol string) (Quote, error) {
-	if err := ctxErr(ctx, "quote"); err != nil {
-		return Quote{}, err
+func (b *Bridge) Quote(ctx context.Context, symbol string) (xau.Quote, error) {
+	if err := xau.ContextError(ctx, "quote"); err != nil {
+		return xau.Quote{}, err
 	}
-	if err := CheckSymbol(symbol); err != nil {
-		return Quote{}, err
+	if err := xau.CheckSymbol(symbol); err != nil {
+		return xau.Quote{}, err
 	}
 	var w mt5WireQuote
 	if err := b.get(ctx, "quote", "/quote", url.Values{"symbol": {symbol}}, symbol, &w); err != nil {
-		return Quote{}, err
+		return xau.Quote{}, err
 	}
-	bad := func(cause error) (Quote, error) {
-		return Quote{}, unavailable("quote", "upstream sent an invalid quote", cause)
+	bad := func(cause error) (xau.Quote, error) {
+		return xau.Quote{}, xau.Unavailable("quote", "upstream sent an invalid quote", cause)
 	}
 	if w.Symbol == nil || w.Bid == nil || w.Ask == nil || w.Last == nil || w.Time == nil {
 		return bad(errors.New("missing symbol, bid, ask, last or time"))
@@ -242,7 +244,7 @@ func (b *MT5Bridge) Quote(ctx context.Context, symbol string) (Quote, error) {
 	if *w.Symbol != symbol {
 		return bad(fmt.Errorf("asked for %q, got %q", symbol, snippet(*w.Symbol, 32)))
 	}
-	var q Quote
+	var q xau.Quote
 	var err error
 	for _, f := range []struct {
 		name string
@@ -257,26 +259,26 @@ func (b *MT5Bridge) Quote(ctx context.Context, symbol string) (Quote, error) {
 		return bad(fmt.Errorf("time: %w", err))
 	}
 	q.Symbol = symbol
-	q.Source = SourceMT5
+	q.Source = xau.SourceMT5
 	q.Spread = q.Ask.Sub(q.Bid)
 	if q.Last.IsZero() {
 		q.Last = q.Bid
 	}
-	if err := ValidateQuote(q, b.maxSpread); err != nil {
+	if err := xau.ValidateQuote(q, b.maxSpread); err != nil {
 		return bad(err)
 	}
 	if now := b.now(); q.Time.After(now.Add(b.skew)) {
-		return Quote{}, unavailable("quote", "upstream sent a quote from the future (check the bridge's server time zone)", fmt.Errorf("time %s is after %s", q.Time.Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
+		return xau.Quote{}, xau.Unavailable("quote", "upstream sent a quote from the future (check the bridge's server time zone)", fmt.Errorf("time %s is after %s", q.Time.Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
 	}
 	return q, nil
 }
 
 // Bars calls GET /bars?symbol=&timeframe=&count=.
-func (b *MT5Bridge) Bars(ctx context.Context, symbol string, tf Timeframe, count int) ([]Bar, error) {
-	if err := ctxErr(ctx, "bars"); err != nil {
+func (b *Bridge) Bars(ctx context.Context, symbol string, tf xau.Timeframe, count int) ([]xau.Bar, error) {
+	if err := xau.ContextError(ctx, "bars"); err != nil {
 		return nil, err
 	}
-	if err := checkBarsRequest(symbol, tf, count); err != nil {
+	if err := xau.CheckBarsRequest(symbol, tf, count); err != nil {
 		return nil, err
 	}
 	var w mt5WireBars
@@ -284,8 +286,8 @@ func (b *MT5Bridge) Bars(ctx context.Context, symbol string, tf Timeframe, count
 	if err := b.get(ctx, "bars", "/bars", q, symbol, &w); err != nil {
 		return nil, err
 	}
-	inconsistent := func(cause error) ([]Bar, error) {
-		return nil, unavailable("bars", "upstream sent inconsistent bars", cause)
+	inconsistent := func(cause error) ([]xau.Bar, error) {
+		return nil, xau.Unavailable("bars", "upstream sent inconsistent bars", cause)
 	}
 	if w.Symbol == nil || w.Timeframe == nil || w.Bars == nil {
 		return inconsistent(errors.New("missing symbol, timeframe or bars"))
@@ -295,12 +297,12 @@ func (b *MT5Bridge) Bars(ctx context.Context, symbol string, tf Timeframe, count
 	}
 	wb := *w.Bars
 	if len(wb) == 0 {
-		return nil, unavailable("bars", "upstream sent no bars", nil)
+		return nil, xau.Unavailable("bars", "upstream sent no bars", nil)
 	}
 	if len(wb) > count {
 		return inconsistent(fmt.Errorf("asked for %d bars, got %d", count, len(wb)))
 	}
-	bars := make([]Bar, len(wb))
+	bars := make([]xau.Bar, len(wb))
 	for i, x := range wb {
 		if x.Time == nil || x.Open == nil || x.High == nil || x.Low == nil || x.Close == nil || x.TickVolume == nil {
 			return inconsistent(fmt.Errorf("bars[%d]: missing time, open, high, low, close or tick_volume", i))
@@ -309,7 +311,7 @@ func (b *MT5Bridge) Bars(ctx context.Context, symbol string, tf Timeframe, count
 		if err != nil {
 			return inconsistent(fmt.Errorf("bars[%d].time: %w", i, err))
 		}
-		bars[i] = Bar{Time: t, TickVolume: *x.TickVolume}
+		bars[i] = xau.Bar{Time: t, TickVolume: *x.TickVolume}
 		for _, f := range []struct {
 			name string
 			raw  json.RawMessage
@@ -320,19 +322,19 @@ func (b *MT5Bridge) Bars(ctx context.Context, symbol string, tf Timeframe, count
 			}
 		}
 	}
-	if err := ValidateBars(bars, tf); err != nil {
+	if err := xau.ValidateBars(bars, tf); err != nil {
 		return inconsistent(err)
 	}
 	if now, last := b.now(), bars[len(bars)-1].Time; last.After(now.Add(b.skew)) {
-		return nil, unavailable("bars", "upstream sent bars from the future (check the bridge's server time zone)", fmt.Errorf("last bar opens at %s, after %s", last.Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
+		return nil, xau.Unavailable("bars", "upstream sent bars from the future (check the bridge's server time zone)", fmt.Errorf("last bar opens at %s, after %s", last.Format(time.RFC3339), now.UTC().Format(time.RFC3339)))
 	}
 	return bars, nil
 }
 
 // get performs one bridge call and decodes a 200 response strictly into
 // dst; every other outcome becomes an *Error.
-func (b *MT5Bridge) get(ctx context.Context, op, path string, query url.Values, symbol string, dst any) error {
-	if err := ctxErr(ctx, op); err != nil {
+func (b *Bridge) get(ctx context.Context, op, path string, query url.Values, symbol string, dst any) error {
+	if err := xau.ContextError(ctx, op); err != nil {
 		return err
 	}
 	u := *b.base
@@ -343,9 +345,9 @@ func (b *MT5Bridge) get(ctx context.Context, op, path string, query url.Values, 
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return unavailable(op, "bridge request could not be built", err)
+		return xau.Unavailable(op, "bridge request could not be built", err)
 	}
-	req.Header.Set(BridgeTokenHeader, b.token)
+	req.Header.Set(TokenHeader, b.token)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "svc-xau")
 	resp, err := b.client.Do(req)
@@ -358,56 +360,56 @@ func (b *MT5Bridge) get(ctx context.Context, op, path string, query url.Values, 
 		return b.transportError(ctx, cctx, op, err)
 	}
 	if int64(len(body)) > b.maxBody {
-		return unavailable(op, "bridge response too large", fmt.Errorf("status %d, body over %d bytes", resp.StatusCode, b.maxBody))
+		return xau.Unavailable(op, "bridge response too large", fmt.Errorf("status %d, body over %d bytes", resp.StatusCode, b.maxBody))
 	}
 	switch sc := resp.StatusCode; {
 	case sc == http.StatusOK:
 	case sc == http.StatusBadRequest:
 		code := bridgeErrorCode(body)
 		if code == "unknown_symbol" {
-			return unknownSymbol(op, symbol)
+			return xau.UnknownSymbol(op, symbol)
 		}
 		if code == "" {
 			code = "bad_request"
 		}
-		return &Error{Op: op, Kind: ErrBadRequest, Reason: "bridge rejected the request (" + code + ")"}
+		return &xau.Error{Op: op, Kind: xau.ErrBadRequest, Reason: "bridge rejected the request (" + code + ")"}
 	case sc == http.StatusUnauthorized || sc == http.StatusForbidden:
-		return unavailable(op, "bridge rejected token", fmt.Errorf("status %d", sc))
+		return xau.Unavailable(op, "bridge rejected token", fmt.Errorf("status %d", sc))
 	case sc == http.StatusServiceUnavailable:
-		return unavailable(op, "terminal disconnected", fmt.Errorf("status 503, code %q", bridgeErrorCode(body)))
+		return xau.Unavailable(op, "terminal disconnected", fmt.Errorf("status 503, code %q", bridgeErrorCode(body)))
 	case sc == http.StatusNotFound:
-		return unavailable(op, "bridge endpoint not found (check the bridge URL)", fmt.Errorf("status 404 for %s", u.Path))
+		return xau.Unavailable(op, "bridge endpoint not found (check the bridge URL)", fmt.Errorf("status 404 for %s", u.Path))
 	default:
-		return unavailable(op, fmt.Sprintf("bridge error (status %d)", sc), fmt.Errorf("body %q", snippet(string(body), 120)))
+		return xau.Unavailable(op, fmt.Sprintf("bridge error (status %d)", sc), fmt.Errorf("body %q", snippet(string(body), 120)))
 	}
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return unavailable(op, "bridge sent a non-JSON response", fmt.Errorf("content type %q, body %q", snippet(resp.Header.Get("Content-Type"), 40), snippet(string(body), 80)))
+		return xau.Unavailable(op, "bridge sent a non-JSON response", fmt.Errorf("content type %q, body %q", snippet(resp.Header.Get("Content-Type"), 40), snippet(string(body), 80)))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return unavailable(op, "bridge sent malformed JSON", err)
+		return xau.Unavailable(op, "bridge sent malformed JSON", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return unavailable(op, "bridge sent malformed JSON", errors.New("data after the JSON value"))
+		return xau.Unavailable(op, "bridge sent malformed JSON", errors.New("data after the JSON value"))
 	}
 	return nil
 }
 
 // transportError classifies a failed round trip or body read.
-func (b *MT5Bridge) transportError(parent, call context.Context, op string, err error) error {
+func (b *Bridge) transportError(parent, call context.Context, op string, err error) error {
 	switch {
 	case parent.Err() != nil:
-		return ctxErr(parent, op)
+		return xau.ContextError(parent, op)
 	case errors.Is(call.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-		return unavailable(op, "bridge timed out", fmt.Errorf("after %s: %w", b.timeout, context.DeadlineExceeded))
+		return xau.Unavailable(op, "bridge timed out", fmt.Errorf("after %s: %w", b.timeout, context.DeadlineExceeded))
 	}
 	var ne interface{ Timeout() bool }
 	if errors.As(err, &ne) && ne.Timeout() {
-		return unavailable(op, "bridge timed out", fmt.Errorf("%w (%v)", context.DeadlineExceeded, err))
+		return xau.Unavailable(op, "bridge timed out", fmt.Errorf("%w (%v)", context.DeadlineExceeded, err))
 	}
-	return unavailable(op, "bridge unreachable", err)
+	return xau.Unavailable(op, "bridge unreachable", err)
 }
 
 // bridgeErrorCode extracts a short code from an error body, "" if none.
@@ -456,4 +458,17 @@ func parseBridgeNumber(raw json.RawMessage) (decimal.Decimal, error) {
 }
 
 // Source implements Terminal: mt5 data.
-func (m *MT5Bridge) Source() Source { return SourceMT5 }
+func (m *Bridge) Source() xau.Source { return xau.SourceMT5 }
+
+// snippet returns at most n runes of s, with an ellipsis when cut, for
+// messages that must not echo large upstream data.
+func snippet(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j] + "…"
+		}
+		i++
+	}
+	return s
+}

@@ -1,4 +1,4 @@
-package svc
+package jsregex
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 
 // This file parses JavaScript regular expression source (ECMA-262 2024
 // grammar with the web-compatibility rules of Annex B when the u flag is
-// off) into a tree that regex_tool_emit.go translates for regexp2.
+// off) into a tree that emit.go translates for regexp2.
 
 // regexOp is the kind of a regexNode.
 type regexOp uint8
@@ -56,19 +56,33 @@ type regexNode struct {
 	capturesDone        bool
 }
 
-// regexFlagSet holds the parsed flags.
-type regexFlagSet struct {
-	hasIndices, global, ignoreCase, multiline, dotAll, unicode, sticky bool
+// Flags are the flags of a JavaScript regular expression that this
+// package supports: d, g, i, m, s, u and y (not v).
+type Flags struct {
+	// HasIndices is d: matches report the indices of their groups.
+	HasIndices bool
+	// Global is g: every match, not only the first.
+	Global bool
+	// IgnoreCase is i: case-insensitive matching.
+	IgnoreCase bool
+	// Multiline is m: ^ and $ match at line breaks.
+	Multiline bool
+	// DotAll is s: the dot matches line terminators.
+	DotAll bool
+	// Unicode is u: the pattern and the text are code points.
+	Unicode bool
+	// Sticky is y: a match must start at the current position.
+	Sticky bool
 }
 
 // String returns the flags in the canonical order of RegExp.prototype.flags.
-func (f regexFlagSet) String() string {
+func (f Flags) String() string {
 	var b strings.Builder
 	for _, x := range []struct {
 		on bool
 		c  byte
-	}{{f.hasIndices, 'd'}, {f.global, 'g'}, {f.ignoreCase, 'i'}, {f.multiline, 'm'},
-		{f.dotAll, 's'}, {f.unicode, 'u'}, {f.sticky, 'y'}} {
+	}{{f.HasIndices, 'd'}, {f.Global, 'g'}, {f.IgnoreCase, 'i'}, {f.Multiline, 'm'},
+		{f.DotAll, 's'}, {f.Unicode, 'u'}, {f.Sticky, 'y'}} {
 		if x.on {
 			b.WriteByte(x.c)
 		}
@@ -76,18 +90,22 @@ func (f regexFlagSet) String() string {
 	return b.String()
 }
 
-// regexPatternError is a pattern the tool rejects: a syntax error of
-// JavaScript (unsupported false) or a construct this engine cannot answer
-// like V8 does (unsupported true). pos counts source characters (UTF-16
-// code units without the u flag, code points with it).
-type regexPatternError struct {
-	msg         string
-	pos         int
-	unsupported bool
+// PatternError is a pattern Compile rejects: a syntax error of JavaScript
+// (Unsupported false) or a construct this package cannot translate so that
+// it matches as in V8 (Unsupported true).
+type PatternError struct {
+	// Msg says what is wrong, without the position.
+	Msg string
+	// Pos counts source characters (UTF-16 code units without the u
+	// flag, code points with it) from 0.
+	Pos int
+	// Unsupported marks a valid pattern this package does not translate.
+	Unsupported bool
 }
 
-func (e *regexPatternError) Error() string {
-	return fmt.Sprintf("%s at position %d", e.msg, e.pos)
+// Error implements error.
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("%s at position %d", e.Msg, e.Pos)
 }
 
 // regexParsed is a parsed pattern.
@@ -102,7 +120,7 @@ type regexParsed struct {
 type regexParser struct {
 	src     []rune
 	pos     int
-	flags   regexFlagSet
+	flags   Flags
 	named   bool // [+NamedCaptureGroups]: u flag or a named group somewhere
 	ngroups int  // capturing groups in the whole pattern (pre-scanned)
 	opened  int  // capturing groups opened so far
@@ -120,14 +138,14 @@ const regexMaxDepth = 256
 
 // regexParse parses pattern source (already decoded into UTF-16 code units
 // or, with the u flag, code points).
-func regexParse(src []rune, flags regexFlagSet) (*regexParsed, error) {
+func regexParse(src []rune, flags Flags) (*regexParsed, error) {
 	p := &regexParser{src: src, flags: flags, nameIdx: make(map[string]int), maxChar: 0xFFFF}
-	if flags.unicode {
+	if flags.Unicode {
 		p.maxChar = regexMaxRune
 	}
 	var hasNamed bool
 	p.ngroups, hasNamed = regexScanGroups(src)
-	p.named = flags.unicode || hasNamed
+	p.named = flags.Unicode || hasNamed
 	p.names = make([]string, p.ngroups+1)
 	root, err := p.disjunction()
 	if err != nil {
@@ -139,7 +157,7 @@ func regexParse(src []rune, flags regexFlagSet) (*regexParsed, error) {
 	for i, r := range p.refs {
 		k, ok := p.nameIdx[r.name]
 		if !ok {
-			return nil, &regexPatternError{msg: fmt.Sprintf("invalid named capture referenced: no group named %q", snippet(r.name, 32)), pos: r.pos}
+			return nil, &PatternError{Msg: fmt.Sprintf("invalid named capture referenced: no group named %q", snippet(r.name, 32)), Pos: r.pos}
 		}
 		r.group = k
 		if slices.Contains(p.refOpen[i], k) {
@@ -187,8 +205,8 @@ func regexScanGroups(src []rune) (n int, named bool) {
 	return n, named
 }
 
-func (p *regexParser) errorf(format string, args ...any) *regexPatternError {
-	return &regexPatternError{msg: fmt.Sprintf(format, args...), pos: p.pos}
+func (p *regexParser) errorf(format string, args ...any) *PatternError {
+	return &PatternError{Msg: fmt.Sprintf(format, args...), Pos: p.pos}
 }
 
 func (p *regexParser) more() bool { return p.pos < len(p.src) }
@@ -211,7 +229,7 @@ func (p *regexParser) disjunction() (*regexNode, error) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > regexMaxDepth {
-		return nil, &regexPatternError{msg: fmt.Sprintf("groups nested more than %d deep", regexMaxDepth), pos: p.pos, unsupported: true}
+		return nil, &PatternError{Msg: fmt.Sprintf("groups nested more than %d deep", regexMaxDepth), Pos: p.pos, Unsupported: true}
 	}
 	var alts []*regexNode
 	for {
@@ -284,13 +302,13 @@ func (p *regexParser) term() (*regexNode, error) {
 		if _, _, _, ok := p.braced(p.pos); ok {
 			return nil, p.errorf("nothing to repeat")
 		}
-		if p.flags.unicode {
+		if p.flags.Unicode {
 			return nil, p.errorf("lone quantifier brackets")
 		}
 		p.pos++
 		atom = p.charNode(regexSetOf('{', '{'), start)
 	case '}', ']':
-		if p.flags.unicode {
+		if p.flags.Unicode {
 			return nil, p.errorf("lone quantifier brackets")
 		}
 		p.pos++
@@ -325,7 +343,7 @@ func (p *regexParser) charNode(s regexSet, pos int) *regexNode {
 // dotSet is the set of the dot: everything, or everything but the line
 // terminators without the s flag.
 func (p *regexParser) dotSet() regexSet {
-	if p.flags.dotAll {
+	if p.flags.DotAll {
 		return regexSetOf(0, p.maxChar)
 	}
 	return regexLineTerminators.negate(p.maxChar)
@@ -351,7 +369,7 @@ func (p *regexParser) quantifier() (min, max int, greedy, ok bool, err error) {
 		var end int
 		min, max, end, ok = p.braced(p.pos)
 		if !ok {
-			if p.flags.unicode {
+			if p.flags.Unicode {
 				return 0, 0, false, false, p.errorf("incomplete quantifier")
 			}
 			return 0, 0, false, false, nil // a literal '{' (Annex B)
@@ -430,7 +448,7 @@ func (p *regexParser) group() (*regexNode, int, error) {
 		case '=', '!':
 			node.op, node.neg = regexOpLook, p.peekAt(1) == '!'
 			p.pos += 2
-			if p.flags.unicode {
+			if p.flags.Unicode {
 				quantifiable = 2
 			}
 		case '<':
@@ -448,7 +466,7 @@ func (p *regexParser) group() (*regexNode, int, error) {
 			p.opened++
 			node.op, node.group = regexOpCapture, p.opened
 			if _, dup := p.nameIdx[name]; dup {
-				return nil, 0, &regexPatternError{msg: fmt.Sprintf("duplicate capture group name %q", snippet(name, 32)), pos: start}
+				return nil, 0, &PatternError{Msg: fmt.Sprintf("duplicate capture group name %q", snippet(name, 32)), Pos: start}
 			}
 			p.nameIdx[name] = p.opened
 			if p.opened < len(p.names) {
@@ -506,7 +524,7 @@ func (p *regexParser) groupName() (string, error) {
 				return "", p.errorf("invalid Unicode escape in capture group name")
 			}
 			c = v
-		} else if !p.flags.unicode && c >= 0xD800 && c <= 0xDBFF {
+		} else if !p.flags.Unicode && c >= 0xD800 && c <= 0xDBFF {
 			if t := p.peek(); t >= 0xDC00 && t <= 0xDFFF {
 				p.pos++
 				c = 0x10000 + (c-0xD800)<<10 + (t - 0xDC00)
@@ -542,7 +560,7 @@ func (p *regexParser) atomEscape() (*regexNode, error) {
 	case c == 'd' || c == 'D' || c == 's' || c == 'S' || c == 'w' || c == 'W':
 		p.pos++
 		return p.charNode(p.classEscapeSet(c), start), nil
-	case (c == 'p' || c == 'P') && p.flags.unicode:
+	case (c == 'p' || c == 'P') && p.flags.Unicode:
 		s, err := p.property()
 		if err != nil {
 			return nil, err
@@ -561,7 +579,7 @@ func (p *regexParser) atomEscape() (*regexNode, error) {
 			}
 			return &regexNode{op: regexOpBackref, group: v, pos: start}, nil
 		}
-		if p.flags.unicode {
+		if p.flags.Unicode {
 			return nil, p.errorf("invalid escape: no group %d", v)
 		}
 		if c >= '8' {
@@ -572,7 +590,7 @@ func (p *regexParser) atomEscape() (*regexNode, error) {
 		return p.charNode(regexSetOf(o, o), start), nil
 	case c == '0':
 		if d := p.peekAt(1); d >= '0' && d <= '9' {
-			if p.flags.unicode {
+			if p.flags.Unicode {
 				return nil, p.errorf("invalid decimal escape")
 			}
 			v := p.legacyOctal()
@@ -643,11 +661,11 @@ func (p *regexParser) characterEscape(inClass bool) (rune, error) {
 	case 'c':
 		l := p.peekAt(1)
 		if 'a' <= l && l <= 'z' || 'A' <= l && l <= 'Z' ||
-			(inClass && !p.flags.unicode && ('0' <= l && l <= '9' || l == '_')) {
+			(inClass && !p.flags.Unicode && ('0' <= l && l <= '9' || l == '_')) {
 			p.pos += 2
 			return l % 32, nil
 		}
-		if p.flags.unicode {
+		if p.flags.Unicode {
 			return 0, p.errorf("invalid unicode escape")
 		}
 		return '\\', nil // the backslash is literal and 'c' is read next (Annex B)
@@ -656,22 +674,22 @@ func (p *regexParser) characterEscape(inClass bool) (rune, error) {
 			p.pos += 3
 			return rune(h1*16 + h2), nil
 		}
-		if p.flags.unicode {
+		if p.flags.Unicode {
 			return 0, p.errorf("invalid escape")
 		}
 		p.pos++
 		return 'x', nil
 	case 'u':
 		p.pos++
-		if v, ok := p.unicodeEscape(p.flags.unicode); ok {
+		if v, ok := p.unicodeEscape(p.flags.Unicode); ok {
 			return v, nil
 		}
-		if p.flags.unicode {
+		if p.flags.Unicode {
 			return 0, p.errorf("invalid Unicode escape")
 		}
 		return 'u', nil
 	}
-	if p.flags.unicode {
+	if p.flags.Unicode {
 		if strings.ContainsRune(`^$\.*+?()[]{}|/`, c) || (inClass && c == '-') {
 			p.pos++
 			return c, nil
@@ -771,7 +789,7 @@ func (p *regexParser) classEscapeSet(c rune) regexSet {
 
 // wordSet is WordCharacters of ECMA-262 for the flags.
 func (p *regexParser) wordSet() regexSet {
-	if p.flags.unicode && p.flags.ignoreCase {
+	if p.flags.Unicode && p.flags.IgnoreCase {
 		return regexWordSet.union(regexSetChars(0x017F, 0x212A))
 	}
 	return regexWordSet
@@ -802,9 +820,9 @@ func (p *regexParser) property() (regexSet, error) {
 	s, res := regexProperty(b.String())
 	switch res {
 	case regexPropertyInvalid:
-		return nil, &regexPatternError{msg: fmt.Sprintf("invalid property name %q", snippet(b.String(), 40)), pos: start}
+		return nil, &PatternError{Msg: fmt.Sprintf("invalid property name %q", snippet(b.String(), 40)), Pos: start}
 	case regexPropertyUnsupported:
-		return nil, &regexPatternError{msg: fmt.Sprintf("property %q is not supported by this engine (its data is not in Go's Unicode tables)", snippet(b.String(), 40)), pos: start, unsupported: true}
+		return nil, &PatternError{Msg: fmt.Sprintf("property %q is not supported by this engine (its data is not in Go's Unicode tables)", snippet(b.String(), 40)), Pos: start, Unsupported: true}
 	}
 	if negate {
 		s = s.negate(regexMaxRune)
@@ -824,7 +842,7 @@ func (p *regexParser) class() (*regexNode, error) {
 	var parts []regexRange
 	for {
 		if !p.more() {
-			return nil, &regexPatternError{msg: "unterminated character class", pos: start}
+			return nil, &PatternError{Msg: "unterminated character class", Pos: start}
 		}
 		if p.peek() == ']' {
 			p.pos++
@@ -842,7 +860,7 @@ func (p *regexParser) class() (*regexNode, error) {
 				return nil, err
 			}
 			if aSet != nil || bSet != nil {
-				if p.flags.unicode {
+				if p.flags.Unicode {
 					p.pos = dash
 					return nil, p.errorf("invalid character class: a range cannot start or end with a class escape")
 				}
@@ -888,7 +906,7 @@ func (p *regexParser) classAtom() (rune, regexSet, error) {
 	case c == 'b':
 		p.pos++
 		return 0x08, nil, nil
-	case c == '-' && p.flags.unicode:
+	case c == '-' && p.flags.Unicode:
 		p.pos++
 		return '-', nil, nil
 	case c == 'd' || c == 'D' || c == 's' || c == 'S' || c == 'w' || c == 'W':
@@ -898,14 +916,14 @@ func (p *regexParser) classAtom() (rune, regexSet, error) {
 			s = regexSet{}
 		}
 		return 0, s, nil
-	case (c == 'p' || c == 'P') && p.flags.unicode:
+	case (c == 'p' || c == 'P') && p.flags.Unicode:
 		s, err := p.property()
 		if s == nil {
 			s = regexSet{}
 		}
 		return 0, s, err
 	case c >= '0' && c <= '9':
-		if p.flags.unicode {
+		if p.flags.Unicode {
 			if c == '0' && !(p.peekAt(1) >= '0' && p.peekAt(1) <= '9') {
 				p.pos++
 				return 0, nil, nil

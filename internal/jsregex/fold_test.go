@@ -1,4 +1,4 @@
-package svc
+package jsregex
 
 import (
 	"encoding/json"
