@@ -247,6 +247,12 @@ func TestServeFromCleanCheckout(t *testing.T) {
 	if err != nil || strings.Count(string(out), "/api/") != 13 || !strings.Contains(string(out), "regex-test") {
 		t.Fatalf("svc tools --url: %v\n%s", err, out)
 	}
+	// SVC_URL names the server as --url does.
+	list = exec.Command(bin, "tools", "--json")
+	list.Env = append(os.Environ(), "SVC_URL="+base)
+	if out, err = list.Output(); err != nil || !strings.Contains(string(out), base+"/api/regex-test") {
+		t.Fatalf("svc tools with SVC_URL: %v\n%s", err, out)
+	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

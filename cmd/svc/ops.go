@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery"
@@ -68,8 +69,19 @@ func startAdmin(addr string, srv *httpserver.Server, log *slog.Logger) (*adminSe
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}}
+	if ip, ok := netip.AddrFromSlice(tcpIP(ln.Addr())); !ok || !ip.Unmap().IsLoopback() {
+		log.Warn("the admin listener is reachable beyond this host: it serves pprof, metrics and the revenue dashboard without authentication; bind it to 127.0.0.1 or protect it in front", "addr", ln.Addr().String())
+	}
 	go func() { a.errc <- a.srv.Serve(ln) }()
 	return a, nil
+}
+
+// tcpIP is the IP of a TCP listener's address (nil for another kind).
+func tcpIP(a net.Addr) net.IP {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP
+	}
+	return nil
 }
 
 // Addr is the bound address.

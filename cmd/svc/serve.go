@@ -600,7 +600,11 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	}
 	fmt.Fprintf(&b, "  store:       %s (%s)\n", dialect, displayDSN(c.db))
 	b.WriteString("  payments:    every step journaled in the store before it happens; interrupted payments are recovered at start\n")
-	fmt.Fprintf(&b, "  tools:       %d paid routes; free: / /llms.txt /api/find /api/route /api/catalog /api/try /openapi.json /skill.md\n               /mcp /server.json /a2a /.well-known/agent-card.json /.well-known/x402 /api/club /health /metrics\n", catalog.Len())
+	ops := "/health /livez /readyz /metrics"
+	if c.adminAddr != "" {
+		ops = "/health /livez /readyz (/metrics on the admin listener)"
+	}
+	fmt.Fprintf(&b, "  tools:       %d paid routes; free: / /llms.txt /api/find /api/route /api/catalog /api/try /openapi.json /skill.md\n               /mcp /server.json /a2a /.well-known/agent-card.json /.well-known/x402 /api/club %s\n", catalog.Len(), ops)
 	fmt.Fprintf(&b, "  try:         curl -i %s/api/session-state\n\n", base)
 	_, _ = io.WriteString(w, b.String())
 }

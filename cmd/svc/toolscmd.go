@@ -16,7 +16,7 @@ import (
 // listTools prints the catalog: the local one, or a server's with --url.
 func listTools(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	f := newEnvFlags("tools", stderr, getenv, "svc tools [--url URL] [--json]")
-	baseURL := f.String("url", "", "", "read the catalog of the server at this base URL instead of the local one")
+	baseURL := f.String("url", "SVC_URL", "", "read the catalog of the server at this base URL instead of the local one")
 	asJSON := f.Bool("json", false, "print the catalog items as JSON")
 	if err := f.parse(args); err != nil {
 		return err
