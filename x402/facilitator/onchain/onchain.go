@@ -570,8 +570,8 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 		rcpt, err := f.await(ctx, s)
 		switch {
 		case err != nil:
-			// Not confirmed in time (or a reorganisation): the caller
-			// presents it again later, or asks Status.
+			// Not confirmed in time: the caller presents it again later,
+			// or asks Status.
 			pending := failed(pm, req, ReasonSettlementPending, "the transaction was sent and is not confirmed yet")
 			pending.Transaction = s.tx.Hash().Hex()
 			return pending, nil
