@@ -86,7 +86,7 @@ func TestTransferEventNotThePaymentIsRefused(t *testing.T) {
 	}
 }
 
-// TestEventCheckOfAlteredReceipts: the receipt of a honest settlement on
+// TestEventCheckOfAlteredReceipts: the receipt of a real settlement on
 // anvil is the payment; the same receipt with any of its events altered —
 // another payee, amount, payer, nonce or emitting contract, an event
 // missing, or the Transfer before the AuthorizationUsed — is not, and the
