@@ -169,8 +169,9 @@ func minedSettlement(t *testing.T, e *env, n uint64) *types.Receipt {
 
 // TestSettlementAwaitsConfirmations: with 3 confirmations, a settlement
 // mined in block N is not reported while the head is N or N+1, even after
-// the facilitator has read its receipt and the head; it is reported, with
-// its transaction, once block N+2 exists.
+// the facilitator has read its receipt and the head (nor by another
+// instance the payment is presented to); it is reported, with its
+// transaction, once block N+2 exists.
 func TestSettlementAwaitsConfirmations(t *testing.T) {
 	e := newEnv(t, anviltest.Options{})
 	f, obs := e.observed(t, func(c *onchain.Config) { c.Confirmations = 3 })
@@ -185,6 +186,12 @@ func TestSettlementAwaitsConfirmations(t *testing.T) {
 	// was answered and the facilitator went on waiting.
 	obs.waitCalls(t, "eth_blockNumber", obs.count("eth_blockNumber")+2)
 	stillWaiting(t, done, "1 confirmation")
+	// Another instance, presented the payment, finds it mined and answers
+	// it pending, not settled.
+	other := e.facilitator(t, func(c *onchain.Config) { c.Confirmations = 3 })
+	if r, err := other.Settle(ctx, payload, req); err != nil || r.Success || r.ErrorReason != onchain.ReasonSettlementPending || r.Transaction != rcpt.TxHash.Hex() {
+		t.Fatalf("another instance at 1 confirmation: %+v %v; want pending on %s", r, err, rcpt.TxHash.Hex())
+	}
 
 	e.chain.Mine(t, 1)
 	obs.waitCalls(t, "eth_blockNumber", obs.count("eth_blockNumber")+2)
@@ -209,6 +216,9 @@ func TestSettlementAwaitsConfirmations(t *testing.T) {
 	checkSettled(t, e, sr, p, req)
 	if f.Pending() != 0 {
 		t.Fatalf("%d pending after the settlement", f.Pending())
+	}
+	if r, err := other.Settle(ctx, payload, req); err != nil || !r.Success || r.Transaction != rcpt.TxHash.Hex() {
+		t.Fatalf("another instance at 3 confirmations: %+v %v; want settled by %s", r, err, rcpt.TxHash.Hex())
 	}
 }
 
@@ -274,5 +284,108 @@ func TestReorganisedSettlementIsSentAgain(t *testing.T) {
 	paid := new(big.Int).Sub(before, e.chain.TokenBalance(t, e.payer))
 	if paid.Cmp(amount(t, req)) != 0 {
 		t.Fatalf("the payer paid %s, want %s once", paid, req.Amount)
+	}
+}
+
+// TestAbandonedSettlementIsStillFollowed: a settlement whose caller
+// stopped waiting (settlement_pending) is still followed: when the node
+// drops its transaction, the facilitator broadcasts it again; presenting
+// the payment again meanwhile awaits that transaction instead of sending
+// another; once mined, both answers are the one transaction and the
+// relayer sent exactly one.
+func TestAbandonedSettlementIsStillFollowed(t *testing.T) {
+	e := newEnv(t, anviltest.Options{})
+	f, obs := e.observed(t, func(c *onchain.Config) { c.ResendAfter = 500 * time.Millisecond })
+	req := requirements(t, "0.01")
+	payload, p := pay(t, e.payerKey, req, time.Now())
+	e.chain.SetAutomine(t, false)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	abandoned := make(chan x402.SettleResponse, 1)
+	go func() {
+		sr, err := f.Settle(ctx, payload, req)
+		if err != nil {
+			sr.ErrorMessage = err.Error()
+		}
+		abandoned <- sr
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for f.Pending() == 0 { // sent (in the pool: automine is off)
+		if time.Now().After(deadline) {
+			t.Fatal("the settlement was never sent")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	cancel()
+	var sr x402.SettleResponse
+	select {
+	case sr = <-abandoned:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the abandoned settlement did not answer")
+	}
+	if sr.Success || sr.ErrorReason != onchain.ReasonSettlementPending || len(sr.Transaction) != 66 {
+		t.Fatalf("abandoned settlement: %+v; want %s with its transaction", sr, onchain.ReasonSettlementPending)
+	}
+
+	// The node drops it; nobody waits for it any more.
+	sends := obs.count("eth_sendRawTransaction")
+	if err := e.chain.RPC.CallContext(context.Background(), nil, "anvil_dropAllTransactions"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := e.chain.Client.PendingNonceAt(context.Background(), e.relayer); n != 0 {
+		t.Fatalf("the pool still holds the relayer's transaction (pending nonce %d)", n)
+	}
+	obs.waitCalls(t, "eth_sendRawTransaction", sends+1)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if n, _ := e.chain.Client.PendingNonceAt(context.Background(), e.relayer); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dropped transaction is not back in the pool")
+		}
+	}
+	// Back in the pool: the same transaction (or, on a slow machine, its
+	// replacement with higher fees: the same nonce and call).
+	if again := pooled(t, e, 0); again.To() == nil || *again.To() != anviltest.USDC {
+		t.Fatalf("broadcast again: %s is not a call of the token", again.Hash())
+	}
+	if f.Pending() != 1 {
+		t.Fatalf("%d pending, want the followed transaction", f.Pending())
+	}
+
+	// Presented again before it is mined: it joins the transaction. With
+	// a context already ended, the answer is that transaction, pending,
+	// and not one call reached the node.
+	reads := func() int { return obs.count("eth_call") + obs.count("eth_estimateGas") + obs.count("eth_getBalance") }
+	calls := reads()
+	ended, end := context.WithCancel(context.Background())
+	end()
+	if r, err := f.Settle(ended, payload, req); err != nil || r.ErrorReason != onchain.ReasonSettlementPending || r.Transaction != sr.Transaction {
+		t.Fatalf("presented again with an ended context: %+v %v; want pending on %s", r, err, sr.Transaction)
+	}
+	if n := reads(); n != calls {
+		t.Fatalf("presenting it again read the chain %d times, want none", n-calls)
+	}
+	estimates := obs.count("eth_estimateGas")
+	rejoined := settleAsync(f, payload, req)
+	e.chain.Mine(t, 1)
+	var got x402.SettleResponse
+	select {
+	case got = <-rejoined:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the payment presented again did not answer")
+	}
+	rcpt := checkSettled(t, e, got, p, req)
+	if tx, _, err := e.chain.Client.TransactionByHash(context.Background(), rcpt.TxHash); err != nil || tx.Nonce() != 0 {
+		t.Fatalf("settled by %s (%v); want the followed transaction, nonce 0", rcpt.TxHash, err)
+	}
+	if n := obs.count("eth_estimateGas"); n != estimates {
+		t.Fatalf("presenting it again simulated it %d times", n-estimates)
+	}
+	if n, _ := e.chain.Client.PendingNonceAt(context.Background(), e.relayer); n != 1 {
+		t.Fatalf("the relayer sent %d transactions, want 1", n)
+	}
+	if f.Pending() != 0 {
+		t.Fatalf("%d pending after the transaction was mined", f.Pending())
 	}
 }
