@@ -170,8 +170,8 @@ func minedSettlement(t *testing.T, e *env, n uint64) *types.Receipt {
 // TestSettlementAwaitsConfirmations: with 3 confirmations, a settlement
 // mined in block N is not reported while the head is N or N+1, even after
 // the facilitator has read its receipt and the head (nor by another
-// instance the payment is presented to); it is reported, with its
-// transaction, once block N+2 exists.
+// instance the payment is presented to, nor by its status query); it is
+// reported, with its transaction, once block N+2 exists.
 func TestSettlementAwaitsConfirmations(t *testing.T) {
 	e := newEnv(t, anviltest.Options{})
 	f, obs := e.observed(t, func(c *onchain.Config) { c.Confirmations = 3 })
@@ -191,6 +191,10 @@ func TestSettlementAwaitsConfirmations(t *testing.T) {
 	other := e.facilitator(t, func(c *onchain.Config) { c.Confirmations = 3 })
 	if r, err := other.Settle(ctx, payload, req); err != nil || r.Success || r.ErrorReason != onchain.ReasonSettlementPending || r.Transaction != rcpt.TxHash.Hex() {
 		t.Fatalf("another instance at 1 confirmation: %+v %v; want pending on %s", r, err, rcpt.TxHash.Hex())
+	}
+	// Nor does its status query (the engine's recovery) call it proof yet.
+	if st, err := other.Status(ctx, payload, req); !errors.Is(err, onchain.ErrNotConfirmed) {
+		t.Fatalf("status at 1 confirmation: %+v %v; want %v", st, err, onchain.ErrNotConfirmed)
 	}
 
 	e.chain.Mine(t, 1)
@@ -219,6 +223,9 @@ func TestSettlementAwaitsConfirmations(t *testing.T) {
 	}
 	if r, err := other.Settle(ctx, payload, req); err != nil || !r.Success || r.Transaction != rcpt.TxHash.Hex() {
 		t.Fatalf("another instance at 3 confirmations: %+v %v; want settled by %s", r, err, rcpt.TxHash.Hex())
+	}
+	if st, err := other.Status(ctx, payload, req); err != nil || !st.Used || st.Transaction != rcpt.TxHash.Hex() {
+		t.Fatalf("status at 3 confirmations: %+v %v; want used by %s", st, err, rcpt.TxHash.Hex())
 	}
 }
 

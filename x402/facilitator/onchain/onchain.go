@@ -742,29 +742,19 @@ func (f *Facilitator) afterRevert(ctx context.Context, pm *payment, req x402.Pay
 // settledBefore answers a payment whose authorization the chain says is
 // used: the original settlement when it transferred this payment.
 func (f *Facilitator) settledBefore(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.SettleResponse, error) {
-	st, err := f.status(ctx, pm, req)
+	st, confirmed, err := f.status(ctx, pm, req)
 	if err != nil {
 		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
 	}
 	if st.Transaction == "" || !strings.EqualFold(st.Payer, pm.from.Hex()) || !strings.EqualFold(st.PayTo, req.PayTo) || st.Amount != normAmount(req.Amount) {
 		return failed(pm, req, exact.ReasonNonceAlreadyUsed, "the authorization was already used or canceled on chain"), nil
 	}
-	if f.cfg.Confirmations > 1 {
+	if !confirmed {
 		// Mined by a transaction this process does not follow (another
 		// instance's, or before a restart): reported once confirmed.
-		rcpt, err := f.client.TransactionReceipt(ctx, common.HexToHash(st.Transaction))
-		if err != nil {
-			return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("receipt of %s: %w", st.Transaction, err)}
-		}
-		ok, err := f.confirmed(ctx, rcpt)
-		if err != nil {
-			return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
-		}
-		if !ok {
-			pending := failed(pm, req, ReasonSettlementPending, fmt.Sprintf("the transaction is mined and does not have its %d confirmations yet", f.cfg.Confirmations))
-			pending.Transaction = st.Transaction
-			return pending, nil
-		}
+		pending := failed(pm, req, ReasonSettlementPending, fmt.Sprintf("the transaction is mined and does not have its %d confirmations yet", f.cfg.Confirmations))
+		pending.Transaction = st.Transaction
+		return pending, nil
 	}
 	return x402.SettleResponse{Success: true, Payer: pm.payer, Transaction: st.Transaction, Network: req.Network, Amount: req.Amount,
 		Extra: map[string]any{"payTo": st.PayTo}}, nil
@@ -902,6 +892,8 @@ func (f *Facilitator) affordable(ctx context.Context, gas uint64, fe fees) error
 // emitted AuthorizationUsed(from, nonce) (searched within LookbackBlocks)
 // and the Transfer it made. Expired compares validBefore with the latest
 // block's time. A canceled authorization is Used without a Transaction.
+// A transaction short of Config.Confirmations is an error wrapping
+// ErrNotConfirmed (not proof yet; ask again later).
 func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.AuthorizationStatus, error) {
 	p, err := exact.ParseExactEVMPayload(payload.Payload)
 	if err != nil {
@@ -916,25 +908,39 @@ func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, r
 		return x402.AuthorizationStatus{}, errors.New("x402 onchain: status: the authorization's from, nonce or validBefore is malformed")
 	}
 	pm := &payment{p: p, from: from, nonce: nonce, validBef: vb, value: big.NewInt(0)}
-	return f.status(ctx, pm, req)
-}
-
-func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.AuthorizationStatus, error) {
-	v, err := f.view(ctx, pm)
+	st, confirmed, err := f.status(ctx, pm, req)
 	if err != nil {
 		return x402.AuthorizationStatus{}, err
+	}
+	if !confirmed {
+		return x402.AuthorizationStatus{}, fmt.Errorf("%w: %s (%d wanted)", ErrNotConfirmed, st.Transaction, f.cfg.Confirmations)
+	}
+	return st, nil
+}
+
+// ErrNotConfirmed is wrapped by the error of Status when the transaction
+// that used the authorization is mined but does not have
+// Config.Confirmations confirmations yet: ask again later.
+var ErrNotConfirmed = errors.New("x402 onchain: the transaction that used the authorization is not confirmed yet")
+
+// status reads what the chain says of pm's authorization; confirmed is
+// false when the transaction that used it lacks its confirmations.
+func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentRequirements) (st x402.AuthorizationStatus, confirmed bool, err error) {
+	v, err := f.view(ctx, pm)
+	if err != nil {
+		return st, false, err
 	}
 	head, err := f.client.HeaderByNumber(ctx, nil)
 	if err != nil {
-		return x402.AuthorizationStatus{}, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
+		return st, false, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
 	}
-	st := x402.AuthorizationStatus{Used: v.used, Expired: pm.validBef.Cmp(new(big.Int).SetUint64(head.Time)) <= 0}
+	st = x402.AuthorizationStatus{Used: v.used, Expired: pm.validBef.Cmp(new(big.Int).SetUint64(head.Time)) <= 0}
 	if !v.used {
-		return st, nil
+		return st, true, nil
 	}
 	logs, err := f.findLogs(ctx, head.Number.Uint64(), pm.from, pm.nonce)
 	if err != nil {
-		return x402.AuthorizationStatus{}, err
+		return x402.AuthorizationStatus{}, false, err
 	}
 	for _, l := range logs {
 		if l.Removed || l.Topics[0] != topicAuthorizationUsed {
@@ -942,7 +948,7 @@ func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentR
 		}
 		rcpt, err := f.client.TransactionReceipt(ctx, l.TxHash)
 		if err != nil {
-			return x402.AuthorizationStatus{}, fmt.Errorf("x402 onchain: status: receipt of %s: %w", l.TxHash.Hex(), err)
+			return x402.AuthorizationStatus{}, false, fmt.Errorf("x402 onchain: status: receipt of %s: %w", l.TxHash.Hex(), err)
 		}
 		tr, ok := transferOf(rcpt.Logs, f.token, pm.from, pm.nonce)
 		if !ok {
@@ -951,9 +957,12 @@ func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentR
 		st.Transaction = l.TxHash.Hex()
 		st.Payer, st.PayTo, st.Amount = pm.from.Hex(), tr.to.Hex(), tr.value.String()
 		st.Asset, st.Network = f.token.Hex(), f.network.CAIP2
-		break
+		if confirmed, err = f.confirmed(ctx, rcpt); err != nil {
+			return x402.AuthorizationStatus{}, false, err
+		}
+		return st, confirmed, nil
 	}
-	return st, nil
+	return st, true, nil
 }
 
 // findLogs searches backwards from head, LogWindow blocks at a time, for
