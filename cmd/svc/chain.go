@@ -183,6 +183,7 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	if err != nil {
 		return err
 	}
+	defer fac.Close()
 	ln, err := net.Listen("tcp", strings.TrimSpace(*addr))
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)

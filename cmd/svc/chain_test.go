@@ -464,3 +464,101 @@ func TestChainKillAfterBroadcast(t *testing.T) {
 		t.Fatalf("the retry sent another transaction (relayer nonce %d)", n)
 	}
 }
+
+// TestChainServeReadinessFollowsRelayerBalance: `svc serve --settle
+// onchain --min-relayer-balance 0.5` is ready while its relayer holds at
+// least 0.5 ETH; below that /readyz answers 503 naming the relayer's gas
+// and a paid call is answered 503 before anything is settled; funded
+// again, it is ready and settles. /metrics exposes the relayer's balance
+// as the chain has it, and a settlement awaiting its block as pending.
+func TestChainServeReadinessFollowsRelayerBalance(t *testing.T) {
+	w := newChainWorld(t, anviltest.Options{})
+	ctx := context.Background()
+	funded, low := big.NewInt(1_000_000_000_000_000_000), big.NewInt(250_000_000_000_000_000) // 1 and 0.25 ETH
+	w.chain.SetBalance(t, w.relayer, funded)
+	db := filepath.Join(t.TempDir(), "svc.db")
+	srv := w.serveOnchain(t, db, nil, "--min-relayer-balance", "0.5")
+	c := clusterHTTP(t)
+	type readiness struct {
+		Status string `json:"status"`
+		Checks struct {
+			Facilitator struct{ Status, Error string } `json:"facilitator"`
+		} `json:"checks"`
+	}
+	var rd readiness
+	clusterGetJSON(t, c, srv.base+"/readyz", http.StatusOK, &rd)
+	if rd.Status != "ready" || rd.Checks.Facilitator.Status != "up" {
+		t.Fatalf("/readyz with a funded relayer: %+v", rd)
+	}
+	if got := clusterMetric(t, c, srv.base, "svc_relayer_balance_wei"); got != funded.Int64() {
+		t.Fatalf("svc_relayer_balance_wei %d, want %s", got, funded)
+	}
+
+	// Below the minimum (not empty): not ready, and no settlement.
+	w.chain.SetBalance(t, w.relayer, low)
+	rd = readiness{}
+	clusterGetJSON(t, c, srv.base+"/readyz", http.StatusServiceUnavailable, &rd)
+	if rd.Status != "not ready" || rd.Checks.Facilitator.Status != "down" || !strings.Contains(rd.Checks.Facilitator.Error, "relayer_out_of_gas") {
+		t.Fatalf("/readyz with the relayer below the minimum: %+v", rd)
+	}
+	if got := clusterMetric(t, c, srv.base, "svc_relayer_balance_wei"); got != low.Int64() {
+		t.Fatalf("svc_relayer_balance_wei %d, want %s", got, low)
+	}
+	signer, err := client.ParseSigner(hex.EncodeToString(crypto.FromECDSA(w.payerKey)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _ := clusterMustSign(t, signer, clusterOffer(t, c, srv.base))
+	if a := clusterMust(t, c, http.MethodPost, srv.base+clusterToolPath, clusterBody(clusterAddress()), header); a.status != http.StatusServiceUnavailable ||
+		a.header.Get("Retry-After") == "" {
+		t.Fatalf("paid call with the relayer below the minimum: %s", a)
+	}
+	if n, _ := w.chain.Client.PendingNonceAt(ctx, w.relayer); n != 0 {
+		t.Fatalf("the relayer sent %d transactions below its minimum balance", n)
+	}
+
+	// Funded again: ready; a settlement held in the pool (automine off) is
+	// pending in /metrics until its block.
+	w.chain.SetBalance(t, w.relayer, funded)
+	rd = readiness{}
+	clusterGetJSON(t, c, srv.base+"/readyz", http.StatusOK, &rd)
+	if rd.Status != "ready" || rd.Checks.Facilitator.Status != "up" {
+		t.Fatalf("/readyz after funding: %+v", rd)
+	}
+	if got := clusterMetric(t, c, srv.base, "svc_relayer_pending_transactions"); got != 0 {
+		t.Fatalf("svc_relayer_pending_transactions %d before any settlement", got)
+	}
+	payerBefore, payToBefore := w.chain.TokenBalance(t, w.payer), w.chain.TokenBalance(t, chainPayTo)
+	w.chain.SetAutomine(t, false)
+	header, _ = clusterMustSign(t, signer, clusterOffer(t, c, srv.base))
+	paid := make(chan clusterAnswer, 1)
+	go func() {
+		a, err := clusterDo(ctx, &http.Client{Timeout: time.Minute}, http.MethodPost, srv.base+clusterToolPath, clusterBody(clusterAddress()), header)
+		if err != nil {
+			a.body = []byte(err.Error())
+		}
+		paid <- a
+	}()
+	clusterEventually(t, 30*time.Second, func() string {
+		if n := clusterMetric(t, c, srv.base, "svc_relayer_pending_transactions"); n != 1 {
+			return "svc_relayer_pending_transactions is not 1 while the settlement awaits its block"
+		}
+		return ""
+	})
+	w.chain.SetAutomine(t, true)
+	w.chain.Mine(t, 1)
+	var a clusterAnswer
+	select {
+	case a = <-paid:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the paid call did not end after its block")
+	}
+	sr, err := a.settlement()
+	if a.status != http.StatusOK || err != nil || !sr.Success {
+		t.Fatalf("paid call after funding: %s (%v)", a, err)
+	}
+	w.checkPaidOnChain(t, chainPaid{Status: a.status, PaymentResponse: &sr}, payerBefore, payToBefore, 10_000)
+	if got := clusterMetric(t, c, srv.base, "svc_relayer_pending_transactions"); got != 0 {
+		t.Fatalf("svc_relayer_pending_transactions %d after the settlement", got)
+	}
+}

@@ -5,7 +5,7 @@
 //   node compile.mjs [outDir]     (default: ../../internal/anviltest)
 //
 // contracts/TestUSDC.sol → testusdc.json, contracts/TestWallet.sol →
-// testwallet.json. The output is deterministic: the same source and
+// testwallet.json, contracts/TestFeeUSDC.sol → testfeeusdc.json. The output is deterministic: the same source and
 // compiler give the same bytes (the metadata hash is left out of the
 // bytecode).
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -15,7 +15,7 @@ import solc from 'solc'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const outDir = process.argv[2] ?? join(here, '..', '..', 'internal', 'anviltest')
-const contracts = { TestUSDC: 'testusdc.json', TestWallet: 'testwallet.json' }
+const contracts = { TestUSDC: 'testusdc.json', TestWallet: 'testwallet.json', TestFeeUSDC: 'testfeeusdc.json' }
 const base = {
   optimizer: { enabled: true, runs: 10000 },
   evmVersion: 'cancun',
@@ -28,7 +28,9 @@ for (const [name, out] of Object.entries(contracts)) {
     sources: { [file]: { content: readFileSync(join(here, 'contracts', file), 'utf8') } },
     settings: { ...base, outputSelection: { [file]: { [name]: ['abi', 'evm.deployedBytecode.object'] } } },
   }
-  const result = JSON.parse(solc.compile(JSON.stringify(input)))
+  // Imports are other files of contracts/.
+  const findImports = (path) => ({ contents: readFileSync(join(here, 'contracts', path), 'utf8') })
+  const result = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }))
   const errors = (result.errors ?? []).filter((e) => e.severity === 'error')
   if (errors.length > 0) {
     for (const e of errors) console.error(e.formattedMessage)

@@ -59,6 +59,12 @@ var ArtifactJSON []byte
 //go:embed testwallet.json
 var WalletArtifactJSON []byte
 
+// FeeArtifactJSON is the committed TestFeeUSDC artifact (TestUSDC keeping
+// one atomic unit of every transfer as a fee), same format.
+//
+//go:embed testfeeusdc.json
+var FeeArtifactJSON []byte
+
 // Artifact is the decoded ArtifactJSON.
 type Artifact struct {
 	Contract        string          `json:"contract"`
@@ -252,6 +258,21 @@ func (c *Chain) InstallWallet(t testing.TB, owner common.Address) common.Address
 		t.Fatalf("anvil_setStorageAt: %v", err)
 	}
 	return addr
+}
+
+// InstallFeeToken replaces the code at USDC with TestFeeUSDC, keeping the
+// storage (balances and authorization states): from then on every
+// transfer of value pays value - 1 to its recipient and 1 to the fee sink,
+// so an EIP-3009 transfer's Transfer event is not the amount authorised.
+func (c *Chain) InstallFeeToken(t testing.TB) {
+	t.Helper()
+	var a Artifact
+	if err := json.Unmarshal(FeeArtifactJSON, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RPC.CallContext(context.Background(), nil, "anvil_setCode", USDC, a.RuntimeBytecode); err != nil {
+		t.Fatalf("anvil_setCode: %v", err)
+	}
 }
 
 // SetBalance sets the native (gas) balance of addr, in wei.

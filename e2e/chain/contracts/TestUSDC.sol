@@ -247,7 +247,7 @@ contract TestUSDC {
         emit Approval(owner, spender, value);
     }
 
-    function _move(address from, address to, uint256 value) private {
+    function _move(address from, address to, uint256 value) internal virtual {
         require(from != address(0), "ERC20: transfer from the zero address");
         require(to != address(0), "ERC20: transfer to the zero address");
         uint256 held = _balances[from];

@@ -61,6 +61,7 @@ func (e *env) facilitator(t testing.TB, mod func(*onchain.Config)) *onchain.Faci
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(f.Close)
 	return f
 }
 

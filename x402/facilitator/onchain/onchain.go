@@ -9,8 +9,16 @@
 // authorizationState(from, nonce). A settlement is simulated
 // (eth_estimateGas) before it is sent, so a settlement that would fail
 // costs no gas; it is sent with EIP-1559 fees within an operator cap and
-// awaited to a number of confirmations, and its Transfer and
-// AuthorizationUsed events are checked against payer, payTo and amount.
+// awaited to a number of confirmations (a receipt whose block is
+// reorganised away sends the wait back to the transaction, broadcast again
+// if the node lost it), and its Transfer and AuthorizationUsed events are
+// checked against payer, payTo and amount.
+//
+// Every transaction sent is followed until it is mined, also after its
+// Settle call stopped waiting (answered ReasonSettlementPending): it is
+// broadcast again if dropped and replaced if stuck, so the relayer's
+// nonces never keep a gap; the same authorization presented meanwhile
+// awaits that transaction instead of sending another. Close stops this.
 //
 // Payments from smart-contract wallets are accepted: a signature that is
 // not an EOA's 65-byte signature of the payer is left to the token's
@@ -144,6 +152,14 @@ type Facilitator struct {
 
 	flight singleflight.Group // settlements in flight, by authorization
 
+	// Settlement transactions are followed until mined by a goroutine of
+	// their own, which outlives a caller that stops waiting (see follow).
+	trackMu  sync.Mutex
+	tracking map[string]*tracker // by authorization
+	bg       context.Context     // ends with Close
+	stop     context.CancelFunc
+	trackers sync.WaitGroup
+
 	feeMu   sync.Mutex
 	feeAt   time.Time
 	feeData fees
@@ -232,8 +248,18 @@ func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 		return nil, &x402.ConfigError{Field: "Token", Message: fmt.Sprintf("no contract at %s on %s", token.Hex(), n.CAIP2)}
 	}
 	f := &Facilitator{cfg: cfg, network: n, token: token, rpc: rc, client: client, abi: parsed, log: log,
-		relayer: newRelayer(cfg.RelayerKey, id, client)}
+		relayer: newRelayer(cfg.RelayerKey, id, client), tracking: map[string]*tracker{}}
+	f.bg, f.stop = context.WithCancel(context.Background())
 	return f, nil
+}
+
+// Close stops following the settlement transactions sent and not yet
+// mined (they stay in the node's pool; the authorizations' status tells
+// what became of them) and waits for that to end. The facilitator must not
+// be used afterwards.
+func (f *Facilitator) Close() {
+	f.stop()
+	f.trackers.Wait()
 }
 
 // Relayer returns the relayer's address (where to send gas).
@@ -482,7 +508,8 @@ func failed(pm *payment, req x402.PaymentRequirements, reason, msg string) x402.
 // this payment (same payer, payTo and amount) gets that settlement back;
 // otherwise it is refused (exact.ReasonNonceAlreadyUsed). A transaction
 // sent and not confirmed within ctx is answered Success false with
-// ReasonSettlementPending and its hash. The relayer's gas, the fee cap or
+// ReasonSettlementPending and its hash; the facilitator goes on following
+// it (see the package doc). The relayer's gas, the fee cap or
 // the RPC endpoint failing is an *UnavailableError.
 func (f *Facilitator) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
 	pm, err := f.check(payload, req)
@@ -534,6 +561,13 @@ func sameTransfer(resp x402.SettleResponse, req x402.PaymentRequirements) bool {
 }
 
 func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.SettleResponse, error) {
+	if tr := f.following(pm.key); tr != nil {
+		// Sent by an earlier settlement of this authorization whose caller
+		// stopped waiting, and not confirmed yet: await that transaction
+		// rather than send another (or answer from a receipt short of its
+		// confirmations).
+		return f.settleTracked(ctx, pm, req, tr, nil, 0)
+	}
 	v, err := f.view(ctx, pm)
 	if err != nil {
 		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
@@ -554,26 +588,48 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 	if refusal != nil {
 		return failed(pm, req, refusal.Reason, refusal.Message), nil
 	}
+	return f.settleTracked(ctx, pm, req, nil, data, gas)
+}
+
+// settleTracked sends pm's transfer (data, gas; simulated first when data
+// is nil), unless tr already follows a transaction of it, and answers from
+// that transaction's fate.
+func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.PaymentRequirements, tr *tracker, data []byte, gas uint64) (x402.SettleResponse, error) {
 	for attempt := 1; ; attempt++ {
-		fe, err := f.fees(ctx, false)
-		if err != nil {
-			return x402.SettleResponse{}, err
+		if tr == nil {
+			if data == nil {
+				var refusal *exact.VerifyError
+				var err error
+				if data, gas, refusal, err = f.simulate(ctx, pm); err != nil {
+					return x402.SettleResponse{}, err
+				} else if refusal != nil {
+					return failed(pm, req, refusal.Reason, refusal.Message), nil
+				}
+			}
+			fe, err := f.fees(ctx, false)
+			if err != nil {
+				return x402.SettleResponse{}, err
+			}
+			if err := f.affordable(ctx, gas, fe); err != nil {
+				return x402.SettleResponse{}, err
+			}
+			s, err := f.relayer.send(ctx, f.token, data, gas, fe)
+			if err != nil {
+				return x402.SettleResponse{}, err
+			}
+			f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
+			tr = f.follow(pm.key, s)
 		}
-		if err := f.affordable(ctx, gas, fe); err != nil {
-			return x402.SettleResponse{}, err
-		}
-		s, err := f.relayer.send(ctx, f.token, data, gas, fe)
-		if err != nil {
-			return x402.SettleResponse{}, err
-		}
-		f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
-		rcpt, err := f.await(ctx, s)
+		rcpt, err := tr.wait(ctx)
+		tx := tr.tx
+		tr = nil
 		switch {
 		case err != nil:
-			// Not confirmed in time (or a reorganisation): the caller
-			// presents it again later, or asks Status.
+			// Not confirmed in time: the transaction is still followed
+			// (broadcast again if dropped); the caller presents the
+			// payment again later, or asks Status.
 			pending := failed(pm, req, ReasonSettlementPending, "the transaction was sent and is not confirmed yet")
-			pending.Transaction = s.tx.Hash().Hex()
+			pending.Transaction = tx.Hash().Hex()
 			return pending, nil
 		case rcpt == nil:
 			// The relayer's nonce went to another transaction (the key used
@@ -586,13 +642,65 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 			if v.used || attempt >= maxResends {
 				return f.afterRevert(ctx, pm, req, "the settlement transaction was replaced")
 			}
-			f.log.Warn("x402 onchain: settlement transaction replaced by another of the relayer; sending it again", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce())
+			f.log.Warn("x402 onchain: settlement transaction replaced by another of the relayer; sending it again", "transaction", tx.Hash().Hex(), "nonce", tx.Nonce())
 			continue
 		case rcpt.Status != types.ReceiptStatusSuccessful:
 			return f.afterRevert(ctx, pm, req, "the settlement transaction "+rcpt.TxHash.Hex()+" reverted")
 		}
 		return f.fromReceipt(pm, req, rcpt)
 	}
+}
+
+// tracker follows one settlement transaction until it is mined with its
+// confirmations, or its nonce is taken, or the facilitator is closed.
+type tracker struct {
+	tx   *types.Transaction // as first sent
+	done chan struct{}      // closed when rcpt and err are set
+	rcpt *types.Receipt
+	err  error
+}
+
+// wait returns the tracker's outcome, or ctx's error if ctx ends first
+// (the tracker goes on).
+func (t *tracker) wait(ctx context.Context) (*types.Receipt, error) {
+	select {
+	case <-t.done:
+		return t.rcpt, t.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// follow starts following s, the transaction of the authorization key,
+// in a goroutine of its own that lives until the transaction's fate is
+// known or Close: a settlement whose caller stopped waiting is still
+// broadcast again if the node drops it, replaced if it is stuck, and
+// forgotten by Pending once mined.
+func (f *Facilitator) follow(key string, s sent) *tracker {
+	t := &tracker{tx: s.tx, done: make(chan struct{})}
+	f.trackMu.Lock()
+	f.tracking[key] = t
+	f.trackMu.Unlock()
+	f.trackers.Add(1)
+	go func() {
+		defer f.trackers.Done()
+		t.rcpt, t.err = f.await(f.bg, s)
+		f.trackMu.Lock()
+		if f.tracking[key] == t {
+			delete(f.tracking, key)
+		}
+		f.trackMu.Unlock()
+		close(t.done)
+	}()
+	return t
+}
+
+// following returns the tracker of the authorization key's transaction,
+// if one is followed.
+func (f *Facilitator) following(key string) *tracker {
+	f.trackMu.Lock()
+	defer f.trackMu.Unlock()
+	return f.tracking[key]
 }
 
 // maxResends bounds how many times one settlement is sent with a new nonce
@@ -634,12 +742,19 @@ func (f *Facilitator) afterRevert(ctx context.Context, pm *payment, req x402.Pay
 // settledBefore answers a payment whose authorization the chain says is
 // used: the original settlement when it transferred this payment.
 func (f *Facilitator) settledBefore(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.SettleResponse, error) {
-	st, err := f.status(ctx, pm, req)
+	st, confirmed, err := f.status(ctx, pm, req)
 	if err != nil {
 		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
 	}
 	if st.Transaction == "" || !strings.EqualFold(st.Payer, pm.from.Hex()) || !strings.EqualFold(st.PayTo, req.PayTo) || st.Amount != normAmount(req.Amount) {
 		return failed(pm, req, exact.ReasonNonceAlreadyUsed, "the authorization was already used or canceled on chain"), nil
+	}
+	if !confirmed {
+		// Mined by a transaction this process does not follow (another
+		// instance's, or before a restart): reported once confirmed.
+		pending := failed(pm, req, ReasonSettlementPending, fmt.Sprintf("the transaction is mined and does not have its %d confirmations yet", f.cfg.Confirmations))
+		pending.Transaction = st.Transaction
+		return pending, nil
 	}
 	return x402.SettleResponse{Success: true, Payer: pm.payer, Transaction: st.Transaction, Network: req.Network, Amount: req.Amount,
 		Extra: map[string]any{"payTo": st.PayTo}}, nil
@@ -777,6 +892,8 @@ func (f *Facilitator) affordable(ctx context.Context, gas uint64, fe fees) error
 // emitted AuthorizationUsed(from, nonce) (searched within LookbackBlocks)
 // and the Transfer it made. Expired compares validBefore with the latest
 // block's time. A canceled authorization is Used without a Transaction.
+// A transaction short of Config.Confirmations is an error wrapping
+// ErrNotConfirmed (not proof yet; ask again later).
 func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.AuthorizationStatus, error) {
 	p, err := exact.ParseExactEVMPayload(payload.Payload)
 	if err != nil {
@@ -791,25 +908,39 @@ func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, r
 		return x402.AuthorizationStatus{}, errors.New("x402 onchain: status: the authorization's from, nonce or validBefore is malformed")
 	}
 	pm := &payment{p: p, from: from, nonce: nonce, validBef: vb, value: big.NewInt(0)}
-	return f.status(ctx, pm, req)
-}
-
-func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.AuthorizationStatus, error) {
-	v, err := f.view(ctx, pm)
+	st, confirmed, err := f.status(ctx, pm, req)
 	if err != nil {
 		return x402.AuthorizationStatus{}, err
+	}
+	if !confirmed {
+		return x402.AuthorizationStatus{}, fmt.Errorf("%w: %s (%d wanted)", ErrNotConfirmed, st.Transaction, f.cfg.Confirmations)
+	}
+	return st, nil
+}
+
+// ErrNotConfirmed is wrapped by the error of Status when the transaction
+// that used the authorization is mined but does not have
+// Config.Confirmations confirmations yet: ask again later.
+var ErrNotConfirmed = errors.New("x402 onchain: the transaction that used the authorization is not confirmed yet")
+
+// status reads what the chain says of pm's authorization; confirmed is
+// false when the transaction that used it lacks its confirmations.
+func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentRequirements) (st x402.AuthorizationStatus, confirmed bool, err error) {
+	v, err := f.view(ctx, pm)
+	if err != nil {
+		return st, false, err
 	}
 	head, err := f.client.HeaderByNumber(ctx, nil)
 	if err != nil {
-		return x402.AuthorizationStatus{}, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
+		return st, false, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
 	}
-	st := x402.AuthorizationStatus{Used: v.used, Expired: pm.validBef.Cmp(new(big.Int).SetUint64(head.Time)) <= 0}
+	st = x402.AuthorizationStatus{Used: v.used, Expired: pm.validBef.Cmp(new(big.Int).SetUint64(head.Time)) <= 0}
 	if !v.used {
-		return st, nil
+		return st, true, nil
 	}
 	logs, err := f.findLogs(ctx, head.Number.Uint64(), pm.from, pm.nonce)
 	if err != nil {
-		return x402.AuthorizationStatus{}, err
+		return x402.AuthorizationStatus{}, false, err
 	}
 	for _, l := range logs {
 		if l.Removed || l.Topics[0] != topicAuthorizationUsed {
@@ -817,7 +948,7 @@ func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentR
 		}
 		rcpt, err := f.client.TransactionReceipt(ctx, l.TxHash)
 		if err != nil {
-			return x402.AuthorizationStatus{}, fmt.Errorf("x402 onchain: status: receipt of %s: %w", l.TxHash.Hex(), err)
+			return x402.AuthorizationStatus{}, false, fmt.Errorf("x402 onchain: status: receipt of %s: %w", l.TxHash.Hex(), err)
 		}
 		tr, ok := transferOf(rcpt.Logs, f.token, pm.from, pm.nonce)
 		if !ok {
@@ -826,9 +957,12 @@ func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentR
 		st.Transaction = l.TxHash.Hex()
 		st.Payer, st.PayTo, st.Amount = pm.from.Hex(), tr.to.Hex(), tr.value.String()
 		st.Asset, st.Network = f.token.Hex(), f.network.CAIP2
-		break
+		if confirmed, err = f.confirmed(ctx, rcpt); err != nil {
+			return x402.AuthorizationStatus{}, false, err
+		}
+		return st, confirmed, nil
 	}
-	return st, nil
+	return st, true, nil
 }
 
 // findLogs searches backwards from head, LogWindow blocks at a time, for

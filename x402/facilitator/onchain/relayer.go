@@ -220,15 +220,20 @@ func (r *relayer) pendingCount() int {
 	return len(r.pending)
 }
 
-// await waits for one of hashes (the transaction and its replacements,
-// newest last) to be mined with conf confirmations, broadcasting the
-// newest again when the node seems to have dropped it and replacing it
-// with higher fees (within the cap) when it is stuck. It returns the
-// receipt, or (nil, nil) when the nonce was taken by a transaction that is
-// not one of them, or the context's error.
+// await waits for one of txs (the transaction and its replacements,
+// newest last) to be mined with cfg.Confirmations confirmations,
+// broadcasting the newest again when the node seems to have dropped it and
+// replacing it with higher fees (within the cap) when it is stuck. The
+// receipt is read again at every poll until it is confirmed: a receipt
+// that vanishes (its block reorganised away) sends the wait back to
+// awaiting the transaction, which is broadcast again if the node no longer
+// has it. It returns the confirmed receipt, or (nil, nil) when the nonce
+// was taken by a transaction that is not one of them, or the context's
+// error.
 func (f *Facilitator) await(ctx context.Context, s sent) (*types.Receipt, error) {
 	txs := []*types.Transaction{s.tx}
 	lastSend := s.at
+	var seen *types.Receipt // the last receipt read, while unconfirmed
 	// Poll soon after the send (a chain that mines at once answers within
 	// milliseconds), then less and less often, up to PollInterval.
 	poll := min(5*time.Millisecond, f.cfg.PollInterval)
@@ -243,21 +248,31 @@ func (f *Facilitator) await(ctx context.Context, s sent) (*types.Receipt, error)
 			poll = min(poll*2, f.cfg.PollInterval)
 		}
 		first = false
-		for i := len(txs) - 1; i >= 0; i-- {
-			rcpt, err := f.client.TransactionReceipt(ctx, txs[i].Hash())
-			if err == nil {
-				if err := f.confirm(ctx, rcpt); err != nil {
-					return nil, err
-				}
+		rcpt, err := f.receiptOf(ctx, txs)
+		if err != nil {
+			return nil, err
+		}
+		if rcpt != nil {
+			ok, err := f.confirmed(ctx, rcpt)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
 				f.relayer.done(s.tx.Nonce())
 				return rcpt, nil
 			}
-			if !errors.Is(err, ethereum.NotFound) {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				f.log.Warn("x402 onchain: reading a receipt failed; retrying", "transaction", txs[i].Hash().Hex(), "error", err)
+			if seen != nil && seen.BlockHash != rcpt.BlockHash {
+				f.log.Warn("x402 onchain: settlement transaction moved to another block by a reorganisation", "transaction", rcpt.TxHash.Hex(), "block", rcpt.BlockNumber.Uint64())
 			}
+			// Mined and not confirmed yet: the resend clock restarts, so a
+			// transaction reorganised away is given the usual time to be
+			// mined again before it is broadcast again.
+			seen, lastSend = rcpt, time.Now()
+			continue
+		}
+		if seen != nil {
+			f.log.Warn("x402 onchain: settlement transaction's block reorganised away before its confirmations; awaiting it again", "transaction", seen.TxHash.Hex(), "block", seen.BlockNumber.Uint64())
+			seen = nil
 		}
 		if time.Since(lastSend) < f.cfg.ResendAfter {
 			continue
@@ -269,14 +284,13 @@ func (f *Facilitator) await(ctx context.Context, s sent) (*types.Receipt, error)
 		}
 		if mined > s.tx.Nonce() {
 			// One more look for our receipts (mined in between), then give up.
-			for _, tx := range txs {
-				if rcpt, err := f.client.TransactionReceipt(ctx, tx.Hash()); err == nil {
-					if err := f.confirm(ctx, rcpt); err != nil {
-						return nil, err
-					}
-					f.relayer.done(s.tx.Nonce())
-					return rcpt, nil
-				}
+			rcpt, err := f.receiptOf(ctx, txs)
+			if err != nil {
+				return nil, err
+			}
+			if rcpt != nil {
+				seen, lastSend = rcpt, time.Now()
+				continue
 			}
 			f.relayer.done(s.tx.Nonce())
 			return nil, nil
@@ -300,6 +314,25 @@ func (f *Facilitator) await(ctx context.Context, s sent) (*types.Receipt, error)
 		}
 		lastSend = time.Now()
 	}
+}
+
+// receiptOf returns the receipt of one of txs (the newest first), nil when
+// none is mined, or the context's error. Other read errors are logged and
+// count as not mined.
+func (f *Facilitator) receiptOf(ctx context.Context, txs []*types.Transaction) (*types.Receipt, error) {
+	for i := len(txs) - 1; i >= 0; i-- {
+		rcpt, err := f.client.TransactionReceipt(ctx, txs[i].Hash())
+		if err == nil {
+			return rcpt, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !errors.Is(err, ethereum.NotFound) {
+			f.log.Warn("x402 onchain: reading a receipt failed; retrying", "transaction", txs[i].Hash().Hex(), "error", err)
+		}
+	}
+	return nil, nil
 }
 
 // bump replaces tx with fees 12.5 % higher (the least a node accepts) and
@@ -337,26 +370,21 @@ func (f *Facilitator) bump(ctx context.Context, tx *types.Transaction) *types.Tr
 	return ntx
 }
 
-// confirm waits until rcpt's block has cfg.Confirmations confirmations
-// and is still the chain's block at that height.
-func (f *Facilitator) confirm(ctx context.Context, rcpt *types.Receipt) error {
+// confirmed reports whether rcpt's block has cfg.Confirmations
+// confirmations (it is the chain's block at its height, and the head is
+// Confirmations-1 blocks above it). Only the context's error is returned:
+// a failed read counts as not confirmed yet.
+func (f *Facilitator) confirmed(ctx context.Context, rcpt *types.Receipt) (bool, error) {
 	if f.cfg.Confirmations <= 1 {
-		return nil
+		return true, nil
 	}
-	target := rcpt.BlockNumber.Uint64() + f.cfg.Confirmations - 1
-	for {
-		head, err := f.client.BlockNumber(ctx)
-		if err == nil && head >= target {
-			h, err := f.client.HeaderByNumber(ctx, rcpt.BlockNumber)
-			if err == nil && h.Hash() != rcpt.BlockHash {
-				return fmt.Errorf("x402 onchain: block %d was reorganised while awaiting confirmations", rcpt.BlockNumber)
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(f.cfg.PollInterval):
-		}
+	head, err := f.client.BlockNumber(ctx)
+	if err != nil || head < rcpt.BlockNumber.Uint64()+f.cfg.Confirmations-1 {
+		return false, ctx.Err()
 	}
+	h, err := f.client.HeaderByNumber(ctx, rcpt.BlockNumber)
+	if err != nil {
+		return false, ctx.Err()
+	}
+	return h.Hash() == rcpt.BlockHash, nil
 }
