@@ -425,6 +425,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		stopEngine()
 		<-engineDone
 		a.engine.Close() // before the store closes (deferred earlier)
+		a.closeFacilitator()
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -639,6 +640,10 @@ type assembled struct {
 	st      store.Store    // the caller closes it
 	catalog *tools.Catalog
 	base    string // the public base URL
+	// closeFacilitator stops what the facilitator still runs (the on-chain
+	// one follows its transactions until they are mined); a no-op for
+	// the others. The caller calls it after the engine's Close.
+	closeFacilitator func()
 }
 
 // assemble opens the terminal, the facilitator and the store of c and
@@ -726,7 +731,11 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	disc.Stats().CountFrom(statsTallies(srv))
 	fn := srv.ObservePayment
 	observe.fn.Store(&fn)
-	return &assembled{srv: srv, engine: eng, st: st, catalog: catalog, base: base}, nil
+	closeFac := func() {}
+	if cl, ok := facilitator.(interface{ Close() }); ok {
+		closeFac = cl.Close
+	}
+	return &assembled{srv: srv, engine: eng, st: st, catalog: catalog, base: base, closeFacilitator: closeFac}, nil
 }
 
 // paymentObserver forwards the engine's events to a consumer set after the
