@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seed1284c1d2/svc"
 )
@@ -364,35 +365,13 @@ func newStaticDoc(body []byte, ctype string) *staticDoc {
 }
 
 // ServeHTTP serves the document with Cache-Control, ETag and CORS open to
-// all origins; a matching If-None-Match is answered 304 without a body.
+// all origins; http.ServeContent answers a matching If-None-Match with 304
+// (weak comparison, RFC 9110 section 13.1.2) and HEAD without a body.
 func (d *staticDoc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", DocumentCacheControl)
 	h.Set("ETag", d.etag)
 	h.Set("Access-Control-Allow-Origin", "*")
-	if discETagMatch(r.Header.Get("If-None-Match"), d.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
 	h.Set("Content-Type", d.ctype)
-	h.Set("Content-Length", strconv.Itoa(len(d.body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(d.body)
-	}
-}
-
-// discETagMatch reports whether an If-None-Match value matches etag (weak
-// comparison, RFC 9110 section 13.1.2; "*" matches).
-func discETagMatch(inm, etag string) bool {
-	if inm == "" {
-		return false
-	}
-	for _, t := range strings.Split(inm, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(d.body))
 }
