@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Club identity.
@@ -321,7 +323,7 @@ func (c *Club) ServeManifest(w http.ResponseWriter, r *http.Request) {
 func (c *Club) invite(r *http.Request, ref string) *Invite {
 	code, ok := NormalizeReferralCode(ref)
 	if !ok {
-		return &Invite{Code: cut(strings.TrimSpace(ref), 32), Reason: fmt.Sprintf("malformed: a referral code is %d characters of A-Z and 2-7", ReferralCodeLen)}
+		return &Invite{Code: clip.Runes(strings.TrimSpace(ref), 32), Reason: fmt.Sprintf("malformed: a referral code is %d characters of A-Z and 2-7", ReferralCodeLen)}
 	}
 	inv := &Invite{Code: code, WellFormed: true}
 	rs, err := c.store.ReferralStats(r.Context(), code)

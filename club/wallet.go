@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 )
 
@@ -24,7 +25,7 @@ func checkWallet(fe *fieldErrors, field, s string) (string, bool) {
 	}
 	sum, ok := evmaddr.Checksum(s)
 	if !ok {
-		fe.add(field, RuleEVMAddress, "%q is not an EVM address (0x followed by 40 hex digits)", cut(s, 48))
+		fe.add(field, RuleEVMAddress, "%q is not an EVM address (0x followed by 40 hex digits)", clip.Runes(s, 48))
 		return "", false
 	}
 	if evmaddr.SpellingOf(s, sum) == evmaddr.BadChecksum {

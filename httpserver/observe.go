@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 )
 
@@ -158,11 +159,11 @@ func (sw *statusWriter) routerError(code int) {
 		h.Set("Retry-After", retryAfter(wait))
 		p = NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many requests from this address; retry after "+retryAfter(wait)+" s")
 	} else if code == http.StatusMethodNotAllowed {
-		p = NewProblem(code, CodeMethodNotAllowed, "method "+truncate(sw.r.Method, 16)+" is not allowed here; allowed: "+allow)
+		p = NewProblem(code, CodeMethodNotAllowed, "method "+clip.Bytes(sw.r.Method, 16)+" is not allowed here; allowed: "+allow)
 	} else {
 		p = NewProblem(code, CodeNotFound, "no such resource; GET /api/catalog lists the tools")
 	}
-	p.Instance = truncate(sw.r.URL.Path, 200)
+	p.Instance = clip.Bytes(sw.r.URL.Path, 200)
 	p.RequestID = RequestIDOf(sw.r)
 	b, _ := json.Marshal(p)
 	h.Set("Content-Type", ProblemContentType)
@@ -183,13 +184,6 @@ func retryAfter(d time.Duration) string {
 		s = 1
 	}
 	return strconv.FormatInt(s, 10)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // failureReason returns the reason of an error answer ("" for a success or
@@ -265,7 +259,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error("http: handler panic", "request_id", id, "panic", truncate(slogValue(v), 300))
+				s.log.Error("http: handler panic", "request_id", id, "panic", clip.Bytes(slogValue(v), 300))
 				if !sw.wrote {
 					WriteProblem(sw, r, NewProblem(http.StatusInternalServerError, CodeInternal, "internal error"))
 				}
@@ -305,7 +299,7 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
 		slog.String("method", metricMethod(r.Method)),
-		slog.String("path", truncate(r.URL.Path, 200)),
+		slog.String("path", clip.Bytes(r.URL.Path, 200)),
 		slog.String("route", rm.label),
 		slog.Int("status", sw.status),
 		slog.Duration("duration", d),

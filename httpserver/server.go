@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/tools"
@@ -247,7 +248,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	payTo, ok := evmaddr.Checksum(cfg.PayTo)
 	if !ok || !x402.IsValidAddress(cfg.PayTo) {
-		return nil, fmt.Errorf("httpserver: PayTo %q is not a valid EVM address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", truncate(cfg.PayTo, 60))
+		return nil, fmt.Errorf("httpserver: PayTo %q is not a valid EVM address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", clip.Bytes(cfg.PayTo, 60))
 	}
 	if cfg.BodyLimit < 0 || cfg.ToolTimeout < 0 || cfg.RateBurst < 0 || cfg.RateClients < 0 {
 		return nil, errors.New("httpserver: limits and timeouts must not be negative")

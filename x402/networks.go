@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/seed1284c1d2/svc/x402/internal/wire"
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Network describes an EVM network on which the exact scheme is offered with
@@ -104,7 +104,7 @@ var ErrUnknownNetwork = errors.New("x402: unknown network")
 func mustKnownNetwork(id string) (Network, error) {
 	n, ok := LookupNetwork(id)
 	if !ok {
-		return Network{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownNetwork, truncForMsg(id, 40), knownNetworkList())
+		return Network{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownNetwork, clip.Bytes(id, 40), knownNetworkList())
 	}
 	return n, nil
 }
@@ -126,9 +126,3 @@ func knownNetworkList() string {
 // reference uses 60). It bounds how long the payer's authorization needs to
 // stay valid for the request, the handler and the settlement.
 const DefaultMaxTimeoutSeconds = 300
-
-// truncForMsg is wire.TruncForMsg: user input echoed in messages stays short.
-func truncForMsg(s string, n int) string { return wire.TruncForMsg(s, n) }
-
-// cut is truncForMsg (kept: other files of the package use this name).
-func cut(s string, n int) string { return truncForMsg(s, n) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
@@ -319,10 +320,4 @@ func halfNPlus(k byte) [32]byte {
 	s := secpHalfN
 	s[31] += k
 	return s
-}
-
-func TestTruncForMsg(t *testing.T) {
-	if wire.TruncForMsg("abc", 5) != "abc" || wire.TruncForMsg("abcdef", 3) != "abc…" || wire.TruncForMsg("héllo", 2) != "h…" {
-		t.Fatal(wire.TruncForMsg("héllo", 2))
-	}
 }

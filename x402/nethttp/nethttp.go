@@ -42,6 +42,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
@@ -180,7 +181,7 @@ func New(cfg Config) (*Middleware, error) {
 			if errors.As(err, &sc) && sc.HTTPStatus() >= 400 && sc.HTTPStatus() <= 599 {
 				status = sc.HTTPStatus()
 			}
-			cfg.WriteProblem(w, r, Problem{Status: status, Detail: trunc(err.Error(), 500)})
+			cfg.WriteProblem(w, r, Problem{Status: status, Detail: clip.Bytes(err.Error(), 500)})
 		}
 	}
 	if cfg.RequestID == nil {
@@ -685,16 +686,4 @@ func (rw *recorder) Write(b []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	return rw.body.Write(b)
-}
-
-// trunc returns at most n bytes of s, cut on a rune boundary.
-func trunc(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"math/big"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -50,7 +52,7 @@ type Mismatch struct {
 // otherwise, and an error when the chain could not be asked.
 func CheckSettled(ctx context.Context, c *ethclient.Client, s Settled) (*Mismatch, error) {
 	if !isTxHash(s.Transaction) {
-		return &Mismatch{MismatchNoTransaction, fmt.Sprintf("transaction %q is not a chain transaction hash", wire.TruncForMsg(s.Transaction, 80))}, nil
+		return &Mismatch{MismatchNoTransaction, fmt.Sprintf("transaction %q is not a chain transaction hash", clip.Bytes(s.Transaction, 80))}, nil
 	}
 	token, ok1 := evmaddr.Parse(s.Token)
 	payer, ok2 := evmaddr.Parse(s.Payer)
