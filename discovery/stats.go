@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/seed1284c1d2/svc/x402"
 )
 
 // Client kinds, guessed from a request (User-Agent, payment headers, the
@@ -27,14 +29,6 @@ const (
 func statsKinds() [6]string {
 	return [6]string{ClientMCP, ClientA2A, ClientX402, ClientBrowser, ClientCrawler, ClientOther}
 }
-
-// Canonical forms of the x402 headers (x402's constants are upper case,
-// which http.Header.Get would canonicalize on every call).
-const (
-	statsHeaderSignature = "Payment-Signature"
-	statsHeaderV1Payment = "X-Payment"
-	statsHeaderResponse  = "Payment-Response"
-)
 
 // Bounds of the stats' label sets.
 const (
@@ -340,7 +334,7 @@ func (s *Stats) ObserveServed(r *http.Request, status int, h http.Header) {
 		route = strings.TrimSpace(p)
 	}
 	s.Observe(route, r, status)
-	if s.tallies.Load() == nil && status < 300 && status >= 200 && len(h[statsHeaderResponse]) > 0 {
+	if s.tallies.Load() == nil && status < 300 && status >= 200 && len(h[x402.CanonicalPaymentResponse]) > 0 {
 		s.ObserveSettled()
 	}
 }
@@ -461,7 +455,7 @@ func ClientKind(r *http.Request, route string) string {
 }
 
 func statsKindIndex(r *http.Request, route string) int {
-	if len(r.Header[statsHeaderSignature]) > 0 || len(r.Header[statsHeaderV1Payment]) > 0 {
+	if len(r.Header[x402.CanonicalPaymentSignature]) > 0 || len(r.Header[x402.CanonicalV1Payment]) > 0 {
 		return 2
 	}
 	switch route {

@@ -60,14 +60,10 @@ func validRequestID(s string) bool {
 // (the X-Request-Id the server accepted or generated).
 func RequestIDOf(r *http.Request) string { return r.Header.Get(HeaderRequestID) }
 
-// Canonical forms (textproto.CanonicalMIMEHeaderKey) of the header names
-// read on every request: http.Header.Get would canonicalise the x402
-// names, which are upper case, on each call, allocating.
-const (
-	canonicalPaymentSignature = "Payment-Signature" // x402.HeaderPaymentSignature
-	canonicalV1Payment        = "X-Payment"         // x402.HeaderV1Payment
-	canonicalNosniff          = "X-Content-Type-Options"
-)
+// canonicalNosniff is X-Content-Type-Options in canonical form
+// (textproto.CanonicalMIMEHeaderKey): http.Header.Get would canonicalise it
+// on each call.
+const canonicalNosniff = "X-Content-Type-Options"
 
 // headerValue is h.Get(key) for a canonical key.
 func headerValue(h http.Header, key string) string {
@@ -79,7 +75,7 @@ func headerValue(h http.Header, key string) string {
 
 // unpaid reports whether r carries no x402 payment header (v2 or v1).
 func unpaid(r *http.Request) bool {
-	return headerValue(r.Header, canonicalPaymentSignature) == "" && headerValue(r.Header, canonicalV1Payment) == ""
+	return headerValue(r.Header, x402.CanonicalPaymentSignature) == "" && headerValue(r.Header, x402.CanonicalV1Payment) == ""
 }
 
 // statusWriter records what a request's answer was, for the access log and

@@ -75,7 +75,7 @@ const (
 
 // ExposedHeaders is added to Access-Control-Expose-Headers on every answer
 // of a paid route, so that browser clients can read the payment headers.
-const ExposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After"
+const ExposedHeaders = x402.ResponseHeaders + ", Retry-After"
 
 // Problem is an error answer of the binding, written by Config.WriteProblem.
 type Problem struct {
@@ -459,7 +459,7 @@ func (m *Middleware) writeOffer(w http.ResponseWriter, r *http.Request, offer *e
 		return
 	}
 	h := w.Header()
-	h[paymentRequiredKey] = eo.header
+	h[x402.CanonicalPaymentRequired] = eo.header
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
 	h["Content-Length"] = eo.length
@@ -473,9 +473,6 @@ func (m *Middleware) writeOffer(w http.ResponseWriter, r *http.Request, offer *e
 var (
 	jsonType = []string{"application/json"}
 	noStore  = []string{"no-store"}
-	// paymentRequiredKey is PAYMENT-REQUIRED as http.Header keys it, so
-	// that Get, Set and Del of wrappers find it.
-	paymentRequiredKey = http.CanonicalHeaderKey(x402.HeaderPaymentRequired)
 )
 
 // encodeOffer encodes pr as a 402: header and v1 body.
@@ -501,7 +498,7 @@ func (m *Middleware) write402(w http.ResponseWriter, pr x402.PaymentRequired, _ 
 	}
 	h := w.Header()
 	if eo.header != nil {
-		h[paymentRequiredKey] = eo.header
+		h[x402.CanonicalPaymentRequired] = eo.header
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
