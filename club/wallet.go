@@ -1,7 +1,6 @@
 package club
 
 import (
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -67,25 +66,4 @@ func RefFromRequest(r *http.Request) string {
 // server's free-route limit (internal/clientlimit.Key).
 func clientAddress(r *http.Request, trusted []netip.Prefix) string {
 	return clientlimit.Key(r, trusted)
-}
-
-func peerAddr(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return a.Unmap()
-}
-
-func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
-	for _, p := range ps {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }

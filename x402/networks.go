@@ -2,10 +2,7 @@ package x402
 
 import (
 	"errors"
-	"fmt"
 	"strings"
-
-	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Network describes an EVM network on which the exact scheme is offered with
@@ -98,16 +95,6 @@ func NetworkFromChainID(chainID int64) (Network, bool) {
 // ErrUnknownNetwork is wrapped by the errors of functions given a network
 // identifier this package does not know.
 var ErrUnknownNetwork = errors.New("x402: unknown network")
-
-// mustKnownNetwork looks a network up and returns an error wrapping
-// ErrUnknownNetwork naming it (cut to a short prefix) when it is unknown.
-func mustKnownNetwork(id string) (Network, error) {
-	n, ok := LookupNetwork(id)
-	if !ok {
-		return Network{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownNetwork, clip.Bytes(id, 40), knownNetworkList())
-	}
-	return n, nil
-}
 
 // knownNetworkList names the known networks for error messages.
 func knownNetworkList() string {

@@ -31,12 +31,6 @@ import (
 // e2eScriptTimeout bounds one node client run.
 const e2eScriptTimeout = 45 * time.Second
 
-// e2eSkipOrFail skips the test, or fails it when CI=true.
-func e2eSkipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	nodetest.SkipOrFail(t, format, args...)
-}
-
 // e2eSetup finds node and the e2e/ folder and installs its locked
 // dependencies when e2e/node_modules lacks them. It returns the node
 // binary and the folder.
