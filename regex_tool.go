@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Limits of RegexTest.
@@ -262,7 +264,7 @@ func regexParseFlags(fe *fieldErrors, s string) regexFlagSet {
 		case 'v':
 			fe.add("flags", "regex_flags", "flag v (unicodeSets) is not supported by this engine; use u")
 		default:
-			fe.add("flags", "regex_flags", "unknown flag %q; the flags are d, g, i, m, s, u and y", snippet(string(c), 1))
+			fe.add("flags", "regex_flags", "unknown flag %q; the flags are d, g, i, m, s, u and y", clip.Runes(string(c), 1))
 		}
 	}
 	return f
@@ -326,7 +328,7 @@ func regexRun(prep *regexPrepared, text string, deadline time.Time, limit time.D
 	parsed, flags := prep.parsed, prep.flags
 	re, err := regexp2.Compile(prep.source, regexp2.ECMAScript)
 	if err != nil {
-		return RegexTestResponse{}, errorf(KindInternal, fmt.Errorf("regexp2 rejected the translation %q: %w", snippet(prep.source, 200), err),
+		return RegexTestResponse{}, errorf(KindInternal, fmt.Errorf("regexp2 rejected the translation %q: %w", clip.Runes(prep.source, 200), err),
 			"regex_test: internal error while compiling the pattern")
 	}
 	units := regexUnits(text)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // This file parses JavaScript regular expression source (ECMA-262 2024
@@ -139,7 +141,7 @@ func regexParse(src []rune, flags regexFlagSet) (*regexParsed, error) {
 	for i, r := range p.refs {
 		k, ok := p.nameIdx[r.name]
 		if !ok {
-			return nil, &regexPatternError{msg: fmt.Sprintf("invalid named capture referenced: no group named %q", snippet(r.name, 32)), pos: r.pos}
+			return nil, &regexPatternError{msg: fmt.Sprintf("invalid named capture referenced: no group named %q", clip.Runes(r.name, 32)), pos: r.pos}
 		}
 		r.group = k
 		if slices.Contains(p.refOpen[i], k) {
@@ -448,7 +450,7 @@ func (p *regexParser) group() (*regexNode, int, error) {
 			p.opened++
 			node.op, node.group = regexOpCapture, p.opened
 			if _, dup := p.nameIdx[name]; dup {
-				return nil, 0, &regexPatternError{msg: fmt.Sprintf("duplicate capture group name %q", snippet(name, 32)), pos: start}
+				return nil, 0, &regexPatternError{msg: fmt.Sprintf("duplicate capture group name %q", clip.Runes(name, 32)), pos: start}
 			}
 			p.nameIdx[name] = p.opened
 			if p.opened < len(p.names) {
@@ -802,9 +804,9 @@ func (p *regexParser) property() (regexSet, error) {
 	s, res := regexProperty(b.String())
 	switch res {
 	case regexPropertyInvalid:
-		return nil, &regexPatternError{msg: fmt.Sprintf("invalid property name %q", snippet(b.String(), 40)), pos: start}
+		return nil, &regexPatternError{msg: fmt.Sprintf("invalid property name %q", clip.Runes(b.String(), 40)), pos: start}
 	case regexPropertyUnsupported:
-		return nil, &regexPatternError{msg: fmt.Sprintf("property %q is not supported by this engine (its data is not in Go's Unicode tables)", snippet(b.String(), 40)), pos: start, unsupported: true}
+		return nil, &regexPatternError{msg: fmt.Sprintf("property %q is not supported by this engine (its data is not in Go's Unicode tables)", clip.Runes(b.String(), 40)), pos: start, unsupported: true}
 	}
 	if negate {
 		s = s.negate(regexMaxRune)

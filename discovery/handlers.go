@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Route is one HTTP route of the discovery surfaces, in the shape of
@@ -253,7 +254,7 @@ func discJSONError(body []byte, err error) error {
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name = strings.Trim(name, `"`)
-		return svc.InvalidField(discClip(name, 40), "unknown_field", "%s: unknown member; allowed: query, input", discClip(name, 40))
+		return svc.InvalidField(clip.Runes(name, 40), "unknown_field", "%s: unknown member; allowed: query, input", clip.Runes(name, 40))
 	}
 	return svc.InvalidField("", "json", "body: malformed JSON")
 }
@@ -282,7 +283,7 @@ func discQueryInt(v, field string, errs *[]svc.FieldError) (int, bool) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		*errs = append(*errs, svc.FieldError{Field: field, Rule: "integer", Message: fmt.Sprintf("%s: must be an integer, got %q", field, discClip(v, 20))})
+		*errs = append(*errs, svc.FieldError{Field: field, Rule: "integer", Message: fmt.Sprintf("%s: must be an integer, got %q", field, clip.Runes(v, 20))})
 		return 0, false
 	}
 	return n, true
@@ -322,7 +323,7 @@ func discWriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	p.Type = ProblemTypePrefix + p.Code
 	p.Title = http.StatusText(p.Status)
-	p.Instance = discClip(r.URL.Path, 200)
+	p.Instance = clip.Runes(r.URL.Path, 200)
 	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
 		p.RequestID = id
 	}

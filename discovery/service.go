@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
@@ -352,7 +353,7 @@ func (s *Service) ToolInfo(ctx context.Context, pathOrKey string) (tools.Item, e
 		for j, t := range s.tools {
 			keys[j] = t.Key
 		}
-		return tools.Item{}, svc.InvalidField("pathOrKey", "unknown", "pathOrKey: no tool %q; known keys: %s", discClip(pathOrKey, 60), strings.Join(keys, ", "))
+		return tools.Item{}, svc.InvalidField("pathOrKey", "unknown", "pathOrKey: no tool %q; known keys: %s", clip.Runes(pathOrKey, 60), strings.Join(keys, ", "))
 	}
 	return s.item(i), nil
 }
@@ -383,18 +384,6 @@ func discFieldsOf(err error) []svc.FieldError {
 func discNonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
-	}
-	return s
-}
-
-// clip cuts user input echoed in a message to n runes.
-func discClip(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
 	}
 	return s
 }

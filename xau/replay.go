@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // ReplayConfig configures NewReplay.
@@ -67,7 +69,7 @@ func NewReplay(cfg ReplayConfig, r io.Reader) (*Replay, error) {
 		return nil, fmt.Errorf("xau: replay: %w", err)
 	}
 	if !rp.base.Valid() {
-		return nil, fmt.Errorf("xau: replay: base timeframe %q is not one of M1, M5, M15, H1", snippet(string(cfg.Timeframe), 16))
+		return nil, fmt.Errorf("xau: replay: base timeframe %q is not one of M1, M5, M15, H1", clip.Runes(string(cfg.Timeframe), 16))
 	}
 	if rp.point.IsZero() {
 		rp.point = decimal.New(1, -2)

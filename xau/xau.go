@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Terminal is the read-only port to a trading terminal. It has no method
@@ -129,7 +131,7 @@ func Timeframes() []Timeframe { return []Timeframe{M1, M5, M15, H1} }
 func ParseTimeframe(s string) (Timeframe, error) {
 	tf := Timeframe(s)
 	if tf.Duration() == 0 {
-		return "", &Error{Op: "timeframe", Kind: ErrBadRequest, Reason: fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", snippet(s, 16))}
+		return "", &Error{Op: "timeframe", Kind: ErrBadRequest, Reason: fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", clip.Runes(s, 16))}
 	}
 	return tf, nil
 }
@@ -252,7 +254,7 @@ func badRequest(op, reason string) error {
 
 // unknownSymbol returns an ErrUnknownSymbol *Error naming (a prefix of) symbol.
 func unknownSymbol(op, symbol string) error {
-	return &Error{Op: op, Kind: ErrUnknownSymbol, Reason: fmt.Sprintf("unknown symbol %q", snippet(symbol, 32))}
+	return &Error{Op: op, Kind: ErrUnknownSymbol, Reason: fmt.Sprintf("unknown symbol %q", clip.Runes(symbol, 32))}
 }
 
 // ctxErr converts a done context into an ErrUnavailable error, nil otherwise.
@@ -287,7 +289,7 @@ func CheckSymbol(symbol string) error {
 		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case c == '.' || c == '_' || c == '-' || c == '#' || c == '+' || c == '!':
 		default:
-			return badRequest("symbol", fmt.Sprintf("symbol %q holds a character outside A-Z a-z 0-9 . _ - # + !", snippet(symbol, 32)))
+			return badRequest("symbol", fmt.Sprintf("symbol %q holds a character outside A-Z a-z 0-9 . _ - # + !", clip.Runes(symbol, 32)))
 		}
 	}
 	return nil
@@ -299,7 +301,7 @@ func checkBarsRequest(symbol string, tf Timeframe, count int) error {
 		return err
 	}
 	if !tf.Valid() {
-		return badRequest("bars", fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", snippet(string(tf), 16)))
+		return badRequest("bars", fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", clip.Runes(string(tf), 16)))
 	}
 	if count < 1 || count > MaxBars {
 		return badRequest("bars", fmt.Sprintf("count %d is outside 1..%d", count, MaxBars))
@@ -348,7 +350,7 @@ func ValidateQuote(q Quote, maxSpread decimal.Decimal) error {
 // adapters wrap that in ErrUnavailable.
 func ValidateBars(bars []Bar, tf Timeframe) error {
 	if !tf.Valid() {
-		return fmt.Errorf("timeframe %q is not valid", snippet(string(tf), 16))
+		return fmt.Errorf("timeframe %q is not valid", clip.Runes(string(tf), 16))
 	}
 	for i, b := range bars {
 		if err := checkBar(b); err != nil {
@@ -388,7 +390,7 @@ func checkBar(b Bar) error {
 // skipped, so a weekend leaves a gap rather than flat bars.
 func Aggregate(bars []Bar, tf Timeframe) ([]Bar, error) {
 	if !tf.Valid() {
-		return nil, fmt.Errorf("timeframe %q is not valid", snippet(string(tf), 16))
+		return nil, fmt.Errorf("timeframe %q is not valid", clip.Runes(string(tf), 16))
 	}
 	out := make([]Bar, 0, len(bars))
 	for i, b := range bars {
@@ -421,16 +423,4 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-// snippet returns at most n runes of s, with an ellipsis when cut.
-func snippet(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
 }
