@@ -14,9 +14,9 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 )
 
-// findSpecDocs are the 13 paid tools as the interface specification
-// (sections 1, 2 and 4) and decisions.md describe them, independent of the
-// tools package, with the built-in synonyms.
+// findSpecDocs are the 13 paid tools as their published descriptions
+// state them, written out independently of the tools package, with the
+// built-in synonyms.
 func findSpecDocs() []Doc {
 	docs := []Doc{
 		{Key: "session-state", Name: "Trading session state", Tags: []string{"trading", "time"}, Fields: []string{"dateTime"},
@@ -149,7 +149,7 @@ func TestFindEvalSetIsBalanced(t *testing.T) {
 }
 
 // TestFindEval measures the ranking over the labelled intents, on the
-// specification's documents and on the tools catalog's, and requires
+// independent documents above and on the tools catalog's, and requires
 // top-1 accuracy ≥ 0.90 and MRR ≥ 0.95 on the eval set. The holdout set
 // (never used for tuning) is reported only.
 func TestFindEval(t *testing.T) {

@@ -25,8 +25,8 @@ const (
 	// DefaultName is the service name published in manifests and the
 	// agent card.
 	DefaultName = "svc"
-	// DefaultVersion is the interface version (section 9 of the interface
-	// specification).
+	// DefaultVersion is the version of the service's interface, published
+	// in the manifests, the agent card and the landing document.
 	DefaultVersion = "2.0.0"
 	// LocalFacilitator is the facilitator named in the payment manifest
 	// when Config.Facilitator is empty (dev mode: the server's local

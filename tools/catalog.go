@@ -20,7 +20,7 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultNetwork is the payment network of section 5: Base mainnet.
+	// DefaultNetwork is the payment network: Base mainnet.
 	DefaultNetwork = "eip155:8453"
 	// DefaultBodyLimit is the request body limit (2 MiB).
 	DefaultBodyLimit int64 = 2 << 20
@@ -31,7 +31,7 @@ const (
 	USDCDecimals = 6
 )
 
-// Options configure a Catalog. The zero value gives section 4's prices,
+// Options configure a Catalog. The zero value gives the descriptors' prices,
 // relative URLs, network eip155:8453 and a 2 MiB body limit.
 type Options struct {
 	// Prices overrides prices by tool key ("regex-test": "0.004"): plain
@@ -187,8 +187,8 @@ func ParsePrice(s string) (decimal.Decimal, int64, error) {
 // digits; at most 24 characters.
 var priceSyntax = regexp.MustCompile(`^[0-9]{1,16}(\.[0-9]{1,7})?$`)
 
-// All returns the tools in the order of section 4 of the interface
-// specification. The slice is a copy; the tools are shared.
+// All returns the tools in catalog order (the order of the descriptor
+// table). The slice is a copy; the tools are shared.
 func (c *Catalog) All() []*Tool { return slices.Clone(c.tools) }
 
 // Len returns the number of tools (13).
@@ -247,7 +247,7 @@ func (c *Catalog) Items() []Item {
 }
 
 // Item is the JSON view of a tool in catalogs, finders and manifests: the
-// item fields of section 4 (key, name, method, path, url, priceUsd,
+// item fields of /api/catalog (key, name, method, path, url, priceUsd,
 // network, description, tags, inputSchema, exampleInput, outputExample)
 // followed by extras.
 type Item struct {

@@ -65,7 +65,7 @@ type Tool struct {
 	// Key is the catalog key: the operation id with hyphens
 	// ("risk-levels", "xau-quote").
 	Key string
-	// OperationID is the operation id of the interface specification
+	// OperationID is the tool's operationId in openapi.json
 	// ("risk_levels").
 	OperationID string
 	// Name is a short human name ("Risk levels").
@@ -78,7 +78,7 @@ type Tool struct {
 	// the catalog has no base URL.
 	URL string
 	// Price is the price per call in USD (USDC) as a plain decimal
-	// ("0.005", "0.0034"): section 4's price or the operator's override.
+	// ("0.005", "0.0034"): the descriptor's list price or the operator's override.
 	Price string
 	// PriceAtomic is Price in USDC atomic units (6 decimals): 0.0034 → 3400.
 	PriceAtomic int64
