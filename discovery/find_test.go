@@ -14,9 +14,9 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 )
 
-// findSpecDocs are the 13 paid tools as their published descriptions
-// state them, written out independently of the tools package, with the
-// built-in synonyms.
+// findSpecDocs are the 13 paid tools as the interface specification
+// (sections 1, 2 and 4) and decisions.md describe them, independent of the
+// tools package, with the built-in synonyms.
 func findSpecDocs() []Doc {
 	docs := []Doc{
 		{Key: "session-state", Name: "Trading session state", Tags: []string{"trading", "time"}, Fields: []string{"dateTime"},

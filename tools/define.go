@@ -14,7 +14,7 @@ import (
 type meta struct {
 	key, operationID, name string
 	method, path           string
-	// price is the list price in USD, a plain decimal.
+	// price is section 4's price in USD, a plain decimal.
 	price       string
 	tags        []string
 	description string
