@@ -149,7 +149,7 @@ func TestFindEvalSetIsBalanced(t *testing.T) {
 }
 
 // TestFindEval measures the ranking over the labelled intents, on the
-// independent documents above and on the tools catalog's, and requires
+// specification's documents and on the tools catalog's, and requires
 // top-1 accuracy ≥ 0.90 and MRR ≥ 0.95 on the eval set. The holdout set
 // (never used for tuning) is reported only.
 func TestFindEval(t *testing.T) {
