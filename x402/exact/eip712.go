@@ -104,7 +104,7 @@ func parseAuthorization(a Authorization) (authWords, *authFieldError) {
 	if w.validBefore, ok = wire.ParseUint256(a.ValidBefore); !ok {
 		return w, &authFieldError{"validBefore", ReasonInvalidPayload, "must be a decimal integer below 2^256"}
 	}
-	if !wire.ParseHexFixed(w.nonce[:], a.Nonce) {
+	if !evmaddr.DecodeHex(w.nonce[:], a.Nonce) {
 		return w, &authFieldError{"nonce", ReasonNonceFormat, "must be 0x followed by 64 hex digits"}
 	}
 	return w, nil

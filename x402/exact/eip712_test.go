@@ -12,8 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Test vectors. A: the signed payment example of the x402 v2
@@ -189,7 +189,7 @@ func TestNewPayload(t *testing.T) {
 		t.Fatalf("authorization %+v", a)
 	}
 	var nonce [32]byte
-	if !wire.ParseHexFixed(nonce[:], a.Nonce) || nonce == ([32]byte{}) {
+	if !evmaddr.DecodeHex(nonce[:], a.Nonce) || nonce == ([32]byte{}) {
 		t.Fatalf("nonce %q", a.Nonce)
 	}
 	p2, _ := NewPayload(key, req, testNow, 0)

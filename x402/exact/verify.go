@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
@@ -166,7 +167,7 @@ func (v Verifier) Verify(payload x402.PaymentPayload, req x402.PaymentRequiremen
 		return payer, verifyRefuse(ReasonMissingSignature, "payload.signature is empty")
 	}
 	var sig [65]byte
-	if !wire.ParseHexFixed(sig[:], p.Signature) {
+	if !evmaddr.DecodeHex(sig[:], p.Signature) {
 		return payer, verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by 130 hex digits (a 65-byte EOA signature)")
 	}
 	w, ferr := parseAuthorization(auth)

@@ -787,7 +787,7 @@ func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, r
 	a := p.Authorization
 	from, ok1 := evmaddr.Parse(a.From)
 	var nonce [32]byte
-	ok2 := wire.ParseHexFixed(nonce[:], a.Nonce)
+	ok2 := evmaddr.DecodeHex(nonce[:], a.Nonce)
 	vb, ok3 := new(big.Int).SetString(a.ValidBefore, 10)
 	if !ok1 || !ok2 || !ok3 {
 		return x402.AuthorizationStatus{}, errors.New("x402 onchain: status: the authorization's from, nonce or validBefore is malformed")
