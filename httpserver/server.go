@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -303,32 +304,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.engine, s.ownEngine = e, true
 	}
+	clients := cmp.Or(cfg.RateClients, DefaultRateClients)
 	if cfg.UnpaidRate >= 0 {
-		rate, burst := cfg.UnpaidRate, cfg.UnpaidBurst
-		if rate == 0 {
-			rate = DefaultUnpaidRate
-		}
-		if burst == 0 {
-			burst = DefaultUnpaidBurst
-		}
-		clients := cfg.RateClients
-		if clients == 0 {
-			clients = DefaultRateClients
-		}
-		s.unpaidLimiter = clientlimit.New(rate, burst, clients)
+		s.unpaidLimiter = clientlimit.New(cmp.Or(cfg.UnpaidRate, DefaultUnpaidRate), cmp.Or(cfg.UnpaidBurst, DefaultUnpaidBurst), clients)
 	}
 	if cfg.RateLimit >= 0 {
-		rate, burst, clients := cfg.RateLimit, cfg.RateBurst, cfg.RateClients
-		if rate == 0 {
-			rate = DefaultRate
-		}
-		if burst == 0 {
-			burst = DefaultBurst
-		}
-		if clients == 0 {
-			clients = DefaultRateClients
-		}
-		s.limiter = clientlimit.New(rate, burst, clients)
+		s.limiter = clientlimit.New(cmp.Or(cfg.RateLimit, DefaultRate), cmp.Or(cfg.RateBurst, DefaultBurst), clients)
 	}
 	terminal := cfg.Terminal
 	if terminal == nil {
