@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -199,15 +200,7 @@ func (l *statsLabels) snapshot() []StatsCount {
 			out = append(out, StatsCount{Name: k, Count: c.load()})
 		}
 	}
-	slices.SortFunc(out, func(a, b StatsCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	slices.SortFunc(out, byCountDesc)
 	if o := l.other.load(); o > 0 {
 		out = append(out, StatsCount{Name: "other", Count: o})
 	}
@@ -604,15 +597,7 @@ func (snap *StatsSnapshot) fromTallies(tallies []RouteTally) {
 	for c, name := range []string{"unknown", "1xx", "2xx", "3xx", "4xx", "5xx"} {
 		snap.Status[name] = classes[c]
 	}
-	slices.SortFunc(routes, func(a, b StatsCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	slices.SortFunc(routes, byCountDesc)
 	if len(routes) > MaxStatsRoutes {
 		other := StatsCount{Name: "other"}
 		for _, r := range routes[MaxStatsRoutes:] {
@@ -627,4 +612,9 @@ func (snap *StatsSnapshot) fromTallies(tallies []RouteTally) {
 // document (manifest, agent card, OpenAPI, skill.md).
 func statsDiscoveryRoute(route string) bool {
 	return strings.HasPrefix(route, "/.well-known/") || route == "/openapi.json" || route == "/skill.md" || route == "/api/magnet"
+}
+
+// byCountDesc orders counts from the largest, ties by name.
+func byCountDesc(a, b StatsCount) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name))
 }
