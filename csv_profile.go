@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/csvscan"
 )
 
@@ -243,7 +244,7 @@ func csvParseDelimiter(fe *fieldErrors, d string) (delim string, auto bool) {
 	}
 	r, size := utf8.DecodeRuneInString(d)
 	if size != len(d) {
-		fe.add("delimiter", "oneof", "must be auto, comma, semicolon, tab, pipe or a single character, not %q", snippet(d, 16))
+		fe.add("delimiter", "oneof", "must be auto, comma, semicolon, tab, pipe or a single character, not %q", clip.Runes(d, 16))
 		return "", false
 	}
 	switch r {
@@ -405,7 +406,7 @@ func (p *csvProfiler) cell(c *csvColumn, v string) {
 	if !c.set.add(h, &p.budget) {
 		// A new value (or one past the budget): keep it as a sample when
 		// it differs from the samples kept so far.
-		v = snippet(v, csvSampleRunes)
+		v = clip.Runes(v, csvSampleRunes)
 		for _, s := range c.samples {
 			if s == v {
 				return
@@ -445,7 +446,7 @@ func csvColumnNames(header []string) []string {
 	names := make([]string, len(header))
 	reserved := make(map[string]bool, len(header))
 	for i, h := range header {
-		h = snippet(csvTrim(h), csvNameRunes)
+		h = clip.Runes(csvTrim(h), csvNameRunes)
 		if h == "" {
 			h = "column_" + strconv.Itoa(i+1)
 		}

@@ -65,7 +65,7 @@ func TestCSVProfilePublishedExample(t *testing.T) {
 	if got := csvTestJSON(t, resp); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	// The spec's fields, as the decisions page states them.
+	// The numeric column's fields, in their published order.
 	age := csvTestJSON(t, resp.Columns[1])
 	if !strings.Contains(age, `"inferredType":"integer","nonEmpty":2,"missing":1,"uniqueCount":2,"numeric":{"count":2,"min":29,"max":36,"mean":32.5}`) {
 		t.Errorf("age column %s", age)

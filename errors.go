@@ -135,16 +135,3 @@ func newFieldError(field, rule, msg string) FieldError {
 func errorf(kind ErrorKind, cause error, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...), Cause: cause}
 }
-
-// snippet returns at most n runes of s, with an ellipsis when cut, for
-// messages that must not echo large user input.
-func snippet(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
-}

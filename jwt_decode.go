@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // JWTDecodeRequest is the input of JWTDecode.
@@ -232,7 +234,7 @@ func jwtDecodeObject(fe *fieldErrors, part, seg string) (json.RawMessage, map[st
 	}
 	members, dup := jwtMembers(trimmed)
 	if dup != "" {
-		fe.add("token", "jwt_json", "%s: member %q appears more than once", part, snippet(dup, 32))
+		fe.add("token", "jwt_json", "%s: member %q appears more than once", part, clip.Runes(dup, 32))
 		return nil, nil
 	}
 	var compact bytes.Buffer

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Limits on numbers accepted as input. They keep exact arithmetic cheap: a
@@ -65,7 +67,7 @@ func ParseNumber(s string) (Number, error) {
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return Number{}, fmt.Errorf("%q is not a decimal number", snippet(s, 24))
+		return Number{}, fmt.Errorf("%q is not a decimal number", clip.Runes(s, 24))
 	}
 	return NewNumber(d), nil
 }
@@ -130,7 +132,7 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("number: %w", err)
 		}
 	} else if len(b) == 0 || !(b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) {
-		return fmt.Errorf("expected a number, got %s", snippet(s, 16))
+		return fmt.Errorf("expected a number, got %s", clip.Runes(s, 16))
 	}
 	v, err := ParseNumber(s)
 	if err != nil {

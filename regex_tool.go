@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlclark/regexp2"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/jsregex"
 )
 
@@ -265,7 +266,7 @@ func regexParseFlags(fe *fieldErrors, s string) jsregex.Flags {
 		case 'v':
 			fe.add("flags", "regex_flags", "flag v (unicodeSets) is not supported by this engine; use u")
 		default:
-			fe.add("flags", "regex_flags", "unknown flag %q; the flags are d, g, i, m, s, u and y", snippet(string(c), 1))
+			fe.add("flags", "regex_flags", "unknown flag %q; the flags are d, g, i, m, s, u and y", clip.Runes(string(c), 1))
 		}
 	}
 	return f
@@ -307,7 +308,7 @@ func regexRun(prog *jsregex.Program, text string, deadline time.Time, limit time
 	flags := prog.Flags
 	re, err := regexp2.Compile(prog.Source, regexp2.ECMAScript)
 	if err != nil {
-		return RegexTestResponse{}, errorf(KindInternal, fmt.Errorf("regexp2 rejected the translation %q: %w", snippet(prog.Source, 200), err),
+		return RegexTestResponse{}, errorf(KindInternal, fmt.Errorf("regexp2 rejected the translation %q: %w", clip.Runes(prog.Source, 200), err),
 			"regex_test: internal error while compiling the pattern")
 	}
 	units, engine, toUnit := prog.Subject(text)

@@ -65,9 +65,6 @@ func calcFields(t testing.TB, err error) []string {
 	return out
 }
 
-// calcDec parses a decimal literal of a test.
-func calcDec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
-
 // calcParams returns gopter parameters running n successful tests.
 func calcParams(n int) *gopter.TestParameters {
 	p := gopter.DefaultTestParameters()

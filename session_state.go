@@ -10,6 +10,8 @@ import (
 	// The tz database is embedded so that session times are right on hosts
 	// without zoneinfo files (scratch containers, Windows).
 	_ "time/tzdata"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // SessionHomeZone is the zone in which SessionState reports wall-clock
@@ -260,7 +262,7 @@ func sessionClock(m int) string {
 // client-safe: they quote at most a short prefix of s.
 func sessionParse(s string) (time.Time, bool, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("%q %s: %s", snippet(s, 40), why, sessionFormatsHelp)
+		return fmt.Errorf("%q %s: %s", clip.Runes(s, 40), why, sessionFormatsHelp)
 	}
 	if len(s) > sessionMaxInput {
 		return time.Time{}, false, bad(fmt.Sprintf("is longer than %d characters", sessionMaxInput))

@@ -18,9 +18,9 @@
 // client and xau/replay a CSV replay terminal. Importing this package (or
 // xau) links no HTTP stack.
 //
-// NameRequest decodes from the JSON of the interface specification with
-// encoding/json (field names such as "entry", "slPct", "csv") and
-// NameResponse encodes back to it. The functions do no network or disk I/O
+// NameRequest decodes from the published JSON (the request schemas of
+// openapi.json) with encoding/json (field names such as "entry", "slPct",
+// "csv") and NameResponse encodes back to it. The functions do no network or disk I/O
 // of their own (the gold tools read only through the Terminal given to them),
 // keep no state between calls and are safe for concurrent use. Selling them
 // over HTTP with x402 payments is the job of other packages (tools, x402,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -133,7 +134,7 @@ type MarketState struct {
 func MarketStateOf(bars []xau.Bar, tf xau.Timeframe) (MarketState, error) {
 	var fe fieldErrors
 	if !tf.Valid() {
-		fe.add("timeframe", "oneof", "must be one of: M1, M5, M15, H1, got %q", snippet(string(tf), 16))
+		fe.add("timeframe", "oneof", "must be one of: M1, M5, M15, H1, got %q", clip.Runes(string(tf), 16))
 	}
 	switch n := len(bars); {
 	case n < XAUATRPeriod:

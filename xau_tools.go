@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -59,7 +60,7 @@ func xauCheckRequestSymbol(fe *fieldErrors, symbol string) {
 		return
 	}
 	if err := xau.CheckSymbol(symbol); err != nil {
-		fe.add("symbol", xauSymbolRule, "%s, got %q", xauSymbolHelp, snippet(symbol, 32))
+		fe.add("symbol", xauSymbolRule, "%s, got %q", xauSymbolHelp, clip.Runes(symbol, 32))
 	}
 }
 
@@ -107,14 +108,14 @@ func xauTerminalError(tool, symbol string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errorf(KindTimeout, err, "%s: the trading terminal did not answer in time", tool)
 	case errors.Is(err, xau.ErrUnknownSymbol):
-		e := InvalidField("symbol", "unknown_symbol", "%q is not served by the trading terminal", snippet(symbol, 32))
+		e := InvalidField("symbol", "unknown_symbol", "%q is not served by the trading terminal", clip.Runes(symbol, 32))
 		e.Cause = err
 		return e
 	case errors.Is(err, xau.ErrBadRequest):
 		if reason == "" {
 			reason = "the request was rejected"
 		}
-		e := InvalidField("symbol", "terminal_rejected", "the trading terminal rejected the request for %q: %s", snippet(symbol, 32), reason)
+		e := InvalidField("symbol", "terminal_rejected", "the trading terminal rejected the request for %q: %s", clip.Runes(symbol, 32), reason)
 		e.Cause = err
 		return e
 	}

@@ -60,6 +60,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Paths of the club's routes.
@@ -348,7 +350,7 @@ func onlyMethod(method string, h http.HandlerFunc) http.Handler {
 		}
 		w.Header().Set("Allow", allow)
 		writeProblem(w, r, newProblem(http.StatusMethodNotAllowed, CodeMethodNotAllowed,
-			"method "+cut(r.Method, 16)+" is not allowed here; allowed: "+allow))
+			"method "+clip.Runes(r.Method, 16)+" is not allowed here; allowed: "+allow))
 	})
 }
 

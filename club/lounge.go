@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // LoungeNote is attached to every lounge answer.
@@ -115,7 +117,7 @@ func (c *Club) validateCheckIn(fe *fieldErrors, req CheckInRequest, skip map[str
 	if strings.TrimSpace(req.Role) != "" && !skip["role"] {
 		role, p := normalizeTerm(req.Role)
 		if p != nil {
-			fe.add("role", p.rule, "%s (%q)", p.reason, cut(req.Role, 32))
+			fe.add("role", p.rule, "%s (%q)", p.reason, clip.Runes(req.Role, 32))
 		}
 		e.Role = role
 	}
@@ -130,7 +132,7 @@ func (c *Club) validateCheckIn(fe *fieldErrors, req CheckInRequest, skip map[str
 	for i, s := range req.Interests {
 		term, p := normalizeTerm(s)
 		if p != nil {
-			fe.add(fmt.Sprintf("interests[%d]", i), p.rule, "%s (%q)", p.reason, cut(s, 32))
+			fe.add(fmt.Sprintf("interests[%d]", i), p.rule, "%s (%q)", p.reason, clip.Runes(s, 32))
 			continue
 		}
 		if !slices.Contains(e.Interests, term) {

@@ -1,6 +1,7 @@
 package club
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -8,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Club identity.
@@ -131,37 +134,15 @@ func encodeBeacon(b Beacon) ([]byte, string, error) {
 func (c *Club) Beacon() Beacon { return NewBeacon(c.baseURL) }
 
 // ServeBeacon answers GET /.well-known/svc-club.json: the beacon, with
-// Cache-Control (public, an hour) and a strong ETag; a request whose
-// If-None-Match names it gets 304 Not Modified.
+// Cache-Control (public, an hour) and a strong ETag; http.ServeContent
+// answers a request whose If-None-Match names it with 304 Not Modified.
 func (c *Club) ServeBeacon(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("ETag", c.beaconETag)
 	h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", beaconMaxAge))
-	if etagMatches(r.Header.Values("If-None-Match"), c.beaconETag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(c.beacon)
-	}
-}
-
-// etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):
-// "*" or any listed tag whose opaque part equals etag's.
-func etagMatches(headers []string, etag string) bool {
-	want := strings.TrimPrefix(etag, "W/")
-	for _, h := range headers {
-		for _, tag := range strings.Split(h, ",") {
-			tag = strings.TrimSpace(tag)
-			if tag == "*" || strings.TrimPrefix(tag, "W/") == want {
-				return true
-			}
-		}
-	}
-	return false
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(c.beacon))
 }
 
 // Vocabulary is what the lounge accepts as roles and interests: free-form
@@ -342,7 +323,7 @@ func (c *Club) ServeManifest(w http.ResponseWriter, r *http.Request) {
 func (c *Club) invite(r *http.Request, ref string) *Invite {
 	code, ok := NormalizeReferralCode(ref)
 	if !ok {
-		return &Invite{Code: cut(strings.TrimSpace(ref), 32), Reason: fmt.Sprintf("malformed: a referral code is %d characters of A-Z and 2-7", ReferralCodeLen)}
+		return &Invite{Code: clip.Runes(strings.TrimSpace(ref), 32), Reason: fmt.Sprintf("malformed: a referral code is %d characters of A-Z and 2-7", ReferralCodeLen)}
 	}
 	inv := &Invite{Code: code, WellFormed: true}
 	rs, err := c.store.ReferralStats(r.Context(), code)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // ProblemContentType is the media type of every error answer (RFC 9457).
@@ -96,10 +98,10 @@ func invalidProblem(fields []FieldError) Problem {
 // the request's path and id.
 func writeProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	if p.Instance == "" {
-		p.Instance = cut(r.URL.Path, 200)
+		p.Instance = clip.Runes(r.URL.Path, 200)
 	}
 	if p.RequestID == "" {
-		p.RequestID = cut(r.Header.Get("X-Request-Id"), 128)
+		p.RequestID = clip.Runes(r.Header.Get("X-Request-Id"), 128)
 	}
 	b, err := json.Marshal(p)
 	if err != nil { // a Problem always encodes
@@ -122,7 +124,7 @@ func (c *Club) writeStoreError(w http.ResponseWriter, r *http.Request, op string
 		writeProblem(w, r, newProblem(http.StatusConflict, CodeConflict, "this wallet's referral code belongs to another wallet (a hash collision); no code can be issued"))
 		return
 	}
-	c.log.Error("club: store failure", "op", op, "path", cut(r.URL.Path, 200), "error", err)
+	c.log.Error("club: store failure", "op", op, "path", clip.Runes(r.URL.Path, 200), "error", err)
 	w.Header().Set("Retry-After", "5")
 	writeProblem(w, r, newProblem(http.StatusServiceUnavailable, CodeUnavailable, "the club's store is unavailable; try again later"))
 }
@@ -148,7 +150,7 @@ func retryAfterSeconds(d time.Duration) int64 {
 func (c *Club) writeJSON(w http.ResponseWriter, r *http.Request, status int, cache string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		c.log.Error("club: encoding an answer failed", "path", cut(r.URL.Path, 200), "error", err)
+		c.log.Error("club: encoding an answer failed", "path", clip.Runes(r.URL.Path, 200), "error", err)
 		writeProblem(w, r, newProblem(http.StatusInternalServerError, "internal", "internal error"))
 		return
 	}
@@ -170,19 +172,6 @@ func (fe *fieldErrors) add(field, rule, format string, args ...any) {
 		msg = field + ": " + msg
 	}
 	*fe = append(*fe, FieldError{Field: field, Rule: rule, Message: msg})
-}
-
-// cut returns at most n runes of s, with an ellipsis when cut, so that
-// messages never echo large input.
-func cut(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
 }
 
 // errTooLarge marks a body over the limit.
@@ -254,7 +243,7 @@ func (c *Club) decodeObject(r *http.Request, allowed ...string) (members map[str
 		}
 		switch {
 		case !slices.Contains(allowed, key):
-			fe.add(cut(key, 64), RuleUnknownField, "unknown field; allowed fields: %s", strings.Join(allowed, ", "))
+			fe.add(clip.Runes(key, 64), RuleUnknownField, "unknown field; allowed fields: %s", strings.Join(allowed, ", "))
 		case members[key] != nil:
 			fe.add(key, RuleDuplicate, "given more than once")
 		default:

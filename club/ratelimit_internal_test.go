@@ -2,9 +2,10 @@ package club
 
 import (
 	"fmt"
-	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"testing"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clientlimit"
 )
 
 // TestLimiterBoundedAndRefills: the limiter tracks at most max keys

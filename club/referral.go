@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // ShareLinks are the URLs a referral code's owner shares: each carries
@@ -134,7 +136,7 @@ func (c *Club) ServeReferral(w http.ResponseWriter, r *http.Request) {
 	code, ok := NormalizeReferralCode(raw)
 	if !ok {
 		var fe fieldErrors
-		fe.add("code", RuleReferralCode, "%q is not a referral code (%d characters of A-Z and 2-7)", cut(raw, 32), ReferralCodeLen)
+		fe.add("code", RuleReferralCode, "%q is not a referral code (%d characters of A-Z and 2-7)", clip.Runes(raw, 32), ReferralCodeLen)
 		writeProblem(w, r, invalidProblem(fe))
 		return
 	}

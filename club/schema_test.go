@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/seed1284c1d2/svc/club"
 )
 

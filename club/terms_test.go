@@ -14,8 +14,9 @@ import (
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
-	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 )
 
 // termPattern is the published pattern, compiled by Go's RE2.

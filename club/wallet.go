@@ -1,12 +1,12 @@
 package club
 
 import (
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 )
 
@@ -24,7 +24,7 @@ func checkWallet(fe *fieldErrors, field, s string) (string, bool) {
 	}
 	sum, ok := evmaddr.Checksum(s)
 	if !ok {
-		fe.add(field, RuleEVMAddress, "%q is not an EVM address (0x followed by 40 hex digits)", cut(s, 48))
+		fe.add(field, RuleEVMAddress, "%q is not an EVM address (0x followed by 40 hex digits)", clip.Runes(s, 48))
 		return "", false
 	}
 	if evmaddr.SpellingOf(s, sum) == evmaddr.BadChecksum {
@@ -66,25 +66,4 @@ func RefFromRequest(r *http.Request) string {
 // server's free-route limit (internal/clientlimit.Key).
 func clientAddress(r *http.Request, trusted []netip.Prefix) string {
 	return clientlimit.Key(r, trusted)
-}
-
-func peerAddr(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return a.Unmap()
-}
-
-func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
-	for _, p := range ps {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/seed1284c1d2/svc"
 )
 
-// Catalog returns a page of the catalog: the tools in the order of section
-// 4 of the interface specification or, when q is given, in the finder's
+// Catalog returns a page of the catalog: the tools in catalog order (that
+// of the tools package's descriptor table) or, when q is given, in the finder's
 // rank order for q (tools sharing nothing with q are left out). category,
 // when given, keeps the tools carrying that tag (case is ignored). Total
 // counts the tools after filtering; Items holds at most limit of them from
@@ -86,8 +86,8 @@ type catalogGroup struct {
 	Tools []int
 }
 
-// catalogGroupTitle names the groups of section 1 of the interface
-// specification by the first tag of their tools.
+// catalogGroupTitle names a group of tools (trading, gold, data,
+// utility, crypto) by the first tag of its tools.
 func catalogGroupTitle(tag string) string {
 	switch tag {
 	case "trading":

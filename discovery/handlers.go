@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Route is one HTTP route of the discovery surfaces, in the shape of
@@ -252,7 +254,7 @@ func discJSONError(body []byte, err error) error {
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name = strings.Trim(name, `"`)
-		return svc.InvalidField(discClip(name, 40), "unknown_field", "%s: unknown member; allowed: query, input", discClip(name, 40))
+		return svc.InvalidField(clip.Runes(name, 40), "unknown_field", "%s: unknown member; allowed: query, input", clip.Runes(name, 40))
 	}
 	return svc.InvalidField("", "json", "body: malformed JSON")
 }
@@ -281,7 +283,7 @@ func discQueryInt(v, field string, errs *[]svc.FieldError) (int, bool) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil {
-		*errs = append(*errs, svc.FieldError{Field: field, Rule: "integer", Message: fmt.Sprintf("%s: must be an integer, got %q", field, discClip(v, 20))})
+		*errs = append(*errs, svc.FieldError{Field: field, Rule: "integer", Message: fmt.Sprintf("%s: must be an integer, got %q", field, clip.Runes(v, 20))})
 		return 0, false
 	}
 	return n, true
@@ -321,7 +323,7 @@ func discWriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	p.Type = ProblemTypePrefix + p.Code
 	p.Title = http.StatusText(p.Status)
-	p.Instance = discClip(r.URL.Path, 200)
+	p.Instance = clip.Runes(r.URL.Path, 200)
 	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
 		p.RequestID = id
 	}
@@ -364,35 +366,13 @@ func newStaticDoc(body []byte, ctype string) *staticDoc {
 }
 
 // ServeHTTP serves the document with Cache-Control, ETag and CORS open to
-// all origins; a matching If-None-Match is answered 304 without a body.
+// all origins; http.ServeContent answers a matching If-None-Match with 304
+// (weak comparison, RFC 9110 section 13.1.2) and HEAD without a body.
 func (d *staticDoc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", DocumentCacheControl)
 	h.Set("ETag", d.etag)
 	h.Set("Access-Control-Allow-Origin", "*")
-	if discETagMatch(r.Header.Get("If-None-Match"), d.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
 	h.Set("Content-Type", d.ctype)
-	h.Set("Content-Length", strconv.Itoa(len(d.body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(d.body)
-	}
-}
-
-// discETagMatch reports whether an If-None-Match value matches etag (weak
-// comparison, RFC 9110 section 13.1.2; "*" matches).
-func discETagMatch(inm, etag string) bool {
-	if inm == "" {
-		return false
-	}
-	for _, t := range strings.Split(inm, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
-			return true
-		}
-	}
-	return false
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(d.body))
 }

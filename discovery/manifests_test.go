@@ -23,7 +23,8 @@ func discDoc(t *testing.T, s *Service, path string) map[string]any {
 	return m
 }
 
-// discSpecPrices are section 4's prices with six decimals.
+// discSpecPrices are the list prices with six decimals, written out
+// independently of the tools package.
 var discSpecPrices = map[string]string{
 	"session_state": "0.005000", "risk_levels": "0.005000", "strategy_grade": "0.020000", "xau_quote": "0.010000",
 	"xau_bars": "0.020000", "xau_market_state": "0.030000", "csv_profile": "0.002500", "json_shape": "0.002500",

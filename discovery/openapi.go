@@ -186,7 +186,7 @@ func DefaultExternalRoutes() []RouteDoc {
 	return []RouteDoc{
 		{Method: "GET", Path: "/health", OperationID: "health", Tag: TagOperations,
 			Summary:     "Service health: terminal, store, facilitator and dev mode",
-			Description: "Not in the interface specification. 200 when paid calls can be taken (status ok or degraded), 503 when the store or the facilitator is down.",
+			Description: "200 when paid calls can be taken (status ok or degraded), 503 when the store or the facilitator is down.",
 			Response: oasObject(map[string]any{
 				"status":      map[string]any{"type": "string", "enum": []string{"ok", "degraded", "down"}},
 				"version":     oasString(""),
@@ -204,11 +204,11 @@ func DefaultExternalRoutes() []RouteDoc {
 			ResponseType: "text/plain; version=0.0.4; charset=utf-8", Response: oasString("Prometheus text exposition format.")},
 		{Method: "GET", Path: "/livez", OperationID: "livez", Tag: TagOperations,
 			Summary:     "Liveness probe: the process serves requests",
-			Description: "Not in the interface specification. Always 200 while the process serves.",
+			Description: "Always 200 while the process serves.",
 			Response:    oasObject(map[string]any{"status": map[string]any{"type": "string", "enum": []string{"alive"}}}, "status")},
 		{Method: "GET", Path: "/readyz", OperationID: "readyz", Tag: TagOperations,
 			Summary: "Readiness probe: the store (and its schema) and the facilitator",
-			Description: "Not in the interface specification. 200 when the store answers and holds its schema and the facilitator offers the exact scheme on the network; 503 otherwise. " +
+			Description: "200 when the store answers and holds its schema and the facilitator offers the exact scheme on the network; 503 otherwise. " +
 				"The gold terminal is reported with the routes it backs but never makes the service unready.",
 			Response: oasObject(map[string]any{
 				"status": map[string]any{"type": "string", "enum": []string{"ready", "not ready"}},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
@@ -24,8 +25,8 @@ const (
 	// DefaultName is the service name published in manifests and the
 	// agent card.
 	DefaultName = "svc"
-	// DefaultVersion is the interface version (section 9 of the interface
-	// specification).
+	// DefaultVersion is the version of the service's interface, published
+	// in the manifests, the agent card and the landing document.
 	DefaultVersion = "2.0.0"
 	// LocalFacilitator is the facilitator named in the payment manifest
 	// when Config.Facilitator is empty (dev mode: the server's local
@@ -355,7 +356,7 @@ func (s *Service) ToolInfo(ctx context.Context, pathOrKey string) (tools.Item, e
 		for j, t := range s.tools {
 			keys[j] = t.Key
 		}
-		return tools.Item{}, svc.InvalidField("pathOrKey", "unknown", "pathOrKey: no tool %q; known keys: %s", discClip(pathOrKey, 60), strings.Join(keys, ", "))
+		return tools.Item{}, svc.InvalidField("pathOrKey", "unknown", "pathOrKey: no tool %q; known keys: %s", clip.Runes(pathOrKey, 60), strings.Join(keys, ", "))
 	}
 	return s.item(i), nil
 }
@@ -386,18 +387,6 @@ func discFieldsOf(err error) []svc.FieldError {
 func discNonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
-	}
-	return s
-}
-
-// clip cuts user input echoed in a message to n runes.
-func discClip(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
 	}
 	return s
 }

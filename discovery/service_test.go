@@ -12,7 +12,8 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 )
 
-// discSpecKeys are the catalog keys of section 4, in order.
+// discSpecKeys are the catalog keys in catalog order, written out
+// independently of the tools package.
 var discSpecKeys = []string{
 	"session-state", "risk-levels", "strategy-grade", "xau-quote", "xau-bars", "xau-market-state",
 	"csv-profile", "json-shape", "jwt-decode", "tick-pnl", "evm-address-syntax", "ohlcv-state", "regex-test",

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/seed1284c1d2/svc/x402"
 )
 
 // Client kinds, guessed from a request (User-Agent, payment headers, the
@@ -27,14 +30,6 @@ const (
 func statsKinds() [6]string {
 	return [6]string{ClientMCP, ClientA2A, ClientX402, ClientBrowser, ClientCrawler, ClientOther}
 }
-
-// Canonical forms of the x402 headers (x402's constants are upper case,
-// which http.Header.Get would canonicalize on every call).
-const (
-	statsHeaderSignature = "Payment-Signature"
-	statsHeaderV1Payment = "X-Payment"
-	statsHeaderResponse  = "Payment-Response"
-)
 
 // Bounds of the stats' label sets.
 const (
@@ -205,15 +200,7 @@ func (l *statsLabels) snapshot() []StatsCount {
 			out = append(out, StatsCount{Name: k, Count: c.load()})
 		}
 	}
-	slices.SortFunc(out, func(a, b StatsCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	slices.SortFunc(out, byCountDesc)
 	if o := l.other.load(); o > 0 {
 		out = append(out, StatsCount{Name: "other", Count: o})
 	}
@@ -340,7 +327,7 @@ func (s *Stats) ObserveServed(r *http.Request, status int, h http.Header) {
 		route = strings.TrimSpace(p)
 	}
 	s.Observe(route, r, status)
-	if s.tallies.Load() == nil && status < 300 && status >= 200 && len(h[statsHeaderResponse]) > 0 {
+	if s.tallies.Load() == nil && status < 300 && status >= 200 && len(h[x402.CanonicalPaymentResponse]) > 0 {
 		s.ObserveSettled()
 	}
 }
@@ -461,7 +448,7 @@ func ClientKind(r *http.Request, route string) string {
 }
 
 func statsKindIndex(r *http.Request, route string) int {
-	if len(r.Header[statsHeaderSignature]) > 0 || len(r.Header[statsHeaderV1Payment]) > 0 {
+	if len(r.Header[x402.CanonicalPaymentSignature]) > 0 || len(r.Header[x402.CanonicalV1Payment]) > 0 {
 		return 2
 	}
 	switch route {
@@ -610,15 +597,7 @@ func (snap *StatsSnapshot) fromTallies(tallies []RouteTally) {
 	for c, name := range []string{"unknown", "1xx", "2xx", "3xx", "4xx", "5xx"} {
 		snap.Status[name] = classes[c]
 	}
-	slices.SortFunc(routes, func(a, b StatsCount) int {
-		if a.Count != b.Count {
-			if a.Count > b.Count {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	slices.SortFunc(routes, byCountDesc)
 	if len(routes) > MaxStatsRoutes {
 		other := StatsCount{Name: "other"}
 		for _, r := range routes[MaxStatsRoutes:] {
@@ -633,4 +612,9 @@ func (snap *StatsSnapshot) fromTallies(tallies []RouteTally) {
 // document (manifest, agent card, OpenAPI, skill.md).
 func statsDiscoveryRoute(route string) bool {
 	return strings.HasPrefix(route, "/.well-known/") || route == "/openapi.json" || route == "/skill.md" || route == "/api/magnet"
+}
+
+// byCountDesc orders counts from the largest, ties by name.
+func byCountDesc(a, b StatsCount) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name))
 }

@@ -333,18 +333,6 @@ func BenchmarkStatsObserveParallelNoSrc(b *testing.B) {
 	})
 }
 
-func TestStatsHeaderNamesAreCanonical(t *testing.T) {
-	for name, want := range map[string]string{
-		x402.HeaderPaymentSignature: statsHeaderSignature,
-		x402.HeaderV1Payment:        statsHeaderV1Payment,
-		x402.HeaderPaymentResponse:  statsHeaderResponse,
-	} {
-		if got := http.CanonicalHeaderKey(name); got != want {
-			t.Errorf("canonical %s = %s, want %s", name, got, want)
-		}
-	}
-}
-
 // TestStatsCountFrom: with tallies, the snapshot reports their requests,
 // classes, routes, 402s and settlements, and Observe keeps only the src
 // values, client kinds and window: one count of each event.

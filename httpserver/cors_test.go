@@ -12,7 +12,7 @@ import (
 // PAYMENT-REQUIRED / PAYMENT-RESPONSE exposed.
 func TestCORSPaidRoutes(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	for _, rt := range section4 {
+	for _, rt := range paidRoutes {
 		t.Run(rt.key, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodOptions, f.url+rt.path, nil)
 			req.Header.Set("Origin", "https://agent.example")

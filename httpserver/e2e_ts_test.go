@@ -23,13 +23,6 @@ import (
 // tsScriptTimeout bounds one client run.
 const tsScriptTimeout = 60 * time.Second
 
-// tsSkipOrFail skips the test, or fails it under CI=true, where the
-// official client must run.
-func tsSkipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	nodetest.SkipOrFail(t, format, args...)
-}
-
 // tsSetup finds node (20 or later) and e2e/, installing the locked
 // clients with `npm ci` when they are missing (see e2e/README.md).
 func tsSetup(t *testing.T) (node, dir string) {

@@ -362,19 +362,6 @@ func devParts(tb testing.TB) (*tools.Catalog, *facilitator.Local) {
 	return cat, local
 }
 
-// shutdown stops f's server, waits for Serve to return, and leaves the
-// cleanup nothing to wait for.
-func (f *fixture) shutdown(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := f.srv.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	<-f.done
-	f.done <- http.ErrServerClosed
-}
-
 // cmpOr returns v, or def when v is zero.
 func cmpOr(v, def float64) float64 {
 	if v == 0 {

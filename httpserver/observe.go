@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 )
 
@@ -59,14 +60,10 @@ func validRequestID(s string) bool {
 // (the X-Request-Id the server accepted or generated).
 func RequestIDOf(r *http.Request) string { return r.Header.Get(HeaderRequestID) }
 
-// Canonical forms (textproto.CanonicalMIMEHeaderKey) of the header names
-// read on every request: http.Header.Get would canonicalise the x402
-// names, which are upper case, on each call, allocating.
-const (
-	canonicalPaymentSignature = "Payment-Signature" // x402.HeaderPaymentSignature
-	canonicalV1Payment        = "X-Payment"         // x402.HeaderV1Payment
-	canonicalNosniff          = "X-Content-Type-Options"
-)
+// canonicalNosniff is X-Content-Type-Options in canonical form
+// (textproto.CanonicalMIMEHeaderKey): http.Header.Get would canonicalise it
+// on each call.
+const canonicalNosniff = "X-Content-Type-Options"
 
 // headerValue is h.Get(key) for a canonical key.
 func headerValue(h http.Header, key string) string {
@@ -78,7 +75,7 @@ func headerValue(h http.Header, key string) string {
 
 // unpaid reports whether r carries no x402 payment header (v2 or v1).
 func unpaid(r *http.Request) bool {
-	return headerValue(r.Header, canonicalPaymentSignature) == "" && headerValue(r.Header, canonicalV1Payment) == ""
+	return headerValue(r.Header, x402.CanonicalPaymentSignature) == "" && headerValue(r.Header, x402.CanonicalV1Payment) == ""
 }
 
 // statusWriter records what a request's answer was, for the access log and
@@ -158,11 +155,11 @@ func (sw *statusWriter) routerError(code int) {
 		h.Set("Retry-After", retryAfter(wait))
 		p = NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many requests from this address; retry after "+retryAfter(wait)+" s")
 	} else if code == http.StatusMethodNotAllowed {
-		p = NewProblem(code, CodeMethodNotAllowed, "method "+truncate(sw.r.Method, 16)+" is not allowed here; allowed: "+allow)
+		p = NewProblem(code, CodeMethodNotAllowed, "method "+clip.Bytes(sw.r.Method, 16)+" is not allowed here; allowed: "+allow)
 	} else {
 		p = NewProblem(code, CodeNotFound, sw.s.notFoundDetail())
 	}
-	p.Instance = truncate(sw.r.URL.Path, 200)
+	p.Instance = clip.Bytes(sw.r.URL.Path, 200)
 	p.RequestID = RequestIDOf(sw.r)
 	b, _ := json.Marshal(p)
 	h.Set("Content-Type", ProblemContentType)
@@ -183,13 +180,6 @@ func retryAfter(d time.Duration) string {
 		s = 1
 	}
 	return strconv.FormatInt(s, 10)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // failureReason returns the reason of an error answer ("" for a success or
@@ -265,7 +255,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error("http: handler panic", "request_id", id, "panic", truncate(slogValue(v), 300))
+				s.log.Error("http: handler panic", "request_id", id, "panic", clip.Bytes(slogValue(v), 300))
 				if !sw.wrote {
 					WriteProblem(sw, r, NewProblem(http.StatusInternalServerError, CodeInternal, "internal error"))
 				}
@@ -305,7 +295,7 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
 		slog.String("method", metricMethod(r.Method)),
-		slog.String("path", truncate(r.URL.Path, 200)),
+		slog.String("path", clip.Bytes(r.URL.Path, 200)),
 		slog.String("route", rm.label),
 		slog.Int("status", sw.status),
 		slog.Duration("duration", d),

@@ -11,6 +11,7 @@ import (
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
@@ -185,7 +186,7 @@ const (
 	// sends: the v2 and v1 payment headers, the JSON body's type, the
 	// attribution and request-id headers, and Access-Control-Expose-Headers,
 	// which the official x402 fetch and axios clients add to the paid retry.
-	corsAllowHeaders = "Content-Type, PAYMENT-SIGNATURE, X-PAYMENT, X-Ref, X-Request-Id, Access-Control-Expose-Headers"
+	corsAllowHeaders = "Content-Type, " + x402.RequestHeaders + ", X-Ref, X-Request-Id, Access-Control-Expose-Headers"
 	// corsMaxAge lets a browser reuse a preflight for 10 minutes.
 	corsMaxAge = "600"
 )

@@ -16,9 +16,9 @@ import (
 	"github.com/seed1284c1d2/svc/xau"
 )
 
-// section4 is the paid-route table of the interface specification, with
-// each price in USDC atomic units.
-var section4 = []struct {
+// paidRoutes is the table of paid routes, written out independently of
+// the tools package, with each price in USDC atomic units.
+var paidRoutes = []struct {
 	key, method, path, atomic string
 	gold                      bool
 }{
@@ -43,10 +43,10 @@ var section4 = []struct {
 // bazaar extension describing the tool.
 func TestPaymentRequiredEveryRoute(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	if n := f.cat.Len(); n != len(section4) {
-		t.Fatalf("catalog has %d tools, want %d", n, len(section4))
+	if n := f.cat.Len(); n != len(paidRoutes) {
+		t.Fatalf("catalog has %d tools, want %d", n, len(paidRoutes))
 	}
-	for _, rt := range section4 {
+	for _, rt := range paidRoutes {
 		t.Run(rt.key, func(t *testing.T) {
 			tool := f.tool(t, rt.key)
 			if tool.Method != rt.method || tool.Path != rt.path {
@@ -220,7 +220,7 @@ func TestInvalidInputBefore402(t *testing.T) {
 			}
 		})
 	}
-	for _, rt := range section4 {
+	for _, rt := range paidRoutes {
 		if !covered[rt.key] {
 			t.Errorf("no invalid-input case for %s", rt.key)
 		}
@@ -274,7 +274,7 @@ func TestGoldTerminalDown503(t *testing.T) {
 	sw := xau.NewSwitchable(simulated(t))
 	sw.SetDown(true)
 	f := newFixture(t, fixtureOptions{terminal: sw})
-	for _, rt := range section4 {
+	for _, rt := range paidRoutes {
 		tool := f.tool(t, rt.key)
 		resp, body := do(t, f.request(t, tool, string(tool.ExampleInput)))
 		if !rt.gold {
@@ -293,7 +293,7 @@ func TestGoldTerminalDown503(t *testing.T) {
 	mustProblem(t, resp, body, http.StatusBadRequest)
 }
 
-// responseFields are the fields of section 2.2 per tool, with their JSON
+// responseFields are the published answer fields per tool, with their JSON
 // types ("number", "integer", "string", "boolean", "object", "array").
 var responseFields = map[string]map[string]string{
 	"session-state":      {"timezone": "string", "london": "boolean", "newYork": "boolean", "asia": "boolean", "minuteOfDay": "integer"},
@@ -353,7 +353,7 @@ func jsonKind(v any, want string) bool {
 	return false
 }
 
-// checkFields checks the section 2.2 fields of a tool's answer.
+// checkFields checks the published fields of a tool's answer.
 func checkFields(t *testing.T, key string, body []byte) map[string]any {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(string(body)))
@@ -375,12 +375,12 @@ func checkFields(t *testing.T, key string, body []byte) map[string]any {
 }
 
 // TestPaidCallEveryRouteGoClient: the Go paying client gets 200 with the
-// fields of section 2.2 and a PAYMENT-RESPONSE on every route, and each
+// published fields and a PAYMENT-RESPONSE on every route, and each
 // settled call is one ledger row.
 func TestPaidCallEveryRouteGoClient(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	payer := newPayer(t)
-	for _, rt := range section4 {
+	for _, rt := range paidRoutes {
 		t.Run(rt.key, func(t *testing.T) {
 			tool := f.tool(t, rt.key)
 			resp, body := pay(t, payer, f.request(t, tool, string(tool.ExampleInput)))
@@ -412,11 +412,11 @@ func TestPaidCallEveryRouteGoClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ps.PaidCalls != int64(len(section4)+1) || ps.Tools != int64(len(section4)) {
-		t.Fatalf("ledger: %d paid calls over %d tools, want %d over %d", ps.PaidCalls, ps.Tools, len(section4)+1, len(section4))
+	if ps.PaidCalls != int64(len(paidRoutes)+1) || ps.Tools != int64(len(paidRoutes)) {
+		t.Fatalf("ledger: %d paid calls over %d tools, want %d over %d", ps.PaidCalls, ps.Tools, len(paidRoutes)+1, len(paidRoutes))
 	}
-	if got := len(f.local.Settlements()); got != len(section4)+1 {
-		t.Fatalf("facilitator settled %d payments, want %d", got, len(section4)+1)
+	if got := len(f.local.Settlements()); got != len(paidRoutes)+1 {
+		t.Fatalf("facilitator settled %d payments, want %d", got, len(paidRoutes)+1)
 	}
 }
 

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/tools"
@@ -249,7 +251,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	payTo, ok := evmaddr.Checksum(cfg.PayTo)
 	if !ok || !x402.IsValidAddress(cfg.PayTo) {
-		return nil, fmt.Errorf("httpserver: PayTo %q is not a valid EVM address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", truncate(cfg.PayTo, 60))
+		return nil, fmt.Errorf("httpserver: PayTo %q is not a valid EVM address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", clip.Bytes(cfg.PayTo, 60))
 	}
 	if cfg.BodyLimit < 0 || cfg.ToolTimeout < 0 || cfg.RateBurst < 0 || cfg.RateClients < 0 {
 		return nil, errors.New("httpserver: limits and timeouts must not be negative")
@@ -304,32 +306,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.engine, s.ownEngine = e, true
 	}
+	clients := cmp.Or(cfg.RateClients, DefaultRateClients)
 	if cfg.UnpaidRate >= 0 {
-		rate, burst := cfg.UnpaidRate, cfg.UnpaidBurst
-		if rate == 0 {
-			rate = DefaultUnpaidRate
-		}
-		if burst == 0 {
-			burst = DefaultUnpaidBurst
-		}
-		clients := cfg.RateClients
-		if clients == 0 {
-			clients = DefaultRateClients
-		}
-		s.unpaidLimiter = clientlimit.New(rate, burst, clients)
+		s.unpaidLimiter = clientlimit.New(cmp.Or(cfg.UnpaidRate, DefaultUnpaidRate), cmp.Or(cfg.UnpaidBurst, DefaultUnpaidBurst), clients)
 	}
 	if cfg.RateLimit >= 0 {
-		rate, burst, clients := cfg.RateLimit, cfg.RateBurst, cfg.RateClients
-		if rate == 0 {
-			rate = DefaultRate
-		}
-		if burst == 0 {
-			burst = DefaultBurst
-		}
-		if clients == 0 {
-			clients = DefaultRateClients
-		}
-		s.limiter = clientlimit.New(rate, burst, clients)
+		s.limiter = clientlimit.New(cmp.Or(cfg.RateLimit, DefaultRate), cmp.Or(cfg.RateBurst, DefaultBurst), clients)
 	}
 	terminal := cfg.Terminal
 	if terminal == nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // DefaultDays is the length of the default period: the last 30 days (UTC),
@@ -42,14 +44,7 @@ func parseInstant(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is neither a date (2006-01-02) nor an RFC 3339 instant (2006-01-02T15:04:05Z)", truncate(s, 40))
+		return time.Time{}, fmt.Errorf("%q is neither a date (2006-01-02) nor an RFC 3339 instant (2006-01-02T15:04:05Z)", clip.Bytes(s, 40))
 	}
 	return t.UTC(), nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/store/storetest"
 )

@@ -69,9 +69,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed1284c1d2/svc/x402/engine"
-
 	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // Sentinel errors. Every error the store returns for a bad argument wraps

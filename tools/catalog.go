@@ -15,12 +15,13 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/shopspring/decimal"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
 // Defaults of Options.
 const (
-	// DefaultNetwork is the payment network of section 5: Base mainnet.
+	// DefaultNetwork is the payment network: Base mainnet.
 	DefaultNetwork = "eip155:8453"
 	// DefaultBodyLimit is the request body limit (2 MiB).
 	DefaultBodyLimit int64 = 2 << 20
@@ -31,7 +32,7 @@ const (
 	USDCDecimals = 6
 )
 
-// Options configure a Catalog. The zero value gives section 4's prices,
+// Options configure a Catalog. The zero value gives the descriptors' prices,
 // relative URLs, network eip155:8453 and a 2 MiB body limit.
 type Options struct {
 	// Prices overrides prices by tool key ("regex-test": "0.004"): plain
@@ -84,7 +85,7 @@ func New(opts Options) (*Catalog, error) {
 		c.network = DefaultNetwork
 	}
 	if !caip2.MatchString(c.network) {
-		return nil, fmt.Errorf("tools: network %q is not a CAIP-2 chain id such as eip155:8453", cut(c.network, 40))
+		return nil, fmt.Errorf("tools: network %q is not a CAIP-2 chain id such as eip155:8453", clip.Runes(c.network, 40))
 	}
 	if c.bodyLimit == 0 {
 		c.bodyLimit = DefaultBodyLimit
@@ -101,7 +102,7 @@ func New(opts Options) (*Catalog, error) {
 			for i, e := range entries {
 				keys[i] = e.key
 			}
-			return nil, fmt.Errorf("tools: price override for unknown tool %q; the keys are %s", cut(key, 40), strings.Join(keys, ", "))
+			return nil, fmt.Errorf("tools: price override for unknown tool %q; the keys are %s", clip.Runes(key, 40), strings.Join(keys, ", "))
 		}
 	}
 	for _, e := range entries {
@@ -163,7 +164,7 @@ func normalizeBaseURL(s string) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("tools: base URL %q must be an absolute http(s) URL without query, fragment or credentials", cut(s, 80))
+		return "", fmt.Errorf("tools: base URL %q must be an absolute http(s) URL without query, fragment or credentials", clip.Runes(s, 80))
 	}
 	return strings.TrimRight(s, "/"), nil
 }
@@ -174,11 +175,11 @@ func normalizeBaseURL(s string) (string, error) {
 // in USDC atomic units (0.0034 → 3400).
 func ParsePrice(s string) (decimal.Decimal, int64, error) {
 	if !priceSyntax.MatchString(s) {
-		return decimal.Decimal{}, 0, fmt.Errorf("price %q is not a plain decimal such as 0.005", cut(s, 40))
+		return decimal.Decimal{}, 0, fmt.Errorf("price %q is not a plain decimal such as 0.005", clip.Runes(s, 40))
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return decimal.Decimal{}, 0, fmt.Errorf("price %q: %w", cut(s, 40), err)
+		return decimal.Decimal{}, 0, fmt.Errorf("price %q: %w", clip.Runes(s, 40), err)
 	}
 	if !d.IsPositive() {
 		return decimal.Decimal{}, 0, fmt.Errorf("price %q must be greater than zero", s)
@@ -188,7 +189,7 @@ func ParsePrice(s string) (decimal.Decimal, int64, error) {
 		return decimal.Decimal{}, 0, fmt.Errorf("price %q is finer than USDC's smallest unit 0.000001", s)
 	}
 	if !atomic.BigInt().IsInt64() {
-		return decimal.Decimal{}, 0, fmt.Errorf("price %q is too large", cut(s, 40))
+		return decimal.Decimal{}, 0, fmt.Errorf("price %q is too large", clip.Runes(s, 40))
 	}
 	return d, atomic.IntPart(), nil
 }
@@ -197,8 +198,8 @@ func ParsePrice(s string) (decimal.Decimal, int64, error) {
 // digits; at most 24 characters.
 var priceSyntax = regexp.MustCompile(`^[0-9]{1,16}(\.[0-9]{1,7})?$`)
 
-// All returns the tools in the order of section 4 of the interface
-// specification. The slice is a copy; the tools are shared.
+// All returns the tools in catalog order (the order of the descriptor
+// table). The slice is a copy; the tools are shared.
 func (c *Catalog) All() []*Tool { return slices.Clone(c.tools) }
 
 // Len returns the number of tools (13).
@@ -257,7 +258,7 @@ func (c *Catalog) Items() []Item {
 }
 
 // Item is the JSON view of a tool in catalogs, finders and manifests: the
-// item fields of section 4 (key, name, method, path, url, priceUsd,
+// item fields of /api/catalog (key, name, method, path, url, priceUsd,
 // network, description, tags, inputSchema, exampleInput, outputExample)
 // followed by extras.
 type Item struct {

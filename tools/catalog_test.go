@@ -19,9 +19,9 @@ func newCatalog(t *testing.T, opts tools.Options) *tools.Catalog {
 	return c
 }
 
-// section4 is the table of paid endpoints of section 4 of the interface
-// specification, in its order, with the catalog keys it prescribes.
-var section4 = []struct {
+// paidRoutes is the table of paid endpoints in catalog order with their
+// catalog keys, written out independently of the descriptors.
+var paidRoutes = []struct {
 	opID, key, method, path, price, location string
 	terminal                                 bool
 	atomic                                   int64
@@ -44,10 +44,10 @@ var section4 = []struct {
 func TestDescriptorsMatchSection4(t *testing.T) {
 	c := newCatalog(t, tools.Options{})
 	all := c.All()
-	if len(all) != len(section4) || c.Len() != 13 {
+	if len(all) != len(paidRoutes) || c.Len() != 13 {
 		t.Fatalf("catalog has %d tools (Len %d), want 13", len(all), c.Len())
 	}
-	for i, want := range section4 {
+	for i, want := range paidRoutes {
 		got := all[i]
 		if got.OperationID != want.opID || got.Key != want.key || got.Method != want.method || got.Path != want.path ||
 			got.Price != want.price || string(got.InputLocation) != want.location || got.Terminal != want.terminal ||
@@ -126,14 +126,14 @@ func TestCatalogItemJSON(t *testing.T) {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)
 		}
-		// The item fields of section 4, then the extras.
+		// The item fields of /api/catalog, then the extras.
 		for _, f := range []string{"key", "name", "method", "path", "url", "priceUsd", "network", "description", "tags",
 			"inputSchema", "exampleInput", "outputExample", "operationId", "price", "inputLocation", "outputSchema", "terminal"} {
 			if _, ok := m[f]; !ok {
 				t.Errorf("item %d lacks %q", i, f)
 			}
 		}
-		want := section4[i]
+		want := paidRoutes[i]
 		if string(m["priceUsd"]) != want.price {
 			t.Errorf("%s: priceUsd %s, want the JSON number %s", want.key, m["priceUsd"], want.price)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Rule names of the errors the adapter itself reports (the tools report
@@ -78,19 +79,6 @@ func tooLarge(limit int64, cause error) *svc.Error {
 	}
 }
 
-// cut returns at most n runes of s, with an ellipsis when cut, for messages
-// and field paths that must not echo large user input.
-func cut(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
-}
-
 // readBody reads the body of r, at most limit bytes. A body over the limit
 // (by its Content-Length, by what arrives, or as reported by an
 // http.MaxBytesReader the server installed) is KindTooLarge. A compressed
@@ -124,7 +112,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 // identity) with KindInvalid.
 func checkEncoding(r *http.Request) error {
 	if ce := strings.TrimSpace(headerFirst(r.Header, "Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
-		return invalid(fieldErr("", RuleContentEncoding, "compressed request bodies (Content-Encoding %q) are not accepted; send plain JSON", cut(ce, 24)))
+		return invalid(fieldErr("", RuleContentEncoding, "compressed request bodies (Content-Encoding %q) are not accepted; send plain JSON", clip.Runes(ce, 24)))
 	}
 	return nil
 }
@@ -421,7 +409,7 @@ func (w *walker) value(s *shape, v reflect.Value, optional bool) error {
 			str := unquote(raw)
 			n, err := svc.ParseNumber(str)
 			if err != nil {
-				w.add(fieldErr(w.path(), "number", "must be a number or a string holding a decimal, got %q", cut(str, 24)))
+				w.add(fieldErr(w.path(), "number", "must be a number or a string holding a decimal, got %q", clip.Runes(str, 24)))
 			} else if v = deref(v); v.IsValid() {
 				*v.Addr().Interface().(*svc.Number) = n
 			}
@@ -446,7 +434,7 @@ func (w *walker) value(s *shape, v reflect.Value, optional bool) error {
 			}
 		case kindInteger:
 			if !setInteger(lit, s, deref(v)) {
-				w.add(fieldErr(w.path(), "integer", "must be an integer, got %s", cut(lit, 24)))
+				w.add(fieldErr(w.path(), "integer", "must be an integer, got %s", clip.Runes(lit, 24)))
 			}
 		default:
 			w.wrongType(s, k)
@@ -547,10 +535,10 @@ func (w *walker) object(s *shape, v reflect.Value) error {
 		f := s.field(name)
 		switch {
 		case f != nil && seen[f.pos/64]&(1<<(f.pos%64)) != 0, f == nil && others[string(name)]:
-			w.add(fieldErr(joinPath(w.path(), cut(string(name), 64)), RuleDuplicateField, "is given more than once"))
+			w.add(fieldErr(joinPath(w.path(), clip.Runes(string(name), 64)), RuleDuplicateField, "is given more than once"))
 			f = nil
 		case f == nil:
-			key := cut(string(name), 64)
+			key := clip.Runes(string(name), 64)
 			w.add(fieldErr(joinPath(w.path(), key), RuleUnknownField, "unknown field %q; allowed fields: %s", key, strings.Join(s.names(), ", ")))
 			if others == nil {
 				others = map[string]bool{}
@@ -696,9 +684,9 @@ func unknownParams(q url.Values, allowed []string, post bool) []svc.FieldError {
 			break
 		}
 		list := strings.Join(append(slices.Clone(allowed), "ref", "src"), ", ")
-		msg := fmt.Sprintf("unknown query parameter %q; allowed parameters: %s", cut(name, 64), list)
+		msg := fmt.Sprintf("unknown query parameter %q; allowed parameters: %s", clip.Runes(name, 64), list)
 		if post {
-			msg = fmt.Sprintf("unknown query parameter %q; this tool reads its input from the JSON body, and its query string takes only %s", cut(name, 64), list)
+			msg = fmt.Sprintf("unknown query parameter %q; this tool reads its input from the JSON body, and its query string takes only %s", clip.Runes(name, 64), list)
 		}
 		for _, a := range allowed {
 			if strings.EqualFold(a, name) && !post {
@@ -706,7 +694,7 @@ func unknownParams(q url.Values, allowed []string, post bool) []svc.FieldError {
 				break
 			}
 		}
-		errs = append(errs, fieldErr(cut(name, 64), RuleUnknownField, "%s", msg))
+		errs = append(errs, fieldErr(clip.Runes(name, 64), RuleUnknownField, "%s", msg))
 	}
 	return errs
 }
@@ -740,21 +728,21 @@ func queryDocument(q url.Values, s *shape) ([]byte, []svc.FieldError) {
 			lit = string(b)
 		case kindInteger:
 			if !integerFits(v, f.shape) {
-				errs = append(errs, fieldErr(f.name, "integer", "must be an integer, got %q", cut(v, 24)))
+				errs = append(errs, fieldErr(f.name, "integer", "must be an integer, got %q", clip.Runes(v, 24)))
 				continue
 			}
 			lit = v
 		case kindNumber:
 			n, err := svc.ParseNumber(v)
 			if err != nil {
-				errs = append(errs, fieldErr(f.name, "number", "must be a decimal number, got %q", cut(v, 24)))
+				errs = append(errs, fieldErr(f.name, "number", "must be a decimal number, got %q", clip.Runes(v, 24)))
 				continue
 			}
 			lit = n.String()
 		case kindBoolean:
 			bv, err := strconv.ParseBool(v)
 			if err != nil {
-				errs = append(errs, fieldErr(f.name, "boolean", "must be true or false, got %q", cut(v, 24)))
+				errs = append(errs, fieldErr(f.name, "boolean", "must be true or false, got %q", clip.Runes(v, 24)))
 				continue
 			}
 			lit = strconv.FormatBool(bv)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // meta is the type-independent part of a descriptor.
@@ -92,7 +93,7 @@ func define[Req, Resp any](d def[Req, Resp]) func() (*entry, error) {
 			}
 			if undecodable != nil {
 				// A value its own type refuses (UnmarshalText).
-				return nil, mergeMissing(invalid(fieldErr("", RuleJSON, "the input does not decode: %s", cut(undecodable.Error(), 120))), missing)
+				return nil, mergeMissing(invalid(fieldErr("", RuleJSON, "the input does not decode: %s", clip.Runes(undecodable.Error(), 120))), missing)
 			}
 			c, err := pc.validate(ctx)
 			if err != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/seed1284c1d2/svc/xau"
 )
 
-// descriptors is the table of paid tools, in the order of section 4 of
-// the interface specification. Adding a tool is adding one entry here
+// descriptors is the table of paid tools, in catalog order (the order of
+// /api/catalog and openapi.json). Adding a tool is adding one entry here
 // (and its file in the root package); every surface picks it up.
 func descriptors() []func() (*entry, error) {
 	return []func() (*entry, error){

@@ -86,8 +86,8 @@
 // New builds a Catalog with the operator's options: price overrides (exact
 // decimals, not finer than one USDC atomic unit), the public base URL, the
 // payment network and the body limit. Catalog.All lists the tools in the
-// order of section 4 of the interface specification; ByKey, ByOperationID
-// and ByPath find one; Tool.Item is the JSON view of section 4's catalog
+// order of the descriptor table (descriptors.go); ByKey, ByOperationID
+// and ByPath find one; Tool.Item is the JSON view of /api/catalog's
 // items (key, name, method, path, url, priceUsd as a number, network,
 // description, tags, inputSchema, exampleInput, outputExample) plus
 // operationId, price with six decimals, inputLocation, outputSchema and

@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -65,7 +66,7 @@ type Tool struct {
 	// Key is the catalog key: the operation id with hyphens
 	// ("risk-levels", "xau-quote").
 	Key string
-	// OperationID is the operation id of the interface specification
+	// OperationID is the tool's operationId in openapi.json
 	// ("risk_levels").
 	OperationID string
 	// Name is a short human name ("Risk levels").
@@ -78,7 +79,7 @@ type Tool struct {
 	// the catalog has no base URL.
 	URL string
 	// Price is the price per call in USD (USDC) as a plain decimal
-	// ("0.005", "0.0034"): section 4's price or the operator's override.
+	// ("0.005", "0.0034"): the descriptor's list price or the operator's override.
 	Price string
 	// PriceAtomic is Price in USDC atomic units (6 decimals): 0.0034 → 3400.
 	PriceAtomic int64
@@ -166,7 +167,7 @@ func (t *Tool) Decode(ctx context.Context, r *http.Request) (*Call, error) {
 		}
 		q, err := url.ParseQuery(raw)
 		if err != nil {
-			return nil, invalid(fieldErr("", RuleQuery, "the query string is malformed: %s", cut(strings.TrimPrefix(err.Error(), "invalid "), 80)))
+			return nil, invalid(fieldErr("", RuleQuery, "the query string is malformed: %s", clip.Runes(strings.TrimPrefix(err.Error(), "invalid "), 80)))
 		}
 		return t.DecodeQuery(ctx, q)
 	}
@@ -223,7 +224,7 @@ func (t *Tool) contentTypeHint(r *http.Request) string {
 	if jsonContentType(r) {
 		return ""
 	}
-	return fmt.Sprintf(" (the body is read as JSON whatever its Content-Type; it says %q)", cut(r.Header.Get("Content-Type"), 40))
+	return fmt.Sprintf(" (the body is read as JSON whatever its Content-Type; it says %q)", clip.Runes(r.Header.Get("Content-Type"), 40))
 }
 
 // DecodeQuery reads the input of a call from query parameters, as Decode
@@ -344,7 +345,7 @@ func (c *Call) CheckSymbol(ctx context.Context, check func(ctx context.Context, 
 	case err == nil:
 		return nil
 	case errors.Is(err, xau.ErrUnknownSymbol):
-		e := svc.InvalidField("symbol", "unknown_symbol", "%q is not served by the trading terminal", cut(symbol, 32))
+		e := svc.InvalidField("symbol", "unknown_symbol", "%q is not served by the trading terminal", clip.Runes(symbol, 32))
 		e.Cause = err
 		return e
 	case errors.Is(err, xau.ErrBadRequest):
@@ -352,7 +353,7 @@ func (c *Call) CheckSymbol(ctx context.Context, check func(ctx context.Context, 
 		if reason == "" {
 			reason = "the request was rejected"
 		}
-		e := svc.InvalidField("symbol", "terminal_rejected", "the trading terminal rejected the request for %q: %s", cut(symbol, 32), reason)
+		e := svc.InvalidField("symbol", "terminal_rejected", "the trading terminal rejected the request for %q: %s", clip.Runes(symbol, 32), reason)
 		e.Cause = err
 		return e
 	}

@@ -3,6 +3,8 @@ package x402
 import (
 	"fmt"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // BazaarExtensionKey is the key of the bazaar discovery extension in
@@ -52,7 +54,7 @@ func bazaarBodyMethod(m string) (body, known bool) {
 func (b *BazaarInfo) validate() error {
 	body, known := bazaarBodyMethod(b.Method)
 	if !known {
-		return &ConfigError{"Bazaar.Method", fmt.Sprintf("%q is not one of GET, HEAD, DELETE, POST, PUT, PATCH", truncForMsg(b.Method, 10))}
+		return &ConfigError{"Bazaar.Method", fmt.Sprintf("%q is not one of GET, HEAD, DELETE, POST, PUT, PATCH", clip.Bytes(b.Method, 10))}
 	}
 	if !body && b.InputExample != nil {
 		if _, ok := b.InputExample.(map[string]any); !ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
@@ -41,16 +42,16 @@ func PriceToAtomic(price string, decimals int) (string, error) {
 	}
 	intPart, frac, hasDot := strings.Cut(s, ".")
 	if !wire.IsASCIIDigits(intPart) || (hasDot && !wire.IsASCIIDigits(frac)) {
-		return "", fmt.Errorf("x402: price %q: not a plain positive decimal (digits, optionally '.' and digits)", truncForMsg(price, 32))
+		return "", fmt.Errorf("x402: price %q: not a plain positive decimal (digits, optionally '.' and digits)", clip.Bytes(price, 32))
 	}
 	frac = strings.TrimRight(frac, "0")
 	if len(frac) > decimals {
-		return "", fmt.Errorf("x402: price %q: %w (%d decimals)", truncForMsg(price, 32), ErrPriceTooFine, decimals)
+		return "", fmt.Errorf("x402: price %q: %w (%d decimals)", clip.Bytes(price, 32), ErrPriceTooFine, decimals)
 	}
 	digits := intPart + frac + strings.Repeat("0", decimals-len(frac))
 	digits = strings.TrimLeft(digits, "0")
 	if digits == "" {
-		return "", fmt.Errorf("x402: price %q: must be greater than zero", truncForMsg(price, 32))
+		return "", fmt.Errorf("x402: price %q: must be greater than zero", clip.Bytes(price, 32))
 	}
 	return digits, nil
 }
@@ -64,7 +65,7 @@ func AtomicToPrice(atomic string, decimals int) (string, error) {
 		return "", fmt.Errorf("x402: amount: decimals %d out of range 0..%d", decimals, maxDecimals)
 	}
 	if len(atomic) > maxPriceLen || !wire.IsASCIIDigits(atomic) {
-		return "", fmt.Errorf("x402: amount %q: not a decimal integer", truncForMsg(atomic, 32))
+		return "", fmt.Errorf("x402: amount %q: not a decimal integer", clip.Bytes(atomic, 32))
 	}
 	a := strings.TrimLeft(atomic, "0")
 	if len(a) <= decimals {

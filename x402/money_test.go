@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 

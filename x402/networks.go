@@ -2,10 +2,7 @@ package x402
 
 import (
 	"errors"
-	"fmt"
 	"strings"
-
-	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Network describes an EVM network on which the exact scheme is offered with
@@ -99,16 +96,6 @@ func NetworkFromChainID(chainID int64) (Network, bool) {
 // identifier this package does not know.
 var ErrUnknownNetwork = errors.New("x402: unknown network")
 
-// mustKnownNetwork looks a network up and returns an error wrapping
-// ErrUnknownNetwork naming it (cut to a short prefix) when it is unknown.
-func mustKnownNetwork(id string) (Network, error) {
-	n, ok := LookupNetwork(id)
-	if !ok {
-		return Network{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownNetwork, truncForMsg(id, 40), knownNetworkList())
-	}
-	return n, nil
-}
-
 // knownNetworkList names the known networks for error messages.
 func knownNetworkList() string {
 	var b strings.Builder
@@ -126,9 +113,3 @@ func knownNetworkList() string {
 // reference uses 60). It bounds how long the payer's authorization needs to
 // stay valid for the request, the handler and the settlement.
 const DefaultMaxTimeoutSeconds = 300
-
-// truncForMsg is wire.TruncForMsg: user input echoed in messages stays short.
-func truncForMsg(s string, n int) string { return wire.TruncForMsg(s, n) }
-
-// cut is truncForMsg (kept: other files of the package use this name).
-func cut(s string, n int) string { return truncForMsg(s, n) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
@@ -70,7 +71,7 @@ func (r Route) Requirements() (PaymentRequirements, error) {
 	}
 	n, ok := LookupNetwork(netID)
 	if !ok {
-		return PaymentRequirements{}, &ConfigError{"Network", fmt.Sprintf("unknown network %q (known: %s)", truncForMsg(netID, 40), knownNetworkList())}
+		return PaymentRequirements{}, &ConfigError{"Network", fmt.Sprintf("unknown network %q (known: %s)", clip.Bytes(netID, 40), knownNetworkList())}
 	}
 	payTo, err := checkPayTo(r.PayTo)
 	if err != nil {

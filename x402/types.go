@@ -16,6 +16,27 @@ const (
 	HeaderV1PaymentResponse = "X-PAYMENT-RESPONSE"
 )
 
+// Canonical forms (http.CanonicalHeaderKey) of the header names read on
+// every request: indexing an http.Header with them skips the
+// canonicalization http.Header.Get does on each call.
+const (
+	CanonicalPaymentRequired  = "Payment-Required"
+	CanonicalPaymentSignature = "Payment-Signature"
+	CanonicalPaymentResponse  = "Payment-Response"
+	CanonicalV1Payment        = "X-Payment"
+)
+
+// The header names as CORS lists them (comma-separated, v2 then v1).
+const (
+	// RequestHeaders are the headers that carry a payment: a CORS
+	// preflight of a paid call must allow them.
+	RequestHeaders = HeaderPaymentSignature + ", " + HeaderV1Payment
+	// ResponseHeaders are the headers of a payment answer (the offer and
+	// the settlement): Access-Control-Expose-Headers names them so that
+	// scripts can read them.
+	ResponseHeaders = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + HeaderV1PaymentResponse
+)
+
 // SchemeExact is the only payment scheme implemented: pay exactly the amount.
 const SchemeExact = "exact"
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // VersionV1 is the first x402 protocol version, still spoken by the
@@ -59,7 +61,7 @@ var ErrNoV1Network = errors.New("x402: network has no x402 v1 name")
 func RequirementsToV1(req PaymentRequirements, res ResourceInfo, outputSchema map[string]any) (PaymentRequirementsV1, error) {
 	n, ok := LookupNetwork(req.Network)
 	if !ok || n.V1Name == "" {
-		return PaymentRequirementsV1{}, fmt.Errorf("%w: %q", ErrNoV1Network, mwTrunc(req.Network, 40))
+		return PaymentRequirementsV1{}, fmt.Errorf("%w: %q", ErrNoV1Network, clip.Bytes(req.Network, 40))
 	}
 	return PaymentRequirementsV1{
 		Scheme:            req.Scheme,
@@ -82,7 +84,7 @@ func RequirementsToV1(req PaymentRequirements, res ResourceInfo, outputSchema ma
 func RequirementsFromV1(r PaymentRequirementsV1) (PaymentRequirements, ResourceInfo, error) {
 	n, ok := LookupNetwork(r.Network)
 	if !ok {
-		return PaymentRequirements{}, ResourceInfo{}, fmt.Errorf("%w %q", ErrUnknownNetwork, mwTrunc(r.Network, 40))
+		return PaymentRequirements{}, ResourceInfo{}, fmt.Errorf("%w %q", ErrUnknownNetwork, clip.Bytes(r.Network, 40))
 	}
 	req := PaymentRequirements{
 		Scheme:            r.Scheme,
@@ -162,17 +164,4 @@ func SettleResponseToV1(s SettleResponse) SettleResponse {
 		s.Network = n.V1Name
 	}
 	return s
-}
-
-// mwTrunc returns at most n bytes of s (cut on a rune boundary, "…"
-// appended when cut), so that echoed input stays short in messages.
-func mwTrunc(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
 }

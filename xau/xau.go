@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // Terminal is the read-only port to a trading terminal. It has no method
@@ -129,7 +131,7 @@ func Timeframes() []Timeframe { return []Timeframe{M1, M5, M15, H1} }
 func ParseTimeframe(s string) (Timeframe, error) {
 	tf := Timeframe(s)
 	if tf.Duration() == 0 {
-		return "", &Error{Op: "timeframe", Kind: ErrBadRequest, Reason: fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", snippet(s, 16))}
+		return "", &Error{Op: "timeframe", Kind: ErrBadRequest, Reason: fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", clip.Runes(s, 16))}
 	}
 	return tf, nil
 }
@@ -255,7 +257,7 @@ func BadRequest(op, reason string) error {
 
 // UnknownSymbol returns an ErrUnknownSymbol *Error naming (a prefix of) symbol.
 func UnknownSymbol(op, symbol string) error {
-	return &Error{Op: op, Kind: ErrUnknownSymbol, Reason: fmt.Sprintf("unknown symbol %q", snippet(symbol, 32))}
+	return &Error{Op: op, Kind: ErrUnknownSymbol, Reason: fmt.Sprintf("unknown symbol %q", clip.Runes(symbol, 32))}
 }
 
 // ContextError converts a done context into an ErrUnavailable error of
@@ -291,7 +293,7 @@ func CheckSymbol(symbol string) error {
 		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 		case c == '.' || c == '_' || c == '-' || c == '#' || c == '+' || c == '!':
 		default:
-			return BadRequest("symbol", fmt.Sprintf("symbol %q holds a character outside A-Z a-z 0-9 . _ - # + !", snippet(symbol, 32)))
+			return BadRequest("symbol", fmt.Sprintf("symbol %q holds a character outside A-Z a-z 0-9 . _ - # + !", clip.Runes(symbol, 32)))
 		}
 	}
 	return nil
@@ -305,7 +307,7 @@ func CheckBarsRequest(symbol string, tf Timeframe, count int) error {
 		return err
 	}
 	if !tf.Valid() {
-		return BadRequest("bars", fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", snippet(string(tf), 16)))
+		return BadRequest("bars", fmt.Sprintf("timeframe %q is not one of M1, M5, M15, H1", clip.Runes(string(tf), 16)))
 	}
 	if count < 1 || count > MaxBars {
 		return BadRequest("bars", fmt.Sprintf("count %d is outside 1..%d", count, MaxBars))
@@ -354,7 +356,7 @@ func ValidateQuote(q Quote, maxSpread decimal.Decimal) error {
 // adapters wrap that in ErrUnavailable.
 func ValidateBars(bars []Bar, tf Timeframe) error {
 	if !tf.Valid() {
-		return fmt.Errorf("timeframe %q is not valid", snippet(string(tf), 16))
+		return fmt.Errorf("timeframe %q is not valid", clip.Runes(string(tf), 16))
 	}
 	for i, b := range bars {
 		if err := CheckBar(b); err != nil {
@@ -396,7 +398,7 @@ func CheckBar(b Bar) error {
 // skipped, so a weekend leaves a gap rather than flat bars.
 func Aggregate(bars []Bar, tf Timeframe) ([]Bar, error) {
 	if !tf.Valid() {
-		return nil, fmt.Errorf("timeframe %q is not valid", snippet(string(tf), 16))
+		return nil, fmt.Errorf("timeframe %q is not valid", clip.Runes(string(tf), 16))
 	}
 	out := make([]Bar, 0, len(bars))
 	for i, b := range bars {
@@ -429,16 +431,4 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-// snippet returns at most n runes of s, with an ellipsis when cut.
-func snippet(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
@@ -50,7 +51,7 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	}
 	if len(positional) > 1 {
 		return usageError(fmt.Sprintf("unexpected argument %q after the tool key %q: give the input with --query k=v or --json '{...}'",
-			cutArg(positional[1]), cutArg(positional[0])))
+			clip.Runes(positional[1], 60), clip.Runes(positional[0], 60)))
 	}
 	key := positional[0]
 	if *keyEnv == "" {
@@ -134,22 +135,14 @@ func checkQueryFlags(values []string) error {
 	for _, kv := range values {
 		k, _, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return usageError(fmt.Sprintf("--query %q: want k=v", cutArg(kv)))
+			return usageError(fmt.Sprintf("--query %q: want k=v", clip.Runes(kv, 60)))
 		}
 		if seen[k] {
-			return usageError(fmt.Sprintf("--query %s is given twice", cutArg(k)))
+			return usageError(fmt.Sprintf("--query %s is given twice", clip.Runes(k, 60)))
 		}
 		seen[k] = true
 	}
 	return nil
-}
-
-// cutArg shortens a command-line argument quoted in an error.
-func cutArg(s string) string {
-	if r := []rune(s); len(r) > 60 {
-		return string(r[:60]) + "…"
-	}
-	return s
 }
 
 // jsonOrString keeps a JSON body as is and turns anything else into a JSON

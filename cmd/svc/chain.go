@@ -158,11 +158,8 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
 	oc := addOnchainFlags(f)
-	if err := f.parse(args); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
-	}
-	if f.NArg() > 0 {
-		return usageError(fmt.Sprintf("svc facilitator takes no arguments, got %q", f.Arg(0)))
 	}
 	if err := oc.check(getenv); err != nil {
 		return err
@@ -265,11 +262,8 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	toS := f.String("to", "", "", "end of the period (RFC 3339 or YYYY-MM-DD, exclusive); default the end of today (UTC)")
 	payTo := f.String("pay-to", "SVC_PAY_TO", "", "the wallet the payments were due to, for ledger rows whose payment record has been pruned (their payTo is checked against it)")
 	asJSON := f.Bool("json", false, "print the mismatches as JSON lines")
-	if err := f.parse(args); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
-	}
-	if f.NArg() > 0 {
-		return usageError(fmt.Sprintf("unexpected argument %q", f.Arg(0)))
 	}
 	from, to, err := ledger.ParsePeriod(*fromS, *toS, time.Now())
 	if err != nil {

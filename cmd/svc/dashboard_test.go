@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/seed1284c1d2/svc/club"
 	"io"
 	"net/http"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"

@@ -203,6 +203,18 @@ func (f *envFlags) parse(args []string) error {
 	return nil
 }
 
+// parseNoArgs is parse for a command that takes no positional argument:
+// one is a usage error naming it.
+func (f *envFlags) parseNoArgs(args []string) error {
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return usageError(fmt.Sprintf("svc %s takes no arguments, got %q", f.Name(), f.Arg(0)))
+	}
+	return nil
+}
+
 // parseInterspersed parses args with flags before, between and after the
 // positional arguments, which it returns in order ("svc call --url U
 // xau-bars --query count=3": the standard flag package would stop at

@@ -20,11 +20,8 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	from := f.String("from", "", "", "start of the period, included: YYYY-MM-DD (UTC) or RFC 3339 (default: 30 days before --to's day)")
 	to := f.String("to", "", "", "end of the period, excluded: YYYY-MM-DD (UTC) or RFC 3339 (default: the end of today, UTC)")
 	format := f.String("format", "", "csv", "csv or json")
-	if err := f.parse(args); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
-	}
-	if f.NArg() > 0 {
-		return usageError(fmt.Sprintf("unexpected argument %q", f.Arg(0)))
 	}
 	fmtName := strings.ToLower(strings.TrimSpace(*format))
 	if fmtName != "csv" && fmtName != "json" {

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"github.com/seed1284c1d2/svc/club"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/facilitator"

@@ -29,8 +29,8 @@ import (
 	"syscall"
 )
 
-// apiVersion is the version of the service interface (specification
-// section 9).
+// apiVersion is the version of the service's HTTP interface (its routes,
+// inputs and answers), printed by --version next to the build's.
 const apiVersion = "2.0.0"
 
 func main() {

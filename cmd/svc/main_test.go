@@ -510,6 +510,14 @@ func TestRunCommands(t *testing.T) {
 			t.Errorf("%s: exit %d (%s)", name, c, errOut.String())
 		}
 	}
+	// The commands without positional arguments name a stray one.
+	for _, cmd := range []string{"serve", "facilitator", "reconcile", "ledger", "payments", "tools"} {
+		errOut.Reset()
+		if c := run(context.Background(), []string{cmd, "stray"}, &out, &errOut, envOf(nil)); c != 2 ||
+			!strings.Contains(errOut.String(), "svc "+cmd+` takes no arguments, got "stray"`) {
+			t.Errorf("%s stray: exit %d %q", cmd, c, errOut.String())
+		}
+	}
 	// A malformed key is refused without being echoed.
 	errOut.Reset()
 	if c := run(context.Background(), []string{"call", "risk-levels", "--key-env", "K"}, &out, &errOut, envOf(map[string]string{"K": "0xnotakey-SECRETISH"})); c != 1 || strings.Contains(errOut.String(), "SECRETISH") {

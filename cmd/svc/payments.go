@@ -22,11 +22,8 @@ func payments(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	stateName := f.String("state", "", "unknown", "state to list: reserved, settling, settled, released, failed or unknown")
 	limit := f.Int("limit", "", 100, "rows to list at most (1-10000)")
 	asJSON := f.Bool("json", false, "print the rows as JSON lines")
-	if err := f.parse(args); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
-	}
-	if f.NArg() > 0 {
-		return usageError(fmt.Sprintf("unexpected argument %q", f.Arg(0)))
 	}
 	var state engine.State
 	for _, s := range engine.States() {

@@ -121,11 +121,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	f.groups = serveFlagGroups
 	settle := f.String("settle", "SVC_SETTLE", "", `"onchain": settle on chain in this process (with --rpc-url and a relayer key) instead of through a facilitator`)
 	chain := addOnchainFlags(f)
-	if err := f.parse(args); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return nil, err
-	}
-	if f.NArg() > 0 {
-		return nil, usageError(fmt.Sprintf("svc serve takes no arguments, got %q", f.Arg(0)))
 	}
 	c := &serveConfig{
 		addr: strings.TrimSpace(*addr), baseURL: strings.TrimRight(strings.TrimSpace(*baseURL), "/"),

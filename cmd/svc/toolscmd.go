@@ -18,11 +18,8 @@ func listTools(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	f := newEnvFlags("tools", stderr, getenv, "svc tools [--url URL] [--json]")
 	baseURL := f.String("url", "SVC_URL", "", "read the catalog of the server at this base URL instead of the local one")
 	asJSON := f.Bool("json", false, "print the catalog items as JSON")
-	if err := f.parse(args); err != nil {
+	if err := f.parseNoArgs(args); err != nil {
 		return err
-	}
-	if f.NArg() > 0 {
-		return usageError(fmt.Sprintf("unexpected argument %q", f.Arg(0)))
 	}
 	var items []json.RawMessage
 	if *baseURL != "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // What a message asks for.
@@ -110,7 +111,7 @@ func parseRequest(msg message) (ask, *rpcError) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&d); err != nil {
 			if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-				return ask{}, invalidParam(field+"."+strings.Trim(name, `"`), "unknown_field", "unknown member %s; a data part may hold %s", cut(name, 40), dataFields)
+				return ask{}, invalidParam(field+"."+strings.Trim(name, `"`), "unknown_field", "unknown member %s; a data part may hold %s", clip.Runes(name, 40), dataFields)
 			}
 			return ask{}, decodeInto(p.data, &d, field)
 		}
@@ -194,7 +195,7 @@ func (h *handler) answer(ctx context.Context, req ask) ([]artifact, *rpcError) {
 		return h.artifacts("tool", "The catalog entry of one paid tool", item,
 			fmt.Sprintf("%s (%s): %s %s, %s USD per call on %s.", item.Name, item.Key, item.Method, item.URL, item.PriceUSD, item.Network))
 	}
-	return nil, invalidParam(dataField+".action", "oneof", "action must be route, catalog, find or tool, got %q", cut(action, 40))
+	return nil, invalidParam(dataField+".action", "oneof", "action must be route, catalog, find or tool, got %q", clip.Runes(action, 40))
 }
 
 // artifacts builds the single artifact of an answer: the JSON object v as a

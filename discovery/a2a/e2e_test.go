@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 )
 
 // The official A2A JavaScript clients against the handler: the scripts and
@@ -31,13 +32,6 @@ const (
 // installed (the npm alias a2a-sdk-03 is @a2a-js/sdk 0.3.14).
 var e2ePackages = [][2]string{{"@a2a-js/sdk", "1.3.0"}, {"a2a-sdk-03", "0.3.14"},
 	{"@x402/core", "2.27.0"}, {"@x402/evm", "2.27.0"}, {"viem", "2.57.20"}}
-
-// e2eSkipOrFail skips the test, or fails it under CI=true, where the
-// official clients must run.
-func e2eSkipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	nodetest.SkipOrFail(t, format, args...)
-}
 
 // e2eSetup finds node (20 or later) and e2e/a2a, installing the locked
 // clients with `npm ci` when node_modules lacks them or holds other versions.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
@@ -217,7 +218,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
 		h.writeError(w, http.StatusUnsupportedMediaType, nil, hv,
-			newError(CodeInvalidRequest, "Content-Type %q not supported: send application/json", cut(ct, 60)))
+			newError(CodeInvalidRequest, "Content-Type %q not supported: send application/json", clip.Runes(ct, 60)))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
@@ -298,11 +299,11 @@ func (h *handler) handle(ctx context.Context, r *http.Request, body []byte) (jso
 		v = m.version
 	}
 	if !versionOK {
-		return id, nil, newError(CodeVersionNotSupported, "A2A-Version %q is not supported; supported versions: 1.0, 0.3", cut(rawVersion, 40)).
-			with("requestedVersion", cut(rawVersion, 40)).with("supportedVersions", "1.0,0.3"), v
+		return id, nil, newError(CodeVersionNotSupported, "A2A-Version %q is not supported; supported versions: 1.0, 0.3", clip.Runes(rawVersion, 40)).
+			with("requestedVersion", clip.Runes(rawVersion, 40)).with("supportedVersions", "1.0,0.3"), v
 	}
 	if !known {
-		return id, nil, newError(CodeMethodNotFound, "method not found: %q is neither an A2A 1.0 nor an A2A 0.3 method", cut(method, 60)), v
+		return id, nil, newError(CodeMethodNotFound, "method not found: %q is neither an A2A 1.0 nor an A2A 0.3 method", clip.Runes(method, 60)), v
 	}
 	params := bytes.TrimSpace(req.Params)
 	if len(params) == 0 || string(params) == "null" {
@@ -362,13 +363,4 @@ func isJSONString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '
 
 func isJSONNumber(raw json.RawMessage) bool {
 	return len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'))
-}
-
-// cut shortens echoed user input to n runes.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

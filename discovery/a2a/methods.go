@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // methodSpec is a JSON-RPC method: the protocol version of its answers and
@@ -123,15 +125,15 @@ func (h *handler) sendMessage(ctx context.Context, v version, params json.RawMes
 	if !modes.acceptsAny() {
 		return nil, newError(CodeContentTypeNotSupported,
 			"content type not supported: none of acceptedOutputModes (%s) is produced; this agent answers %s and %s",
-			cut(strings.Join(modes, ", "), 120), mediaJSON, mediaText)
+			clip.Runes(strings.Join(modes, ", "), 120), mediaJSON, mediaText)
 	}
 	var t *task
 	var err error
 	if msg.taskID != "" {
 		found, ok := h.store.get(msg.taskID)
 		if !ok {
-			return nil, newError(CodeTaskNotFound, "task not found: %q (unknown or expired); send the message without taskId to start a new task", cut(msg.taskID, 80)).
-				with("taskId", cut(msg.taskID, 80))
+			return nil, newError(CodeTaskNotFound, "task not found: %q (unknown or expired); send the message without taskId to start a new task", clip.Runes(msg.taskID, 80)).
+				with("taskId", clip.Runes(msg.taskID, 80))
 		}
 		switch {
 		case found.sale != nil:
@@ -140,8 +142,8 @@ func (h *handler) sendMessage(ctx context.Context, v version, params json.RawMes
 			}
 		case found.terminal():
 			return nil, newError(CodeUnsupportedOperation,
-				"unsupported operation: task %q is already completed and takes no more messages; send a new message without taskId", cut(msg.taskID, 80)).
-				with("taskId", cut(msg.taskID, 80))
+				"unsupported operation: task %q is already completed and takes no more messages; send a new message without taskId", clip.Runes(msg.taskID, 80)).
+				with("taskId", clip.Runes(msg.taskID, 80))
 		}
 	}
 	if t == nil {
@@ -214,8 +216,8 @@ func (h *handler) findTask(params json.RawMessage) (*task, taskIDParams, error) 
 	}
 	t, ok := h.store.get(*p.ID)
 	if !ok {
-		return nil, p, newError(CodeTaskNotFound, "task not found: %q (unknown, or older than the store keeps)", cut(*p.ID, 80)).
-			with("taskId", cut(*p.ID, 80))
+		return nil, p, newError(CodeTaskNotFound, "task not found: %q (unknown, or older than the store keeps)", clip.Runes(*p.ID, 80)).
+			with("taskId", clip.Runes(*p.ID, 80))
 	}
 	return t, p, nil
 }
@@ -254,7 +256,7 @@ func (h *handler) cancelTask(_ context.Context, v version, params json.RawMessag
 	if t.state == stateWorking {
 		what = "being paid"
 	}
-	return nil, newError(CodeTaskNotCancelable, "task not cancelable: task %q is %s", cut(t.id, 80), what).with("taskId", cut(t.id, 80))
+	return nil, newError(CodeTaskNotCancelable, "task not cancelable: task %q is %s", clip.Runes(t.id, 80), what).with("taskId", clip.Runes(t.id, 80))
 }
 
 // listParams are the params of ListTasks (1.0).
@@ -312,10 +314,10 @@ func (h *handler) listTasks(_ context.Context, _ version, params json.RawMessage
 		size = *p.PageSize
 	}
 	if p.PageToken != "" {
-		return nil, invalidParam("params.pageToken", "token", "pageToken %q was not issued by this server", cut(p.PageToken, 40))
+		return nil, invalidParam("params.pageToken", "token", "pageToken %q was not issued by this server", clip.Runes(p.PageToken, 40))
 	}
 	if p.Status != nil && !validState(*p.Status) {
-		return nil, invalidParam("params.status", "oneof", "status must be a TASK_STATE_* name, got %q", cut(*p.Status, 40))
+		return nil, invalidParam("params.status", "oneof", "status must be a TASK_STATE_* name, got %q", clip.Runes(*p.Status, 40))
 	}
 	if p.HistoryLength != nil && *p.HistoryLength < 0 {
 		return nil, invalidParam("params.historyLength", "min", "historyLength must be 0 or more")

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // The version-neutral model: what the store keeps. Tasks are immutable once
@@ -378,7 +380,7 @@ func decodeMessage(raw json.RawMessage) (message, *rpcError) {
 		return message{}, e
 	}
 	if in.Kind != nil && *in.Kind != "message" {
-		return message{}, invalidParam("message.kind", "oneof", `kind must be "message", got %q`, cut(*in.Kind, 40))
+		return message{}, invalidParam("message.kind", "oneof", `kind must be "message", got %q`, clip.Runes(*in.Kind, 40))
 	}
 	m := message{contextID: in.ContextID, taskID: in.TaskID, extensions: in.Extensions, referenceTaskIDs: in.ReferenceTaskIDs}
 	if in.MessageID == nil || strings.TrimSpace(*in.MessageID) == "" {
@@ -399,7 +401,7 @@ func decodeMessage(raw json.RawMessage) (message, *rpcError) {
 	case "AGENT", "ROLE_AGENT":
 		m.role = roleAgent
 	default:
-		return message{}, invalidParam("message.role", "oneof", `role must be "user", "agent", "ROLE_USER" or "ROLE_AGENT", got %q`, cut(*in.Role, 40))
+		return message{}, invalidParam("message.role", "oneof", `role must be "user", "agent", "ROLE_USER" or "ROLE_AGENT", got %q`, clip.Runes(*in.Role, 40))
 	}
 	var e *rpcError
 	if m.metadata, e = objectOrNil(in.Metadata, "message.metadata"); e != nil {
@@ -486,7 +488,7 @@ func decodePart(raw json.RawMessage, field string) (part, *rpcError) {
 			"content type not supported: %s is a file part; this agent reads text parts and data parts (application/json) only", field).
 			with("part", field)
 	}
-	return part{}, invalidParam(field+".kind", "oneof", `kind must be "text", "data" or "file", got %q`, cut(kind, 40))
+	return part{}, invalidParam(field+".kind", "oneof", `kind must be "text", "data" or "file", got %q`, clip.Runes(kind, 40))
 }
 
 // objectOrNil checks an optional member that must be a JSON object.

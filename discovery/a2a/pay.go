@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -340,7 +341,7 @@ func readClientPayment(metadata json.RawMessage) (clientPayment, *rpcError) {
 		case StatusPaymentSubmitted, StatusPaymentRejected:
 		default:
 			return cp, invalidParam(`message.metadata["`+MetaStatus+`"]`, "oneof",
-				"a client's payment status is %q or %q, got %q", StatusPaymentSubmitted, StatusPaymentRejected, cut(cp.status, 40))
+				"a client's payment status is %q or %q, got %q", StatusPaymentSubmitted, StatusPaymentRejected, clip.Runes(cp.status, 40))
 		}
 	}
 	raw, ok := m[MetaPayload]
@@ -432,7 +433,7 @@ func (h *handler) startSale(ctx context.Context, msg message, req ask, modes out
 	}
 	tool, ok := h.sell.lookup(name)
 	if !ok {
-		return nil, invalidParam(field+".tool", "oneof", "unknown tool %q; the tools are %s", cut(name, 40), h.sell.keys())
+		return nil, invalidParam(field+".tool", "oneof", "unknown tool %q; the tools are %s", clip.Runes(name, 40), h.sell.keys())
 	}
 	cp, e := readClientPayment(msg.metadata)
 	if e != nil {
@@ -514,18 +515,18 @@ func (h *handler) continueSale(ctx context.Context, t *task, msg message, modes 
 			return t, nil // the same payment again: the recorded answer
 		}
 		return nil, newError(CodeUnsupportedOperation,
-			"unsupported operation: task %q is already completed and paid; send a new message without taskId for another call", cut(t.id, 80)).
-			with("taskId", cut(t.id, 80))
+			"unsupported operation: task %q is already completed and paid; send a new message without taskId for another call", clip.Runes(t.id, 80)).
+			with("taskId", clip.Runes(t.id, 80))
 	case stateInputRequired:
 	default:
 		return nil, newError(CodeUnsupportedOperation,
-			"unsupported operation: task %q is %s and takes no more messages; send a new message without taskId to start again", cut(t.id, 80), t.state.name(v03)).
-			with("taskId", cut(t.id, 80))
+			"unsupported operation: task %q is %s and takes no more messages; send a new message without taskId to start again", clip.Runes(t.id, 80), t.state.name(v03)).
+			with("taskId", clip.Runes(t.id, 80))
 	}
 	if cp.payment == nil && cp.status != StatusPaymentRejected {
 		return nil, invalidParam(payloadField, "required",
 			"task %q waits for a payment: send the signed x402 PaymentPayload in message.metadata[%q] (or %q: %q to decline)",
-			cut(t.id, 80), MetaPayload, MetaStatus, StatusPaymentRejected)
+			clip.Runes(t.id, 80), MetaPayload, MetaStatus, StatusPaymentRejected)
 	}
 	next := *t
 	next.timestamp = h.now()
@@ -554,7 +555,7 @@ func (h *handler) current(t *task) (*task, error) {
 	if cur, ok := h.store.get(t.id); ok {
 		return cur, nil
 	}
-	return nil, newError(CodeTaskNotFound, "task not found: %q (expired)", cut(t.id, 80)).with("taskId", cut(t.id, 80))
+	return nil, newError(CodeTaskNotFound, "task not found: %q (expired)", clip.Runes(t.id, 80)).with("taskId", clip.Runes(t.id, 80))
 }
 
 // runSale pays for the task's call (t is working and stored): the
@@ -621,7 +622,7 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 	case engine.Refused:
 		code := refusalCode(out.Reason, payment, sl.offer)
 		return fail(failure(out.Reason), code,
-			fmt.Sprintf("The payment was refused (%s); nothing was charged. Send a new message without taskId to start again.", cut(out.Reason, 120)))
+			fmt.Sprintf("The payment was refused (%s); nothing was charged. Send a new message without taskId to start again.", clip.Runes(out.Reason, 120)))
 	case engine.SettleFailed:
 		receipt := failure(out.Reason)
 		if out.Settlement != nil {
@@ -631,7 +632,7 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 		if strings.Contains(strings.ToLower(out.Reason), "insufficient") {
 			code = PaymentErrorInsufficientFunds
 		}
-		return fail(receipt, code, fmt.Sprintf("The settlement was refused (%s); the answer was withheld.", cut(out.Reason, 120)))
+		return fail(receipt, code, fmt.Sprintf("The settlement was refused (%s); the answer was withheld.", clip.Runes(out.Reason, 120)))
 	case engine.RunFailed:
 		switch svc.KindOf(out.Err) {
 		case svc.KindUnavailable, svc.KindTimeout:
@@ -640,7 +641,7 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 		text := fmt.Sprintf("%s failed; nothing was charged.", sl.tool.Name)
 		var se *svc.Error
 		if errors.As(out.Err, &se) && se.Kind != svc.KindInternal {
-			text = fmt.Sprintf("%s failed (%s); nothing was charged.", sl.tool.Name, cut(svcErrorText(se), 300))
+			text = fmt.Sprintf("%s failed (%s); nothing was charged.", sl.tool.Name, clip.Runes(svcErrorText(se), 300))
 		} else {
 			h.log.Error("a2a: paid tool failed", "tool", sl.tool.Key, "error", out.Err)
 		}
@@ -660,7 +661,7 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 			h.log.Warn("a2a: payment not processed", "tool", sl.tool.Key, "reason", out.Reason, "error", out.Err)
 		}
 		return retry(out.Reason, PaymentErrorUnavailable,
-			fmt.Sprintf("The payment could not be processed now (%s); nothing was charged. Send the same payment again later.", cut(out.Reason, 80)))
+			fmt.Sprintf("The payment could not be processed now (%s); nothing was charged. Send the same payment again later.", clip.Runes(out.Reason, 80)))
 	}
 	h.log.Error("a2a: unexpected payment outcome", "kind", out.Kind.String())
 	return fail(failure(x402.ReasonUnexpectedVerifyError), PaymentErrorInvalidPayment, "The payment could not be processed; nothing was charged.")
@@ -741,7 +742,7 @@ func (s *seller) requestIDOf(ctx context.Context, msg message) string {
 			return id
 		}
 	}
-	return cut(msg.id, 128)
+	return clip.Runes(msg.id, 128)
 }
 
 func (s *seller) refCodeOf(ctx context.Context) string {
@@ -811,7 +812,7 @@ func paidText(sl *sale, out engine.Outcome) string {
 		verb = "Payment already settled for this call; the recorded answer is sent again"
 	}
 	return fmt.Sprintf("%s: %s USDC, transaction %s. The answer of %s is in the artifact %q.",
-		verb, sl.tool.Price, cut(out.Settlement.Transaction, 100), sl.tool.Name, sl.tool.Key)
+		verb, sl.tool.Price, clip.Runes(out.Settlement.Transaction, 100), sl.tool.Name, sl.tool.Key)
 }
 
 // unavailableText says that a tool cannot run now.

@@ -109,6 +109,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
@@ -262,7 +263,7 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 	if opts.BaseURL != "" {
 		u, err := url.Parse(opts.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("mcp: BaseURL %q is not an absolute http(s) URL", cut(opts.BaseURL, 80))
+			return nil, fmt.Errorf("mcp: BaseURL %q is not an absolute http(s) URL", clip.Runes(opts.BaseURL, 80))
 		}
 		origins = append(origins, u.Scheme+"://"+u.Host)
 		h.hosts[strings.ToLower(u.Hostname())] = true
@@ -333,7 +334,7 @@ func offered(method string) bool {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.hostAllowed(r) {
 		writeRPCError(w, http.StatusForbidden, nil, codeInvalidRequest,
-			"request refused: Host "+cut(r.Host, 100)+" is not allowed on this listener")
+			"request refused: Host "+clip.Runes(r.Host, 100)+" is not allowed on this listener")
 		return
 	}
 	origin := r.Header.Get("Origin")
@@ -352,7 +353,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := h.origins.Check(r); err != nil {
 		writeRPCError(w, http.StatusForbidden, nil, codeInvalidRequest,
-			"cross-origin request refused: Origin "+cut(origin, 100)+" is not allowed to call this MCP endpoint")
+			"cross-origin request refused: Origin "+clip.Runes(origin, 100)+" is not allowed to call this MCP endpoint")
 		return
 	}
 	if r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")) {
@@ -558,7 +559,7 @@ func (h *handler) precheck(r *http.Request, body []byte) (msg message, status in
 	if v := r.Header.Get("MCP-Protocol-Version"); v >= "2026-07-28" {
 		status = http.StatusNotFound
 	}
-	return msg, status, codeMethodNotFound, "method not found: " + cut(*m.Method, 60) +
+	return msg, status, codeMethodNotFound, "method not found: " + clip.Runes(*m.Method, 60) +
 		" (this server offers tools only: tools/list, tools/call, server/discover or the legacy initialize)"
 }
 
@@ -637,17 +638,4 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// cut returns at most n runes of s, with an ellipsis when cut, so that no
-// message echoes much user input.
-func cut(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery/mcp"
+	"github.com/seed1284c1d2/svc/internal/nodetest"
 )
 
 // e2eScriptTimeout bounds one node client run.

@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -133,7 +134,7 @@ func newSeller(opts Options, log *slog.Logger) (*seller, error) {
 	}
 	n, ok := x402.LookupNetwork(network)
 	if !ok {
-		return nil, fmt.Errorf("mcp: unknown payment network %q", cut(network, 40))
+		return nil, fmt.Errorf("mcp: unknown payment network %q", clip.Runes(network, 40))
 	}
 	s := &seller{
 		eng: opts.Engine, env: opts.Env, check: opts.TerminalCheck, symbols: opts.SymbolCheck, timeout: opts.ToolTimeout,

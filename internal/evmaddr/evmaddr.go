@@ -18,18 +18,29 @@ const Len = 2 + 2*common.AddressLength
 // Parse decodes s, "0x" followed by 40 hex digits in either case; ok is
 // false for anything else.
 func Parse(s string) (a common.Address, ok bool) {
-	if len(s) != Len || s[0] != '0' || s[1] != 'x' {
-		return a, false
+	if !DecodeHex(a[:], s) {
+		return common.Address{}, false
 	}
-	for i := range a {
+	return a, true
+}
+
+// DecodeHex decodes "0x" (lower-case x) followed by exactly 2*len(dst) hex
+// digits in either case into dst: the syntax of an address, and of the
+// other fixed-size values of EVM messages (nonces, signatures, hashes). On
+// false, dst may be partly written.
+func DecodeHex(dst []byte, s string) bool {
+	if len(s) != 2+2*len(dst) || s[0] != '0' || s[1] != 'x' {
+		return false
+	}
+	for i := range dst {
 		hi, ok1 := nibble(s[2+2*i])
 		lo, ok2 := nibble(s[3+2*i])
 		if !ok1 || !ok2 {
-			return common.Address{}, false
+			return false
 		}
-		a[i] = hi<<4 | lo
+		dst[i] = hi<<4 | lo
 	}
-	return a, true
+	return true
 }
 
 func nibble(c byte) (byte, bool) {

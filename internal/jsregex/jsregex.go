@@ -171,16 +171,3 @@ func UnitString(units []rune) string {
 	}
 	return string(b)
 }
-
-// snippet returns at most n runes of s, with an ellipsis when cut, for
-// messages.
-func snippet(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
-}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 )
 
 // This file parses JavaScript regular expression source (ECMA-262 2024
@@ -157,7 +159,7 @@ func regexParse(src []rune, flags Flags) (*regexParsed, error) {
 	for i, r := range p.refs {
 		k, ok := p.nameIdx[r.name]
 		if !ok {
-			return nil, &PatternError{Msg: fmt.Sprintf("invalid named capture referenced: no group named %q", snippet(r.name, 32)), Pos: r.pos}
+			return nil, &PatternError{Msg: fmt.Sprintf("invalid named capture referenced: no group named %q", clip.Runes(r.name, 32)), Pos: r.pos}
 		}
 		r.group = k
 		if slices.Contains(p.refOpen[i], k) {
@@ -466,7 +468,7 @@ func (p *regexParser) group() (*regexNode, int, error) {
 			p.opened++
 			node.op, node.group = regexOpCapture, p.opened
 			if _, dup := p.nameIdx[name]; dup {
-				return nil, 0, &PatternError{Msg: fmt.Sprintf("duplicate capture group name %q", snippet(name, 32)), Pos: start}
+				return nil, 0, &PatternError{Msg: fmt.Sprintf("duplicate capture group name %q", clip.Runes(name, 32)), Pos: start}
 			}
 			p.nameIdx[name] = p.opened
 			if p.opened < len(p.names) {
@@ -820,9 +822,9 @@ func (p *regexParser) property() (regexSet, error) {
 	s, res := regexProperty(b.String())
 	switch res {
 	case regexPropertyInvalid:
-		return nil, &PatternError{Msg: fmt.Sprintf("invalid property name %q", snippet(b.String(), 40)), Pos: start}
+		return nil, &PatternError{Msg: fmt.Sprintf("invalid property name %q", clip.Runes(b.String(), 40)), Pos: start}
 	case regexPropertyUnsupported:
-		return nil, &PatternError{Msg: fmt.Sprintf("property %q is not supported by this engine (its data is not in Go's Unicode tables)", snippet(b.String(), 40)), Pos: start, Unsupported: true}
+		return nil, &PatternError{Msg: fmt.Sprintf("property %q is not supported by this engine (its data is not in Go's Unicode tables)", clip.Runes(b.String(), 40)), Pos: start, Unsupported: true}
 	}
 	if negate {
 		s = s.negate(regexMaxRune)

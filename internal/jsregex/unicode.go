@@ -90,11 +90,6 @@ func (s regexSet) minus(t regexSet) regexSet {
 	return s.negate(regexMaxRune).union(t).negate(regexMaxRune)
 }
 
-// intersect returns s ∩ t.
-func (s regexSet) intersect(t regexSet) regexSet {
-	return s.negate(regexMaxRune).union(t.negate(regexMaxRune)).negate(regexMaxRune)
-}
-
 // contains reports whether c is in s.
 func (s regexSet) contains(c rune) bool {
 	i := sort.Search(len(s), func(i int) bool { return s[i].hi >= c })

@@ -15,10 +15,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
-	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Signer holds a payer's private key. It signs EIP-3009 authorizations and
@@ -371,7 +372,7 @@ func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 	for _, id := range networks {
 		n, ok := x402.LookupNetwork(id)
 		if !ok {
-			return -1, fmt.Errorf("x402: transport: %w %q", x402.ErrUnknownNetwork, wire.TruncForMsg(id, 40))
+			return -1, fmt.Errorf("x402: transport: %w %q", x402.ErrUnknownNetwork, clip.Bytes(id, 40))
 		}
 		allowedNets = append(allowedNets, n)
 	}
@@ -381,7 +382,7 @@ func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 			noErr.Rejected = append(noErr.Rejected, RejectedRequirement{Index: i, Requirements: req, Err: err, Detail: fmt.Sprintf(format, args...)})
 		}
 		if req.Scheme != x402.SchemeExact {
-			reject(ErrSchemeNotSupported, "scheme %q", wire.TruncForMsg(req.Scheme, 20))
+			reject(ErrSchemeNotSupported, "scheme %q", clip.Bytes(req.Scheme, 20))
 			continue
 		}
 		var net *x402.Network
@@ -392,11 +393,11 @@ func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 			}
 		}
 		if net == nil {
-			reject(ErrNetworkNotAllowed, "network %q", wire.TruncForMsg(req.Network, 40))
+			reject(ErrNetworkNotAllowed, "network %q", clip.Bytes(req.Network, 40))
 			continue
 		}
 		if !t.assetAllowed(*net, req.Asset) {
-			reject(ErrAssetNotAllowed, "asset %q on %s", wire.TruncForMsg(req.Asset, 50), net.CAIP2)
+			reject(ErrAssetNotAllowed, "asset %q on %s", clip.Bytes(req.Asset, 50), net.CAIP2)
 			continue
 		}
 		if name, _ := req.Extra["name"].(string); name == "" {
@@ -413,7 +414,7 @@ func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 		}
 		amount, ok := clAtomic(req.Amount)
 		if !ok || amount.Sign() == 0 {
-			reject(ErrInvalidRequirements, "amount %q is not a positive integer", wire.TruncForMsg(req.Amount, 40))
+			reject(ErrInvalidRequirements, "amount %q is not a positive integer", clip.Bytes(req.Amount, 40))
 			continue
 		}
 		limit, err := t.maxAtomic(*net)
@@ -455,13 +456,13 @@ func (t *Transport) maxAtomic(n x402.Network) (*big.Int, error) {
 	if usd, ok := strings.CutPrefix(s, "$"); ok {
 		atomic, err := x402.PriceToAtomic(usd, n.USDCDecimals)
 		if err != nil {
-			return nil, fmt.Errorf("x402: transport: MaxAmount %q: %w", wire.TruncForMsg(s, 40), err)
+			return nil, fmt.Errorf("x402: transport: MaxAmount %q: %w", clip.Bytes(s, 40), err)
 		}
 		s = atomic
 	}
 	w, ok := clAtomic(s)
 	if !ok {
-		return nil, fmt.Errorf("x402: transport: MaxAmount %q is neither atomic units nor \"$\" + dollars", wire.TruncForMsg(s, 40))
+		return nil, fmt.Errorf("x402: transport: MaxAmount %q is neither atomic units nor \"$\" + dollars", clip.Bytes(s, 40))
 	}
 	return w, nil
 }

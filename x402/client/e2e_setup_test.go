@@ -31,12 +31,6 @@ import (
 // e2eScriptTimeout bounds one node client run.
 const e2eScriptTimeout = 45 * time.Second
 
-// e2eSkipOrFail skips the test, or fails it when CI=true.
-func e2eSkipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	nodetest.SkipOrFail(t, format, args...)
-}
-
 // e2eSetup finds node and the e2e/ folder and installs its locked
 // dependencies when e2e/node_modules lacks them. It returns the node
 // binary and the folder.
@@ -241,7 +235,8 @@ var e2eErrNoPayment = errors.New("no PAYMENT-SIGNATURE was sent")
 
 // Fixtures shared by the client, v1 and end-to-end tests.
 const (
-	// mwKeyHex is the payer's key (facts sheet vector B, a public test key).
+	// mwKeyHex is the payer's key: the first development key of Hardhat and
+	// Anvil, a public test key.
 	mwKeyHex = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 	// mwPayer is its address.
 	mwPayer = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"

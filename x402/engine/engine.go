@@ -42,6 +42,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 )
@@ -469,7 +470,7 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 		if errors.As(err, &ve) {
 			reason = ve.Reason
 		}
-		p.log.Info("x402: payment refused by local checks", "reason", reason, "payer", trunc(payer, 42))
+		p.log.Info("x402: payment refused by local checks", "reason", reason, "payer", clip.Bytes(payer, 42))
 		o := e.refuse(pr, Refused, reason, p.version)
 		o.Payer = payer
 		return o
@@ -481,7 +482,7 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	p.nonce = ep.Authorization.Nonce
 	p.amount = p.req.Amount
 	p.key = exact.NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
-	p.log = p.log.With("payer", trunc(payer, 42), "nonce", trunc(p.nonce, 66), "amount", p.amount, "network", p.req.Network)
+	p.log = p.log.With("payer", clip.Bytes(payer, 42), "nonce", clip.Bytes(p.nonce, 66), "amount", p.amount, "network", p.req.Network)
 
 	if o, ok := e.reserve(ctx, p, ep); !ok {
 		return o
@@ -500,7 +501,7 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 		// not use up one of the authorization's attempts.
 		var tr interface{ Transient() bool }
 		counted := ctx.Err() == nil && !(errors.As(err, &tr) && tr.Transient())
-		e.release(p, "run failed: "+trunc(err.Error(), 200), counted)
+		e.release(p, "run failed: "+clip.Bytes(err.Error(), 200), counted)
 		p.log.Info("x402: paid call failed; not settled", "error", err)
 		o := Outcome{Kind: RunFailed, Err: err, Version: p.version, Payer: payer, Key: p.key}
 		if ans.Status != 0 || len(ans.Body) > 0 {
@@ -646,8 +647,8 @@ func (e *Engine) facilitatorVerify(ctx context.Context, p *paid) (o Outcome, ok 
 		if reason == "" {
 			reason = x402.ReasonUnexpectedVerifyError
 		}
-		e.release(p, "facilitator refused: "+trunc(reason, 100), true)
-		p.log.Info("x402: payment refused by the facilitator", "reason", trunc(reason, 80))
+		e.release(p, "facilitator refused: "+clip.Bytes(reason, 100), true)
+		p.log.Info("x402: payment refused by the facilitator", "reason", clip.Bytes(reason, 80))
 		o := e.refuse(p.pr, Refused, reason, p.version)
 		o.Payer, o.Key = p.payer, p.key
 		return o, false
@@ -722,13 +723,13 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	e.completeSettlement(&sr, p.req, p.payer)
 	if err := e.recordSettled(context.WithoutCancel(ctx), p.key, sr); err != nil {
 		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
-			"transaction", trunc(sr.Transaction, 100), "error", err)
+			"transaction", clip.Bytes(sr.Transaction, 100), "error", err)
 		e.background(func() { e.settleLater(p.key, sr, e.cfg.SettleTimeout+leaseMargin, p.log) })
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
 	e.hook(HookSettledCommitted, p.key)
-	p.log.Info("x402: payment settled", "transaction", trunc(sr.Transaction, 100))
+	p.log.Info("x402: payment settled", "transaction", clip.Bytes(sr.Transaction, 100))
 	base.Kind, base.Answer, base.Settlement = Paid, &ans, &sr
 	return base
 }
@@ -748,7 +749,7 @@ func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
 		// Something may be on chain: the payment may be made. The row stays
 		// settling and is resolved in the background; the client is told to
 		// come back with the same payment, never to pay again.
-		p.log.Warn("x402: settlement ambiguous; resolving it in the background", "reason", trunc(sr.ErrorReason, 80))
+		p.log.Warn("x402: settlement ambiguous; resolving it in the background", "reason", clip.Bytes(sr.ErrorReason, 80))
 		e.background(func() { e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log) })
 		return Outcome{Kind: Pending, Reason: ReasonSettlementPending, RetryAfter: 5 * time.Second, Version: p.version, Payer: p.payer, Key: p.key}
 	case sr.ErrorReason == exact.ReasonNonceAlreadyUsed:
@@ -757,12 +758,12 @@ func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
 	default:
 		// Refused before anything reached the chain: the payer may try
 		// again (bounded).
-		err = e.journal.Release(ctx, p.key, e.instance, "settlement refused: "+trunc(sr.ErrorReason, 100), true)
+		err = e.journal.Release(ctx, p.key, e.instance, "settlement refused: "+clip.Bytes(sr.ErrorReason, 100), true)
 	}
 	if err != nil {
 		p.log.Error("x402: journaling a refused settlement failed; recovery will resolve it", "error", err)
 	}
-	p.log.Warn("x402: settlement refused", "reason", trunc(sr.ErrorReason, 80))
+	p.log.Warn("x402: settlement refused", "reason", clip.Bytes(sr.ErrorReason, 80))
 	return base
 }
 
@@ -816,7 +817,7 @@ func (e *Engine) settleLater(key string, sr x402.SettleResponse, lease time.Dura
 		err := e.journal.Settle(ctx, key, sr, e.cfg.Now())
 		cancel()
 		if err == nil {
-			log.Info("x402: settlement recorded after the journal came back", "transaction", trunc(sr.Transaction, 100))
+			log.Info("x402: settlement recorded after the journal came back", "transaction", clip.Bytes(sr.Transaction, 100))
 			return
 		}
 		if errors.Is(err, ErrState) { // recovered meanwhile, or no longer ours
@@ -915,16 +916,4 @@ func unixTime(s string) time.Time {
 		return time.Unix(maxUnix, 0)
 	}
 	return time.Unix(v.Int64(), 0)
-}
-
-// trunc returns at most n bytes of s, cut on a rune boundary.
-func trunc(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 )
@@ -163,12 +164,12 @@ func (e *Engine) Recover(ctx context.Context) (RecoveryReport, error) {
 // resolve settles the fate of one claimed settling row and returns its new
 // state (StateSettling: left for a later round).
 func (e *Engine) resolve(ctx context.Context, rec Record) State {
-	log := e.log.With("key", trunc(rec.Key, 200), "resource", rec.Resource, "request_id", rec.RequestID,
-		"payer", trunc(rec.Payer, 42), "nonce", trunc(rec.Nonce, 66), "amount", rec.Amount, "recovery", true)
+	log := e.log.With("key", clip.Bytes(rec.Key, 200), "resource", rec.Resource, "request_id", rec.RequestID,
+		"payer", clip.Bytes(rec.Payer, 42), "nonce", clip.Bytes(rec.Nonce, 66), "amount", rec.Amount, "recovery", true)
 	var payload x402.PaymentPayload
 	var req x402.PaymentRequirements
 	if err := errors.Join(json.Unmarshal(rec.Payload, &payload), json.Unmarshal(rec.Requirements, &req)); err != nil {
-		return e.markUnknown(ctx, log, rec, "the journaled payment cannot be read: "+trunc(err.Error(), 100))
+		return e.markUnknown(ctx, log, rec, "the journaled payment cannot be read: "+clip.Bytes(err.Error(), 100))
 	}
 	sctx, cancel := context.WithTimeout(ctx, e.cfg.SettleTimeout)
 	defer cancel()
@@ -202,16 +203,16 @@ func (e *Engine) resolve(ctx context.Context, rec Record) State {
 		// settlement too: not proof either way.
 		return e.markUnknown(ctx, log, rec, "settling again: "+sr.ErrorReason)
 	case sr.Transaction != "" || sr.ErrorReason == ReasonSettlementPending:
-		log.Warn("x402: recovery: settlement still pending; retrying later", "reason", trunc(sr.ErrorReason, 80))
+		log.Warn("x402: recovery: settlement still pending; retrying later", "reason", clip.Bytes(sr.ErrorReason, 80))
 		return StateSettling
 	case e.cfg.Deduplicates:
 		// A deduplicating facilitator would have returned the original
 		// success: nothing was settled.
-		return e.recoverRelease(ctx, log, rec, "settling again refused: "+trunc(sr.ErrorReason, 100))
+		return e.recoverRelease(ctx, log, rec, "settling again refused: "+clip.Bytes(sr.ErrorReason, 100))
 	default:
 		// Another facilitator may refuse a settlement it made (the funds
 		// moved already): not proof either way.
-		return e.markUnknown(ctx, log, rec, "settling again refused: "+trunc(sr.ErrorReason, 100))
+		return e.markUnknown(ctx, log, rec, "settling again refused: "+clip.Bytes(sr.ErrorReason, 100))
 	}
 }
 
@@ -228,10 +229,10 @@ func (e *Engine) paysUs(st x402.AuthorizationStatus, rec Record) bool {
 
 func (e *Engine) recoverSettled(ctx context.Context, log *slog.Logger, rec Record, sr x402.SettleResponse) State {
 	if err := e.journal.Settle(ctx, rec.Key, sr, e.cfg.Now()); err != nil {
-		log.Error("x402: recovery: recording a settlement failed; retrying later", "transaction", trunc(sr.Transaction, 100), "error", err)
+		log.Error("x402: recovery: recording a settlement failed; retrying later", "transaction", clip.Bytes(sr.Transaction, 100), "error", err)
 		return StateSettling
 	}
-	log.Info("x402: recovery: settlement recorded", "transaction", trunc(sr.Transaction, 100))
+	log.Info("x402: recovery: settlement recorded", "transaction", clip.Bytes(sr.Transaction, 100))
 	e.observeRecovered(rec, Paid, "", sr.Amount)
 	return StateSettled
 }

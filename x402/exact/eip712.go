@@ -12,6 +12,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
@@ -102,7 +104,7 @@ func parseAuthorization(a Authorization) (authWords, *authFieldError) {
 	if w.validBefore, ok = wire.ParseUint256(a.ValidBefore); !ok {
 		return w, &authFieldError{"validBefore", ReasonInvalidPayload, "must be a decimal integer below 2^256"}
 	}
-	if !wire.ParseHexFixed(w.nonce[:], a.Nonce) {
+	if !evmaddr.DecodeHex(w.nonce[:], a.Nonce) {
 		return w, &authFieldError{"nonce", ReasonNonceFormat, "must be 0x followed by 64 hex digits"}
 	}
 	return w, nil
@@ -224,7 +226,7 @@ func SignAuthorization(key *ecdsa.PrivateKey, n x402.Network, asset string, auth
 	}
 	contract, ok := evmaddr.Parse(asset)
 	if !ok {
-		return "", fmt.Errorf("x402: sign: asset %q is not an address", wire.TruncForMsg(asset, 50))
+		return "", fmt.Errorf("x402: sign: asset %q is not an address", clip.Bytes(asset, 50))
 	}
 	w, ferr := parseAuthorization(auth)
 	if ferr != nil {
@@ -268,7 +270,7 @@ func NewPayload(key *ecdsa.PrivateKey, req x402.PaymentRequirements, now time.Ti
 		return ExactEVMPayload{}, errors.New("x402: new payload: nil key")
 	}
 	if req.Scheme != x402.SchemeExact {
-		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: scheme %q is not %q", wire.TruncForMsg(req.Scheme, 20), x402.SchemeExact)
+		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: scheme %q is not %q", clip.Bytes(req.Scheme, 20), x402.SchemeExact)
 	}
 	n, err := mustKnownNetwork(req.Network)
 	if err != nil {
@@ -281,10 +283,10 @@ func NewPayload(key *ecdsa.PrivateKey, req x402.PaymentRequirements, now time.Ti
 	n.EIP712Name, n.EIP712Version = name, version
 	to, ok := evmaddr.Parse(req.PayTo)
 	if !ok {
-		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: payTo %q is not an address", wire.TruncForMsg(req.PayTo, 50))
+		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: payTo %q is not an address", clip.Bytes(req.PayTo, 50))
 	}
 	if w, ok := wire.ParseUint256(req.Amount); !ok || w == ([32]byte{}) {
-		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: amount %q is not a positive integer", wire.TruncForMsg(req.Amount, 40))
+		return ExactEVMPayload{}, fmt.Errorf("x402: new payload: amount %q is not a positive integer", clip.Bytes(req.Amount, 40))
 	}
 	if validity <= 0 {
 		secs := req.MaxTimeoutSeconds
@@ -329,7 +331,7 @@ func extraDomain(extra map[string]any) (name, version string, ok bool) {
 func mustKnownNetwork(id string) (x402.Network, error) {
 	n, ok := x402.LookupNetwork(id)
 	if !ok {
-		return x402.Network{}, fmt.Errorf("%w %q (known: %s)", x402.ErrUnknownNetwork, wire.TruncForMsg(id, 40), knownNetworkList())
+		return x402.Network{}, fmt.Errorf("%w %q (known: %s)", x402.ErrUnknownNetwork, clip.Bytes(id, 40), knownNetworkList())
 	}
 	return n, nil
 }

@@ -11,11 +11,19 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
-// Test vectors of the facts sheet §10.
+// Test vectors. A: the signed payment example of the x402 v2
+// specification (coinbase/x402, specs/x402-specification-v2.md), an
+// EIP-3009 transferWithAuthorization on Base Sepolia signed over its
+// EIP-712 domain; vecAOther is what the same signature recovers to under
+// the domain name "USD Coin". B: the first development key of Hardhat and
+// Anvil. C1 (Base) and C2 (Base Sepolia, A's authorization to another
+// payee): deterministic (RFC 6979) signatures by key B, computed with
+// viem.
 const (
 	vecKeyB     = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 	vecAddrB    = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
@@ -181,7 +189,7 @@ func TestNewPayload(t *testing.T) {
 		t.Fatalf("authorization %+v", a)
 	}
 	var nonce [32]byte
-	if !wire.ParseHexFixed(nonce[:], a.Nonce) || nonce == ([32]byte{}) {
+	if !evmaddr.DecodeHex(nonce[:], a.Nonce) || nonce == ([32]byte{}) {
 		t.Fatalf("nonce %q", a.Nonce)
 	}
 	p2, _ := NewPayload(key, req, testNow, 0)
@@ -319,10 +327,4 @@ func halfNPlus(k byte) [32]byte {
 	s := secpHalfN
 	s[31] += k
 	return s
-}
-
-func TestTruncForMsg(t *testing.T) {
-	if wire.TruncForMsg("abc", 5) != "abc" || wire.TruncForMsg("abcdef", 3) != "abc…" || wire.TruncForMsg("héllo", 2) != "h…" {
-		t.Fatal(wire.TruncForMsg("héllo", 2))
-	}
 }

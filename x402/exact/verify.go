@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
@@ -122,11 +125,11 @@ func (v Verifier) Verify(payload x402.PaymentPayload, req x402.PaymentRequiremen
 		// A v1 payment names its network "base" where the requirements may
 		// say "eip155:8453": same network.
 		if an, ok := x402.LookupNetwork(acc.Network); payload.X402Version != 1 || !ok || !known || an.CAIP2 != n.CAIP2 {
-			return "", verifyRefuse(ReasonNetworkMismatch, "accepted network %q differs from the required %q", wire.TruncForMsg(acc.Network, 40), req.Network)
+			return "", verifyRefuse(ReasonNetworkMismatch, "accepted network %q differs from the required %q", clip.Bytes(acc.Network, 40), req.Network)
 		}
 	}
 	if !known {
-		return "", verifyRefuse(x402.ReasonInvalidNetwork, "network %q is not supported", wire.TruncForMsg(req.Network, 40))
+		return "", verifyRefuse(x402.ReasonInvalidNetwork, "network %q is not supported", clip.Bytes(req.Network, 40))
 	}
 	if payload.X402Version == 2 {
 		switch {
@@ -164,7 +167,7 @@ func (v Verifier) Verify(payload x402.PaymentPayload, req x402.PaymentRequiremen
 		return payer, verifyRefuse(ReasonMissingSignature, "payload.signature is empty")
 	}
 	var sig [65]byte
-	if !wire.ParseHexFixed(sig[:], p.Signature) {
+	if !evmaddr.DecodeHex(sig[:], p.Signature) {
 		return payer, verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by 130 hex digits (a 65-byte EOA signature)")
 	}
 	w, ferr := parseAuthorization(auth)
@@ -176,7 +179,7 @@ func (v Verifier) Verify(payload x402.PaymentPayload, req x402.PaymentRequiremen
 	}
 	amount, ok := wire.ParseUint256(req.Amount)
 	if !ok {
-		return payer, verifyRefuse(ReasonRequirementsMismatch, "required amount %q is not a decimal integer", wire.TruncForMsg(req.Amount, 40))
+		return payer, verifyRefuse(ReasonRequirementsMismatch, "required amount %q is not a decimal integer", clip.Bytes(req.Amount, 40))
 	}
 	if w.value != amount {
 		return payer, verifyRefuse(ReasonValueMismatch, "authorization.value must equal the amount %s", req.Amount)

@@ -7,11 +7,14 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
-// Test vectors of the facts sheet §10 (as in package exact's tests).
+// Test vectors (as in package exact's tests): key B is the first
+// development key of Hardhat and Anvil; vecATo is the payee of the x402 v2
+// specification's signed example.
 const (
 	vecKeyB  = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 	vecAddrB = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"

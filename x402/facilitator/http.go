@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
@@ -564,7 +565,7 @@ func printableSnippet(s string, n int) string {
 		}
 		return r
 	}, s)
-	return wire.TruncForMsg(s, n)
+	return clip.Bytes(s, n)
 }
 
 // retryAfter returns the wait a Retry-After value asks for (delta seconds

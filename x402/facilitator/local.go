@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
@@ -108,7 +110,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	for _, id := range cfg.Networks {
 		n, ok := x402.LookupNetwork(id)
 		if !ok {
-			return nil, &x402.ConfigError{Field: "Networks", Message: fmt.Sprintf("unknown network %q (known: %s)", wire.TruncForMsg(id, 40), knownNetworkList())}
+			return nil, &x402.ConfigError{Field: "Networks", Message: fmt.Sprintf("unknown network %q (known: %s)", clip.Bytes(id, 40), knownNetworkList())}
 		}
 		f.networks = append(f.networks, n)
 	}
@@ -126,7 +128,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 // returns the payer, the parsed payload and the nonce key.
 func (f *Local) check(payload x402.PaymentPayload, req x402.PaymentRequirements) (payer string, p exact.ExactEVMPayload, key string, verr error) {
 	if !f.serves(req.Network) {
-		return "", p, "", &exact.VerifyError{Reason: x402.ReasonInvalidNetwork, Message: fmt.Sprintf("network %q is not served by this facilitator", wire.TruncForMsg(req.Network, 40))}
+		return "", p, "", &exact.VerifyError{Reason: x402.ReasonInvalidNetwork, Message: fmt.Sprintf("network %q is not served by this facilitator", clip.Bytes(req.Network, 40))}
 	}
 	if f.payTo != "" && !wire.EqualAddressFold(req.PayTo, f.payTo) {
 		return "", p, "", &exact.VerifyError{Reason: exact.ReasonRecipientMismatch, Message: fmt.Sprintf("this facilitator only accepts payments to %s", f.payTo)}
@@ -348,7 +350,7 @@ func (f *Local) Status(ctx context.Context, payload x402.PaymentPayload, req x40
 	if vb, ok := new(big.Int).SetString(p.Authorization.ValidBefore, 10); ok {
 		st.Expired = vb.Cmp(big.NewInt(f.now().Unix())) <= 0
 	} else {
-		return x402.AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: validBefore %q is not a decimal number", wire.TruncForMsg(p.Authorization.ValidBefore, 40))
+		return x402.AuthorizationStatus{}, fmt.Errorf("x402: local facilitator status: validBefore %q is not a decimal number", clip.Bytes(p.Authorization.ValidBefore, 40))
 	}
 	key := exact.NonceKey(req.Network, req.Asset, p.Authorization.From, p.Authorization.Nonce)
 	f.mu.Lock()

@@ -42,6 +42,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
@@ -74,7 +75,7 @@ const (
 
 // ExposedHeaders is added to Access-Control-Expose-Headers on every answer
 // of a paid route, so that browser clients can read the payment headers.
-const ExposedHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After"
+const ExposedHeaders = x402.ResponseHeaders + ", Retry-After"
 
 // Problem is an error answer of the binding, written by Config.WriteProblem.
 type Problem struct {
@@ -180,7 +181,7 @@ func New(cfg Config) (*Middleware, error) {
 			if errors.As(err, &sc) && sc.HTTPStatus() >= 400 && sc.HTTPStatus() <= 599 {
 				status = sc.HTTPStatus()
 			}
-			cfg.WriteProblem(w, r, Problem{Status: status, Detail: trunc(err.Error(), 500)})
+			cfg.WriteProblem(w, r, Problem{Status: status, Detail: clip.Bytes(err.Error(), 500)})
 		}
 	}
 	if cfg.RequestID == nil {
@@ -458,7 +459,7 @@ func (m *Middleware) writeOffer(w http.ResponseWriter, r *http.Request, offer *e
 		return
 	}
 	h := w.Header()
-	h[paymentRequiredKey] = eo.header
+	h[x402.CanonicalPaymentRequired] = eo.header
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
 	h["Content-Length"] = eo.length
@@ -472,9 +473,6 @@ func (m *Middleware) writeOffer(w http.ResponseWriter, r *http.Request, offer *e
 var (
 	jsonType = []string{"application/json"}
 	noStore  = []string{"no-store"}
-	// paymentRequiredKey is PAYMENT-REQUIRED as http.Header keys it, so
-	// that Get, Set and Del of wrappers find it.
-	paymentRequiredKey = http.CanonicalHeaderKey(x402.HeaderPaymentRequired)
 )
 
 // encodeOffer encodes pr as a 402: header and v1 body.
@@ -500,7 +498,7 @@ func (m *Middleware) write402(w http.ResponseWriter, pr x402.PaymentRequired, _ 
 	}
 	h := w.Header()
 	if eo.header != nil {
-		h[paymentRequiredKey] = eo.header
+		h[x402.CanonicalPaymentRequired] = eo.header
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
@@ -685,16 +683,4 @@ func (rw *recorder) Write(b []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	return rw.body.Write(b)
-}
-
-// trunc returns at most n bytes of s, cut on a rune boundary.
-func trunc(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -89,7 +90,7 @@ type Bridge struct {
 func New(cfg Config) (*Bridge, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("xau: MT5 bridge: base URL %q is not an http(s) URL with a host", snippet(cfg.BaseURL, 60))
+		return nil, fmt.Errorf("xau: MT5 bridge: base URL %q is not an http(s) URL with a host", clip.Runes(cfg.BaseURL, 60))
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("xau: MT5 bridge: base URL must not carry credentials, a query or a fragment")
@@ -197,8 +198,8 @@ func (b *Bridge) Health(ctx context.Context) (xau.Health, error) {
 	if w.Connected == nil || w.Terminal == nil || w.Server == nil || w.ServerTime == nil {
 		return h, xau.Unavailable("health", "bridge sent an incomplete health report", errors.New("missing connected, terminal, server or serverTime"))
 	}
-	h.Terminal = snippet(*w.Terminal, 64)
-	h.Server = snippet(*w.Server, 64)
+	h.Terminal = clip.Runes(*w.Terminal, 64)
+	h.Server = clip.Runes(*w.Server, 64)
 	st, err := parseBridgeTime(*w.ServerTime)
 	if err != nil {
 		return h, xau.Unavailable("health", "bridge sent a malformed health report", fmt.Errorf("serverTime: %w", err))
@@ -242,7 +243,7 @@ func (b *Bridge) Quote(ctx context.Context, symbol string) (xau.Quote, error) {
 		return bad(errors.New("missing symbol, bid, ask, last or time"))
 	}
 	if *w.Symbol != symbol {
-		return bad(fmt.Errorf("asked for %q, got %q", symbol, snippet(*w.Symbol, 32)))
+		return bad(fmt.Errorf("asked for %q, got %q", symbol, clip.Runes(*w.Symbol, 32)))
 	}
 	var q xau.Quote
 	var err error
@@ -293,7 +294,7 @@ func (b *Bridge) Bars(ctx context.Context, symbol string, tf xau.Timeframe, coun
 		return inconsistent(errors.New("missing symbol, timeframe or bars"))
 	}
 	if *w.Symbol != symbol || *w.Timeframe != string(tf) {
-		return inconsistent(fmt.Errorf("asked for %s %s, got %q %q", symbol, tf, snippet(*w.Symbol, 32), snippet(*w.Timeframe, 8)))
+		return inconsistent(fmt.Errorf("asked for %s %s, got %q %q", symbol, tf, clip.Runes(*w.Symbol, 32), clip.Runes(*w.Timeframe, 8)))
 	}
 	wb := *w.Bars
 	if len(wb) == 0 {
@@ -380,11 +381,11 @@ func (b *Bridge) get(ctx context.Context, op, path string, query url.Values, sym
 	case sc == http.StatusNotFound:
 		return xau.Unavailable(op, "bridge endpoint not found (check the bridge URL)", fmt.Errorf("status 404 for %s", u.Path))
 	default:
-		return xau.Unavailable(op, fmt.Sprintf("bridge error (status %d)", sc), fmt.Errorf("body %q", snippet(string(body), 120)))
+		return xau.Unavailable(op, fmt.Sprintf("bridge error (status %d)", sc), fmt.Errorf("body %q", clip.Runes(string(body), 120)))
 	}
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return xau.Unavailable(op, "bridge sent a non-JSON response", fmt.Errorf("content type %q, body %q", snippet(resp.Header.Get("Content-Type"), 40), snippet(string(body), 80)))
+		return xau.Unavailable(op, "bridge sent a non-JSON response", fmt.Errorf("content type %q, body %q", clip.Runes(resp.Header.Get("Content-Type"), 40), clip.Runes(string(body), 80)))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -430,11 +431,11 @@ func bridgeErrorCode(body []byte) string {
 // fractional seconds.
 func parseBridgeTime(s string) (time.Time, error) {
 	if !strings.HasSuffix(s, "Z") {
-		return time.Time{}, fmt.Errorf("time %q is not RFC 3339 UTC (…Z)", snippet(s, 40))
+		return time.Time{}, fmt.Errorf("time %q is not RFC 3339 UTC (…Z)", clip.Runes(s, 40))
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("time %q is not RFC 3339", snippet(s, 40))
+		return time.Time{}, fmt.Errorf("time %q is not RFC 3339", clip.Runes(s, 40))
 	}
 	return t.UTC(), nil
 }
@@ -443,32 +444,19 @@ func parseBridgeTime(s string) (time.Time, error) {
 func parseBridgeNumber(raw json.RawMessage) (decimal.Decimal, error) {
 	s := string(raw)
 	if len(s) == 0 || len(s) > 40 || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
-		return decimal.Decimal{}, fmt.Errorf("%q is not a JSON number", snippet(s, 40))
+		return decimal.Decimal{}, fmt.Errorf("%q is not a JSON number", clip.Runes(s, 40))
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return decimal.Decimal{}, fmt.Errorf("%q is not a JSON number", snippet(s, 40))
+		return decimal.Decimal{}, fmt.Errorf("%q is not a JSON number", clip.Runes(s, 40))
 	}
 	// Judge the exponent before comparing: comparing 1e999999999 would
 	// materialize a billion-digit integer.
 	if d.Exponent() < -12 || d.Exponent() > 12 || d.Abs().GreaterThan(decimal.New(1, 12)) {
-		return decimal.Decimal{}, fmt.Errorf("%q is out of range", snippet(s, 40))
+		return decimal.Decimal{}, fmt.Errorf("%q is out of range", clip.Runes(s, 40))
 	}
 	return d, nil
 }
 
 // Source implements Terminal: mt5 data.
 func (m *Bridge) Source() xau.Source { return xau.SourceMT5 }
-
-// snippet returns at most n runes of s, with an ellipsis when cut, for
-// messages that must not echo large upstream data.
-func snippet(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
-}

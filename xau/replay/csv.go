@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -204,7 +205,7 @@ func parseMT5Header(text string) (csvLayout, error) {
 	case strings.IndexByte(text, ';') >= 0:
 		l.sep = ';'
 	default:
-		return l, fmt.Errorf("header %q has no tab, comma or semicolon separator", snippet(text, 40))
+		return l, fmt.Errorf("header %q has no tab, comma or semicolon separator", clip.Runes(text, 40))
 	}
 	for i := range l.col {
 		l.col[i] = -1
@@ -221,7 +222,7 @@ func parseMT5Header(text string) (csvLayout, error) {
 			}
 		}
 		if c < 0 {
-			return l, fmt.Errorf("header column %d %q is not one of <DATE> <TIME> <OPEN> <HIGH> <LOW> <CLOSE> <TICKVOL> <VOL> <SPREAD>", i+1, snippet(name, 20))
+			return l, fmt.Errorf("header column %d %q is not one of <DATE> <TIME> <OPEN> <HIGH> <LOW> <CLOSE> <TICKVOL> <VOL> <SPREAD>", i+1, clip.Runes(name, 20))
 		}
 		if l.col[c] >= 0 {
 			return l, fmt.Errorf("header column <%s> appears twice", n)
@@ -288,13 +289,13 @@ func (l *csvLayout) row(f []string) (csvRow, error) {
 // "01:00") as UTC Unix seconds; without a time column the bar opens at 00:00.
 func parseMT5Time(date, clock string, hasTime bool) (int64, error) {
 	if len(date) != 10 || (date[4] != '.' && date[4] != '-') || date[7] != date[4] {
-		return 0, fmt.Errorf("date %q is not YYYY.MM.DD", snippet(date, 20))
+		return 0, fmt.Errorf("date %q is not YYYY.MM.DD", clip.Runes(date, 20))
 	}
 	y, ok1 := digits(date[0:4])
 	mo, ok2 := digits(date[5:7])
 	d, ok3 := digits(date[8:10])
 	if !ok1 || !ok2 || !ok3 || y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 {
-		return 0, fmt.Errorf("date %q is not a valid YYYY.MM.DD date", snippet(date, 20))
+		return 0, fmt.Errorf("date %q is not a valid YYYY.MM.DD date", clip.Runes(date, 20))
 	}
 	var h, mi, s int
 	if hasTime {
@@ -313,7 +314,7 @@ func parseMT5Time(date, clock string, hasTime bool) (int64, error) {
 			ok = ok4 && ok5 && clock[2] == ':'
 		}
 		if !ok || h > 23 || mi > 59 || s > 59 {
-			return 0, fmt.Errorf("time %q is not HH:MM:SS", snippet(clock, 20))
+			return 0, fmt.Errorf("time %q is not HH:MM:SS", clip.Runes(clock, 20))
 		}
 	}
 	t := time.Date(y, time.Month(mo), d, h, mi, s, 0, time.UTC)
@@ -343,13 +344,13 @@ func digits(s string) (int, bool) {
 func parsePrice(s string) (int64, error) {
 	intPart, frac, dot := strings.Cut(s, ".")
 	if intPart == "" || len(intPart) > maxPriceInteger || (dot && (frac == "" || len(frac) > maxPriceFraction)) {
-		return 0, fmt.Errorf("price %q is not a plain decimal with at most %d integer digits and %d decimals", snippet(s, 24), maxPriceInteger, maxPriceFraction)
+		return 0, fmt.Errorf("price %q is not a plain decimal with at most %d integer digits and %d decimals", clip.Runes(s, 24), maxPriceInteger, maxPriceFraction)
 	}
 	var v int64
 	for _, part := range []string{intPart, frac} {
 		for i := 0; i < len(part); i++ {
 			if part[i] < '0' || part[i] > '9' {
-				return 0, fmt.Errorf("price %q is not a plain decimal", snippet(s, 24))
+				return 0, fmt.Errorf("price %q is not a plain decimal", clip.Runes(s, 24))
 			}
 			v = v*10 + int64(part[i]-'0')
 		}
@@ -363,12 +364,12 @@ func parsePrice(s string) (int64, error) {
 // parseCount parses a non-negative integer of at most 18 digits.
 func parseCount(s string) (int64, error) {
 	if s == "" || len(s) > 18 {
-		return 0, fmt.Errorf("%q is not a non-negative integer", snippet(s, 24))
+		return 0, fmt.Errorf("%q is not a non-negative integer", clip.Runes(s, 24))
 	}
 	var v int64
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("%q is not a non-negative integer", snippet(s, 24))
+			return 0, fmt.Errorf("%q is not a non-negative integer", clip.Runes(s, 24))
 		}
 		v = v*10 + int64(s[i]-'0')
 	}
@@ -499,19 +500,6 @@ func WriteMT5CSV(w io.Writer, rows []xau.MT5Row) error {
 		return fmt.Errorf("xau: writing MT5 CSV: %w", err)
 	}
 	return nil
-}
-
-// snippet returns at most n runes of s, with an ellipsis when cut, for
-// messages that must not echo large file contents.
-func snippet(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
 }
 
 // floorDiv returns ⌊a/b⌋ for b > 0.

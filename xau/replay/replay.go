@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -69,7 +70,7 @@ func New(cfg Config, r io.Reader) (*Terminal, error) {
 		return nil, fmt.Errorf("xau: replay: %w", err)
 	}
 	if !rp.base.Valid() {
-		return nil, fmt.Errorf("xau: replay: base timeframe %q is not one of M1, M5, M15, H1", snippet(string(cfg.Timeframe), 16))
+		return nil, fmt.Errorf("xau: replay: base timeframe %q is not one of M1, M5, M15, H1", clip.Runes(string(cfg.Timeframe), 16))
 	}
 	if rp.point.IsZero() {
 		rp.point = decimal.New(1, -2)

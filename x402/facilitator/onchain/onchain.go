@@ -50,6 +50,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -176,7 +177,7 @@ var (
 func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 	n, ok := x402.LookupNetwork(cfg.Network)
 	if !ok {
-		return nil, &x402.ConfigError{Field: "Network", Message: fmt.Sprintf("unknown network %q", wire.TruncForMsg(cfg.Network, 40))}
+		return nil, &x402.ConfigError{Field: "Network", Message: fmt.Sprintf("unknown network %q", clip.Bytes(cfg.Network, 40))}
 	}
 	if cfg.RelayerKey == nil {
 		return nil, &x402.ConfigError{Field: "RelayerKey", Message: "a relayer key is required"}
@@ -338,7 +339,7 @@ func refuse(reason, format string, args ...any) *exact.VerifyError {
 func (f *Facilitator) check(payload x402.PaymentPayload, req x402.PaymentRequirements) (*payment, error) {
 	n, ok := x402.LookupNetwork(req.Network)
 	if !ok || n.CAIP2 != f.network.CAIP2 {
-		return nil, refuse(x402.ReasonInvalidNetwork, "network %q is not served by this facilitator (it settles on %s)", wire.TruncForMsg(req.Network, 40), f.network.CAIP2)
+		return nil, refuse(x402.ReasonInvalidNetwork, "network %q is not served by this facilitator (it settles on %s)", clip.Bytes(req.Network, 40), f.network.CAIP2)
 	}
 	if a, ok := evmaddr.Parse(req.Asset); !ok || a != f.token {
 		return nil, refuse(exact.ReasonAssetMismatch, "asset must be the token %s on %s", f.token.Hex(), f.network.CAIP2)
@@ -718,7 +719,7 @@ func (f *Facilitator) simulate(ctx context.Context, pm *payment) (data []byte, g
 	gas, err = f.client.EstimateGas(ctx, ethereum.CallMsg{From: f.relayer.addr, To: &f.token, Data: data})
 	if err != nil {
 		if text, ok := revertText(err); ok {
-			return nil, 0, refuse(revertReason(text), "the transfer would revert: %s", wire.TruncForMsg(text, 200)), nil
+			return nil, 0, refuse(revertReason(text), "the transfer would revert: %s", clip.Bytes(text, 200)), nil
 		}
 		return nil, 0, nil, &UnavailableError{Reason: UnavailableRPC, Err: fmt.Errorf("simulate the transfer: %w", err)}
 	}
@@ -902,7 +903,7 @@ func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, r
 	a := p.Authorization
 	from, ok1 := evmaddr.Parse(a.From)
 	var nonce [32]byte
-	ok2 := wire.ParseHexFixed(nonce[:], a.Nonce)
+	ok2 := evmaddr.DecodeHex(nonce[:], a.Nonce)
 	vb, ok3 := new(big.Int).SetString(a.ValidBefore, 10)
 	if !ok1 || !ok2 || !ok3 {
 		return x402.AuthorizationStatus{}, errors.New("x402 onchain: status: the authorization's from, nonce or validBefore is malformed")

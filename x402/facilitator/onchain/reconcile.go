@@ -12,8 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
-	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // Settled is a settlement a ledger recorded, to compare with the chain.
@@ -50,12 +50,12 @@ type Mismatch struct {
 // otherwise, and an error when the chain could not be asked.
 func CheckSettled(ctx context.Context, c *ethclient.Client, s Settled) (*Mismatch, error) {
 	if !isTxHash(s.Transaction) {
-		return &Mismatch{MismatchNoTransaction, fmt.Sprintf("transaction %q is not a chain transaction hash", wire.TruncForMsg(s.Transaction, 80))}, nil
+		return &Mismatch{MismatchNoTransaction, fmt.Sprintf("transaction %q is not a chain transaction hash", clip.Bytes(s.Transaction, 80))}, nil
 	}
 	token, ok1 := evmaddr.Parse(s.Token)
 	payer, ok2 := evmaddr.Parse(s.Payer)
 	var nonce [32]byte
-	ok3 := wire.ParseHexFixed(nonce[:], s.Nonce)
+	ok3 := evmaddr.DecodeHex(nonce[:], s.Nonce)
 	amount, ok4 := new(big.Int).SetString(s.Amount, 10)
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return &Mismatch{MismatchMalformedEntry, "token, payer, nonce or amount is malformed"}, nil
@@ -84,5 +84,5 @@ func CheckSettled(ctx context.Context, c *ethclient.Client, s Settled) (*Mismatc
 
 func isTxHash(s string) bool {
 	var h [32]byte
-	return wire.ParseHexFixed(h[:], s)
+	return evmaddr.DecodeHex(h[:], s)
 }
