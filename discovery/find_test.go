@@ -14,10 +14,9 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 )
 
-// findSpecDocs are the 13 paid tools as the interface specification
-// (sections 1, 2 and 4) and decisions.md describe them, independent of the
-// tools package's names and descriptions, with the synonyms of the tools'
-// descriptors.
+// findSpecDocs are the 13 paid tools described in words of their own,
+// independent of the tools package's names and descriptions, with the
+// synonyms of the tools' descriptors.
 func findSpecDocs() []Doc {
 	docs := []Doc{
 		{Key: "session-state", Name: "Trading session state", Tags: []string{"trading", "time"}, Fields: []string{"dateTime"},

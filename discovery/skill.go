@@ -36,8 +36,8 @@ func (s *Service) buildSkill() string {
 	p("| Get a ready call plan, with your input validated for free | `POST %s` with `{\"query\": \"...\", \"input\": {...}}` |\n", s.absURL("/api/route"))
 	p("| Browse every tool (schemas, examples, prices) | `GET %s?offset=0&limit=50&category=gold` |\n", s.absURL("/api/catalog"))
 	p("| Preview a tool's output, or take the tour | `GET %s?q=csv` / `GET %s` |\n", s.absURL("/api/try"), s.absURL("/api/try"))
-	p("| MCP (free tools find_tool, route_tool, catalog, tool_info; the paid tools too, see section 3) | `POST %s` |\n", s.absURL(PathMCP))
-	p("| A2A (send a message describing the need; the paid tools too, see section 3; card at %s) | `POST %s` |\n", s.absURL(PathAgentCard), s.absURL(PathA2A))
+	p("| MCP (free tools find_tool, route_tool, catalog, tool_info; the paid tools too, see \"3. Or buy the same call over MCP or A2A\") | `POST %s` |\n", s.absURL(PathMCP))
+	p("| A2A (send a message describing the need; the paid tools too, see \"3. Or buy the same call over MCP or A2A\"; card at %s) | `POST %s` |\n", s.absURL(PathAgentCard), s.absURL(PathA2A))
 	p("| Payment manifest / router feed | `GET %s` / `GET %s` |\n\n", s.absURL(PathX402Manifest), s.absURL(PathRouterFeed))
 
 	p("## 2. Pay per call over HTTP (x402 v2)\n\n")
@@ -48,7 +48,7 @@ func (s *Service) buildSkill() string {
 	p("5. Read the **200** JSON answer and the `%s` header (base64 JSON `SettleResponse` `{success, transaction, network, payer}`). If settlement fails you get 402 and the answer is withheld; a tool failure settles nothing.\n\n", x402.HeaderPaymentResponse)
 
 	p("## 3. Or buy the same call over MCP or A2A\n\n")
-	p("Every tool is sold on the same terms (price, network, asset, payTo) over HTTP, MCP and A2A, through one payment engine: an authorization buys one call, whatever the transport. The table in section 4 names each tool on each transport.\n\n")
+	p("Every tool is sold on the same terms (price, network, asset, payTo) over HTTP, MCP and A2A, through one payment engine: an authorization buys one call, whatever the transport. The table under \"4. Tools\" names each tool on each transport.\n\n")
 	p("- **MCP** (`POST %s`, x402 MCP transport): `%s` with the tool's MCP name (its operation id) and the input as `arguments`. Without payment the result is the x402 `PaymentRequired` (`isError: true`, in `structuredContent` and `content[0].text`; a client advertising the `%s` extension on protocol 2026-07-28 gets `resultType: \"payment_required\"` with `paymentRequired`). Call again with the `PaymentPayload` in `params._meta[\"%s\"]`; the settlement is in `result._meta[\"%s\"]`.\n",
 		s.absURL(PathMCP), MCPCallMethod, MCPPaymentExtension, MCPMetaPayment, MCPMetaPaymentResponse)
 	p("- **A2A** (`POST %s`, x402 extension `%s`, declared in %s): send a message with the data part `{\"tool\": \"<key>\", \"input\": {...}}`; the task is `input-required` with `%s` in its status message metadata. Send a message on that task with `%s` (the `PaymentPayload`) in its metadata; the completed task holds the output as an artifact and `%s`.\n\n",

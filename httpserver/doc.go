@@ -7,7 +7,7 @@
 // # Routes
 //
 // Every tool of the catalog is a paid route at its method and path (the
-// interface specification's list: GET /api/session-state, POST
+// tools package's descriptor table: GET /api/session-state, POST
 // /api/risk-levels, ...); nothing here knows a tool by name. Free routes:
 // GET /health (terminal, store and facilitator status, dev mode, version),
 // GET /livez and GET /readyz (probes) and GET /metrics (Prometheus text

@@ -15,7 +15,7 @@ import (
 type meta struct {
 	key, operationID, name string
 	method, path           string
-	// price is section 4's price in USD, a plain decimal.
+	// price is the tool's default price in USD, a plain decimal.
 	price string
 	tags  []string
 	// synonyms are the words and phrases people write for the tool, by
