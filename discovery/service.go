@@ -146,9 +146,10 @@ type Surfaces interface {
 	// Catalog returns a page of the catalog, optionally filtered by a
 	// free-text q and a category (a tag). offset ≥ 0, limit 1–100 (0 means 50).
 	Catalog(ctx context.Context, q, category string, offset, limit int) (CatalogPage, error)
-	// ToolInfo returns the catalog item of a tool given its key
-	// ("risk-levels"), operation id ("risk_levels") or path ("/api/risk-levels").
-	ToolInfo(ctx context.Context, pathOrKey string) (tools.Item, error)
+	// ToolInfo returns the catalog item of a tool, with its transports,
+	// given its key ("risk-levels"), operation id ("risk_levels") or path
+	// ("/api/risk-levels").
+	ToolInfo(ctx context.Context, pathOrKey string) (CatalogItem, error)
 	// Try returns a free preview: the best match for q with its price,
 	// example output and next routes, or a tour of the service when q is "".
 	Try(ctx context.Context, q string) (TryResult, error)
@@ -342,13 +343,14 @@ func (s *Service) Find(ctx context.Context, q string, limit int) (FindResult, er
 	return res, nil
 }
 
-// ToolInfo returns the catalog item of a tool named by its key
+// ToolInfo returns the catalog item of a tool, with how to buy it over
+// each transport, named by its key
 // ("risk-levels"), operation id ("risk_levels"), path ("/api/risk-levels"),
 // "METHOD path" or full URL; case is ignored. An unknown name is a
 // KindInvalid error on field pathOrKey (rule "unknown").
-func (s *Service) ToolInfo(ctx context.Context, pathOrKey string) (tools.Item, error) {
+func (s *Service) ToolInfo(ctx context.Context, pathOrKey string) (CatalogItem, error) {
 	if err := ctx.Err(); err != nil {
-		return tools.Item{}, err
+		return CatalogItem{}, err
 	}
 	i, ok := s.lookup(pathOrKey)
 	if !ok {
@@ -356,9 +358,9 @@ func (s *Service) ToolInfo(ctx context.Context, pathOrKey string) (tools.Item, e
 		for j, t := range s.tools {
 			keys[j] = t.Key
 		}
-		return tools.Item{}, svc.InvalidField("pathOrKey", "unknown", "pathOrKey: no tool %q; known keys: %s", clip.Runes(pathOrKey, 60), strings.Join(keys, ", "))
+		return CatalogItem{}, svc.InvalidField("pathOrKey", "unknown", "pathOrKey: no tool %q; known keys: %s", clip.Runes(pathOrKey, 60), strings.Join(keys, ", "))
 	}
-	return s.item(i), nil
+	return s.catalogItem(i), nil
 }
 
 // lookup finds a tool by key, operation id, path, "METHOD path" or URL.

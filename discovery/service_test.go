@@ -513,6 +513,10 @@ func TestToolInfo(t *testing.T) {
 		if it.Key != "risk-levels" || it.URL != discTestBase+"/api/risk-levels" || it.Price != "0.005000" {
 			t.Errorf("%q: %s %s %s", name, it.Key, it.URL, it.Price)
 		}
+		// How to buy it on every transport, as the catalog says.
+		if it.Transports.MCP.Tool != it.OperationID || len(it.Transports.A2A.DataPart) == 0 || it.Transports.HTTP.URL != it.URL {
+			t.Errorf("%q: transports %+v", name, it.Transports)
+		}
 	}
 	_, err := s.ToolInfo(ctx, "no-such-tool")
 	discWantField(t, err, "pathOrKey", "unknown")

@@ -14,7 +14,6 @@ import (
 
 	svc "github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/discovery"
-	"github.com/seed1284c1d2/svc/tools"
 )
 
 func TestEnvelopeErrors(t *testing.T) {
@@ -207,8 +206,8 @@ func (f failingSurfaces) Route(context.Context, string, json.RawMessage) (discov
 func (f failingSurfaces) Catalog(context.Context, string, string, int, int) (discovery.CatalogPage, error) {
 	return discovery.CatalogPage{}, f.err()
 }
-func (f failingSurfaces) ToolInfo(context.Context, string) (tools.Item, error) {
-	return tools.Item{}, f.err()
+func (f failingSurfaces) ToolInfo(context.Context, string) (discovery.CatalogItem, error) {
+	return discovery.CatalogItem{}, f.err()
 }
 func (f failingSurfaces) Try(context.Context, string) (discovery.TryResult, error) {
 	return discovery.TryResult{}, f.err()

@@ -15,7 +15,6 @@ import (
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/discovery"
-	"github.com/seed1284c1d2/svc/tools"
 )
 
 // Tool names, stable identifiers of the MCP surface.
@@ -143,11 +142,11 @@ func newServer(s discovery.Surfaces, version, instructions string, ttl time.Dura
 		Title: "Describe a paid tool",
 		Description: "Returns the catalog entry of one paid tool named by key (risk-levels), operation id (risk_levels) " +
 			"or path (/api/risk-levels): method, URL, price, input location, input and output JSON schemas, " +
-			"example input and output. Free.",
+			"example input and output, and how to buy it over HTTP, MCP and A2A (transports). Free.",
 		Annotations:  annotations("Describe a paid tool"),
 		InputSchema:  toolInfoInputSchema(),
-		OutputSchema: outputSchema[tools.Item](),
-	}, func(ctx context.Context, _ *sdk.CallToolRequest, in ToolInfoInput) (*sdk.CallToolResult, tools.Item, error) {
+		OutputSchema: outputSchema[discovery.CatalogItem](),
+	}, func(ctx context.Context, _ *sdk.CallToolRequest, in ToolInfoInput) (*sdk.CallToolResult, discovery.CatalogItem, error) {
 		out, err := s.ToolInfo(ctx, in.PathOrKey)
 		return nil, out, toolError(ctx, log, ToolToolInfo, err, nil)
 	})
