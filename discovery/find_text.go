@@ -28,14 +28,6 @@ const (
 	findMaxWordBytes = findMaxWordRunes
 )
 
-// findToken is one token of an analysed text: the lower-cased surface
-// form as written (or the word a recognised literal stands for) and its
-// stem.
-type findToken struct {
-	surface string
-	stem    string
-}
-
 // findTokenize splits s into lower-case tokens: runs of Unicode letters and
 // digits, split further at camelCase humps ("slPct" → sl, pct; "JSONShape"
 // → json, shape; a hump is a split only when both sides have two letters

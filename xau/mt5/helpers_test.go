@@ -13,11 +13,6 @@ import (
 // d parses a decimal literal for tests.
 func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
-// mkBar builds a bar from literals.
-func mkBar(t time.Time, o, h, l, c string, vol int64) xau.Bar {
-	return xau.Bar{Time: t, Open: d(o), High: d(h), Low: d(l), Close: d(c), TickVolume: vol}
-}
-
 // barEqual compares bars exactly (decimals by value).
 func barEqual(a, b xau.Bar) bool {
 	return a.Time.Equal(b.Time) && a.Open.Equal(b.Open) && a.High.Equal(b.High) && a.Low.Equal(b.Low) && a.Close.Equal(b.Close) && a.TickVolume == b.TickVolume
