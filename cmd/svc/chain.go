@@ -127,6 +127,9 @@ func (o *onchainFlags) key(getenv func(string) string) (*ecdsa.PrivateKey, error
 	if name == "" {
 		name = defaultRelayerKeyEnv
 	}
+	if err := envNameError("--relayer-key-env", defaultRelayerKeyEnv, name); err != nil {
+		return nil, err
+	}
 	v := getenv(name)
 	if strings.TrimSpace(v) == "" {
 		return nil, usageError(fmt.Sprintf("on-chain settlement needs the relayer's private key in $%s (or --relayer-key-file)", name))
