@@ -34,6 +34,10 @@ const settleOnchain = "onchain"
 // defaultRelayerKeyEnv is where the relayer key is read from by default.
 const defaultRelayerKeyEnv = "SVC_RELAYER_KEY"
 
+// defaultTokenEnv is the variable holding svc facilitator's bearer token
+// when --token-env is not given.
+const defaultTokenEnv = "SVC_FACILITATOR_TOKEN"
+
 // onchainFlags are the flags of the on-chain facilitator, shared by
 // `svc serve --settle onchain` and `svc facilitator`.
 type onchainFlags struct {
@@ -157,7 +161,7 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	addr := f.String("addr", "SVC_FACILITATOR_ADDR", "127.0.0.1:8402", "listen address (port 0 picks a free port; the bound address is printed)")
 	network := f.String("network", "SVC_NETWORK", x402.NetworkBase, "network settled on (CAIP-2 id); the RPC endpoint must serve it")
 	payTo := f.String("pay-to", "SVC_PAY_TO", "", "when set, the only receiving wallet accepted")
-	tokenEnv := f.String("token-env", "", "SVC_FACILITATOR_TOKEN", "name of the environment variable holding the bearer token clients must send")
+	tokenEnv := f.String("token-env", "", defaultTokenEnv, "name of the environment variable holding the bearer token clients must send")
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
 	oc := addOnchainFlags(f)
@@ -173,7 +177,13 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	}
 	token := strings.TrimSpace(getenv(strings.TrimSpace(*tokenEnv)))
 	if len(token) < 16 {
-		return usageError(fmt.Sprintf("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in $%s", *tokenEnv))
+		// The variable's name is repeated only when it is the default: a
+		// token given by mistake instead of a name is never printed.
+		where := "the variable --token-env names"
+		if strings.TrimSpace(*tokenEnv) == defaultTokenEnv {
+			where = "$" + defaultTokenEnv
+		}
+		return usageError("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in " + where)
 	}
 	// Neither the RPC URL's key nor the token leaves in a log line, an
 	// error or an answer (see secrets).

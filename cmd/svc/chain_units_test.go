@@ -103,6 +103,8 @@ func TestFacilitatorCommandNeedsATokenAndAnRPC(t *testing.T) {
 		"no rpc":      {[]string{"facilitator"}, map[string]string{"SVC_RELAYER_KEY": key, "SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}},
 		"no key":      {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1"}, map[string]string{"SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}},
 		"key as var":  {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1", "--relayer-key-env", key}, map[string]string{"SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}},
+		// The token itself given instead of its variable's name.
+		"token as var": {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1", "--token-env", "Tok3nGivenAsTheName9f2c"}, map[string]string{"SVC_RELAYER_KEY": key}},
 	} {
 		var stderr strings.Builder
 		if code := run(context.Background(), tc.args, io.Discard, &stderr, envOf(tc.env)); code != 2 {
@@ -110,6 +112,9 @@ func TestFacilitatorCommandNeedsATokenAndAnRPC(t *testing.T) {
 		}
 		if strings.Contains(stderr.String(), key[2:20]) {
 			t.Errorf("%s: the key was printed", name)
+		}
+		if strings.Contains(stderr.String(), "Tok3nGivenAsTheName9f2c") {
+			t.Errorf("%s: the token was printed", name)
 		}
 	}
 }
