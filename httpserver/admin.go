@@ -10,8 +10,9 @@ import (
 // (Prometheus), GET / (the dashboard: revenue, conversion, payment journal,
 // dependencies, referral codes; server-rendered HTML with inline SVG, no
 // script, nothing fetched from elsewhere), GET /livez, /readyz and /health,
-// and the runtime profiles under /debug/pprof/. It has no rate limit and no
-// access log: do not expose it publicly.
+// and the runtime profiles under /debug/pprof/ (not the command line,
+// /debug/pprof/cmdline, where credentials given as flags would be). It has
+// no rate limit and no access log: do not expose it publicly.
 func (s *Server) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.metricsHandler())
@@ -20,7 +21,6 @@ func (s *Server) AdminHandler() http.Handler {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)

@@ -3,12 +3,14 @@ package httpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -198,7 +200,7 @@ func (s *Server) facilitatorHealth(ctx context.Context) FacilitatorHealth {
 		f.Kind = "onchain"
 		if err := rl.Ready(ctx); err != nil {
 			s.log.Warn("health: the on-chain facilitator is not ready", "error", err)
-			f.Status, f.Error = "down", "the on-chain facilitator cannot settle: "+err.Error()
+			f.Status, f.Error = "down", "the on-chain facilitator cannot settle: "+onchainReason(err)
 			return f
 		}
 	}
@@ -221,4 +223,24 @@ func (s *Server) facilitatorHealth(ctx context.Context) FacilitatorHealth {
 		f.Status, f.Error = "down", "the facilitator does not support the exact scheme on "+s.network.CAIP2
 	}
 	return f
+}
+
+// onchainReason is what a free surface says of an on-chain facilitator that
+// cannot settle: the reason's code and a fixed explanation, never the
+// error's text, which may carry the RPC URL and the API key in it (the
+// log has the whole error).
+func onchainReason(err error) string {
+	var ue *onchain.UnavailableError
+	if !errors.As(err, &ue) {
+		return "see the server's log"
+	}
+	switch ue.Reason {
+	case onchain.UnavailableOutOfGas:
+		return ue.Reason + " (the relayer's balance cannot pay for the gas of a settlement)"
+	case onchain.UnavailableFeeCap:
+		return ue.Reason + " (the base fee is at or above the fee cap)"
+	case onchain.UnavailableRPC:
+		return ue.Reason + " (the RPC endpoint does not answer)"
+	}
+	return ue.Reason
 }

@@ -336,3 +336,22 @@ func TestPublicMetricsWithoutAdmin(t *testing.T) {
 		t.Fatalf("public pprof: %d", resp.StatusCode)
 	}
 }
+
+// TestAdminHandlerHidesCommandLine: the admin listener does not serve the
+// process's command line (/debug/pprof/cmdline), where an operator's
+// credentials may be (--db postgres://user:password@..., an RPC URL with
+// its API key).
+func TestAdminHandlerHidesCommandLine(t *testing.T) {
+	const secret = "postgres://svc:s3cretPassw0rd@db.internal/svc"
+	saved := os.Args
+	os.Args = append(append([]string(nil), os.Args...), "--db", secret)
+	t.Cleanup(func() { os.Args = saved })
+	f := newFixture(t, fixtureOptions{separateAdmin: true})
+	admin := serveAdmin(t, f.srv)
+	for _, path := range []string{"/debug/pprof/cmdline", "/debug/pprof/cmdline?debug=1", "/debug/pprof/"} {
+		_, body := do(t, mustGet(t, admin+path))
+		if strings.Contains(string(body), "s3cretPassw0rd") {
+			t.Errorf("admin %s shows the command line's credentials: %.300s", path, body)
+		}
+	}
+}

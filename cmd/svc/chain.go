@@ -34,6 +34,10 @@ const settleOnchain = "onchain"
 // defaultRelayerKeyEnv is where the relayer key is read from by default.
 const defaultRelayerKeyEnv = "SVC_RELAYER_KEY"
 
+// defaultTokenEnv is the variable holding svc facilitator's bearer token
+// when --token-env is not given.
+const defaultTokenEnv = "SVC_FACILITATOR_TOKEN"
+
 // onchainFlags are the flags of the on-chain facilitator, shared by
 // `svc serve --settle onchain` and `svc facilitator`.
 type onchainFlags struct {
@@ -127,6 +131,9 @@ func (o *onchainFlags) key(getenv func(string) string) (*ecdsa.PrivateKey, error
 	if name == "" {
 		name = defaultRelayerKeyEnv
 	}
+	if err := envNameError("--relayer-key-env", defaultRelayerKeyEnv, name); err != nil {
+		return nil, err
+	}
 	v := getenv(name)
 	if strings.TrimSpace(v) == "" {
 		return nil, usageError(fmt.Sprintf("on-chain settlement needs the relayer's private key in $%s (or --relayer-key-file)", name))
@@ -149,12 +156,12 @@ func redactURL(err error, url string) error {
 
 // facilitatorCmd runs `svc facilitator`: the on-chain facilitator served
 // over the x402 facilitator HTTP API behind a bearer token.
-func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
+func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) (err error) {
 	f := newEnvFlags("facilitator", stderr, getenv, "svc facilitator --rpc-url URL [--relayer-key-env NAME | --relayer-key-file PATH] [--token-env NAME] [flags]")
 	addr := f.String("addr", "SVC_FACILITATOR_ADDR", "127.0.0.1:8402", "listen address (port 0 picks a free port; the bound address is printed)")
 	network := f.String("network", "SVC_NETWORK", x402.NetworkBase, "network settled on (CAIP-2 id); the RPC endpoint must serve it")
 	payTo := f.String("pay-to", "SVC_PAY_TO", "", "when set, the only receiving wallet accepted")
-	tokenEnv := f.String("token-env", "", "SVC_FACILITATOR_TOKEN", "name of the environment variable holding the bearer token clients must send")
+	tokenEnv := f.String("token-env", "", defaultTokenEnv, "name of the environment variable holding the bearer token clients must send")
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
 	oc := addOnchainFlags(f)
@@ -170,8 +177,21 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	}
 	token := strings.TrimSpace(getenv(strings.TrimSpace(*tokenEnv)))
 	if len(token) < 16 {
-		return usageError(fmt.Sprintf("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in $%s", *tokenEnv))
+		// The variable's name is repeated only when it is the default: a
+		// token given by mistake instead of a name is never printed.
+		where := "the variable --token-env names"
+		if strings.TrimSpace(*tokenEnv) == defaultTokenEnv {
+			where = "$" + defaultTokenEnv
+		}
+		return usageError("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in " + where)
 	}
+	// Neither the RPC URL's key nor the token leaves in a log line, an
+	// error or an answer (see secrets).
+	var sec secrets
+	sec.addPrivateURL(*oc.rpcURL)
+	sec.add(token)
+	defer func() { err = sec.scrubErr(err) }()
+	stderr = scrubWriter{w: stderr, s: &sec}
 	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
@@ -185,7 +205,7 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	srv := &http.Server{Handler: facilitatorMux(fac, token), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: facilitatorMux(fac, token, &sec), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "svc facilitator %s — on-chain settlement on %s — listening on http://%s\n  relayer: %s (send it gas)\n",
 		buildVersion(), n.CAIP2, ln.Addr(), fac.Relayer().Hex())
 	log.Info("svc facilitator: listening", "addr", ln.Addr().String(), "network", n.CAIP2, "relayer", fac.Relayer().Hex())
@@ -205,8 +225,8 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 // bearer token; /health (alive), /ready (503 when the relayer cannot pay
 // for gas or the chain does not answer) and /metrics (relayer balance and
 // pending transactions) without it.
-func facilitatorMux(fac *onchain.Facilitator, token string) http.Handler {
-	api := facilitator.Handler(fac)
+func facilitatorMux(fac *onchain.Facilitator, token string, sec *secrets) http.Handler {
+	api := facilitator.Handler(scrubbedFacilitator{Facilitator: fac, sec: sec})
 	mux := http.NewServeMux()
 	authed := func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -228,7 +248,7 @@ func facilitatorMux(fac *onchain.Facilitator, token string) http.Handler {
 		defer cancel()
 		if err := fac.Ready(ctx); err != nil {
 			w.Header().Set("Retry-After", "30")
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "error": err.Error()})
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "error": sec.scrub(err.Error())})
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
@@ -244,6 +264,49 @@ func facilitatorMux(fac *onchain.Facilitator, token string) http.Handler {
 	})
 	return mux
 }
+
+// scrubbedFacilitator is the on-chain facilitator whose errors, answered
+// to the API's clients, have the credentials of sec masked (the RPC
+// client's errors repeat the endpoint's URL, API key included).
+type scrubbedFacilitator struct {
+	*onchain.Facilitator
+	sec *secrets
+}
+
+// Verify implements x402.Facilitator.
+func (f scrubbedFacilitator) Verify(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
+	r, err := f.Facilitator.Verify(ctx, payload, req)
+	return r, f.scrubbed(err)
+}
+
+// Settle implements x402.Facilitator.
+func (f scrubbedFacilitator) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
+	r, err := f.Facilitator.Settle(ctx, payload, req)
+	return r, f.scrubbed(err)
+}
+
+// Supported implements x402.Facilitator.
+func (f scrubbedFacilitator) Supported(ctx context.Context) (x402.SupportedResponse, error) {
+	r, err := f.Facilitator.Supported(ctx)
+	return r, f.scrubbed(err)
+}
+
+func (f scrubbedFacilitator) scrubbed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return scrubbedError{msg: f.sec.scrub(err.Error()), err: err}
+}
+
+// scrubbedError is an error whose message has the credentials masked; it
+// unwraps to the original, so that its kind (unavailable: 503) is kept.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e scrubbedError) Error() string { return e.msg }
+func (e scrubbedError) Unwrap() error { return e.err }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -74,6 +74,8 @@ func TestParseServeOnchain(t *testing.T) {
 		"bad min balance":    {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--min-relayer-balance", "lots"}, env: env},
 		"key in another var": {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--relayer-key-env", "OTHER"}, env: env},
 		"missing key file":   {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--relayer-key-file", "/nonexistent/key"}},
+		"key as the var":     {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--relayer-key-env", key}},
+		"bare key as var":    {args: []string{"--settle", "onchain", "--rpc-url", "http://x", "--pay-to", payTo, "--relayer-key-env", key[2:]}},
 	}
 	for name, tc := range bad {
 		_, err := parseServe(tc.args, io.Discard, envOf(tc.env))
@@ -100,6 +102,9 @@ func TestFacilitatorCommandNeedsATokenAndAnRPC(t *testing.T) {
 		"short token": {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1"}, map[string]string{"SVC_RELAYER_KEY": key, "SVC_FACILITATOR_TOKEN": "short"}},
 		"no rpc":      {[]string{"facilitator"}, map[string]string{"SVC_RELAYER_KEY": key, "SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}},
 		"no key":      {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1"}, map[string]string{"SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}},
+		"key as var":  {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1", "--relayer-key-env", key}, map[string]string{"SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}},
+		// The token itself given instead of its variable's name.
+		"token as var": {[]string{"facilitator", "--rpc-url", "http://127.0.0.1:1", "--token-env", "Tok3nGivenAsTheName9f2c"}, map[string]string{"SVC_RELAYER_KEY": key}},
 	} {
 		var stderr strings.Builder
 		if code := run(context.Background(), tc.args, io.Discard, &stderr, envOf(tc.env)); code != 2 {
@@ -107,6 +112,9 @@ func TestFacilitatorCommandNeedsATokenAndAnRPC(t *testing.T) {
 		}
 		if strings.Contains(stderr.String(), key[2:20]) {
 			t.Errorf("%s: the key was printed", name)
+		}
+		if strings.Contains(stderr.String(), "Tok3nGivenAsTheName9f2c") {
+			t.Errorf("%s: the token was printed", name)
 		}
 	}
 }

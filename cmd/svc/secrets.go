@@ -289,12 +289,20 @@ var keyLikeRE = regexp.MustCompile(`^(0[xX])?[0-9a-fA-F]{64}$`)
 // variable. A private key given instead is refused without being
 // repeated.
 func keyEnvError(name string) error {
+	return envNameError("--key-env", "PAYER_KEY", name)
+}
+
+// envNameError checks the value of a flag that names the environment
+// variable holding a private key (flag; example is a variable name to
+// show). A key given instead of the name is refused without being
+// repeated.
+func envNameError(flag, example, name string) error {
 	switch {
 	case keyLikeRE.MatchString(name):
-		return usageError("--key-env takes the NAME of an environment variable holding the private key, and the value given looks like a key itself " +
-			"(it is not repeated here); e.g. export PAYER_KEY=0x… then --key-env PAYER_KEY")
+		return usageError(flag + " takes the NAME of an environment variable holding the private key, and the value given looks like a key itself " +
+			"(it is not repeated here); e.g. export " + example + "=0x… then " + flag + " " + example)
 	case !envNameRE.MatchString(name):
-		return usageError("--key-env takes the name of an environment variable (letters, digits and _, e.g. PAYER_KEY); the value given is not one " +
+		return usageError(flag + " takes the name of an environment variable (letters, digits and _, e.g. " + example + "); the value given is not one " +
 			"(it is not repeated here, in case it is a key)")
 	}
 	return nil

@@ -927,17 +927,25 @@ var ErrNotConfirmed = errors.New("x402 onchain: the transaction that used the au
 // status reads what the chain says of pm's authorization; confirmed is
 // false when the transaction that used it lacks its confirmations.
 func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentRequirements) (st x402.AuthorizationStatus, confirmed bool, err error) {
-	v, err := f.view(ctx, pm)
-	if err != nil {
-		return st, false, err
-	}
+	// The block that proves expiry is read before the authorization's
+	// state: unused after a block at or past validBefore, it can never be
+	// used. Read the other way round, a transfer mined between the two
+	// reads would be reported unused and expired.
 	head, err := f.client.HeaderByNumber(ctx, nil)
 	if err != nil {
 		return st, false, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
 	}
+	v, err := f.view(ctx, pm)
+	if err != nil {
+		return st, false, err
+	}
 	st = x402.AuthorizationStatus{Used: v.used, Expired: pm.validBef.Cmp(new(big.Int).SetUint64(head.Time)) <= 0}
 	if !v.used {
 		return st, true, nil
+	}
+	// Used: search its events up to the block that says so, or later.
+	if head, err = f.client.HeaderByNumber(ctx, nil); err != nil {
+		return x402.AuthorizationStatus{}, false, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
 	}
 	logs, err := f.findLogs(ctx, head.Number.Uint64(), pm.from, pm.nonce)
 	if err != nil {
