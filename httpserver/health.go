@@ -241,6 +241,8 @@ func onchainReason(err error) string {
 		return ue.Reason + " (the base fee is at or above the fee cap)"
 	case onchain.UnavailableRPC:
 		return ue.Reason + " (the RPC endpoint does not answer)"
+	case onchain.UnavailableClosed:
+		return ue.Reason + " (the server is stopping)"
 	}
 	return ue.Reason
 }

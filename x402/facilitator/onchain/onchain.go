@@ -156,6 +156,7 @@ type Facilitator struct {
 	// Settlement transactions are followed until mined by a goroutine of
 	// their own, which outlives a caller that stops waiting (see follow).
 	trackMu  sync.Mutex
+	closed   bool                // Close has begun: follow starts nothing
 	tracking map[string]*tracker // by authorization
 	bg       context.Context     // ends with Close
 	stop     context.CancelFunc
@@ -259,6 +260,9 @@ func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 // what became of them) and waits for that to end. The facilitator must not
 // be used afterwards.
 func (f *Facilitator) Close() {
+	f.trackMu.Lock()
+	f.closed = true
+	f.trackMu.Unlock()
 	f.stop()
 	f.trackers.Wait()
 }
@@ -513,6 +517,9 @@ func failed(pm *payment, req x402.PaymentRequirements, reason, msg string) x402.
 // it (see the package doc). The relayer's gas, the fee cap or
 // the RPC endpoint failing is an *UnavailableError.
 func (f *Facilitator) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
+	if f.bg.Err() != nil {
+		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableClosed, Err: errors.New("x402 onchain: the facilitator is closed")}
+	}
 	pm, err := f.check(payload, req)
 	if err != nil {
 		vr := invalid(pm, err)
@@ -680,9 +687,18 @@ func (t *tracker) wait(ctx context.Context) (*types.Receipt, error) {
 func (f *Facilitator) follow(key string, s sent) *tracker {
 	t := &tracker{tx: s.tx, done: make(chan struct{})}
 	f.trackMu.Lock()
+	if f.closed {
+		// Close has begun (a settlement still in flight at shutdown): the
+		// transaction is in the node's pool; the authorization's status
+		// tells what becomes of it.
+		f.trackMu.Unlock()
+		t.err = fmt.Errorf("x402 onchain: the facilitator is closed: %w", context.Canceled)
+		close(t.done)
+		return t
+	}
 	f.tracking[key] = t
+	f.trackers.Add(1) // under trackMu, so never concurrent with Close's Wait
 	f.trackMu.Unlock()
-	f.trackers.Add(1)
 	go func() {
 		defer f.trackers.Done()
 		t.rcpt, t.err = f.await(f.bg, s)

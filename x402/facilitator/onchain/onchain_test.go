@@ -772,3 +772,30 @@ func TestContractWalletSignature(t *testing.T) {
 		t.Fatalf("wallet balance %s", got)
 	}
 }
+
+// TestSettleAfterCloseSendsNothing: once Close has begun, a settlement is
+// unavailable (the caller answers 503) and no transaction leaves the
+// relayer; Close may be called while settlements are refused.
+func TestSettleAfterCloseSendsNothing(t *testing.T) {
+	e := newEnv(t, anviltest.Options{})
+	f := e.facilitator(t, nil)
+	req := requirements(t, "0.25")
+	payload, _ := pay(t, e.payerKey, req, time.Now())
+	nonceBefore, err := e.chain.Client.PendingNonceAt(context.Background(), f.Relayer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = f.Settle(context.Background(), payload, req)
+	var ue *onchain.UnavailableError
+	if !errors.As(err, &ue) || ue.Reason != onchain.UnavailableClosed {
+		t.Fatalf("settle after Close: %v, want an UnavailableError %s", err, onchain.UnavailableClosed)
+	}
+	nonceAfter, err := e.chain.Client.PendingNonceAt(context.Background(), f.Relayer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nonceAfter != nonceBefore {
+		t.Fatalf("the relayer sent %d transactions after Close", nonceAfter-nonceBefore)
+	}
+}

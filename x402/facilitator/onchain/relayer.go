@@ -46,6 +46,7 @@ const (
 	UnavailableOutOfGas = "relayer_out_of_gas"
 	UnavailableFeeCap   = "fee_above_cap"
 	UnavailableRPC      = "rpc_unavailable"
+	UnavailableClosed   = "facilitator_closed" // Close has been called
 )
 
 // ErrRelayerOutOfGas is wrapped by the UnavailableError of a relayer whose
