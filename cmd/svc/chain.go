@@ -149,9 +149,13 @@ func (o *onchainFlags) key(getenv func(string) string) (*ecdsa.PrivateKey, error
 func redactURL(err error, url string) error {
 	url = strings.TrimSpace(url)
 	if url != "" && strings.Contains(err.Error(), url) {
-		return errors.New(strings.ReplaceAll(err.Error(), url, "<rpc-url>"))
+		err = errors.New(strings.ReplaceAll(err.Error(), url, "<rpc-url>"))
 	}
-	return err
+	// What is left of it in other spellings (net/http prints the user name
+	// and "***" for the password; a key in the path or the query).
+	var sec secrets
+	sec.addPrivateURL(url)
+	return sec.scrubErr(err)
 }
 
 // facilitatorCmd runs `svc facilitator`: the on-chain facilitator served

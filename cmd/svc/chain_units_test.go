@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math/big"
 	"strings"
@@ -115,6 +116,25 @@ func TestFacilitatorCommandNeedsATokenAndAnRPC(t *testing.T) {
 		}
 		if strings.Contains(stderr.String(), "Tok3nGivenAsTheName9f2c") {
 			t.Errorf("%s: the token was printed", name)
+		}
+	}
+}
+
+// TestRedactURLHidesEverySpelling: an RPC error names the endpoint as
+// net/http prints it (user name kept, password as ***) or with its path
+// key; none of the credentials survive.
+func TestRedactURLHidesEverySpelling(t *testing.T) {
+	raw := "https://rpcuser:rpcpass1234@rpc.example.com/v2/k3yk3yk3yk3yk3y?apikey=q1q1q1q1q1q1q1"
+	for _, msg := range []string{
+		`Post "https://rpcuser:***@rpc.example.com/v2/k3yk3yk3yk3yk3y?apikey=q1q1q1q1q1q1q1": dial tcp: connection refused`,
+		`Post "` + raw + `": EOF`,
+		`bad key k3yk3yk3yk3yk3y`,
+	} {
+		got := redactURL(errors.New(msg), raw).Error()
+		for _, secret := range []string{"rpcuser", "rpcpass1234", "k3yk3yk3yk3yk3y", "q1q1q1q1q1q1q1"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("%q → %q still holds %q", msg, got, secret)
+			}
 		}
 	}
 }
