@@ -9,9 +9,11 @@ import (
 	"time"
 )
 
-// CSVHeader is the header row of WriteCSV.
-var CSVHeader = []string{"record", "time", "day", "tool", "route", "amount_usdc", "payer", "transaction", "network",
-	"asset", "ref_code", "transport", "dev", "calls", "dev_calls", "dev_amount_usdc"}
+// CSVHeader returns the header row of WriteCSV (a new slice each call).
+func CSVHeader() []string {
+	return []string{"record", "time", "day", "tool", "route", "amount_usdc", "payer", "transaction", "network",
+		"asset", "ref_code", "transport", "dev", "calls", "dev_calls", "dev_amount_usdc"}
+}
 
 // WriteCSV writes the report as one CSV table (RFC 4180) whose first
 // column says what a row is: "payment" (one settled payment; calls is 1),
@@ -22,7 +24,7 @@ var CSVHeader = []string{"record", "time", "day", "tool", "route", "amount_usdc"
 // its amount in dev_amount_usdc (amount_usdc "0.000000").
 func (r Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	if err := cw.Write(CSVHeader()); err != nil {
 		return fmt.Errorf("ledger: csv: %w", err)
 	}
 	for _, e := range r.Entries {

@@ -158,7 +158,7 @@ func TestWriteCSVAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	// header, 2 payments, 2 tools, 2 days, 1 ref, 1 total
-	if len(recs) != 9 || strings.Join(recs[0], ",") != strings.Join(ledger.CSVHeader, ",") {
+	if len(recs) != 9 || strings.Join(recs[0], ",") != strings.Join(ledger.CSVHeader(), ",") {
 		t.Fatalf("csv %d records: %v", len(recs), recs)
 	}
 	col := map[string]int{}
