@@ -94,7 +94,8 @@ const (
 	sendMaybe                       // no answer: it may have been taken
 	sendBadNonce                    // refused for its nonce: resynchronise
 	sendNoFunds                     // refused: the relayer cannot pay for gas
-	sendUnderpriced                 // refused: fees too low (replacement or base fee)
+	sendUnderpriced                 // refused: fees too low (the base fee)
+	sendOccupied                    // refused: the nonce holds another pending transaction, with fees this one does not outbid
 	sendRefused                     // refused for another reason
 )
 
@@ -118,6 +119,8 @@ func classifySend(err error) sendKind {
 		return sendBadNonce
 	case strings.Contains(msg, "insufficient funds"):
 		return sendNoFunds
+	case strings.Contains(msg, "replacement transaction underpriced"), strings.Contains(msg, "replacement fee too low"):
+		return sendOccupied
 	case strings.Contains(msg, "underpriced"), strings.Contains(msg, "fee too low"), strings.Contains(msg, "less than block base fee"),
 		strings.Contains(msg, "lower than the base fee"):
 		return sendUnderpriced
@@ -158,7 +161,10 @@ func (r *relayer) send(ctx context.Context, to common.Address, data []byte, gas 
 			r.pending[tx.Nonce()] = tx.Hash()
 			r.next++
 			return sent{tx: tx, at: time.Now(), fresh: err == nil}, nil
-		case sendBadNonce:
+		case sendBadNonce, sendOccupied:
+			// A new transaction whose nonce is taken (by another process
+			// using the same key, or a transaction sent by hand): read the
+			// pending nonce again, which counts it.
 			r.synced = false
 			if attempt < 3 {
 				continue
@@ -302,7 +308,7 @@ func (f *Facilitator) await(ctx context.Context, s sent) (*types.Receipt, error)
 		case errors.Is(err, ethereum.NotFound):
 			// Dropped by the node: broadcast it again.
 			f.log.Warn("x402 onchain: settlement transaction dropped by the node; broadcasting it again", "transaction", newest.Hash().Hex(), "nonce", newest.Nonce())
-			if err := f.client.SendTransaction(ctx, newest); classifySend(err) == sendUnderpriced {
+			if k := classifySend(f.client.SendTransaction(ctx, newest)); k == sendUnderpriced || k == sendOccupied {
 				if tx := f.bump(ctx, newest); tx != nil {
 					txs = append(txs, tx)
 				}
