@@ -20,6 +20,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
+	parpkg "github.com/seed1284c1d2/svc/internal/parallel"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -707,37 +708,9 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 	})
 }
 
-// parallel runs f(0..n-1) concurrently, released together, and returns the
-// non-nil errors. It fails the caller's test if they take longer than waitFor.
-func parallel(n int, f func(i int) error) []error {
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	errc := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			if err := f(i); err != nil {
-				errc <- err
-			}
-		}()
-	}
-	close(start)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(waitFor):
-		return []error{fmt.Errorf("%d concurrent calls still running after %v", n, waitFor)}
-	}
-	close(errc)
-	var errs []error
-	for err := range errc {
-		errs = append(errs, err)
-	}
-	return errs
-}
+// parallel runs f(0..n-1) concurrently, released together, bounded by
+// waitFor.
+func parallel(n int, f func(i int) error) []error { return parpkg.Run(n, waitFor, f) }
 
 func mustAppend(t *testing.T, s store.Ledger, st store.Settlement, wantInserted bool) {
 	t.Helper()
