@@ -20,7 +20,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
-	parpkg "github.com/seed1284c1d2/svc/internal/parallel"
+	"github.com/seed1284c1d2/svc/internal/parallel"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -175,7 +175,7 @@ func runLedger(t *testing.T, open Opener) {
 		a := settlement(Wallet(2), "risk_levels", 7, "3400", "", base0)
 		const n = 30
 		var inserted atomic.Int64
-		errs := parallel(n, func(int) error {
+		errs := parallel.Run(n, waitFor, func(int) error {
 			ok, err := s.Append(ctx, a)
 			if ok {
 				inserted.Add(1)
@@ -389,7 +389,7 @@ func runReferrals(t *testing.T, open Opener) {
 		s := open(t)
 		w := Wallet(42)
 		results := make([]club.Referral, 20)
-		errs := parallel(len(results), func(i int) error {
+		errs := parallel.Run(len(results), waitFor, func(i int) error {
 			var err error
 			results[i], err = s.PutReferral(ctx, w, base0.Add(time.Duration(i)*time.Second))
 			return err
@@ -525,7 +525,7 @@ func runLounge(t *testing.T, open Opener) {
 
 	t.Run("ConcurrentCheckIns", func(t *testing.T) {
 		s := open(t)
-		errs := parallel(40, func(i int) error {
+		errs := parallel.Run(40, waitFor, func(i int) error {
 			return s.CheckIn(ctx, entry(i%10, fmt.Sprint(i), base0.Add(time.Duration(i)*time.Millisecond)))
 		})
 		for _, err := range errs {
@@ -670,7 +670,7 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 		dsn := newDSN(t)
 		const n = 4
 		stores := make([]store.Store, n)
-		errs := parallel(n, func(i int) error {
+		errs := parallel.Run(n, waitFor, func(i int) error {
 			var err error
 			stores[i], err = store.Open(ctx, dsn)
 			return err
@@ -687,7 +687,7 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 		// by all, and exactly one of them wins a race.
 		rec := payment(1, "")
 		var wins atomic.Int64
-		for _, err := range parallel(n*5, func(i int) error {
+		for _, err := range parallel.Run(n*5, waitFor, func(i int) error {
 			r := rec
 			r.Owner = fmt.Sprintf("instance-%d", i)
 			_, err := stores[i%n].Reserve(ctx, r, 3)
@@ -707,10 +707,6 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 		}
 	})
 }
-
-// parallel runs f(0..n-1) concurrently, released together, bounded by
-// waitFor.
-func parallel(n int, f func(i int) error) []error { return parpkg.Run(n, waitFor, f) }
 
 func mustAppend(t *testing.T, s store.Ledger, st store.Settlement, wantInserted bool) {
 	t.Helper()

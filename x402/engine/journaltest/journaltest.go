@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	parpkg "github.com/seed1284c1d2/svc/internal/parallel"
+	"github.com/seed1284c1d2/svc/internal/parallel"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -829,7 +829,7 @@ func (s *suite) recoverConcurrent(t *testing.T) {
 			}
 		}
 	}
-	for _, err := range parallel(callers, func(i int) error { return claimAll(fmt.Sprintf("instance-%d", i)) }) {
+	for _, err := range parallel.Run(callers, waitFor, func(i int) error { return claimAll(fmt.Sprintf("instance-%d", i)) }) {
 		t.Fatalf("concurrent Recover: %v", err)
 	}
 	// Rows a concurrent caller skipped are claimed by the next round.
@@ -1033,7 +1033,7 @@ func (s *suite) concurrentReserve(t *testing.T) {
 	var wins atomic.Int64
 	winner := make([]bool, n)
 	seen := make([]string, n)
-	errs := parallel(n, func(i int) error {
+	errs := parallel.Run(n, waitFor, func(i int) error {
 		r := rec
 		r.Owner, r.RequestHash = fmt.Sprintf("instance-%d", i), fmt.Sprintf("sha256:race-%d", i)
 		got, err := j.Reserve(ctx, r, 3)
@@ -1076,7 +1076,7 @@ func (s *suite) concurrentTransitions(t *testing.T) {
 	outcome := func(i int) engine.State {
 		return []engine.State{engine.StateSettled, engine.StateReleased, engine.StateFailed, engine.StateUnknown, engine.StateSettled, engine.StateSettling}[i%6]
 	}
-	errs := parallel(n, func(i int) error {
+	errs := parallel.Run(n, waitFor, func(i int) error {
 		rec := recs[i]
 		if _, err := j.Reserve(ctx, rec, 3); err != nil {
 			return fmt.Errorf("reserve %d: %w", i, err)
@@ -1238,6 +1238,3 @@ func sameAnswer(a, b *engine.Answer) bool {
 		(len(a.Header) == 0 && len(b.Header) == 0 || reflect.DeepEqual(a.Header, b.Header))
 }
 
-// parallel runs f(0..n-1) concurrently, released together, bounded by
-// waitFor.
-func parallel(n int, f func(i int) error) []error { return parpkg.Run(n, waitFor, f) }
