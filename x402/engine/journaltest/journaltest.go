@@ -1237,4 +1237,3 @@ func sameAnswer(a, b *engine.Answer) bool {
 	return a.Status == b.Status && bytes.Equal(a.Body, b.Body) &&
 		(len(a.Header) == 0 && len(b.Header) == 0 || reflect.DeepEqual(a.Header, b.Header))
 }
-
