@@ -14,7 +14,8 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/seed1284c1d2/svc/club"
 )
@@ -100,7 +101,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (Store, error)
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxIdleTime(0)
 	s.w.SetConnMaxLifetime(0)
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrateRetrying(ctx); err != nil {
 		_ = s.w.Close()
 		return nil, err
 	}
@@ -131,6 +132,28 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (Store, error)
 // migrate applies the pending SQLite migrations in one IMMEDIATE transaction:
 // the write lock serializes concurrent openers (in this or other processes).
 // It is bounded by ctx, not by the operation timeout.
+// migrateRetrying runs migrate, again after a pause while SQLite answers
+// SQLITE_BUSY (at most ten times, within ctx): processes that open one new
+// database together race to turn it into WAL mode, and the loser of that
+// race can be refused outright, without the busy timeout.
+func (s *sqliteStore) migrateRetrying(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		err := s.migrate(ctx)
+		var se *sqlite.Error
+		if err == nil || attempt == 10 || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY {
+			return err
+		}
+		// The connection that failed is not reused.
+		s.w.SetMaxIdleConns(0)
+		s.w.SetMaxIdleConns(1)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
+	}
+}
+
 func (s *sqliteStore) migrate(ctx context.Context) error {
 	ms, err := migrations("sqlite")
 	if err != nil {
