@@ -651,8 +651,12 @@ func clusterReadLedger(t *testing.T, ctx context.Context, q clusterQuerier) clus
 	return l
 }
 
-// pgQuerier reads through one pgx connection.
-type pgQuerier struct{ c *pgx.Conn }
+// pgQuerier reads through a pgx connection or transaction.
+type pgQuerier struct {
+	c interface {
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	}
+}
 
 func (q pgQuerier) query(ctx context.Context, s string) (clusterRows, error) {
 	rows, err := q.c.Query(ctx, s)
@@ -665,8 +669,12 @@ func (q pgQuerier) query(ctx context.Context, s string) (clusterRows, error) {
 // pgRows adapts pgx.Rows.
 type pgRows struct{ pgx.Rows }
 
-// sqlQuerier reads through a database/sql handle.
-type sqlQuerier struct{ db *sql.DB }
+// sqlQuerier reads through a database/sql handle or transaction.
+type sqlQuerier struct {
+	db interface {
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	}
+}
 
 func (q sqlQuerier) query(ctx context.Context, s string) (clusterRows, error) {
 	rows, err := q.db.QueryContext(ctx, s)
@@ -692,7 +700,14 @@ func clusterPGLedger(t *testing.T, dsn string) clusterLedger {
 		t.Fatalf("connect: %v", err)
 	}
 	defer c.Close(ctx)
-	return clusterReadLedger(t, ctx, pgQuerier{c})
+	// Both tables from one snapshot: a settlement recorded between two
+	// separate reads would look like a payment without its ledger row.
+	tx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	return clusterReadLedger(t, ctx, pgQuerier{tx})
 }
 
 // clusterSQLiteLedger reads the ledger and the payment journal of the
@@ -707,7 +722,15 @@ func clusterSQLiteLedger(t *testing.T, path string) clusterLedger {
 		t.Fatalf("open %s: %v", path, err)
 	}
 	defer db.Close()
-	return clusterReadLedger(t, ctx, sqlQuerier{db})
+	// Both tables from one snapshot (a read transaction keeps the WAL
+	// snapshot of its first read): a settlement recorded between two
+	// separate reads would look like a payment without its ledger row.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return clusterReadLedger(t, ctx, sqlQuerier{tx})
 }
 
 // clusterSQLiteExec runs statements on the SQLite file at path (a
