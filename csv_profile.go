@@ -134,6 +134,9 @@ type CSVNumericStats struct {
 	Mean  Number `json:"mean"`
 }
 
+// csvProfileTags are the compiled validate tags of CSVProfileRequest.
+var csvProfileTags = compileTags[CSVProfileRequest]()
+
 // CSVProfile profiles CSV text: the delimiter, the row and column counts,
 // and per column its inferred type, non-empty, missing and distinct value
 // counts and, for numeric columns, count, min, max and mean.
@@ -203,7 +206,7 @@ func CSVProfile(ctx context.Context, req CSVProfileRequest) (CSVProfileResponse,
 		return CSVProfileResponse{}, errorf(KindTimeout, err, "csv_profile: %v", err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, "", &req)
+	csvProfileTags.check(&fe, "", &req)
 	delim, auto := csvParseDelimiter(&fe, req.Delimiter)
 	if err := fe.err(); err != nil {
 		return CSVProfileResponse{}, err

@@ -101,6 +101,9 @@ type JSONShapePath struct {
 	Occurrences int `json:"occurrences"`
 }
 
+// jsonShapeTags are the compiled validate tags of JSONShapeRequest.
+var jsonShapeTags = compileTags[JSONShapeRequest]()
+
 // JSONShape describes the structure of a JSON value: every distinct path,
 // the types seen there and how often.
 //
@@ -141,7 +144,7 @@ func JSONShape(ctx context.Context, req JSONShapeRequest) (JSONShapeResponse, er
 	if len(bytes.TrimLeft(req.Value, " \t\r\n")) == 0 {
 		fe.add("value", "required", "is required")
 	}
-	validateStruct(&fe, "", &req)
+	jsonShapeTags.check(&fe, "", &req)
 	if err := fe.err(); err != nil {
 		return JSONShapeResponse{}, err
 	}

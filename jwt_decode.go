@@ -67,6 +67,9 @@ type JWTDecodeResponse struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
+// jwtDecodeTags are the compiled validate tags of JWTDecodeRequest.
+var jwtDecodeTags = compileTags[JWTDecodeRequest]()
+
 // JWTDecode decodes a JSON Web Token (RFC 7519, compact JWS serialization
 // of RFC 7515) without verifying its signature: verified is always false.
 //
@@ -94,7 +97,7 @@ func JWTDecode(ctx context.Context, req JWTDecodeRequest) (JWTDecodeResponse, er
 		return JWTDecodeResponse{}, errorf(KindTimeout, err, "jwt_decode: %v", err)
 	}
 	var sizeErrs fieldErrors
-	validateStruct(&sizeErrs, "", &req)
+	jwtDecodeTags.check(&sizeErrs, "", &req)
 	if err := sizeErrs.tooLarge("token too large"); err != nil {
 		return JWTDecodeResponse{}, err
 	}

@@ -147,11 +147,14 @@ func ohlcvValidateBars(fe *fieldErrors, bars []OHLCVBar) {
 	}
 }
 
+// ohlcvBarTags are the compiled validate tags of OHLCVBar.
+var ohlcvBarTags = compileTags[OHLCVBar]()
+
 // ohlcvValidateBar records the errors of one bar under the path prefix p:
 // its tags, then OHLC consistency when the four prices are valid.
 func ohlcvValidateBar(fe *fieldErrors, p string, b *OHLCVBar) {
 	n := len(*fe)
-	validateStruct(fe, p, b)
+	ohlcvBarTags.check(fe, p, b)
 	for _, e := range (*fe)[n:] {
 		switch e.Field {
 		case p + ".open", p + ".high", p + ".low", p + ".close":
@@ -167,6 +170,9 @@ func ohlcvValidateBar(fe *fieldErrors, p string, b *OHLCVBar) {
 	}
 }
 
+// ohlcvStateTags are the compiled validate tags of OHLCVStateRequest.
+var ohlcvStateTags = compileTags[OHLCVStateRequest]()
+
 // Validate reports whether OHLCVState accepts req, without computing: the
 // same *Error (KindInvalid, one FieldError per broken rule) OHLCVState
 // returns for it, or nil.
@@ -175,7 +181,7 @@ func (req *OHLCVStateRequest) Validate() error {
 		return InvalidField("", "required", "the request is missing")
 	}
 	var fe fieldErrors
-	validateStruct(&fe, "", req)
+	ohlcvStateTags.check(&fe, "", req)
 	if err := fe.err(); err != nil {
 		return err
 	}

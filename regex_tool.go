@@ -217,10 +217,13 @@ func (req *RegexTestRequest) Validate() error {
 	return err
 }
 
+// regexTestTags are the compiled validate tags of RegexTestRequest.
+var regexTestTags = compileTags[RegexTestRequest]()
+
 // prepare checks the sizes and the flags and translates the pattern.
 func (req *RegexTestRequest) prepare() (*jsregex.Program, error) {
 	var fe fieldErrors
-	validateStruct(&fe, "", req)
+	regexTestTags.check(&fe, "", req)
 	if err := fe.tooLarge("input too large"); err != nil {
 		return nil, err
 	}

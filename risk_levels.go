@@ -69,6 +69,9 @@ func RiskLevels(ctx context.Context, req RiskLevelsRequest) (RiskLevelsResponse,
 	}, nil
 }
 
+// riskLevelsTags are the compiled validate tags of RiskLevelsRequest.
+var riskLevelsTags = compileTags[RiskLevelsRequest]()
+
 // Validate reports whether RiskLevels accepts req, without computing the
 // levels: the same *Error (KindInvalid, one FieldError per broken rule)
 // RiskLevels returns for it, or nil.
@@ -81,7 +84,7 @@ func (req *RiskLevelsRequest) Validate() error {
 		return InvalidField("", "required", "the request is missing")
 	}
 	var fe fieldErrors
-	validateStruct(&fe, "", req)
+	riskLevelsTags.check(&fe, "", req)
 	if err := fe.err(); err != nil {
 		return err
 	}

@@ -210,6 +210,9 @@ func strategyLetter(score decimal.Decimal) string {
 	}
 }
 
+// strategyGradeTags are the compiled validate tags of StrategyGradeRequest.
+var strategyGradeTags = compileTags[StrategyGradeRequest]()
+
 // Validate reports whether StrategyGrade accepts req, without grading: the
 // same *Error (KindInvalid, one FieldError per broken rule) StrategyGrade
 // returns for it, or nil.
@@ -218,6 +221,6 @@ func (req *StrategyGradeRequest) Validate() error {
 		return InvalidField("", "required", "the request is missing")
 	}
 	var fe fieldErrors
-	validateStruct(&fe, "", req)
+	strategyGradeTags.check(&fe, "", req)
 	return fe.err()
 }

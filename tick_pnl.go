@@ -100,6 +100,9 @@ func tickPnLWhole(move, tickSize decimal.Decimal) bool {
 	return r.IsZero()
 }
 
+// tickPnLTags are the compiled validate tags of TickPnLRequest.
+var tickPnLTags = compileTags[TickPnLRequest]()
+
 // Validate reports whether TickPnL accepts req, without computing: the same
 // *Error (KindInvalid, one FieldError per broken rule) TickPnL returns for
 // it, or nil.
@@ -108,6 +111,6 @@ func (req *TickPnLRequest) Validate() error {
 		return InvalidField("", "required", "the request is missing")
 	}
 	var fe fieldErrors
-	validateStruct(&fe, "", req)
+	tickPnLTags.check(&fe, "", req)
 	return fe.err()
 }

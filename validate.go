@@ -5,14 +5,13 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 )
 
 // The input rules of a request are the validate tags of its fields: the one
-// place where a rule is written. The tools enforce them (validateStruct)
+// place where a rule is written. The tools enforce them (tagRules)
 // and the tools package publishes them in every JSON Schema. A tag is a
 // comma-separated list of rules, each checked in order until one fails (one
 // error per field); a rule's name is the code a violation reports
@@ -34,7 +33,7 @@ import (
 // as float64 (a custom Number can only be handed to it converted, losing
 // the exact decimal bounds the tools promise) and does not expose the
 // parsed rules, which the schemas publish; the checker here is the few
-// rules above, parsed once per request type.
+// rules above, compiled once per request type (tagRules).
 //
 // A set Number is also held to its own range (checkRange) before its rules.
 // Rules that involve several fields (a risk level above zero, OHLC
@@ -84,23 +83,23 @@ type fieldRules struct {
 	rules []rule
 }
 
-// ruleCache maps a request type to its compiled rules: a cache of struct
-// metadata, filled on first use and never changed after, not
-// configuration. Nothing outside this file touches it.
-var ruleCache sync.Map // reflect.Type → []fieldRules
+// tagRules are the compiled validate tags of request type T. Each request
+// type has one, compiled when the package is initialised (like a regexp
+// compiled at package level) and only read after: a malformed tag is a
+// programming error that stops the program at start and is caught by the
+// tests of every request type.
+type tagRules[T any] struct {
+	fields []fieldRules
+}
 
-// rulesOf returns the compiled rules of struct type t. A malformed tag is a
-// programming error, caught by the tests of every request type.
-func rulesOf(t reflect.Type) []fieldRules {
-	if rs, ok := ruleCache.Load(t); ok {
-		return rs.([]fieldRules)
-	}
+// compileTags compiles the validate tags of T; it panics on a malformed tag.
+func compileTags[T any]() tagRules[T] {
+	t := reflect.TypeFor[T]()
 	rs, err := compileRules(t)
 	if err != nil {
 		panic(fmt.Sprintf("svc: validate tags of %s: %v", t, err)) // programming error
 	}
-	ruleCache.Store(t, rs)
-	return rs
+	return tagRules[T]{fields: rs}
 }
 
 var numberType = reflect.TypeFor[Number]()
@@ -160,14 +159,12 @@ func compileRules(t reflect.Type) ([]fieldRules, error) {
 	return out, nil
 }
 
-// validateStruct checks the validate tags of *req (a pointer to a request
-// struct) and records every failure in fe, field names prefixed by prefix
-// ("bars[3]"; "" for the request itself).
-func validateStruct(fe *fieldErrors, prefix string, req any) {
+// check checks the validate tags of *req and records every failure in fe,
+// field names prefixed by prefix ("bars[3]"; "" for the request itself).
+func (tr tagRules[T]) check(fe *fieldErrors, prefix string, req *T) {
 	v := reflect.ValueOf(req).Elem()
-	rs := rulesOf(v.Type())
-	for i := range rs {
-		fr := &rs[i]
+	for i := range tr.fields {
+		fr := &tr.fields[i]
 		field := fr.name
 		if prefix != "" {
 			field = prefix + "." + fr.name

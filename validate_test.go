@@ -48,6 +48,7 @@ func TestValidateStructRules(t *testing.T) {
 		I *int     `json:"i" validate:"omitempty,min=2,max=4"`
 		L []string `json:"l" validate:"required,min=1,max=2"`
 	}
+	tags := compileTags[req]()
 	five := 5
 	for _, c := range []struct {
 		r    req
@@ -62,7 +63,7 @@ func TestValidateStructRules(t *testing.T) {
 		{req{N: MustNumber("1e30"), S: "b", L: []string{"x"}}, map[string]string{"n": "max_magnitude"}},
 	} {
 		var fe fieldErrors
-		validateStruct(&fe, "", &c.r)
+		tags.check(&fe, "", &c.r)
 		got := map[string]string{}
 		for _, e := range fe {
 			if _, dup := got[e.Field]; dup || e.Message == "" {

@@ -38,6 +38,9 @@ type XAUBarsResponse struct {
 	Source xau.Source `json:"source"`
 }
 
+// xauBarsTags are the compiled validate tags of XAUBarsRequest.
+var xauBarsTags = compileTags[XAUBarsRequest]()
+
 // XAUBars returns the most recent bars of the configured gold symbol from
 // the trading terminal t, oldest first.
 //
@@ -56,7 +59,7 @@ func XAUBars(ctx context.Context, t xau.Terminal, req XAUBarsRequest) (XAUBarsRe
 		return XAUBarsResponse{}, errorf(KindTimeout, err, "%s: %v", tool, err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, "", &req)
+	xauBarsTags.check(&fe, "", &req)
 	if err := fe.err(); err != nil {
 		return XAUBarsResponse{}, err
 	}

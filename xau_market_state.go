@@ -325,6 +325,9 @@ type XAUMarketStateResponse struct {
 	Source xau.Source `json:"source"`
 }
 
+// xauMarketStateTags are the compiled validate tags of XAUMarketStateRequest.
+var xauMarketStateTags = compileTags[XAUMarketStateRequest]()
+
 // XAUMarketState analyses the most recent bars of the configured gold
 // symbol from the trading terminal t: trend (from the least-squares slope
 // of the closes, with the threshold of XAUTrendThresholdPct), slope, Wilder
@@ -344,7 +347,7 @@ func XAUMarketState(ctx context.Context, t xau.Terminal, req XAUMarketStateReque
 		return XAUMarketStateResponse{}, errorf(KindTimeout, err, "%s: %v", tool, err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, "", &req)
+	xauMarketStateTags.check(&fe, "", &req)
 	if err := fe.err(); err != nil {
 		return XAUMarketStateResponse{}, err
 	}

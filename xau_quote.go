@@ -43,6 +43,9 @@ type XAUQuoteResponse struct {
 	Source xau.Source `json:"source"`
 }
 
+// xauQuoteTags are the compiled validate tags of XAUQuoteRequest.
+var xauQuoteTags = compileTags[XAUQuoteRequest]()
+
 // XAUQuote returns the latest quote of a symbol (by default the configured
 // gold symbol) from the trading terminal t.
 //
@@ -64,7 +67,7 @@ func XAUQuote(ctx context.Context, t xau.Terminal, req XAUQuoteRequest) (XAUQuot
 		return XAUQuoteResponse{}, errorf(KindTimeout, err, "%s: %v", tool, err)
 	}
 	var fe fieldErrors
-	validateStruct(&fe, "", &req)
+	xauQuoteTags.check(&fe, "", &req)
 	if len(fe) == 0 {
 		xauCheckRequestSymbol(&fe, req.Symbol)
 	}
