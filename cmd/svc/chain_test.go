@@ -26,6 +26,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // chainPayTo receives the payments of the chain tests.
@@ -268,6 +269,97 @@ func TestChainServeSettlesAndReconciles(t *testing.T) {
 	if code != 1 || !strings.Contains(out, `"mismatch":"amount_differs"`) || !strings.Contains(out, rcpt.TxHash.Hex()) {
 		t.Fatalf("reconcile of a planted mismatch: exit %d\n%s", code, out)
 	}
+}
+
+// TestChainServeContractWallet: `svc serve --settle onchain` takes a
+// payment from a smart-contract wallet (ERC-1271) signed by its owner: the
+// local checks leave that signature to the on-chain facilitator, which has
+// the token judge it; the wallet pays exactly the price and the ledger has
+// one row of the wallet. The same wallet's payment signed by a stranger is
+// refused with the signature reason before any gas is spent.
+func TestChainServeContractWallet(t *testing.T) {
+	w := newChainWorld(t, anviltest.Options{})
+	ownerKey, owner := anviltest.NewKey(t)
+	strangerKey, _ := anviltest.NewKey(t)
+	wallet := w.chain.InstallWallet(t, owner)
+	w.chain.Mint(t, wallet, big.NewInt(1_000_000))
+	db := filepath.Join(t.TempDir(), "svc.db")
+	srv := w.serveOnchain(t, db, nil)
+	c := clusterHTTP(t)
+	pr := clusterOffer(t, c, srv.base)
+	req := pr.Accepts[0]
+	n, ok := x402.LookupNetwork(req.Network)
+	if !ok {
+		t.Fatalf("network %s", req.Network)
+	}
+	// walletPayment is a PAYMENT-SIGNATURE from the wallet, signed by key.
+	walletPayment := func(key *ecdsa.PrivateKey) string {
+		t.Helper()
+		nonce, err := exact.NewNonce()
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().Unix()
+		a := exact.Authorization{From: wallet.Hex(), To: req.PayTo, Value: req.Amount,
+			ValidAfter: big.NewInt(now - 600).String(), ValidBefore: big.NewInt(now + 300).String(), Nonce: nonce}
+		digest, err := exact.AuthorizationDigest(exact.Domain(n), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := crypto.Sign(digest[:], key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig[64] += 27
+		raw, err := json.Marshal(exact.ExactEVMPayload{Signature: "0x" + hex.EncodeToString(sig), Authorization: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := pr.Resource
+		h, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: x402.Version, Resource: &res, Accepted: req, Payload: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	relayerNonce := func() uint64 {
+		t.Helper()
+		nonce, err := w.chain.Client.PendingNonceAt(context.Background(), w.relayer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nonce
+	}
+	n0 := relayerNonce()
+	bad := clusterMust(t, c, http.MethodPost, srv.base+clusterToolPath, clusterBody(clusterAddress()), walletPayment(strangerKey))
+	if bad.status != http.StatusPaymentRequired || bad.reason() != exact.ReasonInvalidSignature {
+		t.Fatalf("the wallet's payment signed by a stranger: %s", bad)
+	}
+	if relayerNonce() != n0 {
+		t.Fatal("a refused wallet payment cost gas")
+	}
+
+	payToBefore := w.chain.TokenBalance(t, chainPayTo)
+	good := clusterMust(t, c, http.MethodPost, srv.base+clusterToolPath, clusterBody(clusterAddress()), walletPayment(ownerKey))
+	sr, err := good.settlement()
+	if good.status != http.StatusOK || err != nil || !sr.Success || !strings.EqualFold(sr.Payer, wallet.Hex()) {
+		t.Fatalf("the wallet's payment signed by its owner: %s (settlement %+v, %v)", good, sr, err)
+	}
+	if rcpt := w.chain.WaitReceipt(t, common.HexToHash(sr.Transaction)); rcpt.Status != types.ReceiptStatusSuccessful {
+		t.Fatalf("receipt status %d", rcpt.Status)
+	}
+	amount, _ := new(big.Int).SetString(req.Amount, 10)
+	if got := w.chain.TokenBalance(t, wallet); new(big.Int).Sub(big.NewInt(1_000_000), got).Cmp(amount) != 0 {
+		t.Fatalf("the wallet holds %s, want 1000000 - %s", got, amount)
+	}
+	if got := new(big.Int).Sub(w.chain.TokenBalance(t, chainPayTo), payToBefore); got.Cmp(amount) != 0 {
+		t.Fatalf("payTo received %s, want %s", got, amount)
+	}
+	l := clusterSQLiteLedger(t, db)
+	if len(l.rows) != 1 || l.rows[0].Tx != sr.Transaction || !strings.EqualFold(l.rows[0].Payer, wallet.Hex()) {
+		t.Fatalf("ledger %+v, want one row of the wallet's transaction %s", l.rows, sr.Transaction)
+	}
+	clusterCheckSettledRecorded(t, l)
 }
 
 // runSvc runs the svc binary to completion and returns its output and exit

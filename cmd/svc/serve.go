@@ -671,13 +671,18 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		return nil, err
 	}
 	// One payment engine for every transport: its outcomes are counted by
-	// the server's metrics once the server exists.
+	// the server's metrics once the server exists. Outside dev mode the
+	// facilitator verifies every payment after the local checks, so a
+	// smart-contract wallet's signature (ERC-1271), which only the chain can
+	// check, is left to it; the local facilitator of dev mode checks
+	// signatures locally only.
 	var observe paymentObserver
 	eng, err := engine.New(engine.Config{
 		Facilitator:           facilitator,
 		Journal:               st,
 		Verifier:              &exact.Verifier{Signers: signers},
 		SkipFacilitatorVerify: c.devMode,
+		ContractWallets:       !c.devMode,
 		Deduplicates:          c.devMode || c.settle == settleOnchain,
 		Logger:                log,
 		SettleTimeout:         c.settleTimeout,

@@ -115,6 +115,15 @@ type Config struct {
 	// checks, for a facilitator whose verify adds nothing to them (a local
 	// one); settlement still verifies.
 	SkipFacilitatorVerify bool
+	// ContractWallets accepts payments from smart-contract wallets: a
+	// signature the local checks cannot accept (not a 65-byte ECDSA
+	// signature of authorization.from, see
+	// exact.Verifier.VerifyExceptSignature) is left to the facilitator's
+	// verify, which must check signatures on chain (ERC-1271). Its refusal
+	// of such a payment does not count against the authorization's
+	// attempts: anyone can forge a signature for somebody else's
+	// authorization. Incompatible with SkipFacilitatorVerify.
+	ContractWallets bool
 	// Deduplicates says the facilitator returns the original result for a
 	// settlement presented again (svc's local and on-chain facilitators
 	// do): recovery then takes a refusal of a re-presented settlement as
@@ -208,6 +217,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Verifier == nil {
 		cfg.Verifier = &exact.Verifier{Now: cfg.Now}
+	}
+	if cfg.ContractWallets && cfg.SkipFacilitatorVerify {
+		return nil, errors.New("engine: ContractWallets leaves signatures to the facilitator's verify, which SkipFacilitatorVerify skips")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -420,6 +432,7 @@ type paid struct {
 	nonce   string
 	key     string
 	amount  string
+	sigLeft bool // the signature was left to the facilitator (ContractWallets)
 	log     *slog.Logger
 }
 
@@ -462,7 +475,15 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 		p.log.Info("x402: no matching payment requirements", "x402_version", p.version)
 		return e.refuse(pr, Refused, ReasonNoMatchingRequirements, p.version)
 	}
-	payer, err := e.cfg.Verifier.Verify(p.payload, p.req)
+	var payer string
+	var err error
+	if e.cfg.ContractWallets {
+		var sigErr error
+		payer, sigErr, err = e.cfg.Verifier.VerifyExceptSignature(p.payload, p.req)
+		p.sigLeft = sigErr != nil
+	} else {
+		payer, err = e.cfg.Verifier.Verify(p.payload, p.req)
+	}
 	p.payer = payer
 	if err != nil {
 		reason := x402.ReasonUnexpectedVerifyError
@@ -647,7 +668,9 @@ func (e *Engine) facilitatorVerify(ctx context.Context, p *paid) (o Outcome, ok 
 		if reason == "" {
 			reason = x402.ReasonUnexpectedVerifyError
 		}
-		e.release(p, "facilitator refused: "+clip.Bytes(reason, 100), true)
+		// A refusal of a signature left to the facilitator may be of a
+		// forgery by someone else: it does not use up the authorization.
+		e.release(p, "facilitator refused: "+clip.Bytes(reason, 100), !p.sigLeft)
 		p.log.Info("x402: payment refused by the facilitator", "reason", clip.Bytes(reason, 80))
 		o := e.refuse(p.pr, Refused, reason, p.version)
 		o.Payer, o.Key = p.payer, p.key

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
@@ -1486,5 +1488,121 @@ func TestObserveMultiNetworkOffer(t *testing.T) {
 	ev := h.observed()
 	if len(ev) != 1 || ev[0].Network != x402.NetworkBaseSepolia || !strings.EqualFold(ev[0].Asset, sepolia.Asset) {
 		t.Fatalf("event %+v, want network %s asset %s", ev, x402.NetworkBaseSepolia, sepolia.Asset)
+	}
+}
+
+// walletChain is chainFacilitator whose verify checks signatures as a
+// token with ERC-1271 does: wallet, a smart-contract wallet, accepts the
+// signatures of owner; any other payer must have signed itself.
+type walletChain struct {
+	*chainFacilitator
+	wallet, owner string
+}
+
+func (f *walletChain) Verify(ctx context.Context, p x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
+	ep, err := exact.ParseExactEVMPayload(p.Payload)
+	n, ok := x402.LookupNetwork(req.Network)
+	if err != nil || !ok {
+		return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonInvalidPayload}, nil
+	}
+	a := ep.Authorization
+	digest, err := exact.AuthorizationDigest(exact.Domain(n), a)
+	if err != nil {
+		return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonInvalidPayload}, nil
+	}
+	sig := common.FromHex(ep.Signature)
+	signer, err := exact.RecoverSigner(digest[:], sig)
+	want := a.From
+	if strings.EqualFold(a.From, f.wallet) {
+		want = f.owner
+	}
+	if err != nil || !strings.EqualFold(signer.Hex(), want) {
+		return x402.VerifyResponse{IsValid: false, InvalidReason: exact.ReasonInvalidSignature, Payer: a.From}, nil
+	}
+	return f.chainFacilitator.Verify(ctx, p, req)
+}
+
+// TestContractWallets: with ContractWallets, a payment from a
+// smart-contract wallet signed by its owner (a signature the local checks
+// cannot accept) is left to the facilitator's verify and paid; without it,
+// it is refused locally. Forged signatures for the wallet's authorization,
+// refused by the facilitator, do not use up its attempts: the genuine
+// payment with the same nonce is still paid. Every other local check still
+// runs before the facilitator, and the option needs the facilitator's
+// verify.
+func TestContractWallets(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	owner := h.payer
+	stranger, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wallet := "0x1111111111111111111111111111111111111111"
+	n, _ := x402.LookupNetwork(h.req().Network)
+	// walletPayment is a payment from the wallet with nonce, signed by key.
+	walletPayment := func(key *ecdsa.PrivateKey, nonce string) x402.PaymentPayload {
+		t.Helper()
+		p, err := exact.NewPayload(owner, h.req(), h.clock.Now(), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Authorization.From, p.Authorization.Nonce = wallet, nonce
+		digest, err := exact.AuthorizationDigest(exact.Domain(n), p.Authorization)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := crypto.Sign(digest[:], key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig[64] += 27
+		p.Signature = hexutil.Encode(sig)
+		return h.wrap(p)
+	}
+	nonce, err := exact.NewNonce()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	fac := &walletChain{chainFacilitator: newChain(h.journal), wallet: wallet, owner: crypto.PubkeyToAddress(owner.PublicKey).Hex()}
+	var r runs
+	strict := h.newEngine(fac, "strict")
+	wantKind(t, strict.Serve(ctx, h.call(walletPayment(owner, nonce), "A"), r.answer("{}")), engine.Refused, exact.ReasonInvalidSignature)
+	if fac.verifies.Load() != 0 {
+		t.Fatal("a signature refused locally reached the facilitator")
+	}
+
+	e := h.newEngine(fac, "wallets", func(c *engine.Config) { c.ContractWallets, c.MaxAttempts = true, 1 })
+	for range 3 {
+		wantKind(t, e.Serve(ctx, h.call(walletPayment(stranger, nonce), "A"), r.answer("{}")), engine.Refused, exact.ReasonInvalidSignature)
+	}
+	if rec := h.row(walletPayment(owner, nonce)); rec.State != engine.StateReleased || rec.Attempts != 0 {
+		t.Fatalf("after forged signatures: row %s with %d attempts, want released with 0", rec.State, rec.Attempts)
+	}
+	if r.n.Load() != 0 {
+		t.Fatalf("the tool ran %d times for forged signatures", r.n.Load())
+	}
+	out := e.Serve(ctx, h.call(walletPayment(owner, nonce), "A"), r.answer(`{"ok":true}`))
+	wantKind(t, out, engine.Paid, "")
+	if out.Settlement == nil || !strings.EqualFold(out.Payer, wallet) || r.n.Load() != 1 {
+		t.Fatalf("the wallet's payment: %+v (runs %d)", out, r.n.Load())
+	}
+	// Other local checks still come first.
+	before := fac.verifies.Load()
+	p, err := exact.NewPayload(owner, h.req(), h.clock.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Authorization.Value = "1"
+	wantKind(t, e.Serve(ctx, h.call(h.wrap(p), "B"), r.answer("{}")), engine.Refused, exact.ReasonValueMismatch)
+	p.Authorization.Value, p.Signature = testAmount, "0xnothex"
+	wantKind(t, e.Serve(ctx, h.call(h.wrap(p), "B"), r.answer("{}")), engine.Refused, exact.ReasonSignatureFormat)
+	if fac.verifies.Load() != before {
+		t.Fatal("a payment refused by the local checks reached the facilitator")
+	}
+
+	if _, err := engine.New(engine.Config{Facilitator: fac, ContractWallets: true, SkipFacilitatorVerify: true}); err == nil {
+		t.Fatal("ContractWallets with SkipFacilitatorVerify accepted")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
@@ -113,76 +114,116 @@ type Verifier struct {
 //     recovers, over the EIP-712 digest, to authorization.from
 //     (ReasonInvalidSignature).
 func (v Verifier) Verify(payload x402.PaymentPayload, req x402.PaymentRequirements) (payer string, err error) {
+	payer, sigErr, err := v.verify(payload, req, false)
+	if err != nil {
+		return payer, err
+	}
+	if sigErr != nil {
+		return payer, sigErr
+	}
+	return payer, nil
+}
+
+// VerifyExceptSignature runs Verify's checks but leaves the signature to
+// the caller: a signature that is 0x-hex bytes but not a 65-byte ECDSA
+// signature of authorization.from passes, and the refusal Verify would
+// have made of it comes back as sigErr (ReasonSignatureFormat or
+// ReasonInvalidSignature). A smart-contract wallet's signature is such a
+// one: the token checks it with ERC-1271, and only the chain can tell. A
+// caller that accepts a payment with sigErr set must have it verified by a
+// facilitator that checks signatures on chain. err is every other refusal,
+// a missing signature or one that is not hex included.
+func (v Verifier) VerifyExceptSignature(payload x402.PaymentPayload, req x402.PaymentRequirements) (payer string, sigErr, err error) {
+	payer, se, err := v.verify(payload, req, true)
+	if se != nil {
+		return payer, se, err
+	}
+	return payer, nil, err
+}
+
+// verify runs the checks of Verify. With deferSig, a signature refusal
+// (other than a missing or non-hex signature) is returned as sigErr after
+// every other check has passed; without it, as err, in the order Verify
+// documents.
+func (v Verifier) verify(payload x402.PaymentPayload, req x402.PaymentRequirements, deferSig bool) (payer string, sigErr *VerifyError, err error) {
 	if payload.X402Version != 1 && payload.X402Version != 2 {
-		return "", verifyRefuse(x402.ReasonInvalidX402Version, "x402Version %d is not supported (1 or 2)", payload.X402Version)
+		return "", nil, verifyRefuse(x402.ReasonInvalidX402Version, "x402Version %d is not supported (1 or 2)", payload.X402Version)
 	}
 	acc := payload.Accepted
 	if acc.Scheme != x402.SchemeExact || req.Scheme != x402.SchemeExact {
-		return "", verifyRefuse(ReasonScheme, "scheme must be %q", x402.SchemeExact)
+		return "", nil, verifyRefuse(ReasonScheme, "scheme must be %q", x402.SchemeExact)
 	}
 	n, known := x402.LookupNetwork(req.Network)
 	if acc.Network != req.Network {
 		// A v1 payment names its network "base" where the requirements may
 		// say "eip155:8453": same network.
 		if an, ok := x402.LookupNetwork(acc.Network); payload.X402Version != 1 || !ok || !known || an.CAIP2 != n.CAIP2 {
-			return "", verifyRefuse(ReasonNetworkMismatch, "accepted network %q differs from the required %q", clip.Bytes(acc.Network, 40), req.Network)
+			return "", nil, verifyRefuse(ReasonNetworkMismatch, "accepted network %q differs from the required %q", clip.Bytes(acc.Network, 40), req.Network)
 		}
 	}
 	if !known {
-		return "", verifyRefuse(x402.ReasonInvalidNetwork, "network %q is not supported", clip.Bytes(req.Network, 40))
+		return "", nil, verifyRefuse(x402.ReasonInvalidNetwork, "network %q is not supported", clip.Bytes(req.Network, 40))
 	}
 	if payload.X402Version == 2 {
 		switch {
 		case !wire.EqualAddressFold(acc.Asset, req.Asset):
-			return "", verifyRefuse(ReasonAssetMismatch, "accepted asset differs from the required asset %s", req.Asset)
+			return "", nil, verifyRefuse(ReasonAssetMismatch, "accepted asset differs from the required asset %s", req.Asset)
 		case !wire.EqualAddressFold(acc.PayTo, req.PayTo):
-			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted payTo differs from the required payTo %s", req.PayTo)
+			return "", nil, verifyRefuse(ReasonRequirementsMismatch, "accepted payTo differs from the required payTo %s", req.PayTo)
 		case !sameAmount(acc.Amount, req.Amount):
-			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted amount differs from the required amount %s", req.Amount)
+			return "", nil, verifyRefuse(ReasonRequirementsMismatch, "accepted amount differs from the required amount %s", req.Amount)
 		case acc.MaxTimeoutSeconds != req.MaxTimeoutSeconds:
-			return "", verifyRefuse(ReasonRequirementsMismatch, "accepted maxTimeoutSeconds %d differs from the required %d", acc.MaxTimeoutSeconds, req.MaxTimeoutSeconds)
+			return "", nil, verifyRefuse(ReasonRequirementsMismatch, "accepted maxTimeoutSeconds %d differs from the required %d", acc.MaxTimeoutSeconds, req.MaxTimeoutSeconds)
 		}
 	}
 	if !wire.EqualAddressFold(req.Asset, n.USDC) {
-		return "", verifyRefuse(ReasonAssetMismatch, "asset must be USDC on %s (%s)", n.CAIP2, n.USDC)
+		return "", nil, verifyRefuse(ReasonAssetMismatch, "asset must be USDC on %s (%s)", n.CAIP2, n.USDC)
 	}
 	name, version, ok := extraDomain(req.Extra)
 	if !ok {
-		return "", verifyRefuse(ReasonMissingEIP712Domain, "requirements lack extra.name and extra.version")
+		return "", nil, verifyRefuse(ReasonMissingEIP712Domain, "requirements lack extra.name and extra.version")
 	}
 	if name != n.EIP712Name {
-		return "", verifyRefuse(ReasonTokenNameMismatch, "extra.name must be %q on %s", n.EIP712Name, n.CAIP2)
+		return "", nil, verifyRefuse(ReasonTokenNameMismatch, "extra.name must be %q on %s", n.EIP712Name, n.CAIP2)
 	}
 	if version != n.EIP712Version {
-		return "", verifyRefuse(ReasonTokenVersionMismatch, "extra.version must be %q on %s", n.EIP712Version, n.CAIP2)
+		return "", nil, verifyRefuse(ReasonTokenVersionMismatch, "extra.version must be %q on %s", n.EIP712Version, n.CAIP2)
 	}
 
 	p, verr := parseExactEVMPayload(payload.Payload)
 	if verr != nil {
-		return "", verr
+		return "", nil, verr
 	}
 	auth := p.Authorization
 	payer = auth.From
 	if p.Signature == "" {
-		return payer, verifyRefuse(ReasonMissingSignature, "payload.signature is empty")
+		return payer, nil, verifyRefuse(ReasonMissingSignature, "payload.signature is empty")
 	}
 	var sig [65]byte
-	if !evmaddr.DecodeHex(sig[:], p.Signature) {
-		return payer, verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by 130 hex digits (a 65-byte EOA signature)")
+	eoaForm := evmaddr.DecodeHex(sig[:], p.Signature)
+	if !eoaForm {
+		formatErr := verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by 130 hex digits (a 65-byte EOA signature)")
+		if !deferSig {
+			return payer, nil, formatErr
+		}
+		if !isHexBytes(p.Signature) {
+			return payer, nil, verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by an even number of hex digits")
+		}
+		sigErr = formatErr
 	}
 	w, ferr := parseAuthorization(auth)
 	if ferr != nil {
-		return payer, verifyRefuse(ferr.reason, "authorization.%s %s", ferr.field, ferr.msg)
+		return payer, nil, verifyRefuse(ferr.reason, "authorization.%s %s", ferr.field, ferr.msg)
 	}
 	if !wire.EqualAddressFold(auth.To, req.PayTo) {
-		return payer, verifyRefuse(ReasonRecipientMismatch, "authorization.to must be payTo %s", req.PayTo)
+		return payer, nil, verifyRefuse(ReasonRecipientMismatch, "authorization.to must be payTo %s", req.PayTo)
 	}
 	amount, ok := wire.ParseUint256(req.Amount)
 	if !ok {
-		return payer, verifyRefuse(ReasonRequirementsMismatch, "required amount %q is not a decimal integer", clip.Bytes(req.Amount, 40))
+		return payer, nil, verifyRefuse(ReasonRequirementsMismatch, "required amount %q is not a decimal integer", clip.Bytes(req.Amount, 40))
 	}
 	if w.value != amount {
-		return payer, verifyRefuse(ReasonValueMismatch, "authorization.value must equal the amount %s", req.Amount)
+		return payer, nil, verifyRefuse(ReasonValueMismatch, "authorization.value must equal the amount %s", req.Amount)
 	}
 	now := time.Now
 	if v.Now != nil {
@@ -198,28 +239,42 @@ func (v Verifier) Verify(payload x402.PaymentPayload, req x402.PaymentRequiremen
 		deadline = 0
 	}
 	if wire.CompareUint256(w.validBefore, wire.Uint256FromUint64(uint64(deadline))) < 0 {
-		return payer, verifyRefuse(ReasonValidBefore, "authorization expires too soon: validBefore must be at least now + %s", minValidity)
+		return payer, nil, verifyRefuse(ReasonValidBefore, "authorization expires too soon: validBefore must be at least now + %s", minValidity)
 	}
 	nowUnix := t.Unix()
 	if nowUnix < 0 {
 		nowUnix = 0
 	}
 	if wire.CompareUint256(w.validAfter, wire.Uint256FromUint64(uint64(nowUnix))) > 0 {
-		return payer, verifyRefuse(ReasonValidAfter, "authorization is not valid yet: validAfter is in the future")
+		return payer, nil, verifyRefuse(ReasonValidAfter, "authorization is not valid yet: validAfter is in the future")
+	}
+	if sigErr != nil {
+		return payer, sigErr, nil
 	}
 	d := EIP712Domain{Name: name, Version: version, ChainID: n.ChainID, VerifyingContract: common.HexToAddress(req.Asset)}
 	digest := typedDataDigest(domainSeparatorCached(d), w.structHash())
 	signer, err := v.Signers.recover(digest, sig)
-	if err != nil {
-		if errors.Is(err, ErrSignatureHighS) {
-			return payer, verifyRefuse(ReasonInvalidSignature, "signature has a high s value (not accepted by the token contract)")
-		}
-		return payer, verifyRefuse(ReasonInvalidSignature, "signature does not recover: %v", err)
+	switch {
+	case errors.Is(err, ErrSignatureHighS):
+		sigErr = verifyRefuse(ReasonInvalidSignature, "signature has a high s value (not accepted by the token contract)")
+	case err != nil:
+		sigErr = verifyRefuse(ReasonInvalidSignature, "signature does not recover: %v", err)
+	case signer != w.from:
+		sigErr = verifyRefuse(ReasonInvalidSignature, "signature was not made by authorization.from for this token and network")
+	default:
+		return payer, nil, nil
 	}
-	if signer != w.from {
-		return payer, verifyRefuse(ReasonInvalidSignature, "signature was not made by authorization.from for this token and network")
+	if deferSig {
+		return payer, sigErr, nil
 	}
-	return payer, nil
+	return payer, nil, sigErr
+}
+
+// isHexBytes reports whether s is 0x followed by a non-zero even number of
+// hex digits.
+func isHexBytes(s string) bool {
+	b, err := hexutil.Decode(s)
+	return err == nil && len(b) > 0
 }
 
 // ParseExactEVMPayload decodes the payload of an exact/EIP-3009 payment.

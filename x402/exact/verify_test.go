@@ -254,6 +254,17 @@ func TestVerifyReasons(t *testing.T) {
 			if c.reason == ReasonInvalidSignature && payer != p.Authorization.From {
 				t.Fatalf("payer = %q on a signature failure, want %q", payer, p.Authorization.From)
 			}
+			// VerifyExceptSignature: a signature that is hex bytes comes
+			// back as sigErr with Verify's reason, every other refusal as
+			// err.
+			payer2, sigErr, err2 := v.VerifyExceptSignature(payload, req)
+			left := c.reason == ReasonInvalidSignature || c.name == "signature too long (smart wallet)"
+			switch {
+			case left && (err2 != nil || reasonOf(sigErr) != c.reason || payer2 != payer):
+				t.Fatalf("VerifyExceptSignature: sigErr %v, err %v, payer %q; want the signature left with %s", sigErr, err2, payer2, c.reason)
+			case !left && (sigErr != nil || reasonOf(err2) != c.reason):
+				t.Fatalf("VerifyExceptSignature: sigErr %v, err %v; want refused with %s", sigErr, err2, c.reason)
+			}
 		})
 		seen[c.reason] = true
 	}
@@ -293,6 +304,25 @@ func highS(t testing.TB, sigHex string) string {
 		sig[64] ^= 1
 	}
 	return fmt.Sprintf("0x%x", sig)
+}
+
+// TestVerifyExceptSignatureAccepts: a valid payment passes both with no
+// sigErr; a contract wallet's long signature passes only with its sigErr.
+func TestVerifyExceptSignatureAccepts(t *testing.T) {
+	req := testRequirements(t, x402.NetworkBase)
+	payload, p := testPayment(t, vecKey(t), req)
+	payer, sigErr, err := testVerifier().VerifyExceptSignature(payload, req)
+	if err != nil || sigErr != nil || payer != p.Authorization.From {
+		t.Fatalf("valid payment: payer %q, sigErr %v, err %v", payer, sigErr, err)
+	}
+	p.Signature = "0x" + strings.Repeat("ab", 200) // an ERC-1271 wallet's
+	long := wrapPayment(t, req, p)
+	if _, sigErr, err := testVerifier().VerifyExceptSignature(long, req); err != nil || reasonOf(sigErr) != ReasonSignatureFormat {
+		t.Fatalf("long signature: sigErr %v, err %v", sigErr, err)
+	}
+	if _, err := testVerifier().Verify(long, req); reasonOf(err) != ReasonSignatureFormat {
+		t.Fatalf("Verify of a long signature: %v", err)
+	}
 }
 
 func TestVerifyToleratesCaseAndEquivalentNumbers(t *testing.T) {

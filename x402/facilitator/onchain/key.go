@@ -2,7 +2,6 @@ package onchain
 
 import (
 	"crypto/ecdsa"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,12 +56,4 @@ func ParseKey(s string) (*ecdsa.PrivateKey, error) {
 		return nil, errors.New("not a valid secp256k1 private key in hex")
 	}
 	return k, nil
-}
-
-func jsonMarshal(v any) (json.RawMessage, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("x402 onchain: encode the payload: %w", err)
-	}
-	return b, nil
 }

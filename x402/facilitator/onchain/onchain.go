@@ -355,37 +355,20 @@ func (f *Facilitator) check(payload x402.PaymentPayload, req x402.PaymentRequire
 	if err != nil {
 		return nil, err
 	}
-	sig, serr := hexutil.Decode(p.Signature)
-	contractSig := serr == nil && len(sig) != 65 && len(sig) > 0
-	checked := payload
-	if contractSig {
-		// Run every other check with a well-formed stand-in signature:
-		// only the signature may then be refused.
-		q := p
-		q.Signature = "0x" + strings.Repeat("11", 64) + "1b"
-		raw, err := jsonMarshal(q)
-		if err != nil {
-			return nil, err
-		}
-		checked.Payload = raw
-	}
-	payer, verr := f.cfg.Verifier.Verify(checked, req)
-	var sigErr *exact.VerifyError
-	if contractSig {
-		sigErr = refuse(exact.ReasonInvalidSignature, "a %d-byte signature is only valid from a contract wallet (ERC-1271)", len(sig))
-	}
+	payer, sigErr, verr := f.cfg.Verifier.VerifyExceptSignature(payload, req)
 	if verr != nil {
-		var ve *exact.VerifyError
-		if !errors.As(verr, &ve) || ve.Reason != exact.ReasonInvalidSignature {
-			return &payment{payer: payer}, verr
-		}
-		if !contractSig { // the stand-in's own refusal says nothing
-			sigErr = ve
-		}
+		return &payment{payer: payer}, verr
+	}
+	sig, _ := hexutil.Decode(p.Signature) // hex bytes: checked by the Verifier
+	if sigErr != nil && len(sig) != 65 {
+		sigErr = refuse(exact.ReasonInvalidSignature, "a %d-byte signature is only valid from a contract wallet (ERC-1271)", len(sig))
 	}
 	a := p.Authorization
 	pm := &payment{p: p, payer: payer, sig: sig, from: common.HexToAddress(a.From), to: common.HexToAddress(a.To),
-		key: exact.NonceKey(req.Network, req.Asset, a.From, a.Nonce), sigErr: sigErr}
+		key: exact.NonceKey(req.Network, req.Asset, a.From, a.Nonce)}
+	if sigErr != nil && !errors.As(sigErr, &pm.sigErr) {
+		pm.sigErr = refuse(exact.ReasonInvalidSignature, "%v", sigErr)
+	}
 	pm.value, _ = new(big.Int).SetString(a.Value, 10)
 	pm.validAfter, _ = new(big.Int).SetString(a.ValidAfter, 10)
 	pm.validBef, _ = new(big.Int).SetString(a.ValidBefore, 10)
