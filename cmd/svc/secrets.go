@@ -92,8 +92,10 @@ func (s *secrets) addURL(raw string) {
 }
 
 // addPrivateURL records a URL that is never published (a JSON-RPC
-// endpoint): what addURL records, and every long path segment, where
-// hosted RPC providers put the API key ("/v2/9f2c…").
+// endpoint): what addURL records, every long path segment, where hosted
+// RPC providers put the API key ("/v2/9f2c…"), and every long host label
+// with a digit in it, where some put it instead ("9f2c….rpc.example"): a
+// resolver's or dialer's error names the host without the rest of the URL.
 func (s *secrets) addPrivateURL(raw string) {
 	s.addURL(raw)
 	u, err := url.Parse(strings.TrimSpace(raw))
@@ -103,6 +105,11 @@ func (s *secrets) addPrivateURL(raw string) {
 	for _, seg := range strings.Split(u.Path, "/") {
 		if len(seg) >= minQueryTokenLen {
 			s.add(seg)
+		}
+	}
+	for _, label := range strings.Split(u.Hostname(), ".") {
+		if len(label) >= minQueryTokenLen && strings.ContainsAny(label, "0123456789") {
+			s.add(label)
 		}
 	}
 }

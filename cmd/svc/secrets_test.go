@@ -339,6 +339,27 @@ func TestSecretsScrub(t *testing.T) {
 	}
 }
 
+// TestSecretsPrivateURL: a JSON-RPC endpoint's key is masked wherever the
+// provider puts it (path, host label, query), even when an error names
+// only the host; ordinary host names and path words are left alone.
+func TestSecretsPrivateURL(t *testing.T) {
+	var s secrets
+	s.addPrivateURL("https://base-mainnet.g.example.com/v2/9f2c7a1be0d44c55")
+	s.addPrivateURL("https://a1b2c3d4e5f60718.rpc.example.net/")
+	s.addPrivateURL("http://127.0.0.1:8545/?apikey=zz0011223344556677")
+	for _, leak := range []string{"9f2c7a1be0d44c55", "a1b2c3d4e5f60718", "zz0011223344556677"} {
+		line := "dial tcp: lookup " + leak + ".rpc.example.net: no such host"
+		if got := s.scrub(line); strings.Contains(got, leak) {
+			t.Errorf("scrub(%q) = %q", line, got)
+		}
+	}
+	for _, line := range []string{"host base-mainnet.g.example.com", "rpc.example.net /v2/ 127.0.0.1:8545"} {
+		if got := s.scrub(line); got != line {
+			t.Errorf("scrub changed %q to %q", line, got)
+		}
+	}
+}
+
 func TestKeyEnvError(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"PAYER_KEY": true, "_K1": true, "k": true,
