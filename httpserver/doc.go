@@ -70,8 +70,8 @@
 // *svc.Error kinds map to 400, 503, 504, 413 and 500; unknown paths are 404
 // and known paths with another method 405 with an Allow header. The
 // payment binding's own answers (malformed payment header 400, facilitator
-// 502 or 504, payment journal 503, settlement pending 503, unpaid rate
-// limit 429, body memory exhausted 503) are written by the same problem
+// 502 or 504, payment journal 503, settlement pending 503, unpaid and
+// refused-payment rate limits 429, body memory exhausted 503) are written by the same problem
 // writer, their x402 reason as the code.
 //
 // # Limits
@@ -81,7 +81,10 @@
 // per client address with a token bucket (Config.RateLimit per second,
 // Config.RateBurst; 429 with Retry-After); on the paid routes, requests
 // without payment are limited likewise (Config.UnpaidRate, UnpaidBurst),
-// and the bodies held at once by all paid requests are bounded
+// and so, in a bucket of their own at the same rate, are refused payments:
+// a client whose payments were refused more than UnpaidBurst times
+// recently gets 429 before its next payment is checked, while a client
+// whose payments are good is never slowed down; the bodies held at once by all paid requests are bounded
 // (Config.BodyMemory; 503 with Retry-After past it). The client
 // address is the TCP peer, an IPv6 address counted by its /64, or the
 // right-most untrusted X-Forwarded-For address when the peer is one of

@@ -21,6 +21,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -544,5 +545,69 @@ func TestJournalDownAfterSettlingRecordsLater(t *testing.T) {
 	}
 	if n := len(f.local.Settlements()); n != 1 {
 		t.Fatalf("%d settlements after the retry, want 1", n)
+	}
+}
+
+// TestRefusedPaymentLimit: on the paid routes a client whose payments were
+// refused more than the burst gets 429 before its next payment is checked,
+// good or not, and nothing is settled for it; good payments never take
+// from that bucket, and unpaid requests have a bucket of their own.
+func TestRefusedPaymentLimit(t *testing.T) {
+	f := newFixture(t, fixtureOptions{unpaidRate: 0.001, unpaidBurst: 3})
+	payer := newPayer(t)
+	tool := f.tool(t, "tick-pnl")
+	resp, body := do(t, f.request(t, tool, string(tool.ExampleInput)))
+	pr, err := client.PaymentRequiredOf(resp)
+	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
+		t.Fatalf("offer: %d %v %s", resp.StatusCode, err, body)
+	}
+	// send sends the tool's example paid with a fresh payment of payer;
+	// tamper, when set, changes it after signing.
+	send := func(tamper func(*exact.ExactEVMPayload)) (*http.Response, []byte) {
+		t.Helper()
+		ep, err := payer.NewPayload(pr.Accepts[0], time.Now(), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tamper != nil {
+			tamper(&ep)
+		}
+		raw, err := json.Marshal(ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: pr.Accepts[0], Payload: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := f.request(t, tool, string(tool.ExampleInput))
+		req.Header.Set(x402.HeaderPaymentSignature, hdr)
+		return do(t, req)
+	}
+	underpay := func(ep *exact.ExactEVMPayload) { ep.Authorization.Value = "1" }
+	for i := range 5 {
+		if resp, body := send(nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("good payment %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	for i := range 3 {
+		if resp, body := send(underpay); resp.StatusCode != http.StatusPaymentRequired {
+			t.Fatalf("refused payment %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	resp, body = send(underpay)
+	if p := mustProblem(t, resp, body, http.StatusTooManyRequests); p.Code != "rate_limited" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("refused payment past the burst: %+v %v", p, resp.Header)
+	}
+	resp, body = send(nil)
+	mustProblem(t, resp, body, http.StatusTooManyRequests)
+	if n := len(f.local.Settlements()); n != 5 {
+		t.Fatalf("%d settlements, want the 5 good payments", n)
+	}
+	// Unpaid requests still get their offer: two tokens of their own left.
+	for i := range 2 {
+		if resp, body := do(t, f.request(t, tool, string(tool.ExampleInput))); resp.StatusCode != http.StatusPaymentRequired {
+			t.Fatalf("unpaid request %d: %d %s", i, resp.StatusCode, body)
+		}
 	}
 }

@@ -81,6 +81,8 @@ func (s *Server) buildPaid() error {
 		WriteError:      WriteError,
 		WriteProblem:    s.writePaymentProblem,
 		AdmitUnpaid:     s.admitUnpaid,
+		AdmitPayment:    s.admitPayment,
+		PaymentRefused:  s.paymentRefused,
 		PublicBaseURL:   s.cfg.PublicBaseURL,
 		MaxRequestBytes: s.bodyLimit,
 		BodyMemory:      max(s.cfg.BodyMemory, s.bodyLimit),
@@ -135,6 +137,29 @@ func (s *Server) buildPaid() error {
 		s.paid = append(s.paid, pr)
 	}
 	return nil
+}
+
+// admitPayment lets a request with a payment through while its client has
+// refused-payment tokens left; it takes none (paymentRefused does).
+func (s *Server) admitPayment(r *http.Request) (bool, time.Duration) {
+	if s.refusedLimiter == nil {
+		return true, 0
+	}
+	now := s.cfg.Now()
+	tok, wait, ok := s.refusedLimiter.Take(clientlimit.Key(r, s.cfg.TrustedProxies), now)
+	if !ok {
+		s.metrics.rateLimited.Inc()
+		return false, wait
+	}
+	tok.Refund(now)
+	return true, 0
+}
+
+// paymentRefused takes a refused-payment token of r's client.
+func (s *Server) paymentRefused(r *http.Request) {
+	if s.refusedLimiter != nil {
+		s.refusedLimiter.Allow(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now())
+	}
 }
 
 // admitUnpaid applies the unpaid-request rate limit of the paid routes.

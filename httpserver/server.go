@@ -111,8 +111,9 @@ type Config struct {
 	// nethttp.DefaultBodyMemory.
 	BodyMemory int64
 	// UnpaidRate and UnpaidBurst limit the requests without payment on the
-	// paid routes, per client address (zero means DefaultUnpaidRate and
-	// DefaultUnpaidBurst, a negative rate disables the limit).
+	// paid routes, per client address, and, in a bucket of their own, the
+	// requests whose payment is refused (zero means DefaultUnpaidRate and
+	// DefaultUnpaidBurst, a negative rate disables both limits).
 	UnpaidRate  float64
 	UnpaidBurst int
 	// PayTo is the wallet paid (0x + 40 hex).
@@ -209,7 +210,10 @@ type Server struct {
 	stopEngine    context.CancelFunc
 	engineDone    chan struct{}
 	unpaidLimiter *clientlimit.Limiter // nil: unpaid requests are not limited
-	dashboardTmpl *template.Template
+	// refusedLimiter limits the refused payments of a client on the paid
+	// routes, at the unpaid requests' rate (nil likewise).
+	refusedLimiter *clientlimit.Limiter
+	dashboardTmpl  *template.Template
 
 	inflight atomic.Int64
 
@@ -309,6 +313,7 @@ func New(cfg Config) (*Server, error) {
 	clients := cmp.Or(cfg.RateClients, DefaultRateClients)
 	if cfg.UnpaidRate >= 0 {
 		s.unpaidLimiter = clientlimit.New(cmp.Or(cfg.UnpaidRate, DefaultUnpaidRate), cmp.Or(cfg.UnpaidBurst, DefaultUnpaidBurst), clients)
+		s.refusedLimiter = clientlimit.New(cmp.Or(cfg.UnpaidRate, DefaultUnpaidRate), cmp.Or(cfg.UnpaidBurst, DefaultUnpaidBurst), clients)
 	}
 	if cfg.RateLimit >= 0 {
 		s.limiter = clientlimit.New(cmp.Or(cfg.RateLimit, DefaultRate), cmp.Or(cfg.RateBurst, DefaultBurst), clients)

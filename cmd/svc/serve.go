@@ -105,7 +105,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
 	rate := f.Float("rate", "SVC_RATE", httpserver.DefaultRate, "free-route requests per second per client address (negative disables)")
 	burst := f.Int("burst", "SVC_BURST", httpserver.DefaultBurst, "free-route burst per client address")
-	unpaidRate := f.Float("unpaid-rate", "SVC_UNPAID_RATE", httpserver.DefaultUnpaidRate, "requests without payment per second per client address on the paid routes (negative disables)")
+	unpaidRate := f.Float("unpaid-rate", "SVC_UNPAID_RATE", httpserver.DefaultUnpaidRate, "requests without payment per second per client address on the paid routes, and likewise refused payments (negative disables)")
 	unpaidBurst := f.Int("unpaid-burst", "SVC_UNPAID_BURST", httpserver.DefaultUnpaidBurst, "burst of requests without payment per client address on the paid routes")
 	settleTimeout := f.Duration("settle-timeout", "SVC_SETTLE_TIMEOUT", engine.DefaultSettleTimeout, "time limit of one settlement at the facilitator (honoured end to end)")
 	trusted := f.List("trusted-proxy", "SVC_TRUSTED_PROXIES", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")

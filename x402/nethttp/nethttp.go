@@ -10,7 +10,8 @@
 //     body (a HEAD never runs the handler nor settles).
 //  2. A payment header (PAYMENT-SIGNATURE, or X-PAYMENT from v1 clients) is
 //     decoded first: undecodable or oversized → 400. A request without one
-//     passes Config.AdmitUnpaid (429 with Retry-After when refused).
+//     passes Config.AdmitUnpaid, a request with one Config.AdmitPayment
+//     (429 with Retry-After when refused).
 //  3. The body is read within the global body memory budget (503 with
 //     Retry-After when it stays exhausted) and the request limit (413), and
 //     Config.Preflight validates the input (its error is answered by
@@ -104,6 +105,14 @@ type Config struct {
 	// AdmitUnpaid, when set, is asked before a request without payment is
 	// read: false answers 429 with Retry-After.
 	AdmitUnpaid func(r *http.Request) (ok bool, retryAfter time.Duration)
+	// AdmitPayment, when set, is asked before a request with a payment is
+	// read: false answers 429 with Retry-After. PaymentRefused, when set, is
+	// told of each request whose payment was refused. Together they slow
+	// down a client whose payments keep being refused (each costs a
+	// verification, and perhaps the facilitator's) without ever slowing one
+	// whose payments are good.
+	AdmitPayment   func(r *http.Request) (ok bool, retryAfter time.Duration)
+	PaymentRefused func(r *http.Request)
 	// PublicBaseURL ("https://api.example.com") fills an offer's empty
 	// resource URL; empty means the request's own scheme and host.
 	PublicBaseURL string
@@ -246,6 +255,13 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 			return
 		}
 	}
+	if payment != nil && m.cfg.AdmitPayment != nil {
+		if ok, after := m.cfg.AdmitPayment(r); !ok {
+			m.cfg.WriteProblem(w, r, Problem{Status: http.StatusTooManyRequests, Reason: ReasonRateLimited,
+				Detail: "too many refused payments; slow down", RetryAfter: after})
+			return
+		}
+	}
 
 	// The body, within the memory budget shared by every paid request.
 	weight := m.cfg.MaxRequestBytes
@@ -303,6 +319,9 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	out := m.cfg.Engine.Serve(r.Context(), call, func(ctx context.Context) (engine.Answer, error) {
 		return m.runHandler(ctx, r, next)
 	})
+	if out.Kind == engine.Refused && m.cfg.PaymentRefused != nil {
+		m.cfg.PaymentRefused(r)
+	}
 	m.write(w, r, out)
 }
 

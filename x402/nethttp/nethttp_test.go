@@ -1267,6 +1267,51 @@ func TestAdmitUnpaid(t *testing.T) {
 	}
 }
 
+// TestAdmitPayment checks the refused-payment limit hooks: a request with
+// a payment is asked AdmitPayment before anything else (429 with
+// Retry-After, body unread, engine untouched, when refused);
+// PaymentRefused hears of refused payments only, never of good ones nor of
+// requests without payment.
+func TestAdmitPayment(t *testing.T) {
+	var admitAsked, refusedTold, preflights atomic.Int64
+	e := newEnv(t, func(_ *engine.Config, c *nethttp.Config) {
+		c.AdmitPayment = func(r *http.Request) (bool, time.Duration) {
+			admitAsked.Add(1)
+			return r.Header.Get("X-Limited") == "", 3 * time.Second
+		}
+		c.PaymentRefused = func(*http.Request) { refusedTold.Add(1) }
+		c.Preflight = func(*http.Request) error { preflights.Add(1); return nil }
+	})
+	bad := sign(t, e.key, e.req(), time.Now())
+	bad.Authorization.Value = "2499"
+	badHeader := header(t, e.req(), bad)
+
+	body := &readFlag{r: strings.NewReader(`{"a":1}`)}
+	req := httptest.NewRequest("POST", "http://127.0.0.1/tool", body)
+	req.Header.Set("X-Limited", "1")
+	req.Header.Set(x402.HeaderPaymentSignature, e.pay(t))
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	var prob map[string]any
+	_ = json.Unmarshal(rec.Body.Bytes(), &prob)
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "3" || prob["reason"] != nethttp.ReasonRateLimited {
+		t.Fatalf("limited: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	if body.read.Load() || preflights.Load() != 0 || e.runs.Load() != 0 || admitAsked.Load() != 1 || refusedTold.Load() != 0 {
+		t.Fatalf("body read %v, preflights %d, runs %d, asked %d, told %d", body.read.Load(), preflights.Load(), e.runs.Load(), admitAsked.Load(), refusedTold.Load())
+	}
+	// A refused payment is told of; a good one and an unpaid request are not.
+	if r := do(t, "GET", e.srv.URL+"/tool", sig(badHeader), ""); r.status != http.StatusPaymentRequired || refusedTold.Load() != 1 {
+		t.Fatalf("refused payment: %d, told %d", r.status, refusedTold.Load())
+	}
+	if r := do(t, "GET", e.srv.URL+"/tool", sig(e.pay(t)), ""); r.status != http.StatusOK || refusedTold.Load() != 1 {
+		t.Fatalf("good payment: %d, told %d", r.status, refusedTold.Load())
+	}
+	if r := do(t, "GET", e.srv.URL+"/tool", nil, ""); r.status != http.StatusPaymentRequired || refusedTold.Load() != 1 || admitAsked.Load() != 3 {
+		t.Fatalf("unpaid: %d, told %d, asked %d", r.status, refusedTold.Load(), admitAsked.Load())
+	}
+}
+
 // TestBodyMemoryBudget checks the global budget of request bodies: with
 // room for two large bodies, a third waits and is answered 503 server_busy
 // after BodyWait, a small one still fits, the bodies held at once never
