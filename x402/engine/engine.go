@@ -146,7 +146,9 @@ type Config struct {
 	AnswerRetention time.Duration
 	KeyRetention    time.Duration
 	// MaxAttempts bounds the admissions of one authorization whose call
-	// ended without settlement; zero means DefaultMaxAttempts.
+	// ended without settlement; zero means DefaultMaxAttempts. A refusal by
+	// the facilitator of a signature left to it (ContractWallets) is not
+	// counted.
 	MaxAttempts int
 	// Instance names this engine in the journal (row owner); empty means a
 	// random id. Two live engines must never share one.
@@ -606,7 +608,10 @@ func (e *Engine) reserve(ctx context.Context, p *paid, ep exact.ExactEVMPayload)
 	case errors.Is(err, ErrTaken):
 		same := existing.RequestHash == c.Fingerprint
 		switch {
-		case existing.State == StateSettled && same && existing.Answer != nil && existing.Settlement != nil:
+		case existing.State == StateSettled && same && existing.Answer != nil && existing.Settlement != nil &&
+			(!p.sigLeft || sameSignature(existing.Payload, ep.Signature)):
+			// A signature left to the facilitator was checked by nobody
+			// here: the replay needs the very signature that was paid with.
 			p.log.Info("x402: replaying the answer of a settled payment")
 			base.Kind, base.Answer, base.Settlement = Replayed, existing.Answer, existing.Settlement
 			return base, false
@@ -638,6 +643,17 @@ func (e *Engine) reserve(ctx context.Context, p *paid, ep exact.ExactEVMPayload)
 		base.Kind, base.Reason, base.Err = Unavailable, ReasonStoreUnavailable, err
 		return base, false
 	}
+}
+
+// sameSignature reports whether the recorded payment payload (JSON of an
+// x402.PaymentPayload) carries the exact payment signature sig.
+func sameSignature(recorded []byte, sig string) bool {
+	var pp x402.PaymentPayload
+	if json.Unmarshal(recorded, &pp) != nil {
+		return false
+	}
+	ep, err := exact.ParseExactEVMPayload(pp.Payload)
+	return err == nil && ep.Signature == sig
 }
 
 // retryAfter is how long a client waiting for rec should wait.

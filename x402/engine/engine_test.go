@@ -1497,9 +1497,11 @@ func TestObserveMultiNetworkOffer(t *testing.T) {
 type walletChain struct {
 	*chainFacilitator
 	wallet, owner string
+	calls         atomic.Int64 // Verify calls, refused ones included
 }
 
 func (f *walletChain) Verify(ctx context.Context, p x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
+	f.calls.Add(1)
 	ep, err := exact.ParseExactEVMPayload(p.Payload)
 	n, ok := x402.LookupNetwork(req.Network)
 	if err != nil || !ok {
@@ -1569,7 +1571,7 @@ func TestContractWallets(t *testing.T) {
 	var r runs
 	strict := h.newEngine(fac, "strict")
 	wantKind(t, strict.Serve(ctx, h.call(walletPayment(owner, nonce), "A"), r.answer("{}")), engine.Refused, exact.ReasonInvalidSignature)
-	if fac.verifies.Load() != 0 {
+	if fac.calls.Load() != 0 {
 		t.Fatal("a signature refused locally reached the facilitator")
 	}
 
@@ -1583,13 +1585,28 @@ func TestContractWallets(t *testing.T) {
 	if r.n.Load() != 0 {
 		t.Fatalf("the tool ran %d times for forged signatures", r.n.Load())
 	}
-	out := e.Serve(ctx, h.call(walletPayment(owner, nonce), "A"), r.answer(`{"ok":true}`))
+	paid := walletPayment(owner, nonce)
+	out := e.Serve(ctx, h.call(paid, "A"), r.answer(`{"ok":true}`))
 	wantKind(t, out, engine.Paid, "")
 	if out.Settlement == nil || !strings.EqualFold(out.Payer, wallet) || r.n.Load() != 1 {
 		t.Fatalf("the wallet's payment: %+v (runs %d)", out, r.n.Load())
 	}
+	// The same payment again gets the recorded answer; the same
+	// authorization with a signature nobody checked does not.
+	if out := e.Serve(ctx, h.call(paid, "A"), r.answer("{}")); out.Kind != engine.Replayed || string(out.Answer.Body) != `{"ok":true}` {
+		t.Fatalf("replay of the wallet's payment: %+v", out)
+	}
+	var ep exact.ExactEVMPayload
+	if err := json.Unmarshal(paid.Payload, &ep); err != nil {
+		t.Fatal(err)
+	}
+	ep.Signature = "0xabcdef"
+	wantKind(t, e.Serve(ctx, h.call(h.wrap(ep), "A"), r.answer("{}")), engine.Refused, exact.ReasonNonceAlreadyUsed)
+	if r.n.Load() != 1 {
+		t.Fatalf("the tool ran %d times", r.n.Load())
+	}
 	// Other local checks still come first.
-	before := fac.verifies.Load()
+	before := fac.calls.Load()
 	p, err := exact.NewPayload(owner, h.req(), h.clock.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -1598,7 +1615,7 @@ func TestContractWallets(t *testing.T) {
 	wantKind(t, e.Serve(ctx, h.call(h.wrap(p), "B"), r.answer("{}")), engine.Refused, exact.ReasonValueMismatch)
 	p.Authorization.Value, p.Signature = testAmount, "0xnothex"
 	wantKind(t, e.Serve(ctx, h.call(h.wrap(p), "B"), r.answer("{}")), engine.Refused, exact.ReasonSignatureFormat)
-	if fac.verifies.Load() != before {
+	if fac.calls.Load() != before {
 		t.Fatal("a payment refused by the local checks reached the facilitator")
 	}
 

@@ -182,8 +182,9 @@ type Journal interface {
 
 	// Release moves key from reserved or settling (held by owner) to
 	// released, adding one to Attempts when counted is true (the call
-	// failed or the payment was refused; a crash is not counted), with
-	// reason. ErrState otherwise.
+	// failed or the payment was refused; a crash, or the refusal of a
+	// signature nobody had checked before, is not counted), with reason.
+	// ErrState otherwise.
 	Release(ctx context.Context, key, owner, reason string, counted bool) error
 
 	// Fail moves key from settling (held by owner) to failed, with the

@@ -207,7 +207,7 @@ func (v Verifier) verify(payload x402.PaymentPayload, req x402.PaymentRequiremen
 			return payer, nil, formatErr
 		}
 		if !isHexBytes(p.Signature) {
-			return payer, nil, verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by an even number of hex digits")
+			return payer, nil, verifyRefuse(ReasonSignatureFormat, "payload.signature must be 0x followed by a non-zero even number of hex digits")
 		}
 		sigErr = formatErr
 	}
