@@ -25,6 +25,7 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
+	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
@@ -387,15 +388,25 @@ func paymentHeader(t *testing.T, payer *client.Signer, req *http.Request) string
 	if err != nil || resp.StatusCode != http.StatusPaymentRequired {
 		t.Fatalf("offer: %d %v %s", resp.StatusCode, err, body)
 	}
-	ep, err := payer.NewPayload(pr.Accepts[0], time.Now(), time.Hour)
+	return signedHeader(t, payer, pr.Accepts[0], nil)
+}
+
+// signedHeader is a PAYMENT-SIGNATURE of payer for accepted, valid for an
+// hour; tamper, when set, changes the payload after signing.
+func signedHeader(t *testing.T, payer *client.Signer, accepted x402.PaymentRequirements, tamper func(*exact.ExactEVMPayload)) string {
+	t.Helper()
+	ep, err := payer.NewPayload(accepted, time.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tamper != nil {
+		tamper(&ep)
 	}
 	raw, err := json.Marshal(ep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hdr, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: pr.Accepts[0], Payload: raw})
+	hdr, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: accepted, Payload: raw})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -565,23 +565,8 @@ func TestRefusedPaymentLimit(t *testing.T) {
 	// tamper, when set, changes it after signing.
 	send := func(tamper func(*exact.ExactEVMPayload)) (*http.Response, []byte) {
 		t.Helper()
-		ep, err := payer.NewPayload(pr.Accepts[0], time.Now(), time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tamper != nil {
-			tamper(&ep)
-		}
-		raw, err := json.Marshal(ep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hdr, err := x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: pr.Accepts[0], Payload: raw})
-		if err != nil {
-			t.Fatal(err)
-		}
 		req := f.request(t, tool, string(tool.ExampleInput))
-		req.Header.Set(x402.HeaderPaymentSignature, hdr)
+		req.Header.Set(x402.HeaderPaymentSignature, signedHeader(t, payer, pr.Accepts[0], tamper))
 		return do(t, req)
 	}
 	underpay := func(ep *exact.ExactEVMPayload) { ep.Authorization.Value = "1" }

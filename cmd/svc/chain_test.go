@@ -288,30 +288,10 @@ func TestChainServeContractWallet(t *testing.T) {
 	c := clusterHTTP(t)
 	pr := clusterOffer(t, c, srv.base)
 	req := pr.Accepts[0]
-	n, ok := x402.LookupNetwork(req.Network)
-	if !ok {
-		t.Fatalf("network %s", req.Network)
-	}
 	// walletPayment is a PAYMENT-SIGNATURE from the wallet, signed by key.
 	walletPayment := func(key *ecdsa.PrivateKey) string {
 		t.Helper()
-		nonce, err := exact.NewNonce()
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Now().Unix()
-		a := exact.Authorization{From: wallet.Hex(), To: req.PayTo, Value: req.Amount,
-			ValidAfter: big.NewInt(now - 600).String(), ValidBefore: big.NewInt(now + 300).String(), Nonce: nonce}
-		digest, err := exact.AuthorizationDigest(exact.Domain(n), a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sig, err := crypto.Sign(digest[:], key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sig[64] += 27
-		raw, err := json.Marshal(exact.ExactEVMPayload{Signature: "0x" + hex.EncodeToString(sig), Authorization: a})
+		raw, err := json.Marshal(anviltest.WalletPayment(t, key, wallet, req))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,6 +39,8 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/seed1284c1d2/svc/internal/nodetest"
+	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // USDC is Base USDC's address, where Start installs TestUSDC.
@@ -258,6 +260,35 @@ func (c *Chain) InstallWallet(t testing.TB, owner common.Address) common.Address
 		t.Fatalf("anvil_setStorageAt: %v", err)
 	}
 	return addr
+}
+
+// WalletPayment is an exact payload from wallet (a TestWallet) paying req,
+// valid from ten minutes ago for five minutes from now, with a fresh
+// nonce, signed by key the way TestWallet checks (ERC-1271: its owner's
+// signature over the authorization's EIP-712 digest).
+func WalletPayment(t testing.TB, key *ecdsa.PrivateKey, wallet common.Address, req x402.PaymentRequirements) exact.ExactEVMPayload {
+	t.Helper()
+	n, ok := x402.LookupNetwork(req.Network)
+	if !ok {
+		t.Fatalf("network %q", req.Network)
+	}
+	nonce, err := exact.NewNonce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	a := exact.Authorization{From: wallet.Hex(), To: req.PayTo, Value: req.Amount,
+		ValidAfter: big.NewInt(now - 600).String(), ValidBefore: big.NewInt(now + 300).String(), Nonce: nonce}
+	digest, err := exact.AuthorizationDigest(exact.Domain(n), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := crypto.Sign(digest[:], key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig[64] += 27
+	return exact.ExactEVMPayload{Signature: hexutil.Encode(sig), Authorization: a}
 }
 
 // InstallFeeToken replaces the code at USDC with TestFeeUSDC, keeping the

@@ -721,25 +721,8 @@ func TestContractWalletSignature(t *testing.T) {
 	f := e.facilitator(t, nil)
 	ctx := context.Background()
 	req := requirements(t, "0.01")
-	n := mustNetwork(t)
 	walletPayment := func(signer *ecdsa.PrivateKey) (x402.PaymentPayload, exact.ExactEVMPayload) {
-		nonce, err := exact.NewNonce()
-		if err != nil {
-			t.Fatal(err)
-		}
-		now := time.Now().Unix()
-		a := exact.Authorization{From: wallet.Hex(), To: req.PayTo, Value: req.Amount,
-			ValidAfter: big.NewInt(now - 600).String(), ValidBefore: big.NewInt(now + 300).String(), Nonce: nonce}
-		digest, err := exact.AuthorizationDigest(exact.Domain(n), a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sig, err := crypto.Sign(digest[:], signer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sig[64] += 27
-		p := exact.ExactEVMPayload{Signature: hexutil.Encode(sig), Authorization: a}
+		p := anviltest.WalletPayment(t, signer, wallet, req)
 		return x402.PaymentPayload{X402Version: 2, Accepted: req, Payload: mustJSON(t, p)}, p
 	}
 	n0, _ := e.chain.Client.NonceAt(ctx, e.relayer, nil)
