@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,7 +179,7 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 		return usageError(fmt.Sprintf("--network %q is not a known network", *network))
 	}
 	token := strings.TrimSpace(getenv(strings.TrimSpace(*tokenEnv)))
-	if len(token) < 16 {
+	if len(token) < minTokenLen {
 		// The variable's name is repeated only when it is the default: a
 		// token given by mistake instead of a name is never printed.
 		where := "the variable --token-env names"
@@ -232,18 +231,10 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 func facilitatorMux(fac *onchain.Facilitator, token string, sec *secrets) http.Handler {
 	api := facilitator.Handler(scrubbedFacilitator{Facilitator: fac, sec: sec})
 	mux := http.NewServeMux()
-	authed := func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="x402 facilitator"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a valid bearer token is required (Authorization: Bearer …)"})
-			return
-		}
-		api.ServeHTTP(w, r)
-	}
-	mux.HandleFunc("POST /verify", authed)
-	mux.HandleFunc("POST /settle", authed)
-	mux.HandleFunc("GET /supported", authed)
+	authed := tokenAuth(api, token, "x402 facilitator", false)
+	mux.Handle("POST /verify", authed)
+	mux.Handle("POST /settle", authed)
+	mux.Handle("GET /supported", authed)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery"
@@ -45,6 +47,60 @@ func publicOpsRoutes(c *serveConfig) []discovery.RouteDoc {
 	return out
 }
 
+// defaultAdminTokenEnv holds the admin listener's token when
+// --admin-token-env is not given.
+const defaultAdminTokenEnv = "SVC_ADMIN_TOKEN"
+
+// minTokenLen is the least length of a token svc requires of clients.
+const minTokenLen = 16
+
+// readAdminToken sets c.adminToken from the variable named by name (or
+// $SVC_ADMIN_TOKEN when name is empty and it is set), recorded as a secret.
+func (c *serveConfig) readAdminToken(name string, getenv func(string) string) error {
+	if name == "" {
+		if strings.TrimSpace(getenv(defaultAdminTokenEnv)) == "" {
+			return nil
+		}
+		name = defaultAdminTokenEnv
+	}
+	if !envNameRE.MatchString(name) {
+		return usageError("--admin-token-env takes the name of an environment variable (letters, digits and _), not the token itself (the value given is not repeated here)")
+	}
+	c.adminToken = strings.TrimSpace(getenv(name))
+	c.secrets.add(c.adminToken)
+	switch {
+	case len(c.adminToken) < minTokenLen:
+		return usageError(fmt.Sprintf("the admin listener's token in $%s must be at least %d characters", name, minTokenLen))
+	case c.adminAddr == "":
+		return usageError("an admin token protects the admin listener: set --admin-addr too (without it /metrics is on the public port, unprotected)")
+	}
+	return nil
+}
+
+// tokenAuth lets through the requests that carry token as a bearer token
+// or, with basic, as the password of HTTP Basic authentication (what a
+// browser sends, for the dashboard); others get 401 with a challenge for
+// realm. Tokens are compared in constant time.
+func tokenAuth(next http.Handler, token, realm string, basic bool) http.Handler {
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok && basic {
+			_, got, ok = r.BasicAuth()
+		}
+		if ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) == 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		scheme, how := "Bearer", "Authorization: Bearer …"
+		if basic {
+			scheme, how = "Basic", "Authorization: Bearer …, or the token as the password of Basic authentication"
+		}
+		w.Header().Set("WWW-Authenticate", scheme+` realm="`+realm+`"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a valid token is required (" + how + ")"})
+	})
+}
+
 // adminServer serves the operator's handler (metrics, dashboard, pprof,
 // probes) on its own listener.
 type adminServer struct {
@@ -55,22 +111,26 @@ type adminServer struct {
 
 // startAdmin listens on addr and serves the admin handler of srv; nil when
 // addr is empty.
-func startAdmin(addr string, srv *httpserver.Server, log *slog.Logger) (*adminServer, error) {
+func startAdmin(addr, token string, srv *httpserver.Server, log *slog.Logger) (*adminServer, error) {
 	if addr == "" {
 		return nil, nil
+	}
+	h := srv.AdminHandler()
+	if token != "" {
+		h = tokenAuth(h, token, "svc admin", true)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin listener on %s: %w", addr, err)
 	}
 	a := &adminServer{ln: ln, errc: make(chan error, 1), srv: &http.Server{
-		Handler:           srv.AdminHandler(),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}}
-	if ip, ok := netip.AddrFromSlice(tcpIP(ln.Addr())); !ok || !ip.Unmap().IsLoopback() {
-		log.Warn("the admin listener is reachable beyond this host: it serves pprof, metrics and the revenue dashboard without authentication; bind it to 127.0.0.1 or protect it in front", "addr", ln.Addr().String())
+	if ip, ok := netip.AddrFromSlice(tcpIP(ln.Addr())); token == "" && (!ok || !ip.Unmap().IsLoopback()) {
+		log.Warn("the admin listener is reachable beyond this host: it serves pprof, metrics and the revenue dashboard without authentication; bind it to 127.0.0.1, set --admin-token-env, or protect it in front", "addr", ln.Addr().String())
 	}
 	go func() { a.errc <- a.srv.Serve(ln) }()
 	return a, nil

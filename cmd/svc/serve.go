@@ -80,6 +80,7 @@ type serveConfig struct {
 	healthTTL, shutdownTimeout    time.Duration
 	logLevel, logFormat           string
 	adminAddr                     string
+	adminToken                    string        // required by the admin listener when set
 	settle                        string        // "" (a facilitator) or settleOnchain
 	chain                         *onchainFlags // with settleOnchain
 }
@@ -116,6 +117,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error (info logs every request)")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
 	adminAddr := f.String("admin-addr", "SVC_ADMIN_ADDR", "", "operator listener serving /metrics, the dashboard (/) and pprof instead of the public port (off by default; keep it private)")
+	adminTokenEnv := f.String("admin-token-env", "", "", "name of the environment variable holding a token (16+ characters) the admin listener requires, as a bearer token or a Basic password (default SVC_ADMIN_TOKEN when set)")
 	dev := f.EnvBool("dev", "SVC_DEV", false, "dev mode on purpose: the local facilitator, nothing settles on chain (the default only when nothing else is configured)")
 	publicFac := f.String("public-facilitator-url", "SVC_PUBLIC_FACILITATOR_URL", "", "facilitator URL the public documents name (default: only the scheme and host of --facilitator-url)")
 	f.groups = serveFlagGroups
@@ -222,6 +224,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	}
 	c.bridgeToken = strings.TrimSpace(getenv(tokenEnv))
 	c.secrets.add(c.bridgeToken)
+	if err := c.readAdminToken(strings.TrimSpace(*adminTokenEnv), getenv); err != nil {
+		return nil, err
+	}
 	if c.terminal == "" {
 		switch {
 		case c.bridgeURL != "":
@@ -390,7 +395,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	defer a.st.Close()
 	srv, st, catalog, base := a.srv, a.st, a.catalog, a.base
 
-	admin, err := startAdmin(c.adminAddr, srv, log)
+	admin, err := startAdmin(c.adminAddr, c.adminToken, srv, log)
 	if err != nil {
 		return err
 	}
@@ -754,7 +759,7 @@ func (o *paymentObserver) observe(ev engine.Event) {
 
 // serveFlagGroups orders `svc serve -h` by topic.
 var serveFlagGroups = []flagGroup{
-	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr"}},
+	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
 	{"Payments", []string{"dev", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
 	{"Settling on chain (--settle onchain)", []string{"settle", "rpc-url", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
