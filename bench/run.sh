@@ -16,6 +16,10 @@
 #   paid-base  the same paid calls against svc built from BASELINE (a git
 #          revision, e.g. BASELINE=origin/main~1), measured in the same run,
 #          alternating with paid, when BASELINE is set
+#   paid-nojournal  the same paid calls against a measurement-only build of
+#          HEAD whose engine keeps its journal in memory (nothing durable),
+#          alternating with paid, when NOJOURNAL=1: the ceiling of any
+#          durable journal
 # bare and 402 are measured ROUNDS times, alternating, and the best run of
 # each is compared (robust to other load on the machine).
 #
@@ -40,7 +44,9 @@
 # Bounded in time: (4*ROUNDS + 3) * DUR plus the build and the signing,
 # about 3 minutes with the defaults (ROUNDS * DUR less without express).
 # Env: DUR (10, seconds), CONC (16), ROUNDS (3), LOADER (wrk|go), EXPRESS (1|0),
-# LOGLEVEL (warn|info), BASELINE (a git revision to compare the paid row with).
+# LOGLEVEL (warn|info), BASELINE (a git revision to compare the paid row with),
+# NOJOURNAL (1: add the paid-nojournal row), PAYMENTS (payments signed per paid
+# run, 15000 per second of DUR; a run that uses them up is reported as 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,6 +55,7 @@ CONC=${CONC:-16}
 ROUNDS=${ROUNDS:-3}
 LOADER=${LOADER:-}
 LOGLEVEL=${LOGLEVEL:-warn}
+PAYMENTS=${PAYMENTS:-$((DUR * 15000))}
 if [ -z "$LOADER" ]; then
   if command -v wrk >/dev/null; then LOADER=wrk; else LOADER=go; fi
 fi
@@ -68,6 +75,17 @@ if [ -n "${BASELINE:-}" ]; then
   git worktree add --detach "$TMP/baseline" "$BASELINE" >/dev/null 2>&1
   (cd "$TMP/baseline" && go build -o "$TMP/svc-base" ./cmd/svc)
   git worktree remove --force "$TMP/baseline"
+fi
+if [ -n "${NOJOURNAL:-}" ]; then
+  # A measurement-only build of HEAD whose payment engine keeps its journal
+  # in memory (nothing durable): the ceiling a journal that cost nothing
+  # would reach. Never shipped.
+  git worktree add --detach "$TMP/nojournal" HEAD >/dev/null 2>&1
+  (cd "$TMP/nojournal" &&
+    sed -i 's|Journal: *st,|Journal: engine.NewMemoryJournal(),|' cmd/svc/serve.go &&
+    grep -q 'Journal: engine.NewMemoryJournal()' cmd/svc/serve.go &&
+    go build -o "$TMP/svc-nojournal" ./cmd/svc)
+  git worktree remove --force "$TMP/nojournal"
 fi
 
 wait_url() { # file → URL printed as "listening on http://..."
@@ -91,6 +109,14 @@ pids+=($!)
 (cd "$TMP" && exec timeout 900 ./svc serve --addr 127.0.0.1:0 --db "$TMP/svc.db" --log-level "$LOGLEVEL" --rate 1e9 --burst 1000000000 --unpaid-rate -1) \
   2> >(stdbuf -o0 head -c 65536 >"$TMP/svc.err"; cat >/dev/null) &
 pids+=($!)
+NOJ_SVC=
+if [ -n "${NOJOURNAL:-}" ]; then
+  mkdir -p "$TMP/noj"
+  (cd "$TMP/noj" && exec timeout 900 "$TMP/svc-nojournal" serve --addr 127.0.0.1:0 --db "$TMP/noj/svc.db" --log-level "$LOGLEVEL" --rate 1e9 --burst 1000000000 --unpaid-rate -1) \
+    2> >(stdbuf -o0 head -c 65536 >"$TMP/noj.err"; cat >/dev/null) &
+  pids+=($!)
+  NOJ_SVC=$(wait_url "$TMP/noj.err")
+fi
 BASE_SVC=
 if [ -n "${BASELINE:-}" ]; then
   mkdir -p "$TMP/base"
@@ -140,12 +166,16 @@ run() {
     rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
     p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
     non2xx=$(echo "$out" | awk '/Non-2xx/ {print $5}')
+    if [ "$kind" = paid ] && [ "${non2xx:-0}" != 0 ]; then
+      echo "$name: the $PAYMENTS payments ran out (${non2xx} unpaid answers); raise PAYMENTS" >&2
+      rps=0
+    fi
     echo "$name rps=$rps p99=$p99 non2xx=${non2xx:-0}"
   else
     local args=(--name "$name" --url "$url" --duration "${DUR}s" --concurrency "$CONC")
     case $kind in
       post) args+=(--method POST --body "$BODY") ;;
-      paid) args+=(--method POST --body "$BODY" --pay-key-env PAYER_KEY --prepay 60000) ;;
+      paid) args+=(--method POST --body "$BODY" --pay-key-env PAYER_KEY --prepay "$PAYMENTS") ;;
     esac
     "$TMP/svcbench" load "${args[@]}" |
       sed -E 's/.*"rps":([0-9.]+).*"p99Ms":([0-9.]+).*"statuses":(\{[^}]*\}).*/'"$name"' rps=\1 p99=\2ms statuses=\3/'
@@ -164,16 +194,17 @@ run free "$SVC/health"
 # paidrun NAME URL: one paid row with fresh payments for that server.
 paidrun() {
   if [ "$LOADER" = wrk ]; then
-    "$TMP/svcbench" sign --url "$2/api/risk-levels" --body "$BODY" --pay-key-env PAYER_KEY --n 60000 --out "$TMP/payments.txt"
+    "$TMP/svcbench" sign --url "$2/api/risk-levels" --body "$BODY" --pay-key-env PAYER_KEY --n "$PAYMENTS" --out "$TMP/payments.txt"
     PAYMENTS_FILE="$TMP/payments.txt" run "$1" "$2/api/risk-levels" paid
   else
     run "$1" "$2/api/risk-levels" paid
   fi
 }
-if [ -n "$BASE_SVC" ]; then
+if [ -n "$BASE_SVC" ] || [ -n "$NOJ_SVC" ]; then
   for r in $(seq 1 "$ROUNDS"); do
-    paidrun "paid-base#$r" "$BASE_SVC"
+    if [ -n "$BASE_SVC" ]; then paidrun "paid-base#$r" "$BASE_SVC"; fi
     paidrun "paid#$r" "$SVC"
+    if [ -n "$NOJ_SVC" ]; then paidrun "paid-nojournal#$r" "$NOJ_SVC"; fi
   done | tee -a "$TMP/rounds.txt"
 else
   paidrun paid "$SVC"
@@ -196,4 +227,8 @@ fi
 if [ -n "$BASE_SVC" ]; then
   awk -v n="$(best paid)" -v o="$(best paid-base)" \
     'BEGIN { printf "paid calls / paid calls of %s (best of rounds): %.0f / %.0f req/s = %.2fx (target >= 3x)\n", "'"$BASELINE"'", n, o, n / o }'
+  if [ -n "$NOJ_SVC" ]; then
+    awk -v n="$(best paid-nojournal)" -v o="$(best paid-base)" \
+      'BEGIN { printf "paid calls with no durable journal / paid calls of %s (best of rounds): %.0f / %.0f req/s = %.2fx (the ceiling of the 3x target)\n", "'"$BASELINE"'", n, o, n / o }'
+  fi
 fi
