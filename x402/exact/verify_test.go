@@ -399,3 +399,39 @@ func TestNonceKey(t *testing.T) {
 		t.Fatal("networks must give different keys")
 	}
 }
+
+// FuzzVerifyExceptSignature checks VerifyExceptSignature against Verify on
+// payments changed in their signature and authorization fields: a payment
+// Verify accepts passes with no sigErr; one it passes with no sigErr,
+// Verify accepts; its sigErr is exactly Verify's refusal; and what it
+// refuses, Verify refuses too.
+func FuzzVerifyExceptSignature(f *testing.F) {
+	req := testRequirements(f, x402.NetworkBase)
+	_, good := testPayment(f, vecKey(f), req)
+	a := good.Authorization
+	f.Add(good.Signature, a.From, a.Value, a.ValidBefore, a.Nonce)
+	f.Add(good.Signature+"00", a.From, a.Value, a.ValidBefore, a.Nonce)
+	f.Add("0x"+strings.Repeat("ab", 300), a.From, "1", a.ValidBefore, a.Nonce)
+	f.Add(highS(f, good.Signature), a.From, a.Value, "1", a.Nonce)
+	f.Add("0x", vecATo, a.Value, a.ValidBefore, "0x01")
+	f.Fuzz(func(t *testing.T, sig, from, value, validBefore, nonce string) {
+		p := good
+		p.Signature = sig
+		p.Authorization.From, p.Authorization.Value = from, value
+		p.Authorization.ValidBefore, p.Authorization.Nonce = validBefore, nonce
+		payload := wrapPayment(t, req, p)
+		v := testVerifier()
+		payer, err := v.Verify(payload, req)
+		payer2, sigErr, err2 := v.VerifyExceptSignature(payload, req)
+		switch {
+		case err == nil && (sigErr != nil || err2 != nil || payer2 != payer):
+			t.Fatalf("Verify accepts; VerifyExceptSignature: sigErr %v, err %v, payer %q/%q", sigErr, err2, payer2, payer)
+		case sigErr == nil && err2 == nil && err != nil:
+			t.Fatalf("VerifyExceptSignature accepts with no sigErr; Verify refuses: %v", err)
+		case sigErr != nil && (err2 != nil || err == nil || err.Error() != sigErr.Error() || payer2 != payer):
+			t.Fatalf("sigErr %v, err %v; Verify: %v", sigErr, err2, err)
+		case err2 != nil && err == nil:
+			t.Fatalf("VerifyExceptSignature refuses (%v); Verify accepts", err2)
+		}
+	})
+}
