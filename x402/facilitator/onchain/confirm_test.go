@@ -106,12 +106,12 @@ func stillWaiting(t *testing.T, done <-chan x402.SettleResponse, when string) {
 	}
 }
 
-// settleAsync runs f.Settle in the background; the channel receives its
-// answer.
-func settleAsync(f *onchain.Facilitator, payload x402.PaymentPayload, req x402.PaymentRequirements) <-chan x402.SettleResponse {
+// settleAsync runs f.Settle with ctx in the background; the channel
+// receives its answer (an error in ErrorMessage).
+func settleAsync(ctx context.Context, f *onchain.Facilitator, payload x402.PaymentPayload, req x402.PaymentRequirements) <-chan x402.SettleResponse {
 	done := make(chan x402.SettleResponse, 1)
 	go func() {
-		sr, err := f.Settle(context.Background(), payload, req)
+		sr, err := f.Settle(ctx, payload, req)
 		if err != nil {
 			sr.ErrorMessage = err.Error()
 		}
@@ -178,7 +178,7 @@ func TestSettlementAwaitsConfirmations(t *testing.T) {
 	ctx := context.Background()
 	req := requirements(t, "0.02")
 	payload, p := pay(t, e.payerKey, req, time.Now())
-	done := settleAsync(f, payload, req)
+	done := settleAsync(context.Background(), f, payload, req)
 
 	rcpt := minedSettlement(t, e, 0) // automine: mined when sent
 	n := rcpt.BlockNumber.Uint64()
@@ -245,7 +245,7 @@ func TestReorganisedSettlementIsSentAgain(t *testing.T) {
 	if err := e.chain.RPC.CallContext(ctx, &snap, "evm_snapshot"); err != nil {
 		t.Fatal(err)
 	}
-	done := settleAsync(f, payload, req)
+	done := settleAsync(context.Background(), f, payload, req)
 	first := minedSettlement(t, e, 0)
 	obs.waitCalls(t, "eth_blockNumber", obs.count("eth_blockNumber")+2)
 	stillWaiting(t, done, "1 confirmation")
@@ -308,21 +308,8 @@ func TestAbandonedSettlementIsStillFollowed(t *testing.T) {
 	e.chain.SetAutomine(t, false)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	abandoned := make(chan x402.SettleResponse, 1)
-	go func() {
-		sr, err := f.Settle(ctx, payload, req)
-		if err != nil {
-			sr.ErrorMessage = err.Error()
-		}
-		abandoned <- sr
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for f.Pending() == 0 { // sent (in the pool: automine is off)
-		if time.Now().After(deadline) {
-			t.Fatal("the settlement was never sent")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	abandoned := settleAsync(ctx, f, payload, req)
+	waitSent(t, f) // in the pool: automine is off
 	cancel()
 	var sr x402.SettleResponse
 	select {
@@ -374,7 +361,7 @@ func TestAbandonedSettlementIsStillFollowed(t *testing.T) {
 		t.Fatalf("presenting it again read the chain %d times, want none", n-calls)
 	}
 	estimates := obs.count("eth_estimateGas")
-	rejoined := settleAsync(f, payload, req)
+	rejoined := settleAsync(context.Background(), f, payload, req)
 	e.chain.Mine(t, 1)
 	var got x402.SettleResponse
 	select {

@@ -420,21 +420,8 @@ func TestDroppedTransactionIsSentAgain(t *testing.T) {
 	req := requirements(t, "0.01")
 	payload, p := pay(t, e.payerKey, req, time.Now())
 	e.chain.SetAutomine(t, false)
-	done := make(chan x402.SettleResponse, 1)
-	go func() {
-		sr, err := f.Settle(ctx, payload, req)
-		if err != nil {
-			sr.ErrorMessage = err.Error()
-		}
-		done <- sr
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for f.Pending() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the settlement was never sent")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	done := settleAsync(ctx, f, payload, req)
+	waitSent(t, f)
 	if err := e.chain.RPC.CallContext(ctx, nil, "anvil_dropAllTransactions"); err != nil {
 		t.Fatal(err)
 	}
@@ -479,22 +466,21 @@ func bytesForm(e *env) string {
 // sent (unmined: automine is off); the channel receives the answer.
 func settleInBackground(t *testing.T, f *onchain.Facilitator, payload x402.PaymentPayload, req x402.PaymentRequirements) <-chan x402.SettleResponse {
 	t.Helper()
-	done := make(chan x402.SettleResponse, 1)
-	go func() {
-		sr, err := f.Settle(context.Background(), payload, req)
-		if err != nil {
-			sr.ErrorMessage = err.Error()
-		}
-		done <- sr
-	}()
-	deadline := time.Now().Add(20 * time.Second)
+	done := settleAsync(context.Background(), f, payload, req)
+	waitSent(t, f)
+	return done
+}
+
+// waitSent waits until f has a settlement transaction in flight.
+func waitSent(t *testing.T, f *onchain.Facilitator) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
 	for f.Pending() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the settlement was never sent")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return done
 }
 
 // mineEvery mines a block every interval until the test ends.
