@@ -180,13 +180,8 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	}
 	token := strings.TrimSpace(getenv(strings.TrimSpace(*tokenEnv)))
 	if len(token) < minTokenLen {
-		// The variable's name is repeated only when it is the default: a
-		// token given by mistake instead of a name is never printed.
-		where := "the variable --token-env names"
-		if strings.TrimSpace(*tokenEnv) == defaultTokenEnv {
-			where = "$" + defaultTokenEnv
-		}
-		return usageError("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in " + where)
+		return usageError("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in " +
+			tokenVarWhere("--token-env", defaultTokenEnv, strings.TrimSpace(*tokenEnv)))
 	}
 	// Neither the RPC URL's key nor the token leaves in a log line, an
 	// error or an answer (see secrets).

@@ -51,6 +51,10 @@ func publicOpsRoutes(c *serveConfig) []discovery.RouteDoc {
 // --admin-token-env is not given.
 const defaultAdminTokenEnv = "SVC_ADMIN_TOKEN"
 
+// defaultBridgeTokenEnv holds the MT5 bridge's token when
+// --bridge-token-env is not given.
+const defaultBridgeTokenEnv = "SVC_MT5_BRIDGE_TOKEN"
+
 // minTokenLen is the least length of a token svc requires of clients.
 const minTokenLen = 16
 
@@ -70,7 +74,8 @@ func (c *serveConfig) readAdminToken(name string, getenv func(string) string) er
 	c.secrets.add(c.adminToken)
 	switch {
 	case len(c.adminToken) < minTokenLen:
-		return usageError(fmt.Sprintf("the admin listener's token in $%s must be at least %d characters", name, minTokenLen))
+		return usageError(fmt.Sprintf("the admin listener's token in %s must be at least %d characters",
+			tokenVarWhere("--admin-token-env", defaultAdminTokenEnv, name), minTokenLen))
 	case c.adminAddr == "":
 		return usageError("an admin token protects the admin listener: set --admin-addr too (without it /metrics is on the public port, unprotected)")
 	}

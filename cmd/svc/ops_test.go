@@ -51,6 +51,7 @@ func TestTokenAuth(t *testing.T) {
 // a token given in place of a name is refused without being repeated.
 func TestAdminTokenFlags(t *testing.T) {
 	const token = "s3cret-admin-token-0123"
+	const wordToken = "s3cretADMINtoken0123"
 	admin := []string{"--dev", "--admin-addr", "127.0.0.1:0"}
 	c, err := parseServe(append(admin, "--admin-token-env", "OPS_TOKEN"), io.Discard, envOf(map[string]string{"OPS_TOKEN": token}))
 	if err != nil || c.adminToken != token {
@@ -66,9 +67,12 @@ func TestAdminTokenFlags(t *testing.T) {
 		"short":           append(admin, "--admin-token-env", "SHORT"),
 		"no admin-addr":   {"--dev", "--admin-token-env", "OPS_TOKEN"},
 		"token as a name": append(admin, "--admin-token-env", token),
+		// A token of letters, digits and _ has the shape of a name: it is
+		// looked up, found empty, and must not be repeated either.
+		"name-shaped token as a name": append(admin, "--admin-token-env", wordToken),
 	} {
 		_, err := parseServe(args, io.Discard, envOf(map[string]string{"OPS_TOKEN": token, "SHORT": "tooshort"}))
-		if err == nil || strings.Contains(err.Error(), token) || strings.Contains(err.Error(), "tooshort") {
+		if err == nil || strings.Contains(err.Error(), token) || strings.Contains(err.Error(), wordToken) || strings.Contains(err.Error(), "tooshort") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -285,6 +285,17 @@ func isLoopbackURL(raw string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
+// tokenVarWhere names, for an error, where a token was looked for: the
+// variable itself when it is the default name (flagDefault), otherwise only
+// the flag, so that a token given by mistake in place of a variable's name
+// is never printed, whatever characters it has.
+func tokenVarWhere(flag, flagDefault, name string) string {
+	if name == flagDefault {
+		return "$" + flagDefault
+	}
+	return "the variable " + flag + " names"
+}
+
 // envNameRE is the shape of an environment variable name.
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

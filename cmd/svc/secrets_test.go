@@ -29,13 +29,14 @@ const (
 	secPGPass    = "pgpassSECRETe5"      // database URL password
 	secPGQuery   = "pgqpassSECRETf6"     // database URL password parameter
 	secBridge    = "bridgetokenSECRETg7" // MT5 bridge token (environment)
+	secBridgeDir = "bridgepathSECRETh8"  // MT5 bridge URL path (a key some deployments put there)
 	secPayerHex  = "5ec4e7000000000000000000000000000000000000000000000000000000beef"
 	secPayerEnvN = "SVC_TEST_PAYER_KEY"
 )
 
 // allSecrets lists every credential of the secrets test.
 func allSecrets() []string {
-	return []string{secFacUser, secFacPass, secFacToken, secHeader, secPGPass, secPGQuery, secBridge, secPayerHex}
+	return []string{secFacUser, secFacPass, secFacToken, secHeader, secPGPass, secPGQuery, secBridge, secBridgeDir, secPayerHex}
 }
 
 // assertNoSecret fails when text holds a credential (also base64- or
@@ -77,7 +78,7 @@ func secretDSN(t *testing.T) (dsn string, postgres bool) {
 // TestSecretsNeverLeave starts the real binary with a credential in every
 // option that takes one (the facilitator URL's user info and query, the
 // facilitator auth header, the database URL's password and password
-// parameter, the bridge token in the environment), crawls every free route
+// parameter, the bridge token in the environment and a key in the bridge URL's path), crawls every free route
 // the OpenAPI document lists plus MCP (initialize, tools/list) and A2A,
 // pays for a call with `svc call` (the payer's key in the environment),
 // then checks that no credential appears in any answer (bodies and
@@ -99,7 +100,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	cmd.Env = append(clusterEnv(),
 		"SVC_FACILITATOR_AUTH_HEADER=Authorization: Bearer "+secHeader,
 		"SVC_DATABASE_URL="+dsn,
-		"SVC_MT5_BRIDGE_URL=http://127.0.0.1:1",
+		"SVC_MT5_BRIDGE_URL=http://127.0.0.1:1/"+secBridgeDir,
 		"SVC_MT5_BRIDGE_TOKEN="+secBridge,
 	)
 	out := &clusterLog{}
@@ -210,6 +211,11 @@ func TestSecretsNeverLeave(t *testing.T) {
 		t.Fatalf("MCP tools/list: %s", tl)
 	}
 	do("POST", "/mcp", "application/json", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"risk_levels","arguments":{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}}}`, mcpHdr)
+	// A gold tool with the bridge down: the terminal error (which names the
+	// bridge URL) is logged.
+	if _, q := do("POST", "/mcp", "application/json", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"xau_quote","arguments":{}}}`, mcpHdr); !bytes.Contains(q, []byte("terminal is unavailable")) {
+		t.Fatalf("MCP xau_quote with the bridge down: %s", q)
+	}
 	// A2A: a message asking for a tool, and a paid tool unpaid.
 	do("POST", "/a2a", "application/json", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","messageId":"m1","parts":[{"kind":"text","text":"stop loss for a long at 3500"}]}}}`, nil)
 	do("POST", "/a2a", "application/json", `{"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"role":"user","messageId":"m2","parts":[{"kind":"data","data":{"tool":"risk-levels","input":{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}}}]}}}`, nil)
@@ -274,6 +280,8 @@ func TestSecretsNeverInErrors(t *testing.T) {
 			[]string{"SVC_FACILITATOR_AUTH_HEADER=Authorization: Bearer " + secHeader}, 2, "no way to settle payments"},
 		{"bridge token instead of its variable", []string{"serve", "--facilitator-url", fac, "--pay-to", clusterPayTo, "--bridge-url", "http://127.0.0.1:1", "--bridge-token-env", "Bearer " + secBridge},
 			nil, 2, "--bridge-token-env takes the name"},
+		{"name-shaped bridge token instead of its variable", []string{"serve", "--facilitator-url", fac, "--pay-to", clusterPayTo, "--bridge-url", "http://127.0.0.1:1", "--bridge-token-env", secBridge},
+			nil, 2, "--terminal bridge needs the bridge token in the variable --bridge-token-env names"},
 		{"key instead of its variable", []string{"call", "risk-levels", "--key-env", "0x" + secPayerHex}, nil, 2, "looks like a key"},
 		{"key without 0x instead of its variable", []string{"call", "risk-levels", "--key-env", secPayerHex}, nil, 2, "looks like a key"},
 		{"payments on an unreachable store", []string{"payments", "--db", pg}, nil, 1, "store: postgres"},

@@ -98,7 +98,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	bodyLimit := f.String("body-limit", "SVC_BODY_LIMIT", "2MiB", "request body limit (413 past it)")
 	terminal := f.String("terminal", "SVC_TERMINAL", "", "gold terminal: simulated, bridge, replay or none (default: bridge when --bridge-url is set, replay when --replay-file is set, simulated in dev mode, none otherwise)")
 	bridgeURL := f.String("bridge-url", "SVC_MT5_BRIDGE_URL", "", "MT5 bridge base URL (xau/mt5/bridge)")
-	bridgeTokenEnv := f.String("bridge-token-env", "", "", "name of the environment variable holding the MT5 bridge token (default SVC_MT5_BRIDGE_TOKEN)")
+	bridgeTokenEnv := f.String("bridge-token-env", "", "", "name of the environment variable holding the MT5 bridge token (default "+defaultBridgeTokenEnv+")")
 	replayFile := f.String("replay-file", "SVC_REPLAY_FILE", "", "MT5 history export (CSV) to replay")
 	replayTF := f.String("replay-timeframe", "SVC_REPLAY_TIMEFRAME", "M1", "base timeframe of the replay file (M1, M5, M15, H1)")
 	replayOffset := f.Duration("replay-server-offset", "SVC_REPLAY_SERVER_OFFSET", 0, "UTC offset of the trading server whose times the replay file holds (e.g. 2h)")
@@ -146,7 +146,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	c.secrets.addURL(c.facilitatorURL)
 	c.secrets.addHeader(c.authHeader)
 	c.secrets.addDSN(c.db)
-	c.secrets.addURL(c.bridgeURL)
+	c.secrets.addPrivateURL(c.bridgeURL)
 	c.secrets.addPrivateURL(*chain.rpcURL)
 	if err := checkPublishing(c, strings.TrimSpace(*publicFac)); err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	c.bodyLimit = bl
 	tokenEnv := strings.TrimSpace(*bridgeTokenEnv)
 	if tokenEnv == "" {
-		tokenEnv = "SVC_MT5_BRIDGE_TOKEN"
+		tokenEnv = defaultBridgeTokenEnv
 	}
 	if !envNameRE.MatchString(tokenEnv) {
 		return nil, usageError("--bridge-token-env takes the name of an environment variable (letters, digits and _), not the token itself (the value given is not repeated here)")
@@ -246,7 +246,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 			return nil, usageError("--terminal bridge needs --bridge-url (SVC_MT5_BRIDGE_URL)")
 		}
 		if c.bridgeToken == "" {
-			return nil, usageError(fmt.Sprintf("--terminal bridge needs the bridge token in $%s", tokenEnv))
+			return nil, usageError("--terminal bridge needs the bridge token in " + tokenVarWhere("--bridge-token-env", defaultBridgeTokenEnv, tokenEnv))
 		}
 	case "replay":
 		if c.replayFile == "" {
