@@ -53,11 +53,21 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (Store, error
 	} else if !strings.Contains(dsn, "pool_max_conns") {
 		pcfg.MaxConns = pgDefaultMaxConns
 	}
+	if cfg.readOnly {
+		pcfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: postgres: pool: %w", err)
 	}
 	s := &postgresStore{cfg: cfg, pool: pool}
+	if cfg.readOnly {
+		if err := s.CheckSchema(ctx); err != nil {
+			s.pool.Close()
+			return nil, err
+		}
+		return s, nil
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.pool.Close()
 		return nil, err

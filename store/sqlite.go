@@ -73,6 +73,9 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (Store, error)
 	case strings.Contains(strings.ToLower(path), ":memory:"):
 		return nil, invalid("sqlite path", "in-memory databases are not supported (each connection would get its own); use a temporary file")
 	}
+	if cfg.readOnly {
+		return openSQLiteReadOnly(ctx, cfg, path)
+	}
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, fmt.Errorf("store: sqlite: create directory of %s: %w", path, err)
@@ -125,6 +128,34 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (Store, error)
 	}
 	if !cfg.noGroupCommit {
 		s.group = newGroupCommitter(s.w, s.stmts, cfg.opTimeout, cfg.groupMax, cfg.groupLinger)
+	}
+	return s, nil
+}
+
+// openSQLiteReadOnly opens an existing database file with query_only
+// connections, applies no migration and checks the schema (see ReadOnly).
+// Its journal writes fail: the statements they need are not prepared.
+func openSQLiteReadOnly(ctx context.Context, cfg config, path string) (Store, error) {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s", ErrNoDatabase, path)
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(max(cfg.opTimeout.Milliseconds(), 1000), 10))
+	q.Set("_query_only", "1")
+	db, err := sql.Open("sqlite", path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: sqlite: open %s: %w", path, err)
+	}
+	readers := sqliteDefaultReaders
+	if cfg.maxConns > 0 {
+		readers = cfg.maxConns
+	}
+	db.SetMaxOpenConns(readers)
+	db.SetMaxIdleConns(readers)
+	s := &sqliteStore{cfg: cfg, path: path, w: db, r: db, stmts: &stmtCache{}}
+	if err := s.CheckSchema(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
 	}
 	return s, nil
 }

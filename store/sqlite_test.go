@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -149,5 +150,19 @@ func TestSQLiteCheckSchemaFindsAMissingMigration(t *testing.T) {
 	}
 	if err := s.CheckSchema(context.Background()); !errors.Is(err, store.ErrSchema) {
 		t.Fatalf("CheckSchema with the newest migration unrecorded: %v, want ErrSchema", err)
+	}
+}
+
+func TestSQLiteReadOnlyCreatesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nope")
+	s, err := store.Open(context.Background(), filepath.Join(dir, "svc.db"), store.ReadOnly())
+	if !errors.Is(err, store.ErrNoDatabase) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("read-only Open of a missing file: %v, want ErrNoDatabase", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the read-only Open created %s (%v)", dir, err)
 	}
 }

@@ -84,6 +84,9 @@ var (
 	// ErrClosed is returned by the journal's writes once the store is
 	// closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrNoDatabase is returned by a read-only open (ReadOnly) of a SQLite
+	// database file that does not exist.
+	ErrNoDatabase = errors.New("store: no such database")
 )
 
 // Limits applied by the store itself. They bound what a row may hold; the
@@ -251,6 +254,8 @@ type config struct {
 	noGroupCommit bool
 	groupMax      int
 	groupLinger   time.Duration
+
+	readOnly bool // ReadOnly
 }
 
 // sqliteGroupMax is the default bound of a group-committed batch.
@@ -301,6 +306,15 @@ func WithMaxConns(n int) Option {
 			c.maxConns = n
 		}
 	}
+}
+
+// ReadOnly opens an existing store for reading only, as the operator's
+// reports do: a SQLite file that does not exist is refused (ErrNoDatabase)
+// instead of created, no migration is applied (a database without this
+// build's schema is refused with ErrSchema), and every connection refuses
+// writes (SQLite's query_only, PostgreSQL's default_transaction_read_only).
+func ReadOnly() Option {
+	return func(c *config) { c.readOnly = true }
 }
 
 // Open opens the store named by dsn and applies pending migrations.

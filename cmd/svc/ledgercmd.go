@@ -33,7 +33,7 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	st, err := openStore(ctx, strings.TrimSpace(*db))
+	st, err := openStoreReadOnly(ctx, strings.TrimSpace(*db))
 	if err != nil {
 		return err
 	}

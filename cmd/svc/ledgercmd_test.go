@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +71,61 @@ func TestLedgerCommand(t *testing.T) {
 		if code := run(ctx, append([]string{"ledger", "--db", db}, args...), &out, &errOut, envOf(nil)); code != 2 {
 			t.Fatalf("svc ledger %v: exit %d, want 2 (%s)", args, code, errOut.String())
 		}
+	}
+}
+
+// TestReportsRefuseAMissingDatabase: svc ledger, payments and reconcile
+// pointed at a database that does not exist (a wrong --db, or the wrong
+// directory) say so and exit 2, instead of creating an empty database and
+// reporting nothing; they create neither the file nor its folder.
+func TestReportsRefuseAMissingDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "nope")
+	db := filepath.Join(dir, "x.db")
+	for _, args := range [][]string{
+		{"ledger", "--db", db},
+		{"payments", "--db", db},
+		{"reconcile", "--db", db, "--rpc-url", "http://127.0.0.1:1"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(ctx, args, &out, &errOut, envOf(nil)); code != 2 || !strings.Contains(errOut.String(), "no such database") {
+			t.Errorf("svc %s: exit %d, want 2 and \"no such database\"; stdout %q, stderr %q", args[0], code, out.String(), errOut.String())
+		}
+		if out.Len() != 0 {
+			t.Errorf("svc %s printed a report of a missing database: %q", args[0], out.String())
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("svc %s created %s (%v)", args[0], dir, err)
+		}
+	}
+}
+
+// TestReconcileSkipsDevRows: dev-mode settlements (the local facilitator's,
+// nothing moved on chain) are counted apart by svc reconcile, never
+// reported as mismatches.
+func TestReconcileSkipsDevRows(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "svc.db")
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Add(-time.Hour)
+	for i := range 3 {
+		s := store.Settlement{ToolKey: "tick-pnl", Amount: "5000", Transaction: facilitator.LocalTransactionPrefix + strconv.Itoa(i), Transport: "http",
+			Payer: "0x857b06519e91e3a54538791bdbb0e22373e36b66", Network: x402.NetworkBase, Asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+			Nonce: "0x" + strings.Repeat(strconv.Itoa(i+1), 64), SettledAt: at}
+		if _, err := st.Append(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = st.Close()
+	var out, errOut bytes.Buffer
+	// The RPC endpoint is never asked: no row needs the chain.
+	if code := run(ctx, []string{"reconcile", "--db", db, "--rpc-url", "http://127.0.0.1:1", "--pay-to", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"}, &out, &errOut, envOf(nil)); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	if want := "0 settled payments checked against the chain, 0 mismatches; 3 dev-mode payments skipped"; !strings.Contains(out.String(), want) {
+		t.Fatalf("output lacks %q: %s", want, out.String())
 	}
 }

@@ -39,7 +39,7 @@ func payments(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	st, err := openStore(ctx, strings.TrimSpace(*db))
+	st, err := openStoreReadOnly(ctx, strings.TrimSpace(*db))
 	if err != nil {
 		return err
 	}

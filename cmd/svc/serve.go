@@ -546,6 +546,26 @@ func openStore(ctx context.Context, dsn string) (store.Store, error) {
 	return st, nil
 }
 
+// openStoreReadOnly opens the store of a report (svc ledger, payments,
+// reconcile) for reading: a SQLite file that does not exist, or a database
+// without svc's schema, is refused with a usage error (exit 2) that says
+// where the data usually is, instead of a report of nothing.
+func openStoreReadOnly(ctx context.Context, dsn string) (store.Store, error) {
+	st, err := store.Open(ctx, dsn, store.ReadOnly())
+	if err == nil {
+		return st, nil
+	}
+	var s secrets
+	s.addDSN(dsn)
+	switch {
+	case errors.Is(err, store.ErrNoDatabase):
+		return nil, usageError(fmt.Sprintf("--db %s: no such database: svc serve creates it (%s under the directory it runs in, unless --db or $SVC_DATABASE_URL says otherwise); run from that directory or pass --db", displayDSN(dsn), defaultDB))
+	case errors.Is(err, store.ErrSchema):
+		return nil, usageError(fmt.Sprintf("--db %s: not an svc database of this version (%s); svc serve creates and upgrades it", displayDSN(dsn), s.scrub(err.Error())))
+	}
+	return nil, s.scrubErr(err)
+}
+
 // pruneLoop deletes expired payment journal rows, forgets recorded answers
 // past their retention and drops old lounge entries, periodically.
 func pruneLoop(ctx context.Context, st store.Store, log *slog.Logger) {

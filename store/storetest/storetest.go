@@ -706,6 +706,37 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 			t.Fatalf("%d winners across %d stores sharing a database, want 1", wins.Load(), n)
 		}
 	})
+
+	t.Run("ReadOnly", func(t *testing.T) {
+		// A database without svc's schema is refused, and stays without it.
+		dsn := newDSN(t)
+		if s, err := store.Open(ctx, dsn, store.ReadOnly()); err == nil {
+			_ = s.Close()
+			t.Fatal("a read-only Open of an empty database succeeded")
+		} else if !errors.Is(err, store.ErrSchema) && !errors.Is(err, store.ErrNoDatabase) {
+			t.Fatalf("a read-only Open of an empty database: %v, want ErrSchema or ErrNoDatabase", err)
+		}
+		rw, err := openDSN(t, dsn)
+		if err != nil {
+			t.Fatalf("Open after the read-only attempt: %v", err)
+		}
+		mustAppend(t, rw, settlement(Wallet(1), "a", 1, "1", "", base0), true)
+		ro, err := store.Open(ctx, dsn, store.ReadOnly())
+		if err != nil {
+			t.Fatalf("read-only Open: %v", err)
+		}
+		t.Cleanup(func() { _ = ro.Close() })
+		rows, err := ro.Settlements(ctx, base0.Add(-time.Hour), base0.Add(time.Hour))
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("read-only Settlements = %d rows, %v; want the one appended", len(rows), err)
+		}
+		if _, err := ro.Append(ctx, settlement(Wallet(2), "a", 2, "1", "", base0)); err == nil {
+			t.Fatal("a read-only store accepted a write")
+		}
+		if ps := mustPayerStats(t, rw, Wallet(2)); ps.PaidCalls != 0 {
+			t.Fatalf("the refused write landed: %+v", ps)
+		}
+	})
 }
 
 func mustAppend(t *testing.T, s store.Ledger, st store.Settlement, wantInserted bool) {
