@@ -17,7 +17,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/ethclient"
 
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -174,6 +173,11 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	if err := oc.check(getenv); err != nil {
 		return err
 	}
+	if p := strings.TrimSpace(*payTo); p != "" {
+		if err := payToError("--pay-to", p); err != nil {
+			return err
+		}
+	}
 	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
 	if !ok {
 		return usageError(fmt.Sprintf("--network %q is not a known network", *network))
@@ -327,8 +331,8 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	}
 	defaultPayTo := strings.TrimSpace(*payTo)
 	if defaultPayTo != "" {
-		if _, ok := evmaddr.Parse(defaultPayTo); !ok {
-			return usageError("--pay-to must be 0x followed by 40 hex digits")
+		if err := payToError("--pay-to", defaultPayTo); err != nil {
+			return err
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)

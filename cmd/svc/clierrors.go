@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/internal/evmaddr"
+	"github.com/seed1284c1d2/svc/x402"
 )
 
 // errServerDown says that nothing listens at a server's URL.
@@ -98,4 +102,24 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// payToError checks an address flag (a wallet that receives payments):
+// 0x and 40 hex digits, not the zero address, and the EIP-55 checksum when
+// the letters are of both cases. A wrong checksum names the right spelling
+// of the same digits, with the warning that it more often means a
+// mistyped digit than a mistyped case.
+func payToError(flagName, s string) error {
+	s = strings.TrimSpace(s)
+	sum, ok := evmaddr.Checksum(s)
+	switch {
+	case !ok:
+		return usageError(fmt.Sprintf("%s %q is not an address: want 0x followed by 40 hex digits", flagName, clip.Runes(s, 60)))
+	case evmaddr.SpellingOf(s, sum) == evmaddr.BadChecksum:
+		return usageError(fmt.Sprintf("%s %s has a wrong EIP-55 checksum (the case of its letters): these digits spelled with their checksum are %s; "+
+			"a wrong checksum usually means a mistyped digit, so check the address itself before using that spelling", flagName, s, sum))
+	case !x402.IsValidAddress(s):
+		return usageError(fmt.Sprintf("%s %s is the zero address: payments sent there are lost", flagName, s))
+	}
+	return nil
 }

@@ -43,14 +43,17 @@ func newEnvFlags(name string, stderr io.Writer, getenv func(string) string, syno
 // set.
 func (f *envFlags) printUsage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s\n", f.synopsis)
+	hasEnv := false
+	f.VisitAll(func(x *flag.Flag) { hasEnv = hasEnv || strings.Contains(x.Usage, "(env ") })
+	if hasEnv {
+		fmt.Fprint(w, "\nA flag wins over its environment variable.\n")
+	}
 	if len(f.groups) == 0 {
-		fmt.Fprint(w, "\nFlags:\n")
-		f.FlagSet.SetOutput(w)
-		f.FlagSet.PrintDefaults()
-		f.FlagSet.SetOutput(io.Discard)
+		var all []*flag.Flag
+		f.VisitAll(func(x *flag.Flag) { all = append(all, x) })
+		printFlags(w, "Flags", all)
 		return
 	}
-	fmt.Fprint(w, "\nA flag wins over its environment variable.\n")
 	listed := map[string]bool{}
 	for _, g := range f.groups {
 		var fl []*flag.Flag
@@ -168,7 +171,10 @@ func (f *envFlags) List(name, env, usage string) *listFlag {
 		}
 		l.fromEnv = true
 	}
-	f.FlagSet.Var(l, name, withEnv(usage, env+", comma-separated"))
+	if env != "" {
+		env += ", comma-separated"
+	}
+	f.FlagSet.Var(l, name, withEnv(usage, env))
 	return l
 }
 

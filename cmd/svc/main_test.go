@@ -635,3 +635,54 @@ func TestPaymentsCommand(t *testing.T) {
 		t.Fatalf("a bad state exits %d, want 2", code)
 	}
 }
+
+// TestHelpStyle: every command's -h lists its flags in one style (two
+// dashes, one flag a line), and a flag without an environment variable
+// names none.
+func TestHelpStyle(t *testing.T) {
+	for _, cmd := range []string{"serve", "call", "tools", "payments", "ledger", "facilitator", "reconcile"} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"help", cmd}, &out, &errOut, envOf(nil)); code != 0 {
+			t.Fatalf("svc help %s: exit %d: %s", cmd, code, errOut.String())
+		}
+		text := out.String() + errOut.String()
+		if !strings.Contains(text, "\n  --") {
+			t.Errorf("svc help %s lists no --flag:\n%s", cmd, text)
+		}
+		for _, bad := range []string{"\n  -", "(env ,", "(env )"} {
+			for _, line := range strings.SplitAfter(text, "\n") {
+				if strings.HasPrefix("\n"+line, bad) && !strings.HasPrefix(line, "  --") {
+					t.Errorf("svc help %s: %q", cmd, line)
+				}
+			}
+			if bad != "\n  -" && strings.Contains(text, bad) {
+				t.Errorf("svc help %s holds %q:\n%s", cmd, bad, text)
+			}
+		}
+	}
+}
+
+// TestPayToErrors: a --pay-to with a wrong EIP-55 checksum is refused with
+// the right spelling of its digits; the zero address and a non-address are
+// refused with their own reason.
+func TestPayToErrors(t *testing.T) {
+	const right = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
+	wrong := "0x209693bc" + right[10:]
+	for in, want := range map[string]string{
+		wrong: "wrong EIP-55 checksum (the case of its letters): these digits spelled with their checksum are " + right,
+		"0x0000000000000000000000000000000000000000": "is the zero address",
+		"0x12": `"0x12" is not an address: want 0x followed by 40 hex digits`,
+	} {
+		_, err := parseServe([]string{"--facilitator-url", "http://127.0.0.1:1", "--pay-to", in}, io.Discard, envOf(nil))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--pay-to %s: %v, want %q", in, err, want)
+		}
+	}
+	if _, err := parseServe([]string{"--facilitator-url", "http://127.0.0.1:1", "--pay-to", right}, io.Discard, envOf(nil)); err != nil {
+		t.Fatalf("--pay-to %s: %v", right, err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"reconcile", "--rpc-url", "http://127.0.0.1:1", "--pay-to", wrong}, &out, &errOut, envOf(nil)); code != 2 || !strings.Contains(errOut.String(), right) {
+		t.Fatalf("svc reconcile --pay-to %s: exit %d: %s", wrong, code, errOut.String())
+	}
+}

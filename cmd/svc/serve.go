@@ -188,8 +188,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		}
 		c.payTo, c.devPayTo = p, true
 	}
-	if !x402.IsValidAddress(c.payTo) {
-		return nil, usageError(fmt.Sprintf("--pay-to %q is not a valid address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", c.payTo))
+	if err := payToError("--pay-to", c.payTo); err != nil {
+		return nil, err
 	}
 	if c.authHeader != "" {
 		name, _, ok := strings.Cut(c.authHeader, ":")
