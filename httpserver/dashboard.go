@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,9 +25,12 @@ func dashboardTemplate() (*template.Template, error) {
 }
 
 // Geometry of the dashboard's charts, in SVG user units.
+// The width is about what a chart's half of a screen shows, so that its
+// text is drawn near its own size, not shrunk.
 const (
-	chartWidth   = 720.0
-	toolLabelW   = 170.0
+	chartWidth   = 560.0
+	toolLabelW   = 150.0
+	toolValueW   = 150.0
 	toolRowH     = 24.0
 	dayChartH    = 200.0
 	topReferrals = 10
@@ -38,6 +42,7 @@ type dashboardData struct {
 	Now         string
 	DevMode     bool
 	From, To    string // RFC 3339: the period [From, To) of the ledger figures
+	PeriodError string // the period asked for could not be read (the default is shown)
 	Report      ledger.Report
 	LedgerError string
 	ToolChart   chart
@@ -62,7 +67,9 @@ type chart struct {
 type chartBar struct {
 	Label          string
 	Short          string // the label printed under a bar ("" for none)
+	Anchor         string // text-anchor of Short
 	Amount, Dev    string // USDC
+	Value          string // the amounts as printed next to a bar
 	X, Y, W, H     float64
 	DevX, DevY     float64
 	DevW, DevH     float64
@@ -88,15 +95,23 @@ type journalRow struct {
 // ?to=: dates or RFC 3339, default the last 30 days) and the live state.
 func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
+	status := http.StatusOK
+	periodErr := ""
 	from, to, err := ledger.ParsePeriod(r.URL.Query().Get("from"), r.URL.Query().Get("to"), now)
 	if err != nil {
-		WriteProblem(w, r, NewProblem(http.StatusBadRequest, CodeInvalidInput, "period: "+err.Error()))
-		return
+		// A person in a browser gets the page, saying what is wrong, with
+		// the default period; a program gets the problem.
+		if !acceptsHTML(r) {
+			WriteProblem(w, r, NewProblem(http.StatusBadRequest, CodeInvalidInput, "period: "+err.Error()))
+			return
+		}
+		status, periodErr = http.StatusBadRequest, "period: "+err.Error()+"; showing the default period"
+		from, to, _ = ledger.ParsePeriod("", "", now)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), healthCheckTimeout+time.Second)
 	defer cancel()
 	d := dashboardData{Version: s.cfg.Version, Now: now.UTC().Format(time.RFC3339), DevMode: s.cfg.DevMode,
-		From: from.Format(time.RFC3339), To: to.Format(time.RFC3339)}
+		From: from.Format(time.RFC3339), To: to.Format(time.RFC3339), PeriodError: periodErr}
 
 	var wg sync.WaitGroup
 	wg.Add(4)
@@ -148,6 +163,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+	w.WriteHeader(status)
 	if err := s.dashboardTmpl.Execute(w, d); err != nil {
 		s.log.Warn("dashboard: render", "error", err)
 	}
@@ -181,6 +197,37 @@ func (s *Server) conversion() []conversionRow {
 	return out
 }
 
+// acceptsHTML reports whether the request comes from a browser (its Accept
+// names text/html).
+func acceptsHTML(r *http.Request) bool {
+	return strings.Contains(strings.ToLower(r.Header.Get("Accept")), "text/html")
+}
+
+// shortUSDC prints a USDC decimal without its trailing zeros ("0.010000"
+// → "0.01", "0.000000" → "0").
+func shortUSDC(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+// valueLabel prints a bar's amounts: the revenue, the dev-mode amount
+// marked "dev", or both; zeros left out.
+func valueLabel(amount, dev string) string {
+	a, d := shortUSDC(amount), shortUSDC(dev)
+	switch {
+	case d == "0":
+		return a
+	case a == "0":
+		return d + " dev"
+	}
+	return a + " + " + d + " dev"
+}
+
 // usdcFloat reads a USDC decimal for a chart's scale.
 func usdcFloat(s string) float64 {
 	f, _, err := big.ParseFloat(s, 10, 64, big.ToNearestEven)
@@ -203,13 +250,13 @@ func scaleTop(ts []ledger.Total) float64 {
 // toolChart draws one horizontal bar per tool.
 func toolChart(ts []ledger.Total) chart {
 	top := scaleTop(ts)
-	span := chartWidth - toolLabelW - 210
+	span := chartWidth - toolLabelW - toolValueW
 	c := chart{Width: chartWidth, Height: toolRowH*float64(len(ts)) + 4, Max: strconv.FormatFloat(top, 'f', 6, 64)}
 	for i, t := range ts {
 		y := toolRowH*float64(i) + 2
 		w := span * usdcFloat(t.AmountUSDC) / top
 		dw := span * usdcFloat(t.DevAmountUSDC) / top
-		c.Bars = append(c.Bars, chartBar{Label: t.Key, Amount: t.AmountUSDC, Dev: t.DevAmountUSDC,
+		c.Bars = append(c.Bars, chartBar{Label: t.Key, Amount: t.AmountUSDC, Dev: t.DevAmountUSDC, Value: valueLabel(t.AmountUSDC, t.DevAmountUSDC),
 			X: toolLabelW, Y: y, W: w, H: toolRowH - 6, DevX: toolLabelW + w, DevY: y, DevW: dw, DevH: toolRowH - 6,
 			LabelX: toolLabelW + w + dw + 6, LabelY: y + toolRowH/2})
 	}
@@ -246,9 +293,21 @@ func dayChart(ts []ledger.Total, from, to time.Time) chart {
 		if len(days) <= 10 || i%5 == 0 || i == len(days)-1 {
 			short = t.Key[5:] // MM-DD
 		}
-		c.Bars = append(c.Bars, chartBar{Label: t.Key, Short: short, Amount: t.AmountUSDC, Dev: t.DevAmountUSDC,
-			X: x, Y: dayChartH - h, W: max(step-2, 1), H: h, DevX: x, DevY: dayChartH - h - dh, DevW: max(step-2, 1), DevH: dh,
-			LabelX: x, LabelY: dayChartH + 14})
+		// A day's label is centred under its bar, but the first starts at
+		// the chart's left edge and the last ends at its right edge, so that
+		// neither is cut off.
+		bw := max(step-2, 1)
+		anchor, lx := "middle", x+bw/2
+		switch {
+		case i == len(days)-1:
+			anchor, lx = "end", chartWidth
+		case i == 0:
+			anchor, lx = "start", 0
+		}
+		c.Bars = append(c.Bars, chartBar{Label: t.Key, Short: short, Anchor: anchor, Amount: t.AmountUSDC, Dev: t.DevAmountUSDC,
+			Value: valueLabel(t.AmountUSDC, t.DevAmountUSDC),
+			X:     x, Y: dayChartH - h, W: bw, H: h, DevX: x, DevY: dayChartH - h - dh, DevW: bw, DevH: dh,
+			LabelX: lx, LabelY: dayChartH + 14})
 	}
 	return c
 }

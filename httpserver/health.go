@@ -91,8 +91,18 @@ type TerminalHealth struct {
 	Server     string `json:"server,omitempty"`
 	LastTick   string `json:"lastTick,omitempty"`
 	LagSeconds int64  `json:"lagSeconds,omitempty"`
-	Error      string `json:"error,omitempty"`
+	// Market says what the lag means: "closed" during gold's weekend
+	// closure (no ticks come, the lag says nothing of the terminal),
+	// "open" otherwise; Stale is set when the market is open and the last
+	// tick is older than StaleTickAfter (the answers' prices are old).
+	Market string `json:"market,omitempty"`
+	Stale  bool   `json:"stale,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
+
+// StaleTickAfter is the age of a terminal's last tick, while the market is
+// open, from which /health and the dashboard call its data stale.
+const StaleTickAfter = 5 * time.Minute
 
 // FacilitatorHealth is the state of the payment facilitator.
 type FacilitatorHealth struct {
@@ -178,6 +188,12 @@ func (s *Server) terminalState(ctx context.Context) (th TerminalHealth, lag time
 		th.LastTick = hl.LastTick.UTC().Format(time.RFC3339)
 		th.LagSeconds = int64(hl.Lag.Seconds())
 		lag, haveLag = hl.Lag, true
+		th.Market = "open"
+		if xau.WeekendClosed(s.now()) {
+			th.Market = "closed"
+		} else if hl.Lag > StaleTickAfter {
+			th.Stale = true
+		}
 	}
 	if err != nil || !hl.Connected {
 		th.Status = "down"

@@ -94,6 +94,8 @@ type fixtureOptions struct {
 	unpaidBurst int
 	// separateAdmin is Config.SeparateAdmin.
 	separateAdmin bool
+	// now is Config.Now (nil: time.Now).
+	now func() time.Time
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -177,6 +179,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Version:       "test",
 		SeparateAdmin: o.separateAdmin,
+		Now:           o.now,
 	})
 	if err != nil {
 		_ = ln.Close()

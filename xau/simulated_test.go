@@ -457,3 +457,25 @@ func BenchmarkSimulatedBarsH1x500(b *testing.B) {
 		}
 	}
 }
+
+// TestWeekendClosedMatchesTheSimulatedMarket: the simulated terminal is
+// closed exactly when WeekendClosed says, around every weekend edge.
+func TestWeekendClosedMatchesTheSimulatedMarket(t *testing.T) {
+	start := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC) // a Thursday
+	for ts := start; ts.Before(start.Add(8 * 24 * time.Hour)); ts = ts.Add(17 * time.Minute) {
+		_, open, _ := simTradingDay(ts.Unix())
+		if WeekendClosed(ts) == open {
+			t.Fatalf("%s (%s): WeekendClosed %v, simulated market open %v", ts, ts.Weekday(), WeekendClosed(ts), open)
+		}
+	}
+	for ts, want := range map[time.Time]bool{
+		time.Date(2026, 11, 27, 21, 59, 59, 0, time.UTC): false, // Friday before the close
+		time.Date(2026, 11, 27, 22, 0, 0, 0, time.UTC):   true,
+		time.Date(2026, 11, 29, 21, 59, 59, 0, time.UTC): true,
+		time.Date(2026, 11, 29, 22, 0, 0, 0, time.UTC):   false, // Sunday's open
+	} {
+		if WeekendClosed(ts) != want {
+			t.Errorf("WeekendClosed(%s) = %v, want %v", ts, !want, want)
+		}
+	}
+}
