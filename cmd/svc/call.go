@@ -264,12 +264,9 @@ func fetchCatalog(ctx context.Context, base string) ([]json.RawMessage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("catalog: reading the answer: %w", err)
 		}
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("catalog: GET %s answered %d", u, resp.StatusCode)
-		}
 		var page catalogPage
-		if err := json.Unmarshal(b, &page); err != nil {
-			return nil, fmt.Errorf("catalog: the answer is not a catalog page: %w", err)
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &page) != nil || page.Items == nil {
+			return nil, notSvcError(base, u, resp.StatusCode)
 		}
 		items = append(items, page.Items...)
 		offset += len(page.Items)
@@ -277,6 +274,17 @@ func fetchCatalog(ctx context.Context, base string) ([]json.RawMessage, error) {
 			return items, nil
 		}
 	}
+}
+
+// notSvcError says that base serves no svc catalog (GET u answered
+// status or something else than a catalog page): the hint for a base URL
+// that ends in /api, and `svc pay` for another x402 server.
+func notSvcError(base, u string, status int) error {
+	msg := fmt.Sprintf("%s is not an svc server's base URL: GET %s answered %d, not svc's catalog", base, u, status)
+	if strings.HasSuffix(strings.ToLower(base), "/api") {
+		msg += fmt.Sprintf("; --url takes the base URL without /api (e.g. --url %s)", base[:len(base)-len("/api")])
+	}
+	return usageError(msg + "; to pay any other x402 server, use svc pay URL")
 }
 
 // findTool looks a tool up in the server's catalog by its key (or its

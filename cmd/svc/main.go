@@ -53,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = serve(ctx, args[1:], stderr, getenv)
 	case "call":
 		err = call(ctx, args[1:], stdout, stderr, getenv)
+	case "pay":
+		err = payCmd(ctx, args[1:], os.Stdin, stdout, stderr, getenv)
 	case "tools":
 		err = listTools(ctx, args[1:], stdout, stderr, getenv)
 	case "payments":
@@ -101,7 +103,9 @@ func usage(w io.Writer) {
 
 Usage:
   svc serve [flags]                       run the server; no flags = dev mode
-  svc call <tool-key> [flags]             pay for one call with the Go x402 client
+  svc call <tool-key> [flags]             pay for one call of an svc tool with the Go x402 client
+  svc pay [-X M] [-d BODY] [-H H] URL     pay one request to any x402 server (curl's habits;
+                                          --dry-run prints the offer)
   svc tools [--url URL] [--json]          list the tools (local catalog, or a server's)
   svc payments [--db DSN] [--state S]     the payment journal: counts by state, and the rows of
                                           one state (default unknown: to reconcile by hand)

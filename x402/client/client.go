@@ -501,6 +501,18 @@ func PaymentResponse(resp *http.Response) (*x402.SettleResponse, error) {
 	return &sr, nil
 }
 
+// OfferOf decodes what a 402 asks: the PAYMENT-REQUIRED header of a v2
+// server, else a v1 server's JSON body (its requirements converted to v2,
+// X402Version left 1). ok is false for a 402 that is not x402; the body
+// stays readable either way.
+func OfferOf(resp *http.Response) (pr x402.PaymentRequired, ok bool, err error) {
+	o, err := clReadOffer(resp)
+	if err != nil || o == nil {
+		return x402.PaymentRequired{}, false, err
+	}
+	return o.pr, true, nil
+}
+
 // PaymentRequiredOf decodes the PAYMENT-REQUIRED header of a 402 (its Error
 // says why a payment was refused). ErrInvalidPaymentRequired wraps a
 // missing or undecodable header.
