@@ -37,7 +37,9 @@ func TestChainPayOfficialExpress(t *testing.T) {
 		}
 		return o.String(), e.String(), 0
 	}
-	balances := func() (*big.Int, *big.Int) { return w.chain.TokenBalance(t, w.payer), w.chain.TokenBalance(t, chainPayTo) }
+	balances := func() (*big.Int, *big.Int) {
+		return w.chain.TokenBalance(t, w.payer), w.chain.TokenBalance(t, chainPayTo)
+	}
 	payer0, payTo0 := balances()
 
 	out, errOut, code := pay("--dry-run", "-d", `{"n":1}`, app.base+"/api/paid")
