@@ -117,7 +117,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	wg.Add(4)
 	go func() {
 		defer wg.Done()
-		rep, err := ledger.Load(ctx, s.cfg.Store, from, to)
+		rep, err := ledger.Summarize(ctx, s.cfg.Store, from, to)
 		if err != nil {
 			s.log.Warn("dashboard: ledger unavailable", "error", err)
 			d.LedgerError = "the ledger could not be read"

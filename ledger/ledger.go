@@ -29,10 +29,11 @@ const USDCDecimals = 6
 // DayLayout formats the days of Report.ByDay.
 const DayLayout = "2006-01-02"
 
-// Source reads the ledger's settled payments of a period [from, to);
-// store.Store implements it.
+// Source streams the ledger's settled payments of a period [from, to),
+// oldest first, to yield, stopping at its first error; store.Store
+// implements it.
 type Source interface {
-	Settlements(ctx context.Context, from, to time.Time) ([]store.Settlement, error)
+	EachSettlement(ctx context.Context, from, to time.Time, yield func(store.Settlement) error) error
 }
 
 // Entry is one settled payment.
@@ -80,39 +81,70 @@ type Report struct {
 	Total  Total   `json:"total"`
 }
 
-// Load reads the settled payments of [from, to) from src and builds their
-// report.
-func Load(ctx context.Context, src Source, from, to time.Time) (Report, error) {
-	rows, err := src.Settlements(ctx, from, to)
-	if err != nil {
+// Summarize reads the settled payments of [from, to) from src and returns
+// their totals: a Report without Entries, built in memory bounded by the
+// number of tools, days and referral codes, whatever the period's size.
+func Summarize(ctx context.Context, src Source, from, to time.Time) (Report, error) {
+	b := newBuilder(from, to)
+	if err := src.EachSettlement(ctx, from, to, func(s store.Settlement) error {
+		_, err := b.add(s)
+		return err
+	}); err != nil {
 		return Report{}, fmt.Errorf("ledger: %w", err)
 	}
-	return Build(from, to, rows)
+	return b.report(), nil
 }
 
-// Build makes the report of settlements (of the period [from, to)).
+// Build makes the report of settlements (of the period [from, to)), every
+// entry included.
 func Build(from, to time.Time, rows []store.Settlement) (Report, error) {
-	r := Report{From: from.UTC(), To: to.UTC(), Entries: make([]Entry, 0, len(rows)), Total: Total{Key: "total"}}
-	tools, days, refs := map[string]*Total{}, map[string]*Total{}, map[string]*Total{}
+	b := newBuilder(from, to)
+	b.r.Entries = make([]Entry, 0, len(rows))
 	for _, s := range rows {
-		amt, ok := new(big.Int).SetString(s.Amount, 10)
-		if !ok || amt.Sign() < 0 {
-			return Report{}, fmt.Errorf("ledger: settlement %s of %s: amount %q is not a decimal integer", s.Nonce, s.Payer, s.Amount)
+		e, err := b.add(s)
+		if err != nil {
+			return Report{}, err
 		}
-		e := Entry{
-			Time: s.SettledAt.UTC(), Tool: s.ToolKey, Route: s.Route, AmountUSDC: FormatUSDC(amt), AmountAtomic: amt.String(),
-			Payer: s.Payer, Transaction: s.Transaction, Network: s.Network, Asset: s.Asset, RefCode: s.RefCode,
-			Transport: s.Transport, Dev: IsDev(s),
-		}
-		r.Entries = append(r.Entries, e)
-		add(&r.Total, amt, e.Dev)
-		add(bucket(tools, e.Tool), amt, e.Dev)
-		add(bucket(days, e.Time.Format(DayLayout)), amt, e.Dev)
-		if e.RefCode != "" {
-			add(bucket(refs, e.RefCode), amt, e.Dev)
-		}
+		b.r.Entries = append(b.r.Entries, e)
 	}
-	r.ByTool, r.ByDay, r.ByRef = sorted(tools), sorted(days), sorted(refs)
+	return b.report(), nil
+}
+
+// builder adds settlements up, one at a time.
+type builder struct {
+	r                 Report
+	tools, days, refs map[string]*Total
+}
+
+func newBuilder(from, to time.Time) *builder {
+	return &builder{r: Report{From: from.UTC(), To: to.UTC(), Entries: []Entry{}, Total: Total{Key: "total"}},
+		tools: map[string]*Total{}, days: map[string]*Total{}, refs: map[string]*Total{}}
+}
+
+// add counts s in the totals and returns its entry.
+func (b *builder) add(s store.Settlement) (Entry, error) {
+	amt, ok := new(big.Int).SetString(s.Amount, 10)
+	if !ok || amt.Sign() < 0 {
+		return Entry{}, fmt.Errorf("ledger: settlement %s of %s: amount %q is not a decimal integer", s.Nonce, s.Payer, s.Amount)
+	}
+	e := Entry{
+		Time: s.SettledAt.UTC(), Tool: s.ToolKey, Route: s.Route, AmountUSDC: FormatUSDC(amt), AmountAtomic: amt.String(),
+		Payer: s.Payer, Transaction: s.Transaction, Network: s.Network, Asset: s.Asset, RefCode: s.RefCode,
+		Transport: s.Transport, Dev: IsDev(s),
+	}
+	add(&b.r.Total, amt, e.Dev)
+	add(bucket(b.tools, e.Tool), amt, e.Dev)
+	add(bucket(b.days, e.Time.Format(DayLayout)), amt, e.Dev)
+	if e.RefCode != "" {
+		add(bucket(b.refs, e.RefCode), amt, e.Dev)
+	}
+	return e, nil
+}
+
+// report finishes the totals.
+func (b *builder) report() Report {
+	r := b.r
+	r.ByTool, r.ByDay, r.ByRef = sorted(b.tools), sorted(b.days), sorted(b.refs)
 	sort.SliceStable(r.ByRef, func(i, j int) bool {
 		a, b := r.ByRef[i], r.ByRef[j]
 		if a.Calls != b.Calls {
@@ -121,7 +153,7 @@ func Build(from, to time.Time, rows []store.Settlement) (Report, error) {
 		return a.DevCalls > b.DevCalls
 	})
 	finish(&r.Total)
-	return r, nil
+	return r
 }
 
 // IsDev reports whether s was settled by the local dev-mode facilitator.

@@ -2,9 +2,11 @@ package ledger_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/big"
 	"strings"
 	"testing"
@@ -220,4 +222,96 @@ func FuzzParsePeriod(f *testing.F) {
 			t.Fatalf("multi-line error %q", err)
 		}
 	})
+}
+
+// sliceSource is a Source over rows in memory.
+type sliceSource []store.Settlement
+
+func (s sliceSource) EachSettlement(ctx context.Context, from, to time.Time, yield func(store.Settlement) error) error {
+	for _, r := range s {
+		if r.SettledAt.Before(from) || !r.SettledAt.Before(to) {
+			continue
+		}
+		if err := yield(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestWriteStreamsWhatBuildReports: the streamed CSV is byte for byte the
+// report's WriteCSV; the streamed JSON decodes to the report; Summarize
+// has the report's totals and no entries.
+func TestWriteStreamsWhatBuildReports(t *testing.T) {
+	var rows sliceSource
+	for i := range 500 {
+		tx := fmt.Sprintf("0x%064x", i)
+		if i%7 == 0 {
+			tx = "local-dev:" + tx
+		}
+		ref := ""
+		if i%3 == 0 {
+			ref = fmt.Sprintf("REF%07d", i%11)
+		}
+		rows = append(rows, row([]string{"risk-levels", "tick-pnl", "jwt-decode"}[i%3], fmt.Sprint(1000+i), tx, ref, day0.Add(time.Duration(i)*7*time.Minute)))
+	}
+	from, to := day0.Add(-time.Hour), day0.Add(72*time.Hour)
+	want, err := ledger.Build(from, to, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	var wantCSV, gotCSV bytes.Buffer
+	if err := want.WriteCSV(&wantCSV); err != nil {
+		t.Fatal(err)
+	}
+	if err := ledger.Write(ctx, rows, from, to, ledger.CSV, &gotCSV); err != nil {
+		t.Fatal(err)
+	}
+	if gotCSV.String() != wantCSV.String() {
+		t.Fatalf("streamed CSV differs from the report's:\n%.500s\n…\n%.500s", gotCSV.String(), wantCSV.String())
+	}
+
+	var gotJSON bytes.Buffer
+	if err := ledger.Write(ctx, rows, from, to, ledger.JSON, &gotJSON); err != nil {
+		t.Fatal(err)
+	}
+	var back, wantBack ledger.Report
+	var wantJSON bytes.Buffer
+	if err := want.WriteJSON(&wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(gotJSON.Bytes(), &back); err != nil {
+		t.Fatalf("streamed JSON: %v\n%.500s", err, gotJSON.String())
+	}
+	if err := json.Unmarshal(wantJSON.Bytes(), &wantBack); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(back)
+	b, _ := json.Marshal(wantBack)
+	if string(a) != string(b) {
+		t.Fatalf("streamed JSON decodes to another report:\n%.600s\n%.600s", a, b)
+	}
+
+	sum, err := ledger.Summarize(ctx, rows, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Entries) != 0 || !sameTotal(sum.Total, want.Total) || len(sum.ByTool) != len(want.ByTool) || len(sum.ByDay) != len(want.ByDay) || len(sum.ByRef) != len(want.ByRef) {
+		t.Fatalf("summary %+v, report totals %+v", sum.Total, want.Total)
+	}
+	for i := range want.ByRef {
+		if !sameTotal(sum.ByRef[i], want.ByRef[i]) {
+			t.Fatalf("summary by ref %d: %+v, want %+v", i, sum.ByRef[i], want.ByRef[i])
+		}
+	}
+
+	if err := ledger.Write(ctx, rows, from, to, ledger.Format("xml"), io.Discard); err == nil {
+		t.Fatal("an unknown format was accepted")
+	}
+	bad := sliceSource{row("x", "-3", "0xaa", "", day0)}
+	if err := ledger.Write(ctx, bad, from, to, ledger.CSV, io.Discard); err == nil {
+		t.Fatal("a negative amount was streamed")
+	}
 }

@@ -407,34 +407,31 @@ func (s *postgresStore) CheckSchema(ctx context.Context) error {
 	})
 }
 
-// Settlements implements Store.
-func (s *postgresStore) Settlements(ctx context.Context, from, to time.Time) ([]Settlement, error) {
-	if err := validPeriod(from, to); err != nil {
-		return nil, fmt.Errorf("store: postgres: settlements: %w", err)
-	}
-	var out []Settlement
-	err := s.withConn(ctx, "settlements", func(ctx context.Context, c *pgx.Conn) error {
-		rows, err := c.Query(ctx, `SELECT network, asset, payer, nonce, tool_key, amount::text, tx, COALESCE(ref_code, ''),
-			route, transport, settled_at FROM settlements WHERE settled_at >= $1 AND settled_at < $2 ORDER BY settled_at, id`,
-			toNanos(from), toNanos(to))
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Settlement, error) {
-			var st Settlement
-			var at int64
-			err := row.Scan(&st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
-				&st.RefCode, &st.Route, &st.Transport, &at)
-			st.Payer, st.SettledAt = displayAddress(st.Payer), fromNanos(at)
-			return st, err
-		})
-		return err
-	})
+// EachSettlement implements Store.
+func (s *postgresStore) EachSettlement(ctx context.Context, from, to time.Time, yield func(Settlement) error) error {
+	return eachSettlement(ctx, s.cfg, "store: postgres: settlements", from, to, s.settlementPage, yield)
+}
+
+// settlementPage implements settlementPage on a pooled connection.
+func (s *postgresStore) settlementPage(ctx context.Context, from, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, network, asset, payer, nonce, tool_key, amount::text, tx, COALESCE(ref_code, ''),
+		route, transport, settled_at FROM settlements
+		WHERE settled_at >= $1 AND settled_at < $2 AND (settled_at, id) > ($3, $4) ORDER BY settled_at, id LIMIT $5`,
+		from, to, afterAt, afterID, limit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if out == nil {
-		out = []Settlement{}
+	defer rows.Close()
+	out, ids := make([]Settlement, 0, limit), make([]int64, 0, limit)
+	for rows.Next() {
+		var st Settlement
+		var id, at int64
+		if err := rows.Scan(&id, &st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
+			&st.RefCode, &st.Route, &st.Transport, &at); err != nil {
+			return nil, nil, err
+		}
+		st.Payer, st.SettledAt = displayAddress(st.Payer), fromNanos(at)
+		out, ids = append(out, st), append(ids, id)
 	}
-	return out, nil
+	return out, ids, rows.Err()
 }

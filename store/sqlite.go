@@ -569,33 +569,31 @@ func (s *sqliteStore) CheckSchema(ctx context.Context) error {
 	return nil
 }
 
-// Settlements implements Store.
-func (s *sqliteStore) Settlements(ctx context.Context, from, to time.Time) ([]Settlement, error) {
-	if err := validPeriod(from, to); err != nil {
-		return nil, fmt.Errorf("store: sqlite: settlements: %w", err)
-	}
-	ctx, cancel := s.cfg.withTimeout(ctx)
-	defer cancel()
-	rows, err := s.r.QueryContext(ctx, `SELECT network, asset, payer, nonce, tool_key, amount, tx, COALESCE(ref_code, ''),
-		route, transport, settled_at FROM settlements WHERE settled_at >= ? AND settled_at < ? ORDER BY settled_at, id`,
-		toNanos(from), toNanos(to))
+// EachSettlement implements Store.
+func (s *sqliteStore) EachSettlement(ctx context.Context, from, to time.Time, yield func(Settlement) error) error {
+	return eachSettlement(ctx, s.cfg, "store: sqlite: settlements", from, to, s.settlementPage, yield)
+}
+
+// settlementPage implements settlementPage on the read pool.
+func (s *sqliteStore) settlementPage(ctx context.Context, from, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, network, asset, payer, nonce, tool_key, amount, tx, COALESCE(ref_code, ''),
+		route, transport, settled_at FROM settlements
+		WHERE settled_at >= ? AND settled_at < ? AND (settled_at, id) > (?, ?) ORDER BY settled_at, id LIMIT ?`,
+		from, to, afterAt, afterID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("store: sqlite: settlements: %w", err)
+		return nil, nil, err
 	}
 	defer rows.Close()
-	out := []Settlement{}
+	out, ids := make([]Settlement, 0, limit), make([]int64, 0, limit)
 	for rows.Next() {
 		var st Settlement
-		var at int64
-		if err := rows.Scan(&st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
+		var id, at int64
+		if err := rows.Scan(&id, &st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
 			&st.RefCode, &st.Route, &st.Transport, &at); err != nil {
-			return nil, fmt.Errorf("store: sqlite: settlements: %w", err)
+			return nil, nil, err
 		}
 		st.Payer, st.SettledAt = displayAddress(st.Payer), fromNanos(at)
-		out = append(out, st)
+		out, ids = append(out, st), append(ids, id)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: sqlite: settlements: %w", err)
-	}
-	return out, nil
+	return out, ids, rows.Err()
 }

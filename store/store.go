@@ -223,10 +223,14 @@ type Store interface {
 	// table and column the code uses, and the build's migrations applied
 	// (an error wrapping ErrSchema otherwise). For readiness probes.
 	CheckSchema(ctx context.Context) error
-	// Settlements returns the ledger's settled payments of the period
-	// [from, to), oldest first (ties in recording order): payers EIP-55
-	// checksummed, instants in UTC. It reads the whole period at once.
-	Settlements(ctx context.Context, from, to time.Time) ([]Settlement, error)
+	// EachSettlement calls yield with every settled payment of the ledger
+	// in the period [from, to), oldest first (ties in recording order):
+	// payers EIP-55 checksummed, instants in UTC. It reads a page of rows
+	// at a time (WithReadPage), each page one short query under the
+	// operation timeout, and calls yield outside any query: a period of any
+	// size streams in bounded memory, and yield may take its time. It stops
+	// at yield's first error and returns it unwrapped.
+	EachSettlement(ctx context.Context, from, to time.Time, yield func(Settlement) error) error
 	// Dialect names the implementation: "sqlite" or "postgres".
 	Dialect() string
 	// Close releases the database handles (and stops the SQLite writer
@@ -256,6 +260,7 @@ type config struct {
 	groupLinger   time.Duration
 
 	readOnly bool // ReadOnly
+	readPage int  // WithReadPage
 }
 
 // sqliteGroupMax is the default bound of a group-committed batch.
@@ -266,6 +271,7 @@ func newConfig(opts []Option) config {
 		opTimeout: DefaultOpTimeout,
 		now:       time.Now,
 		groupMax:  sqliteGroupMax,
+		readPage:  DefaultReadPage,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -305,6 +311,57 @@ func WithMaxConns(n int) Option {
 		if n > 0 {
 			c.maxConns = n
 		}
+	}
+}
+
+// DefaultReadPage is the number of rows a streamed read
+// (Store.EachSettlement) takes in one query unless WithReadPage says
+// otherwise.
+const DefaultReadPage = 1000
+
+// WithReadPage sets the rows a streamed read takes in one query (default
+// DefaultReadPage). A non-positive n keeps the default.
+func WithReadPage(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.readPage = n
+		}
+	}
+}
+
+// settlementPage reads, in [from, to), at most limit settlements recorded
+// after the one at (afterAt, afterID) in (settled_at, id) order, and
+// returns them with their ids.
+type settlementPage func(ctx context.Context, from, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error)
+
+// eachSettlement streams the settlements of [from, to) to yield, one page
+// of read at a time (keyset pagination on (settled_at, id)). Its own errors
+// are prefixed with op; yield's are returned as they are.
+func eachSettlement(ctx context.Context, cfg config, op string, from, to time.Time, read settlementPage, yield func(Settlement) error) error {
+	if err := validPeriod(from, to); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	f, t := toNanos(from), toNanos(to)
+	afterAt, afterID := f, int64(-1) // ids are positive: the first page starts at from itself
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		pctx, cancel := cfg.withTimeout(ctx)
+		rows, ids, err := read(pctx, f, t, afterAt, afterID, cfg.readPage)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		for _, r := range rows {
+			if err := yield(r); err != nil {
+				return err
+			}
+		}
+		if len(rows) < cfg.readPage {
+			return nil
+		}
+		afterAt, afterID = toNanos(rows[len(rows)-1].SettledAt), ids[len(ids)-1]
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/seed1284c1d2/svc/ledger"
+	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -347,10 +348,6 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return fmt.Errorf("rpc: %w", redactURL(err, *rpcURL))
 	}
 	defer c.Close()
-	rows, err := st.Settlements(ctx, from, to)
-	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
 	type finding struct {
 		SettledAt   time.Time `json:"settledAt"`
 		Tool        string    `json:"tool"`
@@ -367,11 +364,14 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	var found []finding
 	unchecked := 0 // rows whose payTo nobody knows
 	dev := 0       // dev-mode rows: nothing was settled on chain
-	for _, r := range rows {
+	checked := 0   // the others
+	// Streamed: the chain is asked row by row, outside any database read.
+	err = st.EachSettlement(ctx, from, to, func(r store.Settlement) error {
 		if ledger.IsDev(r) {
 			dev++
-			continue
+			return nil
 		}
+		checked++
 		s := onchain.Settled{Transaction: r.Transaction, Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, Amount: r.Amount, PayTo: defaultPayTo}
 		// The payment record, while it is kept, names the payTo the
 		// payer signed for.
@@ -392,6 +392,10 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		if m != nil {
 			found = append(found, finding{r.SettledAt, r.ToolKey, r.Network, r.Asset, r.Payer, s.PayTo, r.Nonce, r.Amount, r.Transaction, m.Kind, m.Detail})
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -402,7 +406,7 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 	} else {
 		fmt.Fprintf(stdout, "reconcile %s .. %s: %d settled payments checked against the chain, %d mismatches",
-			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), len(rows)-dev, len(found))
+			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), checked, len(found))
 		if dev > 0 {
 			fmt.Fprintf(stdout, "; %d dev-mode payments skipped (the local facilitator settled nothing on chain)", dev)
 		}
@@ -425,7 +429,7 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		fmt.Fprintf(stderr, "svc reconcile: the payee of %d settled payments is unknown (their payment records are pruned): give --pay-to to check it\n", unchecked)
 	}
 	if len(found) > 0 {
-		return fmt.Errorf("%d of %d settled payments do not match the chain", len(found), len(rows)-dev)
+		return fmt.Errorf("%d of %d settled payments do not match the chain", len(found), checked)
 	}
 	return nil
 }

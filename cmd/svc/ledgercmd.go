@@ -38,12 +38,6 @@ func ledgerCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return err
 	}
 	defer st.Close()
-	rep, err := ledger.Load(ctx, st, start, end)
-	if err != nil {
-		return err
-	}
-	if fmtName == "json" {
-		return rep.WriteJSON(stdout)
-	}
-	return rep.WriteCSV(stdout)
+	// Streamed: a period of any size prints in bounded memory.
+	return ledger.Write(ctx, st, start, end, ledger.Format(fmtName), stdout)
 }

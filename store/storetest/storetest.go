@@ -113,7 +113,7 @@ func runSettlements(t *testing.T, open Opener) {
 	for _, i := range []int{3, 1, 0, 2} {
 		mustAppend(t, s, rows[i], true)
 	}
-	got, err := s.Settlements(ctx, base0, base0.Add(25*time.Hour))
+	got, err := collect(ctx, s, base0, base0.Add(25*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,15 +132,57 @@ func runSettlements(t *testing.T, open Opener) {
 			t.Fatalf("row %d:\n got %+v\nwant %+v", i, g, w)
 		}
 	}
-	if got, err = s.Settlements(ctx, base0.Add(25*time.Hour), base0.Add(48*time.Hour+1)); err != nil || len(got) != 2 || got[0].Nonce != rows[2].Nonce {
+	if got, err = collect(ctx, s, base0.Add(25*time.Hour), base0.Add(48*time.Hour+1)); err != nil || len(got) != 2 || got[0].Nonce != rows[2].Nonce {
 		t.Fatalf("Settlements of the later days: %v %+v", err, got)
 	}
-	if got, err = s.Settlements(ctx, base0.Add(-time.Hour), base0); err != nil || got == nil || len(got) != 0 {
-		t.Fatalf("Settlements of an empty period: %v %#v (want an empty, non-nil list)", err, got)
+	if got, err = collect(ctx, s, base0.Add(-time.Hour), base0); err != nil || len(got) != 0 {
+		t.Fatalf("Settlements of an empty period: %v %#v", err, got)
 	}
-	if _, err := s.Settlements(ctx, base0, base0); !errors.Is(err, store.ErrInvalid) {
+	if _, err := collect(ctx, s, base0, base0); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("Settlements of an empty interval: %v, want ErrInvalid", err)
 	}
+
+	// Pages: rows of one instant and of several, read 3 at a time, come
+	// once each, in order, whatever the page boundaries; yield's error
+	// stops the read and is returned.
+	p := open(t, store.WithReadPage(3))
+	var want []string
+	for i := range 11 {
+		at := base0.Add(time.Duration(i/4) * time.Minute) // four rows an instant
+		st := settlement(Wallet(i%5+1), "risk-levels", 100+i, "1", "", at)
+		mustAppend(t, p, st, true)
+		want = append(want, st.Nonce)
+	}
+	got, err = collect(ctx, p, base0, base0.Add(time.Hour))
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("paged read: %v, %d rows, want %d", err, len(got), len(want))
+	}
+	for i, g := range got {
+		if g.Nonce != want[i] {
+			t.Fatalf("paged read row %d: nonce %s, want %s", i, g.Nonce, want[i])
+		}
+	}
+	stop := errors.New("enough")
+	n := 0
+	if err := p.EachSettlement(ctx, base0, base0.Add(time.Hour), func(store.Settlement) error {
+		n++
+		if n == 5 {
+			return stop
+		}
+		return nil
+	}); !errors.Is(err, stop) || n != 5 {
+		t.Fatalf("a yield error after 5 rows: %v after %d rows", err, n)
+	}
+}
+
+// collect reads the settlements of [from, to) into a slice.
+func collect(ctx context.Context, s store.Store, from, to time.Time) ([]store.Settlement, error) {
+	var out []store.Settlement
+	err := s.EachSettlement(ctx, from, to, func(st store.Settlement) error {
+		out = append(out, st)
+		return nil
+	})
+	return out, err
 }
 
 func runLedger(t *testing.T, open Opener) {
@@ -726,7 +768,7 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 			t.Fatalf("read-only Open: %v", err)
 		}
 		t.Cleanup(func() { _ = ro.Close() })
-		rows, err := ro.Settlements(ctx, base0.Add(-time.Hour), base0.Add(time.Hour))
+		rows, err := collect(ctx, ro, base0.Add(-time.Hour), base0.Add(time.Hour))
 		if err != nil || len(rows) != 1 {
 			t.Fatalf("read-only Settlements = %d rows, %v; want the one appended", len(rows), err)
 		}
