@@ -26,6 +26,9 @@
 //	    flood a paid route with valid unpaid calls of large bodies from many
 //	    clients and print the server's peak resident memory and /health
 //	    latency meanwhile (bench/flood.sh)
+//	svcbench ledger-gen --db PATH [--rows 10000000] [--days 365] [--end 2026-11-01]
+//	    write a SQLite store whose ledger holds that many settled payments
+//	    (bench/ledger.sh measures svc ledger and the dashboard on it)
 //
 // With --pay-key-env, each request carries a fresh x402 payment: the load
 // generator reads the offer of one unpaid request, signs N payments before
@@ -58,7 +61,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: svcbench bare|load|sign|facilitator|replay|flood [flags]")
+		fmt.Fprintln(os.Stderr, "usage: svcbench bare|load|sign|facilitator|replay|flood|ledger-gen [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -75,6 +78,8 @@ func main() {
 		err = replay(os.Args[2:])
 	case "flood":
 		err = flood(os.Args[2:])
+	case "ledger-gen":
+		err = ledgerGen(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
