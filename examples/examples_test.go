@@ -147,7 +147,7 @@ func TestExamples(t *testing.T) {
 	})
 
 	t.Run("middleware and pay", func(t *testing.T) {
-		base := startServer(t, bin("middleware"))
+		base := startServer(t, bin("middleware"), "-journal", filepath.Join(t.TempDir(), "journal.db"))
 		if got := status(t, base+"/hello"); got != http.StatusOK {
 			t.Fatalf("free route: %d", got)
 		}

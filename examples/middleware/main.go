@@ -1,14 +1,16 @@
-// Command middleware charges for its own handlers with the x402 middleware
-// (package x402/nethttp) on a plain http.ServeMux: GET /hello is free, GET
-// /fortune costs $0.001 in USDC on Base. It runs in dev mode: the local
+// Command middleware charges for its own handlers with x402 in one call
+// (package paywall) on a plain http.ServeMux: GET /hello is free, GET
+// /fortune costs $0.001 in USDC on Base. It runs in dev mode: a local
 // facilitator verifies payment signatures for real but settles nothing on
-// chain, and the journal is in memory.
+// chain. The payment journal is a SQLite file (-journal), so that a retry
+// of a paid call after a restart gets its recorded answer.
 //
 //	go run ./examples/middleware -addr 127.0.0.1:8091
 //	curl -i http://127.0.0.1:8091/fortune     # 402 with PAYMENT-REQUIRED
+//	svc pay --key-env PAYER_KEY http://127.0.0.1:8091/fortune
 //
-// For production, use facilitator.NewHTTP and a durable journal (package
-// store).
+// For production, replace Dev with FacilitatorURL (or the on-chain
+// facilitator of x402/facilitator/onchain) and give your own PayTo.
 package main
 
 import (
@@ -24,11 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/engine"
-	"github.com/seed1284c1d2/svc/x402/exact"
-	"github.com/seed1284c1d2/svc/x402/facilitator"
-	"github.com/seed1284c1d2/svc/x402/nethttp"
+	"github.com/seed1284c1d2/svc/paywall"
 )
 
 // payTo receives the payments (any valid address in dev mode).
@@ -36,44 +34,29 @@ const payTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8091", "listen address")
+	journal := flag.String("journal", paywall.DefaultJournal, "payment journal (SQLite file)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr); err != nil {
+	if err := run(ctx, *addr, *journal); err != nil {
 		fmt.Fprintln(os.Stderr, "middleware:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, addr string) error {
-	fac, err := facilitator.NewLocal(facilitator.LocalConfig{PayTo: payTo, Verifier: exact.Verifier{}})
-	if err != nil {
-		return err
-	}
-	// The engine verifies, journals, runs the handler and settles; nil
-	// Journal means in memory.
-	eng, err := engine.New(engine.Config{Facilitator: fac, SkipFacilitatorVerify: true, Deduplicates: true})
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	fortune, err := engine.NewOffer("GET /fortune", "fortune", x402.Route{
-		Price:    "0.001",
-		PayTo:    payTo,
-		Resource: x402.ResourceInfo{Description: "a fortune", MimeType: "application/json"},
-	})
-	if err != nil {
-		return err
-	}
-	pay, err := nethttp.New(nethttp.Config{
-		Engine: eng,
-		Offer: func(r *http.Request) (*engine.Offer, bool) {
-			return fortune, r.URL.Path == "/fortune"
+func run(ctx context.Context, addr, journal string) error {
+	pay, err := paywall.New(ctx, paywall.Config{
+		Routes: paywall.Routes{
+			"GET /fortune": {Price: "$0.001", Description: "a fortune"},
 		},
+		PayTo:   payTo,
+		Dev:     true,
+		Journal: journal,
 	})
 	if err != nil {
 		return err
 	}
+	defer pay.Close()
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
