@@ -28,6 +28,11 @@
 // An authorization already settled on chain, presented again for the
 // same payment, gets the original settlement back (read from the chain):
 // settlements deduplicate across restarts and instances.
+//
+// StatusReader answers the same status query from a read-only RPC
+// endpoint, without a relayer key: a payment engine settling through
+// another facilitator (one reached over HTTP, which may not deduplicate)
+// asks it what became of an interrupted settlement.
 package onchain
 
 import (
