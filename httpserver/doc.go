@@ -9,7 +9,8 @@
 // Every tool of the catalog is a paid route at its method and path (the
 // tools package's descriptor table: GET /api/session-state, POST
 // /api/risk-levels, ...); nothing here knows a tool by name. Free routes:
-// GET /health (terminal, store and facilitator status, dev mode, version),
+// GET /health (terminal, store and facilitator status, what recovery relies
+// on, dev mode, version),
 // GET /livez and GET /readyz (probes) and GET /metrics (Prometheus text
 // format; on the admin handler only with Config.SeparateAdmin). Extra
 // routes (the discovery surfaces, among them GET /api/catalog, and the
@@ -123,6 +124,9 @@
 // is 200 when the store answers and holds its schema (Store.CheckSchema)
 // and the facilitator offers the exact scheme on the network, 503 otherwise;
 // the terminal is reported with the routes it backs but never decides.
+// Both say what the recovery of an interrupted settlement relies on
+// (RecoveryHealth: the chain, or the facilitator deduplicating), which
+// never decides readiness either.
 // AdminHandler serves /metrics, the dashboard (revenue per tool and day from
 // the ledger, conversion, journal states, dependencies, referral codes;
 // HTML with inline SVG, nothing fetched from elsewhere), the probes and

@@ -72,6 +72,7 @@ type Health struct {
 	Terminal    TerminalHealth    `json:"terminal"`
 	Store       ComponentHealth   `json:"store"`
 	Facilitator FacilitatorHealth `json:"facilitator"`
+	Recovery    RecoveryHealth    `json:"recovery"`
 	UptimeSec   int64             `json:"uptimeSeconds"`
 	Time        string            `json:"time"`
 }
@@ -127,6 +128,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		Tools:     len(s.paid),
 		UptimeSec: int64(now.Sub(s.metrics.start).Seconds()),
 		Time:      now.UTC().Format(time.RFC3339),
+		Recovery:  s.recoveryHealth(),
 	}
 	if s.cfg.DevMode {
 		h.DevModeNote = DevModeNote

@@ -15,7 +15,10 @@ type Readiness struct {
 	// the server's network. The terminal is reported but does not decide.
 	Status string      `json:"status"`
 	Checks ReadyChecks `json:"checks"`
-	Time   string      `json:"time"`
+	// Recovery says what the recovery of an interrupted settlement relies
+	// on (information: it does not decide readiness).
+	Recovery RecoveryHealth `json:"recovery"`
+	Time     string         `json:"time"`
 }
 
 // ReadyChecks are the per-check results of GET /readyz.
@@ -54,6 +57,7 @@ func (s *Server) Ready(ctx context.Context) (rd Readiness, ready bool) {
 	ctx, cancel := context.WithTimeout(ctx, healthCheckTimeout+time.Second)
 	defer cancel()
 	rd.Time = s.now().UTC().Format(time.RFC3339)
+	rd.Recovery = s.recoveryHealth()
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() {

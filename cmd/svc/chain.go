@@ -49,13 +49,13 @@ type onchainFlags struct {
 
 func addOnchainFlags(f *envFlags) *onchainFlags {
 	return &onchainFlags{
-		rpcURL:        f.String("rpc-url", "SVC_RPC_URL", "", "EVM JSON-RPC endpoint the on-chain facilitator settles through (never logged)"),
+		rpcURL:        f.String("rpc-url", "SVC_RPC_URL", "", "EVM JSON-RPC endpoint of the payment network (never logged): the on-chain facilitator settles through it; svc serve --facilitator-url reads it (read-only, no key) to recover interrupted settlements from the chain"),
 		keyEnv:        f.String("relayer-key-env", "", defaultRelayerKeyEnv, "name of the environment variable holding the relayer's private key (hex; it pays the gas)"),
 		keyFile:       f.String("relayer-key-file", "SVC_RELAYER_KEY_FILE", "", "file holding the relayer's private key (instead of --relayer-key-env)"),
 		maxFeeGwei:    f.String("max-fee-gwei", "SVC_MAX_FEE_GWEI", "", "cap of the fee per gas of a settlement, in gwei (empty: no cap)"),
 		maxTipGwei:    f.String("max-tip-gwei", "SVC_MAX_TIP_GWEI", "", "cap of the priority fee per gas, in gwei (empty: the node's suggestion)"),
 		minBalanceEth: f.String("min-relayer-balance", "SVC_MIN_RELAYER_BALANCE", "0", "relayer balance (ETH) under which settlements stop (503) and readiness fails"),
-		confirmations: f.Int("confirmations", "SVC_CONFIRMATIONS", onchain.DefaultConfirmations, "blocks a settlement waits for (1: its own)"),
+		confirmations: f.Int("confirmations", "SVC_CONFIRMATIONS", onchain.DefaultConfirmations, "blocks a settlement waits for (1: its own); with --facilitator-url --rpc-url, the blocks a transfer needs before recovery takes it as proof"),
 	}
 }
 
@@ -142,6 +142,20 @@ func (o *onchainFlags) key(getenv func(string) string) (*ecdsa.PrivateKey, error
 		return nil, usageError(fmt.Sprintf("the relayer key in $%s: %v", name, err))
 	}
 	return k, nil
+}
+
+// statusReader connects to the RPC endpoint of svc serve --facilitator-url
+// --rpc-url: a read-only reader of the chain recovery asks what became of
+// an interrupted settlement (a transfer counts once it has confirmations
+// blocks). The endpoint's chain id must be network's.
+func statusReader(ctx context.Context, rpcURL, network string, confirmations uint64) (*onchain.StatusReader, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := onchain.NewStatusReader(ctx, onchain.StatusConfig{RPCURL: strings.TrimSpace(rpcURL), Network: network, Confirmations: confirmations})
+	if err != nil {
+		return nil, fmt.Errorf("--rpc-url: %w", redactURL(err, rpcURL))
+	}
+	return r, nil
 }
 
 // redactURL keeps an RPC URL (which may carry an API key) out of an error.

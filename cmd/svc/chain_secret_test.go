@@ -105,3 +105,21 @@ func TestChainFacilitatorHidesRPCKey(t *testing.T) {
 		t.Errorf("svc facilitator printed a credential:\n%s", out)
 	}
 }
+
+// TestServeFacilitatorRPCUnreachableHidesKey: `svc serve --facilitator-url
+// … --rpc-url …` checks the RPC endpoint at start; an endpoint that does
+// not answer stops it with an error naming --rpc-url and never the URL's
+// key.
+func TestServeFacilitatorRPCUnreachableHidesKey(t *testing.T) {
+	const apiKey = "k3yF0rTh3Rpc0d1e2f3a4b5c6d7e"
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	out, code := runSvc(t, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "svc.db"),
+		"--facilitator-url", "http://127.0.0.1:1", "--pay-to", clusterPayTo, "--rpc-url", gone.URL+"/v2/"+apiKey)
+	if code == 0 || !strings.Contains(out, "--rpc-url") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, apiKey) {
+		t.Fatalf("the RPC URL's key was printed:\n%s", out)
+	}
+}

@@ -138,3 +138,52 @@ func TestRedactURLHidesEverySpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestParseServeFacilitatorWithRPC: --rpc-url next to --facilitator-url is
+// the read-only endpoint recovery reads the chain from: no relayer key is
+// asked for. Without a way to settle, or in dev mode on purpose, it is
+// refused.
+func TestParseServeFacilitatorWithRPC(t *testing.T) {
+	const payTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
+	c, err := parseServe([]string{"--facilitator-url", "https://f.example", "--rpc-url", "https://rpc.example/v2/k3y", "--pay-to", payTo}, io.Discard, envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.devMode || c.settle != "" || c.statusRPC != "https://rpc.example/v2/k3y" || c.chain.relayerKey != nil {
+		t.Fatalf("config %+v", c)
+	}
+	if c, err := parseServe([]string{"--facilitator-url", "https://f.example", "--pay-to", payTo}, io.Discard, envOf(nil)); err != nil || c.statusRPC != "" {
+		t.Fatalf("without --rpc-url: %+v %v", c, err)
+	}
+	for name, args := range map[string][]string{
+		"dev mode by default": {"--rpc-url", "https://rpc.example/v2/k3y"},
+		"dev mode on purpose": {"--dev", "--rpc-url", "https://rpc.example/v2/k3y"},
+		"bad confirmations":   {"--facilitator-url", "https://f.example", "--rpc-url", "https://rpc.example/v2/k3y", "--pay-to", payTo, "--confirmations", "0"},
+	} {
+		_, err := parseServe(args, io.Discard, envOf(nil))
+		if err == nil || (!strings.Contains(err.Error(), "rpc-url") && !strings.Contains(err.Error(), "confirmations")) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "k3y") {
+			t.Errorf("%s: the error shows the RPC URL: %v", name, err)
+		}
+	}
+}
+
+// TestServeRecoveryNoteOnTheBanner: the start-up banner says what the
+// recovery of an interrupted settlement relies on.
+func TestServeRecoveryNoteOnTheBanner(t *testing.T) {
+	for _, tc := range []struct {
+		c    serveConfig
+		want string
+	}{
+		{serveConfig{devMode: true}, "local facilitator's records"},
+		{serveConfig{settle: settleOnchain}, "backed by the chain"},
+		{serveConfig{facilitatorURL: "https://f.example", statusRPC: "https://rpc.example"}, "backed by the chain"},
+		{serveConfig{facilitatorURL: "https://f.example"}, "DEPENDS ON THE FACILITATOR DEDUPLICATING"},
+	} {
+		if got := recoveryNote(&tc.c); !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: %q, want %q in it", tc.c, got, tc.want)
+		}
+	}
+}

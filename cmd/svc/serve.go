@@ -83,6 +83,9 @@ type serveConfig struct {
 	adminToken                    string        // required by the admin listener when set
 	settle                        string        // "" (a facilitator) or settleOnchain
 	chain                         *onchainFlags // with settleOnchain
+	// statusRPC is the RPC endpoint recovery reads the chain from when
+	// settling through --facilitator-url ("" without --rpc-url).
+	statusRPC string
 }
 
 // parseServe reads the flags and the SVC_* environment.
@@ -162,6 +165,15 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		}
 	}
 	c.devMode = c.facilitatorURL == "" && c.settle == ""
+	if c.facilitatorURL != "" {
+		c.statusRPC = strings.TrimSpace(*chain.rpcURL)
+		if *chain.confirmations < 1 || *chain.confirmations > 1000 {
+			return nil, usageError("--confirmations must be between 1 and 1000")
+		}
+	}
+	if *dev && strings.TrimSpace(*chain.rpcURL) != "" {
+		return nil, usageError("--rpc-url is for --facilitator-url (recovery reads the chain) or --settle onchain; dev mode settles nothing on chain")
+	}
 	if *dev && !c.devMode {
 		other := "--facilitator-url"
 		if c.settle == settleOnchain {
@@ -329,6 +341,9 @@ func productionSettings(c *serveConfig, payTo string, trusted []string) []string
 	}
 	if c.authHeader != "" {
 		given = append(given, "--facilitator-auth-header (SVC_FACILITATOR_AUTH_HEADER)")
+	}
+	if strings.TrimSpace(*c.chain.rpcURL) != "" {
+		given = append(given, "--rpc-url (SVC_RPC_URL)")
 	}
 	return given
 }
@@ -623,6 +638,7 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	}
 	fmt.Fprintf(&b, "  store:       %s (%s)\n", dialect, displayDSN(c.db))
 	b.WriteString("  payments:    every step journaled in the store before it happens; interrupted payments are recovered at start\n")
+	b.WriteString("  recovery:    " + recoveryNote(c) + "\n")
 	ops := "/health /livez /readyz /metrics"
 	if c.adminAddr != "" {
 		ops = "/health /livez /readyz (/metrics on the admin listener)"
@@ -630,6 +646,21 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	fmt.Fprintf(&b, "  tools:       %d paid routes; free: / /llms.txt /api/find /api/route /api/catalog /api/try /openapi.json /skill.md\n               /mcp /server.json /a2a /.well-known/agent-card.json /.well-known/x402 /api/club %s\n", catalog.Len(), ops)
 	fmt.Fprintf(&b, "  try:         curl -i %s/api/session-state\n\n", base)
 	_, _ = io.WriteString(w, b.String())
+}
+
+// recoveryNote says what the recovery of an interrupted settlement relies
+// on, for the banner.
+func recoveryNote(c *serveConfig) string {
+	switch {
+	case c.devMode:
+		return "the local facilitator's records (dev mode)"
+	case c.settle == settleOnchain:
+		return "backed by the chain (authorizationState and the transfer's events, through --rpc-url)"
+	case c.statusRPC != "":
+		return "backed by the chain: interrupted settlements are read from --rpc-url (authorizationState and the transfer's events)"
+	}
+	return "DEPENDS ON THE FACILITATOR DEDUPLICATING: one that answers a settlement presented again with \"nonce already used\"\n" +
+		"               leaves it unknown for the operator (svc ledger, svc reconcile); give --rpc-url so that recovery asks the chain"
 }
 
 // envStallAt names the environment variable of crash tests: set to one of
@@ -682,6 +713,16 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	if err != nil {
 		return nil, err
 	}
+	// A facilitator reached over HTTP tells no status: with --rpc-url,
+	// recovery asks the chain itself what became of a settlement.
+	var status x402.StatusChecker
+	if c.statusRPC != "" {
+		r, err := statusReader(ctx, c.statusRPC, c.network, uint64(*c.chain.confirmations))
+		if err != nil {
+			return nil, err
+		}
+		status = r
+	}
 	st, err := openStore(ctx, c.db)
 	if err != nil {
 		return nil, err
@@ -704,6 +745,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	var observe paymentObserver
 	eng, err := engine.New(engine.Config{
 		Facilitator:           facilitator,
+		Status:                status,
 		Journal:               st,
 		Verifier:              &exact.Verifier{Signers: signers},
 		SkipFacilitatorVerify: c.devMode,
@@ -781,7 +823,7 @@ func (o *paymentObserver) observe(ev engine.Event) {
 var serveFlagGroups = []flagGroup{
 	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
 	{"Payments", []string{"dev", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
-	{"Settling on chain (--settle onchain)", []string{"settle", "rpc-url", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
+	{"The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{"Storage", []string{"db"}},
 	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "regex-timeout", "tool-timeout", "shutdown-timeout"}},

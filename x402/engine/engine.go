@@ -21,11 +21,12 @@
 //
 // Recovery (Engine.Run: at start and periodically, on every instance at
 // once) releases reservations whose owner died and resolves settling rows
-// by asking a facilitator that can tell (x402.StatusChecker) or by
-// presenting the settlement again (a deduplicating facilitator returns the
-// original result). An "already used" answer is not proof of payment to
-// us: such rows become unknown, counted and listed for the operator, never
-// dropped.
+// by asking a status query (Config.Status, or a facilitator that can tell:
+// x402.StatusChecker) or by presenting the settlement again (a
+// deduplicating facilitator returns the original result). An "already
+// used" answer is not proof of payment to us: with a status query, the
+// query tells whose settlement it was; without one, such rows become
+// unknown, counted and listed for the operator, never dropped.
 package engine
 
 import (
@@ -106,6 +107,13 @@ type Config struct {
 	// x402.StatusChecker, recovery asks it before presenting a settlement
 	// again.
 	Facilitator x402.Facilitator
+	// Status, when set, is the status query recovery asks what became of
+	// an interrupted settlement, instead of the facilitator's own: for a
+	// facilitator that neither deduplicates nor tells a status (the x402
+	// HTTP API has no status endpoint), a reader of the chain itself
+	// (onchain.StatusReader). A re-presented settlement the facilitator
+	// refuses ("already used") is then resolved from it too.
+	Status x402.StatusChecker
 	// Journal keeps every payment's state durably; nil means a
 	// MemoryJournal (one process, nothing survives it).
 	Journal Journal
@@ -128,7 +136,8 @@ type Config struct {
 	// settlement presented again (svc's local and on-chain facilitators
 	// do): recovery then takes a refusal of a re-presented settlement as
 	// proof that nothing was settled and releases the row. Without it such
-	// rows become unknown, for the operator.
+	// rows are resolved from the status query, if there is one, and
+	// otherwise become unknown, for the operator.
 	Deduplicates bool
 	// Logger receives one record per decision (never a signature); nil
 	// means slog.Default().

@@ -28,6 +28,11 @@
 // An authorization already settled on chain, presented again for the
 // same payment, gets the original settlement back (read from the chain):
 // settlements deduplicate across restarts and instances.
+//
+// StatusReader answers the same status query from a read-only RPC
+// endpoint, without a relayer key: a payment engine settling through
+// another facilitator (one reached over HTTP, which may not deduplicate)
+// asks it what became of an interrupted settlement.
 package onchain
 
 import (
@@ -149,6 +154,7 @@ type Facilitator struct {
 	client  *ethclient.Client
 	abi     abi.ABI
 	relayer *relayer
+	reader  *StatusReader // what the chain says of an authorization
 	log     *slog.Logger
 
 	flight singleflight.Group // settlements in flight, by authorization
@@ -176,20 +182,11 @@ var (
 // the network's, and the token must be a contract there. Configuration
 // mistakes are *x402.ConfigError.
 func New(ctx context.Context, cfg Config) (*Facilitator, error) {
-	n, ok := x402.LookupNetwork(cfg.Network)
-	if !ok {
+	if _, ok := x402.LookupNetwork(cfg.Network); !ok {
 		return nil, &x402.ConfigError{Field: "Network", Message: fmt.Sprintf("unknown network %q", clip.Bytes(cfg.Network, 40))}
 	}
 	if cfg.RelayerKey == nil {
 		return nil, &x402.ConfigError{Field: "RelayerKey", Message: "a relayer key is required"}
-	}
-	token := common.HexToAddress(n.USDC)
-	if cfg.Token != "" {
-		a, ok := evmaddr.Parse(cfg.Token)
-		if !ok {
-			return nil, &x402.ConfigError{Field: "Token", Message: "must be 0x followed by 40 hex digits"}
-		}
-		token = a
 	}
 	if cfg.PayTo != "" {
 		p, problem := wire.CheckPayTo(cfg.PayTo)
@@ -210,47 +207,16 @@ func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 	if cfg.FeeTTL <= 0 {
 		cfg.FeeTTL = DefaultFeeTTL
 	}
-	if cfg.LookbackBlocks == 0 {
-		cfg.LookbackBlocks = DefaultLookbackBlocks
-	}
-	if cfg.LogWindow == 0 {
-		cfg.LogWindow = DefaultLogWindow
-	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	parsed, err := parseTokenABI()
+	c, err := connect(ctx, cfg.RPCURL, cfg.Client, cfg.Network, cfg.Token)
 	if err != nil {
-		return nil, fmt.Errorf("x402 onchain: token ABI: %w", err)
+		return nil, err
 	}
-	rc := cfg.Client
-	if rc == nil {
-		if cfg.RPCURL == "" {
-			return nil, &x402.ConfigError{Field: "RPCURL", Message: "an RPC endpoint is required"}
-		}
-		rc, err = rpc.DialContext(ctx, cfg.RPCURL)
-		if err != nil {
-			return nil, fmt.Errorf("x402 onchain: connect to the RPC endpoint: %w", err)
-		}
-	}
-	client := ethclient.NewClient(rc)
-	id, err := client.ChainID(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("x402 onchain: read the chain id: %w", err)
-	}
-	if id.Int64() != n.ChainID {
-		return nil, &x402.ConfigError{Field: "RPCURL", Message: fmt.Sprintf("the endpoint serves chain id %s, not %s's %d", id, n.CAIP2, n.ChainID)}
-	}
-	code, err := client.CodeAt(ctx, token, nil)
-	if err != nil {
-		return nil, fmt.Errorf("x402 onchain: read the token contract: %w", err)
-	}
-	if len(code) == 0 {
-		return nil, &x402.ConfigError{Field: "Token", Message: fmt.Sprintf("no contract at %s on %s", token.Hex(), n.CAIP2)}
-	}
-	f := &Facilitator{cfg: cfg, network: n, token: token, rpc: rc, client: client, abi: parsed, log: log,
-		relayer: newRelayer(cfg.RelayerKey, id, client), tracking: map[string]*tracker{}}
+	f := &Facilitator{cfg: cfg, network: c.network, token: c.token, rpc: c.rpc, client: c.client, abi: c.abi, log: log,
+		reader: c.reader(cfg.Confirmations, cfg.LookbackBlocks, cfg.LogWindow), relayer: newRelayer(cfg.RelayerKey, c.chainID, c.client), tracking: map[string]*tracker{}}
 	f.bg, f.stop = context.WithCancel(context.Background())
 	return f, nil
 }
@@ -742,7 +708,7 @@ func (f *Facilitator) afterRevert(ctx context.Context, pm *payment, req x402.Pay
 // settledBefore answers a payment whose authorization the chain says is
 // used: the original settlement when it transferred this payment.
 func (f *Facilitator) settledBefore(ctx context.Context, pm *payment, req x402.PaymentRequirements) (x402.SettleResponse, error) {
-	st, confirmed, err := f.status(ctx, pm, req)
+	st, confirmed, err := f.status(ctx, pm)
 	if err != nil {
 		return x402.SettleResponse{}, &UnavailableError{Reason: UnavailableRPC, Err: err}
 	}
@@ -887,118 +853,15 @@ func (f *Facilitator) affordable(ctx context.Context, gas uint64, fe fees) error
 	return nil
 }
 
-// Status implements x402.StatusChecker from the chain:
-// authorizationState(from, nonce) and, when used, the transaction that
-// emitted AuthorizationUsed(from, nonce) (searched within LookbackBlocks)
-// and the Transfer it made. Expired compares validBefore with the latest
-// block's time. A canceled authorization is Used without a Transaction.
-// A transaction short of Config.Confirmations is an error wrapping
-// ErrNotConfirmed (not proof yet; ask again later).
+// Status implements x402.StatusChecker: see StatusReader.Status.
 func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.AuthorizationStatus, error) {
-	p, err := exact.ParseExactEVMPayload(payload.Payload)
-	if err != nil {
-		return x402.AuthorizationStatus{}, fmt.Errorf("x402 onchain: status: %w", err)
-	}
-	a := p.Authorization
-	from, ok1 := evmaddr.Parse(a.From)
-	var nonce [32]byte
-	ok2 := evmaddr.DecodeHex(nonce[:], a.Nonce)
-	vb, ok3 := new(big.Int).SetString(a.ValidBefore, 10)
-	if !ok1 || !ok2 || !ok3 {
-		return x402.AuthorizationStatus{}, errors.New("x402 onchain: status: the authorization's from, nonce or validBefore is malformed")
-	}
-	pm := &payment{p: p, from: from, nonce: nonce, validBef: vb, value: big.NewInt(0)}
-	st, confirmed, err := f.status(ctx, pm, req)
-	if err != nil {
-		return x402.AuthorizationStatus{}, err
-	}
-	if !confirmed {
-		return x402.AuthorizationStatus{}, fmt.Errorf("%w: %s (%d wanted)", ErrNotConfirmed, st.Transaction, f.cfg.Confirmations)
-	}
-	return st, nil
+	return f.reader.Status(ctx, payload, req)
 }
-
-// ErrNotConfirmed is wrapped by the error of Status when the transaction
-// that used the authorization is mined but does not have
-// Config.Confirmations confirmations yet: ask again later.
-var ErrNotConfirmed = errors.New("x402 onchain: the transaction that used the authorization is not confirmed yet")
 
 // status reads what the chain says of pm's authorization; confirmed is
 // false when the transaction that used it lacks its confirmations.
-func (f *Facilitator) status(ctx context.Context, pm *payment, req x402.PaymentRequirements) (st x402.AuthorizationStatus, confirmed bool, err error) {
-	// The block that proves expiry is read before the authorization's
-	// state: unused after a block at or past validBefore, it can never be
-	// used. Read the other way round, a transfer mined between the two
-	// reads would be reported unused and expired.
-	head, err := f.client.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return st, false, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
-	}
-	v, err := f.view(ctx, pm)
-	if err != nil {
-		return st, false, err
-	}
-	st = x402.AuthorizationStatus{Used: v.used, Expired: pm.validBef.Cmp(new(big.Int).SetUint64(head.Time)) <= 0}
-	if !v.used {
-		return st, true, nil
-	}
-	// Used: search its events up to the block that says so, or later.
-	if head, err = f.client.HeaderByNumber(ctx, nil); err != nil {
-		return x402.AuthorizationStatus{}, false, fmt.Errorf("x402 onchain: status: read the latest block: %w", err)
-	}
-	logs, err := f.findLogs(ctx, head.Number.Uint64(), pm.from, pm.nonce)
-	if err != nil {
-		return x402.AuthorizationStatus{}, false, err
-	}
-	for _, l := range logs {
-		if l.Removed || l.Topics[0] != topicAuthorizationUsed {
-			continue
-		}
-		rcpt, err := f.client.TransactionReceipt(ctx, l.TxHash)
-		if err != nil {
-			return x402.AuthorizationStatus{}, false, fmt.Errorf("x402 onchain: status: receipt of %s: %w", l.TxHash.Hex(), err)
-		}
-		tr, ok := transferOf(rcpt.Logs, f.token, pm.from, pm.nonce)
-		if !ok {
-			continue
-		}
-		st.Transaction = l.TxHash.Hex()
-		st.Payer, st.PayTo, st.Amount = pm.from.Hex(), tr.to.Hex(), tr.value.String()
-		st.Asset, st.Network = f.token.Hex(), f.network.CAIP2
-		if confirmed, err = f.confirmed(ctx, rcpt); err != nil {
-			return x402.AuthorizationStatus{}, false, err
-		}
-		return st, confirmed, nil
-	}
-	return st, true, nil
-}
-
-// findLogs searches backwards from head, LogWindow blocks at a time, for
-// the token's AuthorizationUsed or AuthorizationCanceled of (from, nonce).
-func (f *Facilitator) findLogs(ctx context.Context, head uint64, from common.Address, nonce [32]byte) ([]types.Log, error) {
-	var oldest uint64
-	if head > f.cfg.LookbackBlocks {
-		oldest = head - f.cfg.LookbackBlocks
-	}
-	topics := [][]common.Hash{{topicAuthorizationUsed, topicAuthorizationCanceled}, {common.BytesToHash(from.Bytes())}, {common.Hash(nonce)}}
-	to := head
-	for {
-		lo := oldest
-		if to-oldest >= f.cfg.LogWindow {
-			lo = to - f.cfg.LogWindow + 1
-		}
-		logs, err := f.client.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(lo), ToBlock: new(big.Int).SetUint64(to), Addresses: []common.Address{f.token}, Topics: topics})
-		if err != nil {
-			return nil, fmt.Errorf("x402 onchain: status: search the authorization's events: %w", err)
-		}
-		if len(logs) > 0 {
-			return logs, nil
-		}
-		if lo == oldest {
-			return nil, nil
-		}
-		to = lo - 1
-	}
+func (f *Facilitator) status(ctx context.Context, pm *payment) (st x402.AuthorizationStatus, confirmed bool, err error) {
+	return f.reader.status(ctx, pm.from, pm.nonce, pm.validBef)
 }
 
 // Supported implements x402.Facilitator: the exact scheme on the network,

@@ -378,20 +378,7 @@ func (f *Facilitator) bump(ctx context.Context, tx *types.Transaction) *types.Tr
 }
 
 // confirmed reports whether rcpt's block has cfg.Confirmations
-// confirmations (it is the chain's block at its height, and the head is
-// Confirmations-1 blocks above it). Only the context's error is returned:
-// a failed read counts as not confirmed yet.
+// confirmations (see StatusReader.confirmed).
 func (f *Facilitator) confirmed(ctx context.Context, rcpt *types.Receipt) (bool, error) {
-	if f.cfg.Confirmations <= 1 {
-		return true, nil
-	}
-	head, err := f.client.BlockNumber(ctx)
-	if err != nil || head < rcpt.BlockNumber.Uint64()+f.cfg.Confirmations-1 {
-		return false, ctx.Err()
-	}
-	h, err := f.client.HeaderByNumber(ctx, rcpt.BlockNumber)
-	if err != nil {
-		return false, ctx.Err()
-	}
-	return h.Hash() == rcpt.BlockHash, nil
+	return f.reader.confirmed(ctx, rcpt)
 }
