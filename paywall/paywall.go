@@ -6,7 +6,8 @@
 //     crash or a restart never loses a payer's answer or a settlement;
 //     a postgres:// URL shares it between instances;
 //   - recovery of payments interrupted by a crash starts with New and
-//     stops with Close;
+//     stops with Close (with RPCURL it asks the chain what became of them
+//     when the facilitator does not deduplicate);
 //   - the network is Base (USDC, eip155:8453);
 //   - requests to unpriced routes pass through untouched.
 //
@@ -36,6 +37,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
+	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
@@ -82,6 +84,11 @@ type Config struct {
 	// recovery release a payment it refuses.
 	Facilitator  x402.Facilitator
 	Deduplicates bool
+	// RPCURL, with a facilitator that does not deduplicate (most over
+	// HTTP), is a read-only JSON-RPC endpoint of the network: recovery
+	// asks the chain what became of a settlement interrupted by a crash
+	// (onchain.StatusReader) instead of leaving it unknown. No key.
+	RPCURL string
 	// Dev verifies payments with a local facilitator that settles nothing
 	// on chain, when no facilitator is given.
 	Dev bool
@@ -167,7 +174,16 @@ func New(ctx context.Context, cfg Config) (*Paywall, error) {
 	if p.journal, err = store.Open(ctx, dsn); err != nil {
 		return nil, fmt.Errorf("paywall: journal: %w", err)
 	}
-	p.eng, err = engine.New(engine.Config{Facilitator: fac, Journal: p.journal, Logger: log,
+	var status x402.StatusChecker
+	if cfg.RPCURL != "" {
+		sr, err := onchain.NewStatusReader(ctx, onchain.StatusConfig{RPCURL: cfg.RPCURL, Network: n.CAIP2})
+		if err != nil {
+			_ = p.journal.Close()
+			return nil, fmt.Errorf("paywall: Config.RPCURL: %w", err)
+		}
+		status = sr
+	}
+	p.eng, err = engine.New(engine.Config{Facilitator: fac, Journal: p.journal, Logger: log, Status: status,
 		SkipFacilitatorVerify: skipVerify, Deduplicates: dedup})
 	if err != nil {
 		_ = p.journal.Close()
