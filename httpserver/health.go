@@ -111,7 +111,12 @@ type FacilitatorHealth struct {
 	Kind      string   `json:"kind"`   // "local" (dev mode), "remote" or "onchain"
 	Networks  []string `json:"networks,omitempty"`
 	CheckedAt string   `json:"checkedAt,omitempty"`
-	Error     string   `json:"error,omitempty"`
+	// Relayer and RelayerBalanceWei, for the on-chain facilitator: the
+	// address that pays the settlements' gas (the one to fund) and its
+	// native balance, when the node gave it.
+	Relayer           string `json:"relayer,omitempty"`
+	RelayerBalanceWei string `json:"relayerBalanceWei,omitempty"`
+	Error             string `json:"error,omitempty"`
 }
 
 // health answers GET /health.
@@ -215,10 +220,17 @@ func (s *Server) facilitatorHealth(ctx context.Context) FacilitatorHealth {
 		f.Kind = "local"
 	}
 	if rl, ok := s.cfg.Facilitator.(relayer); ok {
-		f.Kind = "onchain"
+		f.Kind, f.Relayer = "onchain", rl.Relayer().Hex()
+		if b, err := rl.RelayerBalance(ctx); err == nil {
+			f.RelayerBalanceWei = b.String()
+		}
 		if err := rl.Ready(ctx); err != nil {
-			s.log.Warn("health: the on-chain facilitator is not ready", "error", err)
+			s.log.Warn("health: the on-chain facilitator is not ready", "error", err, "relayer", f.Relayer)
 			f.Status, f.Error = "down", "the on-chain facilitator cannot settle: "+onchainReason(err)
+			var ue *onchain.UnavailableError
+			if errors.As(err, &ue) && ue.Reason == onchain.UnavailableOutOfGas {
+				f.Error += "; fund the relayer " + f.Relayer
+			}
 			return f
 		}
 	}

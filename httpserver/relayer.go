@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -12,6 +13,7 @@ import (
 // on-chain facilitator): its gas balance and pending transactions are
 // metrics, and its readiness is part of /health and /readyz.
 type relayer interface {
+	Relayer() common.Address
 	RelayerBalance(ctx context.Context) (*big.Int, error)
 	Pending() int
 	Ready(ctx context.Context) error

@@ -570,8 +570,21 @@ func TestChainServeReadinessFollowsRelayerBalance(t *testing.T) {
 	w.chain.SetBalance(t, w.relayer, low)
 	rd = readiness{}
 	clusterGetJSON(t, c, srv.base+"/readyz", http.StatusServiceUnavailable, &rd)
-	if rd.Status != "not ready" || rd.Checks.Facilitator.Status != "down" || !strings.Contains(rd.Checks.Facilitator.Error, "relayer_out_of_gas") {
+	if rd.Status != "not ready" || rd.Checks.Facilitator.Status != "down" || !strings.Contains(rd.Checks.Facilitator.Error, "relayer_out_of_gas") ||
+		!strings.Contains(rd.Checks.Facilitator.Error, "fund the relayer "+w.relayer.Hex()) {
 		t.Fatalf("/readyz with the relayer below the minimum: %+v", rd)
+	}
+	// The banner and /health name the relayer to fund, /health with its
+	// balance.
+	if !strings.Contains(srv.out.String(), "relayer:     "+w.relayer.Hex()) {
+		t.Fatalf("the banner does not name the relayer %s:\n%s", w.relayer.Hex(), clusterTail(srv.out.String(), 3000))
+	}
+	var health struct {
+		Facilitator struct{ Relayer, RelayerBalanceWei string } `json:"facilitator"`
+	}
+	clusterGetJSON(t, c, srv.base+"/health", http.StatusServiceUnavailable, &health)
+	if health.Facilitator.Relayer != w.relayer.Hex() || health.Facilitator.RelayerBalanceWei != low.String() {
+		t.Fatalf("/health facilitator %+v, want relayer %s with %s wei", health.Facilitator, w.relayer.Hex(), low)
 	}
 	if got := clusterMetric(t, c, srv.base, "svc_relayer_balance_wei"); got != low.Int64() {
 		t.Fatalf("svc_relayer_balance_wei %d, want %s", got, low)

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto"
+
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
@@ -619,6 +621,10 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 		b.WriteString("               (every PAYMENT-RESPONSE says onChain:false; /health says devMode:true)\n")
 	} else if c.settle == settleOnchain {
 		b.WriteString("  payments:    settled ON CHAIN by this process (relayer key; --rpc-url)\n")
+		if c.chain.relayerKey != nil {
+			fmt.Fprintf(&b, "  relayer:     %s pays the gas of every settlement: keep it funded (/health shows its balance)\n",
+				crypto.PubkeyToAddress(c.chain.relayerKey.PublicKey).Hex())
+		}
 	} else {
 		fmt.Fprintf(&b, "  payments:    facilitator %s (its path, credentials and query are not shown; published as %s)\n", originOf(c.facilitatorURL), c.publicFacilitator)
 	}
