@@ -64,6 +64,10 @@ const (
 	recoverBatch = 8
 	// leaseMargin is added to every lease on top of the step's timeout.
 	leaseMargin = 15 * time.Second
+	// A background resolution (resolveLater) starts only with at least
+	// minResolveWindow of the lease left, and ends leaseSafety before it.
+	minResolveWindow = 2 * time.Second
+	leaseSafety      = time.Second
 )
 
 // Reasons of the engine's own refusals (Outcome.Reason), next to the
@@ -445,6 +449,9 @@ type paid struct {
 	amount  string
 	sigLeft bool // the signature was left to the facilitator (ContractWallets)
 	log     *slog.Logger
+	// leaseUntil is the end of the settling row's lease (the engine's
+	// clock): this engine's background work on the row stops before it.
+	leaseUntil time.Time
 }
 
 // Serve runs one call through the engine. run is called at most once, only
@@ -752,6 +759,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 		return base
 	}
 	e.hook(HookSettlingCommitted, p.key)
+	p.leaseUntil = st.LeaseUntil
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SettleTimeout)
 	defer cancel()
@@ -761,7 +769,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 		// No decision: the transaction may have gone out. The row stays
 		// settling; recovery resolves it once its lease ends.
 		p.log.Error("x402: settlement failed without a decision; resolving it in the background (and by recovery after a crash)", "error", err)
-		e.background(func() { e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log) })
+		e.background(func() { e.resolveLater(p.key, p.leaseUntil, p.log) })
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
@@ -772,7 +780,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	if err := e.recordSettled(context.WithoutCancel(ctx), p.key, sr); err != nil {
 		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
 			"transaction", clip.Bytes(sr.Transaction, 100), "error", err)
-		e.background(func() { e.settleLater(p.key, sr, e.cfg.SettleTimeout+leaseMargin, p.log) })
+		e.background(func() { e.settleLater(p.key, sr, p.leaseUntil, p.log) })
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
@@ -798,7 +806,7 @@ func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
 		// settling and is resolved in the background; the client is told to
 		// come back with the same payment, never to pay again.
 		p.log.Warn("x402: settlement ambiguous; resolving it in the background", "reason", clip.Bytes(sr.ErrorReason, 80))
-		e.background(func() { e.resolveLater(p.key, e.cfg.SettleTimeout+leaseMargin, p.log) })
+		e.background(func() { e.resolveLater(p.key, p.leaseUntil, p.log) })
 		return Outcome{Kind: Pending, Reason: ReasonSettlementPending, RetryAfter: 5 * time.Second, Version: p.version, Payer: p.payer, Key: p.key}
 	case sr.ErrorReason == exact.ReasonNonceAlreadyUsed:
 		// Used elsewhere before our first settle: for good.
@@ -851,13 +859,12 @@ func (e *Engine) recordSettled(ctx context.Context, key string, sr x402.SettleRe
 }
 
 // settleLater keeps trying to record a settlement the journal refused,
-// until it succeeds or the row's lease ends (recovery takes over then: the
-// row is durable in settling, and a deduplicating facilitator or a status
-// query confirms it again).
-func (e *Engine) settleLater(key string, sr x402.SettleResponse, lease time.Duration, log *slog.Logger) {
-	until := time.Now().Add(lease)
+// until it is recorded, the row leaves this engine or the row's lease ends
+// (leaseUntil, on the engine's clock): after that, recovery (here or on
+// another instance) owns the row and resolves it from the facilitator.
+func (e *Engine) settleLater(key string, sr x402.SettleResponse, leaseUntil time.Time, log *slog.Logger) {
 	pause := 500 * time.Millisecond
-	for time.Now().Before(until) {
+	for e.cfg.Now().Add(pause).Before(leaseUntil) {
 		if !e.sleep(pause) {
 			return
 		}
@@ -879,27 +886,33 @@ func (e *Engine) settleLater(key string, sr x402.SettleResponse, lease time.Dura
 // not learn (the facilitator failed or its answer was lost), rather than
 // waiting for the row's lease to end: it presents the settlement again (a
 // deduplicating facilitator returns the original result) or asks the
-// facilitator's status query, as recovery does, with growing pauses until
-// the row is resolved, leaves this engine or the lease ends.
-func (e *Engine) resolveLater(key string, lease time.Duration, log *slog.Logger) {
-	// Stop early enough that a resolution started here ends within the
-	// lease: after it, another instance may resolve the row too.
-	until := time.Now().Add(lease - e.cfg.SettleTimeout)
+// status query, as recovery does, with growing pauses until the row is
+// resolved or leaves this engine. Every attempt is cut to end within the
+// row's lease, read from the row on the engine's clock: after the lease,
+// another instance's recovery may resolve the row, and two settles of one
+// authorization are never in flight at once.
+func (e *Engine) resolveLater(key string, leaseUntil time.Time, log *slog.Logger) {
 	pause := 2 * time.Second
-	for time.Now().Add(pause).Before(until) {
+	for e.cfg.Now().Add(pause + minResolveWindow + leaseSafety).Before(leaseUntil) {
 		if !e.sleep(pause) {
 			return
 		}
 		pause = min(2*pause, 15*time.Second)
-		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.SettleTimeout)
-		rec, err := e.journal.Get(ctx, key)
-		if err != nil || rec.State != StateSettling || rec.Owner != e.instance {
-			cancel()
-			if err == nil {
-				return // resolved elsewhere
-			}
+		gctx, gcancel := context.WithTimeout(context.Background(), e.cfg.VerifyTimeout)
+		rec, err := e.journal.Get(gctx, key)
+		gcancel()
+		if err != nil {
 			continue
 		}
+		if rec.State != StateSettling || rec.Owner != e.instance {
+			return // resolved elsewhere
+		}
+		leaseUntil = rec.LeaseUntil
+		left := leaseUntil.Sub(e.cfg.Now()) - leaseSafety
+		if left < minResolveWindow {
+			return // too late to finish within the lease: recovery's turn
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), min(e.cfg.SettleTimeout, left))
 		st := e.resolve(ctx, rec)
 		cancel()
 		if st != StateSettling {
