@@ -110,6 +110,11 @@ func TestServeFromCleanCheckout(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// The release binary cannot stall a payment: the crash tests' hook is
+	// compiled only with -tags svc_crashtest.
+	if b, err := os.ReadFile(bin); err != nil || bytes.Contains(b, []byte("SVC_TEST_STALL_AT")) || bytes.Contains(b, []byte("stalled for a crash test")) {
+		t.Fatalf("the release binary holds the crash tests' stall hook (%v)", err)
+	}
 	work := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
 	cmd.Dir = work

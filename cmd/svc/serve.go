@@ -669,29 +669,6 @@ func recoveryNote(c *serveConfig) string {
 		"               leaves it unknown for the operator (svc ledger, svc reconcile); give --rpc-url so that recovery asks the chain"
 }
 
-// envStallAt names the environment variable of crash tests: set to one of
-// the payment engine's hook points (engine.HookSettlingCommitted,
-// engine.HookSettleReturned, engine.HookSettledCommitted), every paid call
-// reaching that point logs it and stops there for good, so that a test can
-// kill the process at a known step of a payment. Never set it in
-// production: the calls it stops never answer.
-const envStallAt = "SVC_TEST_STALL_AT"
-
-// stallHook returns the engine hook of envStallAt's value, nil when unset.
-func stallHook(point string, log *slog.Logger) func(point, key string) {
-	if point == "" {
-		return nil
-	}
-	log.Warn("svc: crash-test mode: paid calls stop for good at a payment step", "env", envStallAt, "point", point)
-	return func(p, key string) {
-		if p != point {
-			return
-		}
-		log.Warn("svc: paid call stalled for a crash test", "point", p, "key", key)
-		select {}
-	}
-}
-
 // assembled is a server built from a configuration, not yet serving.
 type assembled struct {
 	srv     *httpserver.Server
@@ -760,7 +737,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		Logger:                log,
 		SettleTimeout:         c.settleTimeout,
 		RunTimeout:            c.toolTimeout + time.Second,
-		Hook:                  stallHook(os.Getenv(envStallAt), log),
+		Hook:                  crashTestHook(log),
 		Observe:               observe.observe,
 	})
 	if err != nil {
