@@ -26,9 +26,19 @@
 // original result). An "already used" answer is not proof of payment to
 // us: such rows become unknown, counted and listed for the operator, never
 // dropped.
+//
+// A call whose run fails is not settled, whatever the cause — a tool that
+// timed out on the payer's own pathological input included: x402 settles
+// what is delivered, and a payer charged without an answer would rightly
+// contest it. Such runs are charged to the payer instead, in a budget of
+// their own (Config.PayerBurst): a payer whose paid calls keep running
+// for nothing (failed, timed out, or refused at settlement) is Throttled
+// before anything runs again, on every transport, while other payers are
+// not affected.
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -91,6 +101,10 @@ const (
 	// ReasonPaymentUnresolved: the payment may have settled but recovery
 	// could not tell; the operator reconciles it (do not pay again).
 	ReasonPaymentUnresolved = "payment_unresolved"
+	// ReasonPayerThrottled: too many paid calls of this payer ran lately
+	// without delivering (timed out, failed, or their settlement was
+	// refused); retry after RetryAfter.
+	ReasonPayerThrottled = "payer_throttled"
 )
 
 // Hook points (Config.Hook): where a crash test may stop the process.
@@ -150,6 +164,24 @@ type Config struct {
 	// the facilitator of a signature left to it (ContractWallets) is not
 	// counted.
 	MaxAttempts int
+	// PayerBurst and PayerRefill bound, per payer (the authorization's
+	// from, known after the local checks), the paid calls that run and
+	// deliver nothing: a call admitted to run takes one of its payer's
+	// PayerBurst tokens and gives it back when it ends paid, or fails
+	// through no fault of the payer (the run reports a transient error,
+	// the journal fails, the settlement is pending); a run that fails
+	// otherwise (a tool time-out on the payer's input, an answer too
+	// large, an error), or whose settlement is refused, keeps it, and one
+	// token comes back per PayerRefill. A payer without a token is
+	// answered Throttled before anything is written or run (a retry of a
+	// payment that needs no run — a settled one replayed, one in progress
+	// or used — is answered as usual). So at most PayerBurst calls of one
+	// payer run at once, and a payer whose calls keep failing costs at most
+	// PayerBurst runs, then one per PayerRefill. Each engine keeps its own
+	// budgets, in memory. Zero means DefaultPayerBurst and
+	// DefaultPayerRefill; a negative PayerBurst turns the budget off.
+	PayerBurst  int
+	PayerRefill time.Duration
 	// Instance names this engine in the journal (row owner); empty means a
 	// random id. Two live engines must never share one.
 	Instance string
@@ -187,6 +219,7 @@ type Engine struct {
 	journal  Journal
 	log      *slog.Logger
 	instance string
+	payers   *payerBudget // nil: no payer budget
 
 	kick     chan struct{} // asks Run for a recovery round now
 	lastKick atomic.Int64  // unix nanoseconds of the last kick taken
@@ -207,7 +240,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("engine: Config.Facilitator is required")
 	}
-	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 ||
+	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 || cfg.PayerRefill < 0 ||
 		cfg.KeyRetention < 0 || cfg.MaxAttempts < 0 || cfg.Heartbeat < 0 || cfg.DeadAfter < 0 || cfg.RecoverEvery < 0 {
 		return nil, errors.New("engine: durations and limits must not be negative")
 	}
@@ -253,8 +286,12 @@ func New(cfg Config) (*Engine, error) {
 		}
 		inst = hex.EncodeToString(b[:])
 	}
-	return &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
-		stop: make(chan struct{})}, nil
+	e := &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
+		stop: make(chan struct{})}
+	if cfg.PayerBurst >= 0 {
+		e.payers = newPayerBudget(cmp.Or(cfg.PayerBurst, DefaultPayerBurst), cmp.Or(cfg.PayerRefill, DefaultPayerRefill), payerBudgetKeys)
+	}
+	return e, nil
 }
 
 // Instance returns this engine's owner id in the journal.
@@ -366,6 +403,10 @@ const (
 	Paid
 	// Replayed: the recorded answer of this payment, settled before.
 	Replayed
+	// Throttled: too many paid calls of this payer ran lately without
+	// delivering (Config.PayerBurst); nothing ran and nothing was charged,
+	// and the same payment may be presented again after RetryAfter.
+	Throttled
 )
 
 // String names the kind for logs and metrics.
@@ -389,6 +430,8 @@ func (k OutcomeKind) String() string {
 		return "paid"
 	case Replayed:
 		return "replayed"
+	case Throttled:
+		return "throttled"
 	}
 	return "invalid"
 }
@@ -412,7 +455,7 @@ type Outcome struct {
 	Err error
 	// Timeout marks an Unavailable caused by a facilitator time-out.
 	Timeout bool
-	// RetryAfter is set for InProgress and Pending.
+	// RetryAfter is set for InProgress, Pending and Throttled.
 	RetryAfter time.Duration
 	// Version is the protocol version of the payment (1 or 2; 2 without
 	// one), for the binding's headers.
@@ -507,6 +550,21 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	p.key = exact.NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
 	p.log = p.log.With("payer", clip.Bytes(payer, 42), "nonce", clip.Bytes(p.nonce, 66), "amount", p.amount, "network", p.req.Network)
 
+	// The payer's budget (Config.PayerBurst). A payer with no token left is
+	// answered before anything is written; a call admitted to run takes a
+	// token, given back unless the call ran and delivered nothing through
+	// the payer's doing (charged).
+	var taken, charged bool
+	defer func() {
+		if taken && !charged {
+			e.payers.give(p.payer, e.cfg.Now())
+		}
+	}()
+	if e.payers != nil {
+		if ok, wait := e.payers.peek(p.payer, e.cfg.Now()); !ok {
+			return e.throttled(ctx, p, ep, wait)
+		}
+	}
 	if o, ok := e.reserve(ctx, p, ep); !ok {
 		return o
 	}
@@ -515,15 +573,31 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 			return o
 		}
 	}
+	if e.payers != nil {
+		// Taken only now: a payment that runs nothing (replayed, in
+		// progress, refused) holds no token, and neither does a signature
+		// the facilitator refused (anyone may name somebody else's address
+		// as from, when the signature is left to it).
+		ok, wait := e.payers.take(p.payer, e.cfg.Now())
+		if !ok {
+			e.release(p, "payer throttled", false)
+			return e.throttledOutcome(p, wait)
+		}
+		taken = true
+	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	ans, err := safeRun(rctx, run)
 	cancel()
 	if err != nil {
 		// A failure the payer did not cause (the caller left, or the run
 		// says it is transient: an upstream down after the preflight) does
-		// not use up one of the authorization's attempts.
+		// not use up one of the authorization's attempts. Every failure but
+		// a transient one is charged to the payer's budget: a caller that
+		// leaves may have made the run spend its time all the same.
 		var tr interface{ Transient() bool }
-		counted := ctx.Err() == nil && !(errors.As(err, &tr) && tr.Transient())
+		transient := errors.As(err, &tr) && tr.Transient()
+		counted := ctx.Err() == nil && !transient
+		charged = !transient
 		e.release(p, "run failed: "+clip.Bytes(err.Error(), 200), counted)
 		p.log.Info("x402: paid call failed; not settled", "error", err)
 		o := Outcome{Kind: RunFailed, Err: err, Version: p.version, Payer: payer, Key: p.key}
@@ -535,7 +609,35 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	if ans.Status == 0 {
 		ans.Status = 200
 	}
-	return e.settle(ctx, p, ans)
+	o := e.settle(ctx, p, ans)
+	// A refused settlement (insufficient funds, ...) ran the call for
+	// nothing, as a failed run does.
+	charged = o.Kind == SettleFailed
+	return o
+}
+
+// throttled answers a call whose payer has no token left (Config.
+// PayerBurst): Throttled, before anything is written or run. A payment the
+// journal knows already is answered by it as usual (the recorded answer of
+// a settled payment, in progress, used), since that runs nothing; a run it
+// would grant (a released authorization with attempts left) is released
+// again, uncounted.
+func (e *Engine) throttled(ctx context.Context, p *paid, ep exact.ExactEVMPayload, wait time.Duration) Outcome {
+	if _, err := e.journal.Get(ctx, p.key); err == nil {
+		if o, ok := e.reserve(ctx, p, ep); !ok {
+			return o
+		}
+		e.release(p, "payer throttled", false)
+	}
+	return e.throttledOutcome(p, wait)
+}
+
+// throttledOutcome is the Throttled outcome of p.
+func (e *Engine) throttledOutcome(p *paid, wait time.Duration) Outcome {
+	p.log.Info("x402: payer throttled after failed paid calls; nothing run", "retry_after", wait)
+	o := e.refuse(p.pr, Throttled, ReasonPayerThrottled, p.version)
+	o.Payer, o.Key, o.RetryAfter = p.payer, p.key, wait
+	return o
 }
 
 // assetOn returns the asset of the first requirement on network (a CAIP-2
