@@ -94,6 +94,9 @@ type fixtureOptions struct {
 	unpaidBurst int
 	// separateAdmin is Config.SeparateAdmin.
 	separateAdmin bool
+	// payerBurst and payerRefill are Config.PayerBurst and PayerRefill.
+	payerBurst  int
+	payerRefill time.Duration
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -177,6 +180,8 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Version:       "test",
 		SeparateAdmin: o.separateAdmin,
+		PayerBurst:    o.payerBurst,
+		PayerRefill:   o.payerRefill,
 	})
 	if err != nil {
 		_ = ln.Close()

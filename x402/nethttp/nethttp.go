@@ -21,7 +21,10 @@
 //     buffer (nothing reaches the client before settlement), journals the
 //     answer, settles and journals the settlement; the answer goes out with
 //     PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1). A handler answer
-//     with status ≥ 400 settles nothing and is passed on unchanged.
+//     with status ≥ 400 settles nothing and is passed on unchanged. A payer
+//     whose paid calls keep running for nothing (the engine's payer budget,
+//     engine.Config.PayerBurst) gets 429 with Retry-After before the
+//     handler runs again.
 package nethttp
 
 import (
@@ -435,6 +438,10 @@ func (m *Middleware) write(w http.ResponseWriter, r *http.Request, out engine.Ou
 			"error":   out.Reason,
 			"message": "the payment could not be settled; the answer was withheld",
 		})
+	case engine.Throttled:
+		// Not a 402 either: the payment is good and may be sent again.
+		m.cfg.WriteProblem(w, r, Problem{Status: http.StatusTooManyRequests, Reason: ReasonRateLimited, RetryAfter: out.RetryAfter,
+			Detail: "too many paid calls of this payer ran lately without an answer (timed out or failed); nothing was run or charged, send the same payment again later"})
 	case engine.Pending:
 		detail := "the payment is being settled; send the same request with the same payment again to get the answer"
 		if out.Reason == engine.ReasonPaymentUnresolved {
