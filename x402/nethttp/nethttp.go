@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -560,8 +561,13 @@ func (m *Middleware) resourceURL(r *http.Request) string {
 
 // RequestHash identifies the request a payment pays for: hex SHA-256 over
 // the method (HEAD counted as GET), the path, the query with its keys
-// sorted (values keep their order) and the SHA-256 of the body. Headers are
-// not part of it.
+// sorted (values keep their order) and the SHA-256 of the body — of a JSON
+// body (Content-Type application/json or +json) without its insignificant
+// white space, so that a client that encodes its request again (a space, a
+// trailing newline) is the same request. Headers are not part of it, and
+// nor are a JSON body's member order or number spelling: a server that
+// decodes its input can fingerprint the decoded value instead
+// (Config.Fingerprint).
 func RequestHash(r *http.Request, body []byte) string {
 	query := r.URL.RawQuery
 	if q, err := url.ParseQuery(query); err == nil {
@@ -571,6 +577,13 @@ func RequestHash(r *http.Request, body []byte) string {
 	if method == http.MethodHead {
 		method = http.MethodGet
 	}
+	if len(body) > 0 && isJSON(r.Header.Get("Content-Type")) {
+		var compact bytes.Buffer
+		compact.Grow(len(body))
+		if json.Compact(&compact, body) == nil {
+			body = compact.Bytes()
+		}
+	}
 	bh := sha256.Sum256(body)
 	h := sha256.New()
 	for _, part := range []string{method, r.URL.Path, query, hex.EncodeToString(bh[:])} {
@@ -579,6 +592,12 @@ func RequestHash(r *http.Request, body []byte) string {
 		h.Write([]byte(part))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// isJSON reports whether a Content-Type value is a JSON media type.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // readBody reads the whole body, bounded by limit.
