@@ -371,7 +371,9 @@ type Call struct {
 // reserved and verified; an error means nothing is settled (the
 // reservation is released, and counts as one of the authorization's
 // MaxAttempts unless the caller left or the error has a Transient() bool
-// method that reports true). ctx is bounded by Config.RunTimeout.
+// method that reports true; unless it is transient, it is also charged to
+// the payer's budget, Config.PayerBurst). ctx is bounded by
+// Config.RunTimeout.
 type RunFunc func(ctx context.Context) (Answer, error)
 
 // OutcomeKind classifies an Outcome.
@@ -611,8 +613,9 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	}
 	o := e.settle(ctx, p, ans)
 	// A refused settlement (insufficient funds, ...) ran the call for
-	// nothing, as a failed run does.
-	charged = o.Kind == SettleFailed
+	// nothing, as a failed run does, and so did a caller that left before
+	// the settlement.
+	charged = o.Kind == SettleFailed || (o.Kind == Unavailable && ctx.Err() != nil)
 	return o
 }
 

@@ -158,3 +158,29 @@ func TestPayerBudgetConcurrent(t *testing.T) {
 		t.Fatalf("runs %d, outcomes %v", r.n.Load(), kinds)
 	}
 }
+
+// TestPayerBudgetCallerLeft: a caller that leaves once its call ran (the
+// answer is never settled) spent the run for nothing: it is charged to the
+// payer's budget, as a refused settlement is.
+func TestPayerBudgetCallerLeft(t *testing.T) {
+	h := newHarness(t)
+	chain := newChain(h.journal)
+	e := h.newEngine(chain, "a", func(c *engine.Config) { c.PayerBurst, c.PayerRefill = 2, time.Hour })
+	var r runs
+	ctx, cancel := context.WithCancel(context.Background())
+	out := e.Serve(ctx, h.call(h.sign(time.Hour), "left"), func(context.Context) (engine.Answer, error) {
+		r.n.Add(1)
+		cancel()
+		return engine.Answer{Status: 200, Body: []byte(`{}`)}, nil
+	})
+	wantKind(t, out, engine.Unavailable, engine.ReasonStoreUnavailable)
+	chain.setMode(settleRefuse)
+	if out := e.Serve(context.Background(), h.call(h.sign(time.Hour), "refused"), r.answer(`{}`)); out.Kind != engine.SettleFailed {
+		t.Fatalf("outcome %s, want a refused settlement", out.Kind)
+	}
+	chain.setMode(settleOK)
+	wantKind(t, e.Serve(context.Background(), h.call(h.sign(time.Hour), "next"), r.answer(`{}`)), engine.Throttled, engine.ReasonPayerThrottled)
+	if r.n.Load() != 2 || chain.settles.Load() != 1 {
+		t.Fatalf("%d runs, %d settlements", r.n.Load(), chain.settles.Load())
+	}
+}
