@@ -2,11 +2,12 @@
 // state machine for every paid call, whatever protocol it arrived on. A
 // binding (the net/http middleware in x402/nethttp, the MCP and A2A servers)
 // decodes the caller's request, validates its input, and hands the engine a
-// Call: the priced Offer, a fingerprint of the request and the payment, if
-// any. The engine answers with an Outcome: payment required, refused,
-// unavailable, in progress, the recorded answer of a settled payment
-// (replayed), or — after running the caller's function, journaling the
-// answer and settling — paid.
+// Call: the priced Offer, a fingerprint of the request (of its decoded
+// input, so that the same values sent again formatted otherwise are the
+// same request) and the payment, if any. The engine answers with an
+// Outcome: payment required, refused, unavailable, in progress, throttled,
+// the recorded answer of a settled payment (replayed), or — after running
+// the caller's function, journaling the answer and settling — paid.
 //
 // Every transition of a payment is committed to the Journal before the side
 // effect that depends on it:
