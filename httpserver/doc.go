@@ -39,8 +39,9 @@
 //     payer's own input (x402 settles what is delivered). Such failures
 //     are charged to the payer instead (the engine's payer budget,
 //     engine.Config.PayerBurst): a payer whose paid calls keep running for
-//     nothing gets 429 with Retry-After before any tool runs again (on
-//     MCP and A2A too, through the same engine), other payers unaffected;
+//     nothing, or who has too many running at once, gets 429 with
+//     Retry-After before any tool runs again (on MCP and A2A too, through
+//     the same engine), other payers unaffected;
 //  5. the answer is journaled (state settling) before the facilitator's
 //     settle; the settlement and its ledger entry (tool key, payer, amount,
 //     network, asset, transaction, nonce, route, transport and the referral

@@ -103,12 +103,13 @@ type Config struct {
 	// between Serve and Shutdown. An Engine given here is run by its
 	// owner (it may serve other transports too).
 	Engine *engine.Engine
-	// PayerBurst and PayerRefill are the engine's payer budget
-	// (engine.Config.PayerBurst and PayerRefill: the paid calls of one payer
-	// that may run and deliver nothing before it is answered 429) when the
-	// server builds the engine; zero means the engine's defaults.
-	PayerBurst  int
-	PayerRefill time.Duration
+	// PayerBurst, PayerRefill and PayerConcurrency are the engine's payer
+	// budget (engine.Config.PayerBurst: the paid calls of one payer that may
+	// run and deliver nothing, and run at once, before it is answered 429)
+	// when the server builds the engine; zero means the engine's defaults.
+	PayerBurst       int
+	PayerRefill      time.Duration
+	PayerConcurrency int
 	// PaymentHook, when set, is the engine's hook (engine.Config.Hook): crash
 	// tests stop a paid call at a known step with it.
 	PaymentHook func(point, key string)
@@ -310,6 +311,7 @@ func New(cfg Config) (*Server, error) {
 			RunTimeout:            cfg.ToolTimeout + time.Second,
 			PayerBurst:            cfg.PayerBurst,
 			PayerRefill:           cfg.PayerRefill,
+			PayerConcurrency:      cfg.PayerConcurrency,
 			Observe:               s.ObservePayment,
 			Hook:                  cfg.PaymentHook,
 		})

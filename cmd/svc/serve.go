@@ -76,6 +76,7 @@ type serveConfig struct {
 	unpaidBurst                   int
 	payerBurst                    int
 	payerRefill                   time.Duration
+	payerConcurrency              int
 	settleTimeout                 time.Duration
 	trusted                       []netip.Prefix
 	regexTimeout, toolTimeout     time.Duration
@@ -110,8 +111,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	burst := f.Int("burst", "SVC_BURST", httpserver.DefaultBurst, "free-route burst per client address")
 	unpaidRate := f.Float("unpaid-rate", "SVC_UNPAID_RATE", httpserver.DefaultUnpaidRate, "requests without payment per second per client address on the paid routes, and likewise refused payments (negative disables)")
 	unpaidBurst := f.Int("unpaid-burst", "SVC_UNPAID_BURST", httpserver.DefaultUnpaidBurst, "burst of requests without payment per client address on the paid routes")
-	payerBurst := f.Int("payer-burst", "SVC_PAYER_BURST", engine.DefaultPayerBurst, "paid calls of one payer that may run at once, and run without an answer (timed out, failed, refused at settlement) before it gets 429 (negative disables)")
+	payerBurst := f.Int("payer-burst", "SVC_PAYER_BURST", engine.DefaultPayerBurst, "paid calls of one payer that may run without an answer (timed out, failed, refused at settlement) before it gets 429 (negative disables the payer limits)")
 	payerRefill := f.Duration("payer-refill", "SVC_PAYER_REFILL", engine.DefaultPayerRefill, "how long a payer past its --payer-burst waits for each further paid call")
+	payerConcurrency := f.Int("payer-concurrency", "SVC_PAYER_CONCURRENCY", engine.DefaultPayerConcurrency, "paid calls of one payer that may run at once (429 past it)")
 	settleTimeout := f.Duration("settle-timeout", "SVC_SETTLE_TIMEOUT", engine.DefaultSettleTimeout, "time limit of one settlement at the facilitator (honoured end to end)")
 	trusted := f.List("trusted-proxy", "SVC_TRUSTED_PROXIES", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
 	regexTimeout := f.Duration("regex-timeout", "SVC_REGEX_TIMEOUT", 100*time.Millisecond, "time limit of one regex_test call")
@@ -136,12 +138,15 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		terminal: strings.ToLower(strings.TrimSpace(*terminal)), bridgeURL: strings.TrimSpace(*bridgeURL),
 		replayFile: *replayFile, replayTimeframe: *replayTF, replayOffset: *replayOffset, symbol: *symbol,
 		db: strings.TrimSpace(*db), rate: *rate, burst: *burst, unpaidRate: *unpaidRate, unpaidBurst: *unpaidBurst,
-		payerBurst: *payerBurst, payerRefill: *payerRefill, settleTimeout: *settleTimeout,
+		payerBurst: *payerBurst, payerRefill: *payerRefill, payerConcurrency: *payerConcurrency, settleTimeout: *settleTimeout,
 		regexTimeout: *regexTimeout, toolTimeout: *toolTimeout, healthTTL: *healthTTL, shutdownTimeout: *shutdown,
 		logLevel: *logLevel, logFormat: *logFormat, adminAddr: strings.TrimSpace(*adminAddr),
 	}
 	if c.payerRefill <= 0 {
 		return nil, usageError(fmt.Sprintf("--payer-refill %s must be positive", c.payerRefill))
+	}
+	if c.payerConcurrency < 1 {
+		return nil, usageError(fmt.Sprintf("--payer-concurrency %d must be at least 1", c.payerConcurrency))
 	}
 	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
 	if !ok {
@@ -701,6 +706,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		RunTimeout:            c.toolTimeout + time.Second,
 		PayerBurst:            c.payerBurst,
 		PayerRefill:           c.payerRefill,
+		PayerConcurrency:      c.payerConcurrency,
 		Hook:                  stallHook(os.Getenv(envStallAt), log),
 		Observe:               observe.observe,
 	})
@@ -773,6 +779,6 @@ var serveFlagGroups = []flagGroup{
 	{"Settling on chain (--settle onchain)", []string{"settle", "rpc-url", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{"Storage", []string{"db"}},
-	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
+	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "payer-concurrency", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
 	{"Logs", []string{"log-level", "log-format"}},
 }

@@ -158,9 +158,9 @@
 //     (PAYMENT_IN_PROGRESS), the journal or facilitator not answering
 //     (PAYMENT_UNAVAILABLE), a settlement not yet recorded
 //     (SETTLEMENT_PENDING), a payer whose paid calls kept running for
-//     nothing lately, throttled by the engine (PAYMENT_UNAVAILABLE, reason
-//     payer_throttled), the terminal or the tool unavailable
-//     (SERVICE_UNAVAILABLE). Nothing was charged; send the same payment on
+//     nothing lately, or who has too many running, throttled by the engine
+//     (PAYMENT_UNAVAILABLE, reason payer_throttled), the terminal or the
+//     tool unavailable (SERVICE_UNAVAILABLE). Nothing was charged; send the same payment on
 //     the same task again.
 //
 // The same payment sent again to the completed task gets the task as it

@@ -641,7 +641,7 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 			"This payment is being processed for this call; nothing more was charged. Send the same payment again in %d s.", seconds(out.RetryAfter)))
 	case engine.Throttled:
 		return retry(out.Reason, PaymentErrorUnavailable, fmt.Sprintf(
-			"Too many paid calls of this payer ran lately without an answer (timed out or failed); nothing was run or charged. Send the same payment again in %d s.",
+			"Too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged. Send the same payment again in %d s.",
 			seconds(out.RetryAfter)))
 	case engine.Pending:
 		return retry(out.Reason, PaymentErrorSettlementPending, fmt.Sprintf(

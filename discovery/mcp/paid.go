@@ -481,7 +481,7 @@ func (s *seller) outcome(ctx context.Context, pt *paidTool, out engine.Outcome) 
 		return answer{result: errorResult(fmt.Errorf("%s: the payment is being settled; call again with the same arguments and the same payment in %s to get the answer (retry after %s; %s)",
 			pt.name, MetaPayment, max(out.RetryAfter, time.Second).Round(time.Second), out.Reason))}
 	case engine.Throttled:
-		return answer{result: errorResult(fmt.Errorf("%s: too many paid calls of this payer ran lately without an answer (timed out or failed); nothing was run or charged: call again with the same payment in %s after %s (%s)",
+		return answer{result: errorResult(fmt.Errorf("%s: too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged: call again with the same payment in %s after %s (%s)",
 			pt.name, MetaPayment, max(out.RetryAfter, time.Second).Round(time.Second), out.Reason))}
 	case engine.Unavailable:
 		msg := "the payment could not be processed now; nothing was charged, try again later"

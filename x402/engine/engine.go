@@ -104,7 +104,7 @@ const (
 	ReasonPaymentUnresolved = "payment_unresolved"
 	// ReasonPayerThrottled: too many paid calls of this payer ran lately
 	// without delivering (timed out, failed, or their settlement was
-	// refused); retry after RetryAfter.
+	// refused), or run now; retry after RetryAfter.
 	ReasonPayerThrottled = "payer_throttled"
 )
 
@@ -165,24 +165,28 @@ type Config struct {
 	// the facilitator of a signature left to it (ContractWallets) is not
 	// counted.
 	MaxAttempts int
-	// PayerBurst and PayerRefill bound, per payer (the authorization's
-	// from, known after the local checks), the paid calls that run and
-	// deliver nothing: a call admitted to run takes one of its payer's
-	// PayerBurst tokens and gives it back when it ends paid, or fails
-	// through no fault of the payer (the run reports a transient error,
-	// the journal fails, the settlement is pending); a run that fails
-	// otherwise (a tool time-out on the payer's input, an answer too
-	// large, an error), or whose settlement is refused, keeps it, and one
-	// token comes back per PayerRefill. A payer without a token is
-	// answered Throttled before anything is written or run (a retry of a
-	// payment that needs no run — a settled one replayed, one in progress
-	// or used — is answered as usual). So at most PayerBurst calls of one
-	// payer run at once, and a payer whose calls keep failing costs at most
-	// PayerBurst runs, then one per PayerRefill. Each engine keeps its own
-	// budgets, in memory. Zero means DefaultPayerBurst and
-	// DefaultPayerRefill; a negative PayerBurst turns the budget off.
-	PayerBurst  int
-	PayerRefill time.Duration
+	// PayerBurst, PayerRefill and PayerConcurrency bound, per payer (the
+	// authorization's from, known after the local checks), the paid calls
+	// that run and deliver nothing. A call that runs and fails (a tool
+	// time-out on the payer's input, an answer too large, an error), whose
+	// settlement is refused, or whose caller leaves before the settlement,
+	// takes one of the payer's PayerBurst tokens; a transient failure (the
+	// run reports one), the journal or the facilitator failing, and a paid
+	// call take none. One token comes back per PayerRefill, and a payer may
+	// owe tokens (its calls running at once all failed). At most
+	// PayerConcurrency calls of one payer run at once. A payer without a
+	// token, or with PayerConcurrency calls running, is answered Throttled
+	// before anything is written or run (a retry of a payment that needs
+	// no run — a settled one replayed, one in progress or used — is
+	// answered as usual). So a payer whose calls keep failing costs at
+	// most PayerBurst runs (PayerConcurrency at once), then one per
+	// PayerRefill, while a payer whose calls deliver is limited only in
+	// its calls at once. Each engine keeps its own budgets, in memory. Zero
+	// means the Default* values; a negative PayerBurst turns the budget
+	// off.
+	PayerBurst       int
+	PayerRefill      time.Duration
+	PayerConcurrency int
 	// Instance names this engine in the journal (row owner); empty means a
 	// random id. Two live engines must never share one.
 	Instance string
@@ -241,7 +245,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("engine: Config.Facilitator is required")
 	}
-	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 || cfg.PayerRefill < 0 ||
+	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 || cfg.PayerRefill < 0 || cfg.PayerConcurrency < 0 ||
 		cfg.KeyRetention < 0 || cfg.MaxAttempts < 0 || cfg.Heartbeat < 0 || cfg.DeadAfter < 0 || cfg.RecoverEvery < 0 {
 		return nil, errors.New("engine: durations and limits must not be negative")
 	}
@@ -290,7 +294,8 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
 		stop: make(chan struct{})}
 	if cfg.PayerBurst >= 0 {
-		e.payers = newPayerBudget(cmp.Or(cfg.PayerBurst, DefaultPayerBurst), cmp.Or(cfg.PayerRefill, DefaultPayerRefill), payerBudgetKeys)
+		e.payers = newPayerBudget(cmp.Or(cfg.PayerBurst, DefaultPayerBurst), cmp.Or(cfg.PayerRefill, DefaultPayerRefill),
+			cmp.Or(cfg.PayerConcurrency, DefaultPayerConcurrency), payerBudgetKeys)
 	}
 	return e, nil
 }
@@ -407,8 +412,9 @@ const (
 	// Replayed: the recorded answer of this payment, settled before.
 	Replayed
 	// Throttled: too many paid calls of this payer ran lately without
-	// delivering (Config.PayerBurst); nothing ran and nothing was charged,
-	// and the same payment may be presented again after RetryAfter.
+	// delivering, or run now (Config.PayerBurst); nothing ran and nothing
+	// was charged, and the same payment may be presented again after
+	// RetryAfter.
 	Throttled
 )
 
@@ -553,18 +559,18 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	p.key = exact.NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
 	p.log = p.log.With("payer", clip.Bytes(payer, 42), "nonce", clip.Bytes(p.nonce, 66), "amount", p.amount, "network", p.req.Network)
 
-	// The payer's budget (Config.PayerBurst). A payer with no token left is
-	// answered before anything is written; a call admitted to run takes a
-	// token, given back unless the call ran and delivered nothing through
-	// the payer's doing (charged).
-	var taken, charged bool
+	// The payer's budget (Config.PayerBurst). A payer it does not admit is
+	// answered before anything is written; a call admitted to run is
+	// started in it, and charged when it ran and delivered nothing through
+	// the payer's doing.
+	var started, charged bool
 	defer func() {
-		if taken && !charged {
-			e.payers.give(p.payer, e.cfg.Now())
+		if started {
+			e.payers.finish(p.payer, e.cfg.Now(), charged)
 		}
 	}()
 	if e.payers != nil {
-		if ok, wait := e.payers.peek(p.payer, e.cfg.Now()); !ok {
+		if ok, wait := e.payers.admits(p.payer, e.cfg.Now()); !ok {
 			return e.throttled(ctx, p, ep, wait)
 		}
 	}
@@ -577,16 +583,16 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 		}
 	}
 	if e.payers != nil {
-		// Taken only now: a payment that runs nothing (replayed, in
-		// progress, refused) holds no token, and neither does a signature
+		// Started only now: a payment that runs nothing (replayed, in
+		// progress, refused) is not counted, and neither is a signature
 		// the facilitator refused (anyone may name somebody else's address
 		// as from, when the signature is left to it).
-		ok, wait := e.payers.take(p.payer, e.cfg.Now())
+		ok, wait := e.payers.start(p.payer, e.cfg.Now())
 		if !ok {
 			e.release(p, "payer throttled", false)
 			return e.throttledOutcome(p, wait)
 		}
-		taken = true
+		started = true
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	ans, err := safeRun(rctx, run)
@@ -620,7 +626,7 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	return o
 }
 
-// throttled answers a call whose payer has no token left (Config.
+// throttled answers a call whose payer the budget does not admit (Config.
 // PayerBurst): Throttled, before anything is written or run. A payment the
 // journal knows already is answered by it as usual (the recorded answer of
 // a settled payment, in progress, used), since that runs nothing; a run it

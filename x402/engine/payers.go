@@ -7,29 +7,34 @@ import (
 	"time"
 )
 
-// Defaults of the payer budget (Config.PayerBurst, Config.PayerRefill).
+// Defaults of the payer budget (Config.PayerBurst, Config.PayerRefill,
+// Config.PayerConcurrency).
 const (
-	// DefaultPayerBurst is how many paid calls of one payer may run at
-	// once, and how many may end unpaid in a row before the payer must
-	// wait.
-	DefaultPayerBurst = 10
-	// DefaultPayerRefill is how long a payer waits for each call past the
-	// burst once its budget is spent.
+	// DefaultPayerBurst is how many paid calls of one payer may run and
+	// deliver nothing in a row before the payer must wait.
+	DefaultPayerBurst = 5
+	// DefaultPayerRefill is how long a payer waits for each further call
+	// once its budget is spent.
 	DefaultPayerRefill = 10 * time.Second
+	// DefaultPayerConcurrency is how many paid calls of one payer may run
+	// at once.
+	DefaultPayerConcurrency = 32
 	// payerBudgetKeys bounds the payers tracked at once; the least recently
 	// seen is forgotten first.
 	payerBudgetKeys = 65536
 )
 
-// payerBudget is a token bucket per payer whose tokens can be given back:
-// a call takes one before it runs and gives it back when it ends paid or
-// fails through no fault of the payer; a call that runs and ends unpaid
-// keeps it, and the bucket refills one token per refill. Safe for
-// concurrent use.
+// payerBudget keeps, per payer, the calls running now (at most
+// concurrency) and a token bucket of failures: a call that ran and
+// delivered nothing takes a token, one comes back per refill, and the
+// bucket may go into debt (the calls of a payer running at once all fail:
+// the payer waits for each of them). A payer is admitted while it has a
+// token and fewer than concurrency calls running. Safe for concurrent use.
 type payerBudget struct {
-	burst  float64
-	refill time.Duration
-	max    int
+	burst       float64
+	refill      time.Duration
+	concurrency int
+	max         int
 
 	mu sync.Mutex
 	ll *list.List // front: most recently seen; values *payerBucket
@@ -37,51 +42,59 @@ type payerBudget struct {
 }
 
 type payerBucket struct {
-	payer  string
-	tokens float64
-	at     time.Time // when tokens was last brought up to date
+	payer   string
+	tokens  float64   // failures left; negative: failures owed
+	at      time.Time // when tokens was last brought up to date
+	running int       // calls started and not finished
 }
 
-func newPayerBudget(burst int, refill time.Duration, maxPayers int) *payerBudget {
-	return &payerBudget{burst: float64(burst), refill: refill, max: max(maxPayers, 1), ll: list.New(), m: map[string]*list.Element{}}
+func newPayerBudget(burst int, refill time.Duration, concurrency, maxPayers int) *payerBudget {
+	return &payerBudget{burst: float64(burst), refill: refill, concurrency: max(concurrency, 1), max: max(maxPayers, 1),
+		ll: list.New(), m: map[string]*list.Element{}}
 }
 
-// take takes one of payer's tokens at now; when none is left it returns
-// false and how long until one is.
-func (b *payerBudget) take(payer string, now time.Time) (bool, time.Duration) {
+// admits reports whether payer may start a call at now; when not, how
+// long until it may.
+func (b *payerBudget) admits(payer string, now time.Time) (bool, time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.check(b.bucket(payer, now))
+}
+
+// start starts a call of payer at now when it is admitted; the caller must
+// then call finish once the call ends.
+func (b *payerBudget) start(payer string, now time.Time) (bool, time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	pb := b.bucket(payer, now)
-	if pb.tokens >= 1 {
+	ok, wait := b.check(pb)
+	if ok {
+		pb.running++
+	}
+	return ok, wait
+}
+
+// finish ends a call started by start; charged takes one of the payer's
+// tokens (the call ran and delivered nothing).
+func (b *payerBudget) finish(payer string, now time.Time, charged bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pb := b.bucket(payer, now)
+	pb.running = max(pb.running-1, 0)
+	if charged {
 		pb.tokens--
-		return true, 0
 	}
-	return false, b.wait(pb)
 }
 
-// peek reports whether payer has a token at now, without taking it; when
-// not, how long until it has.
-func (b *payerBudget) peek(payer string, now time.Time) (bool, time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	pb := b.bucket(payer, now)
-	if pb.tokens >= 1 {
-		return true, 0
+// check is admits for pb; b.mu is held.
+func (b *payerBudget) check(pb *payerBucket) (bool, time.Duration) {
+	switch {
+	case pb.tokens < 1:
+		return false, max(time.Duration((1-pb.tokens)*float64(b.refill)), time.Second).Round(time.Second)
+	case pb.running >= b.concurrency:
+		return false, time.Second
 	}
-	return false, b.wait(pb)
-}
-
-// wait is how long until pb has a token; b.mu is held.
-func (b *payerBudget) wait(pb *payerBucket) time.Duration {
-	return max(time.Duration((1-pb.tokens)*float64(b.refill)), time.Second).Round(time.Second)
-}
-
-// give gives back a token taken by take.
-func (b *payerBudget) give(payer string, now time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	pb := b.bucket(payer, now)
-	pb.tokens = min(pb.tokens+1, b.burst)
+	return true, 0
 }
 
 // bucket returns payer's bucket brought up to date at now; b.mu is held.
@@ -93,9 +106,13 @@ func (b *payerBudget) bucket(payer string, now time.Time) *payerBucket {
 		pb = e.Value.(*payerBucket)
 	} else {
 		if b.ll.Len() >= b.max {
-			old := b.ll.Back()
-			b.ll.Remove(old)
-			delete(b.m, old.Value.(*payerBucket).payer)
+			// The least recently seen payer is forgotten, unless it has
+			// calls running (their finish must find it): then the map
+			// grows past max until they end.
+			if old := b.ll.Back(); old.Value.(*payerBucket).running == 0 {
+				b.ll.Remove(old)
+				delete(b.m, old.Value.(*payerBucket).payer)
+			}
 		}
 		pb = &payerBucket{payer: payer, tokens: b.burst, at: now}
 		b.m[payer] = b.ll.PushFront(pb)

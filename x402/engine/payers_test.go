@@ -113,12 +113,15 @@ func TestPayerBudget(t *testing.T) {
 }
 
 // TestPayerBudgetConcurrent: many fresh authorizations of one payer at once
-// run at most PayerBurst times; the others are throttled while those run.
+// run at most PayerConcurrency at a time, the others throttled while those
+// run; when they all fail, the payer owes each failure past its budget.
 func TestPayerBudgetConcurrent(t *testing.T) {
 	h := newHarness(t)
 	chain := newChain(h.journal)
-	const burst, n = 4, 40
-	e := h.newEngine(chain, "a", func(c *engine.Config) { c.PayerBurst, c.PayerRefill = burst, time.Hour })
+	const burst, concurrency, n = 2, 4, 40
+	e := h.newEngine(chain, "a", func(c *engine.Config) {
+		c.PayerBurst, c.PayerRefill, c.PayerConcurrency = burst, time.Minute, concurrency
+	})
 	var r runs
 	release := make(chan struct{})
 	results := make(chan engine.Outcome, n)
@@ -136,11 +139,11 @@ func TestPayerBudgetConcurrent(t *testing.T) {
 			})
 		})
 	}
-	// While the admitted runs hold their tokens, every other call is
-	// answered without running.
+	// While the admitted runs go on, every other call is answered without
+	// running.
 	kinds := map[engine.OutcomeKind]int{}
 	deadline := time.After(20 * time.Second)
-	for range n - burst {
+	for range n - concurrency {
 		select {
 		case o := <-results:
 			kinds[o.Kind]++
@@ -154,8 +157,49 @@ func TestPayerBudgetConcurrent(t *testing.T) {
 	for o := range results {
 		kinds[o.Kind]++
 	}
-	if r.n.Load() != burst || kinds[engine.RunFailed] != burst || kinds[engine.Throttled] != n-burst {
+	if r.n.Load() != concurrency || kinds[engine.RunFailed] != concurrency || kinds[engine.Throttled] != n-concurrency {
 		t.Fatalf("runs %d, outcomes %v", r.n.Load(), kinds)
+	}
+	// Four failures on a budget of two: the payer owes two, and waits for
+	// three refills before its next call.
+	out := e.Serve(context.Background(), h.call(h.sign(time.Hour), "next"), r.answer(`{}`))
+	wantKind(t, out, engine.Throttled, engine.ReasonPayerThrottled)
+	if out.RetryAfter != 3*time.Minute {
+		t.Fatalf("retry after %s, want 3m", out.RetryAfter)
+	}
+	h.clock.Advance(3 * time.Minute)
+	wantKind(t, e.Serve(context.Background(), h.call(h.sign(time.Hour), "later"), r.answer(`{}`)), engine.Paid, "")
+}
+
+// TestPayerBudgetParallelPayer: a payer whose calls deliver runs more calls
+// at once than its failure budget: only PayerConcurrency bounds it.
+func TestPayerBudgetParallelPayer(t *testing.T) {
+	h := newHarness(t)
+	chain := newChain(h.journal)
+	const n = 12
+	e := h.newEngine(chain, "a", func(c *engine.Config) { c.PayerBurst, c.PayerRefill, c.PayerConcurrency = 2, time.Hour, n })
+	var r runs
+	var wg sync.WaitGroup
+	var running sync.WaitGroup
+	running.Add(n)
+	outs := make([]engine.Outcome, n)
+	for i := range n {
+		p := h.sign(time.Hour)
+		wg.Go(func() {
+			outs[i] = e.Serve(context.Background(), h.call(p, fmt.Sprint(i)), func(context.Context) (engine.Answer, error) {
+				r.n.Add(1)
+				running.Done()
+				running.Wait() // all n run at once
+				return engine.Answer{Status: 200, Body: []byte(`{}`)}, nil
+			})
+		})
+	}
+	wg.Wait()
+	for _, o := range outs {
+		wantKind(t, o, engine.Paid, "")
+	}
+	if r.n.Load() != n || chain.settles.Load() != n {
+		t.Fatalf("%d runs, %d settlements", r.n.Load(), chain.settles.Load())
 	}
 }
 

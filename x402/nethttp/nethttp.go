@@ -22,9 +22,9 @@
 //     answer, settles and journals the settlement; the answer goes out with
 //     PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1). A handler answer
 //     with status ≥ 400 settles nothing and is passed on unchanged. A payer
-//     whose paid calls keep running for nothing (the engine's payer budget,
-//     engine.Config.PayerBurst) gets 429 with Retry-After before the
-//     handler runs again.
+//     whose paid calls keep running for nothing, or who has too many
+//     running (the engine's payer budget, engine.Config.PayerBurst), gets
+//     429 with Retry-After before the handler runs again.
 package nethttp
 
 import (
@@ -442,7 +442,7 @@ func (m *Middleware) write(w http.ResponseWriter, r *http.Request, out engine.Ou
 	case engine.Throttled:
 		// Not a 402 either: the payment is good and may be sent again.
 		m.cfg.WriteProblem(w, r, Problem{Status: http.StatusTooManyRequests, Reason: ReasonRateLimited, RetryAfter: out.RetryAfter,
-			Detail: "too many paid calls of this payer ran lately without an answer (timed out or failed); nothing was run or charged, send the same payment again later"})
+			Detail: "too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged, send the same payment again later"})
 	case engine.Pending:
 		detail := "the payment is being settled; send the same request with the same payment again to get the answer"
 		if out.Reason == engine.ReasonPaymentUnresolved {
