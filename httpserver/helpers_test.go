@@ -94,9 +94,11 @@ type fixtureOptions struct {
 	unpaidBurst int
 	// separateAdmin is Config.SeparateAdmin.
 	separateAdmin bool
-	// payerBurst and payerRefill are Config.PayerBurst and PayerRefill.
-	payerBurst  int
-	payerRefill time.Duration
+	// payerBurst, payerRefill and payerConcurrency are Config.PayerBurst,
+	// PayerRefill and PayerConcurrency.
+	payerBurst       int
+	payerRefill      time.Duration
+	payerConcurrency int
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -162,26 +164,27 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		serverStore = o.wrapStore(st)
 	}
 	srv, err := httpserver.New(httpserver.Config{
-		PublicBaseURL: public,
-		Catalog:       cat,
-		Terminal:      term,
-		Env:           o.env,
-		Facilitator:   local,
-		Store:         serverStore,
-		PayTo:         testPayTo,
-		DevMode:       true,
-		Addr:          ln.Addr().String(),
-		RateLimit:     o.rate,
-		RateBurst:     o.burst,
-		ToolTimeout:   o.toolTimeout,
-		Routes:        routes,
-		UnpaidRate:    cmpOr(o.unpaidRate, -1),
-		UnpaidBurst:   o.unpaidBurst,
-		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		Version:       "test",
-		SeparateAdmin: o.separateAdmin,
-		PayerBurst:    o.payerBurst,
-		PayerRefill:   o.payerRefill,
+		PublicBaseURL:    public,
+		Catalog:          cat,
+		Terminal:         term,
+		Env:              o.env,
+		Facilitator:      local,
+		Store:            serverStore,
+		PayTo:            testPayTo,
+		DevMode:          true,
+		Addr:             ln.Addr().String(),
+		RateLimit:        o.rate,
+		RateBurst:        o.burst,
+		ToolTimeout:      o.toolTimeout,
+		Routes:           routes,
+		UnpaidRate:       cmpOr(o.unpaidRate, -1),
+		UnpaidBurst:      o.unpaidBurst,
+		Logger:           slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Version:          "test",
+		SeparateAdmin:    o.separateAdmin,
+		PayerBurst:       o.payerBurst,
+		PayerRefill:      o.payerRefill,
+		PayerConcurrency: o.payerConcurrency,
 	})
 	if err != nil {
 		_ = ln.Close()

@@ -2,8 +2,10 @@ package httpserver_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,6 +76,58 @@ func TestPayerTimeoutsThrottled(t *testing.T) {
 	}
 	if v, ok := scrape(t, f.url+"/metrics").value("svc_rate_limited_total", nil); !ok || v != calls-burst+1 {
 		t.Fatalf("svc_rate_limited_total %v, want the throttled payer's %d calls", v, calls-burst+1)
+	}
+}
+
+// TestPayerTimeoutsAtOnceBounded: the same attack with every authorization
+// sent at once: the runs are bounded by the payer's budget and its calls at
+// once, the other calls answered 429.
+func TestPayerTimeoutsAtOnceBounded(t *testing.T) {
+	const burst, concurrency, calls = 3, 4, 100
+	f := newFixture(t, fixtureOptions{env: tools.Env{RegexTimeout: 20 * time.Millisecond},
+		payerBurst: burst, payerRefill: time.Hour, payerConcurrency: concurrency})
+	regex := f.tool(t, "regex-test")
+	attacker := newPayer(t)
+	resp, body := do(t, f.request(t, regex, catastrophic))
+	pr, err := client.PaymentRequiredOf(resp)
+	if err != nil {
+		t.Fatalf("offer: %v %s", err, body)
+	}
+	headers := make([]string, calls)
+	for i := range headers {
+		headers[i] = signedHeader(t, attacker, pr.Accepts[0], nil)
+	}
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, h := range headers {
+		req := f.request(t, regex, catastrophic)
+		wg.Go(func() {
+			<-start
+			req.Header.Set(x402.HeaderPaymentSignature, h)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	// A run starts while the payer has a token and fewer than concurrency
+	// calls running, and a token is taken when a run fails.
+	runs := statuses[http.StatusGatewayTimeout]
+	if runs < burst || runs > burst-1+concurrency || runs+statuses[http.StatusTooManyRequests] != calls {
+		t.Fatalf("statuses %v, want %d to %d runs (504), the rest 429", statuses, burst, burst-1+concurrency)
+	}
+	if n := len(f.local.Settlements()); n != 0 {
+		t.Fatalf("%d settlements", n)
 	}
 }
 
