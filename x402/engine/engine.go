@@ -644,7 +644,7 @@ func (e *Engine) throttled(ctx context.Context, p *paid, ep exact.ExactEVMPayloa
 
 // throttledOutcome is the Throttled outcome of p.
 func (e *Engine) throttledOutcome(p *paid, wait time.Duration) Outcome {
-	p.log.Info("x402: payer throttled after failed paid calls; nothing run", "retry_after", wait)
+	p.log.Info("x402: payer throttled (paid calls that delivered nothing, or too many at once); nothing run", "retry_after", wait)
 	o := e.refuse(p.pr, Throttled, ReasonPayerThrottled, p.version)
 	o.Payer, o.Key, o.RetryAfter = p.payer, p.key, wait
 	return o
