@@ -36,7 +36,13 @@
 //     which adds nothing to the local checks);
 //  4. the tool runs on the call decoded in step 1, bounded by
 //     Config.ToolTimeout; its failure (503 terminal, 504 time limit) is
-//     answered as such and nothing is settled;
+//     answered as such and nothing is settled — not even a time-out on the
+//     payer's own input (x402 settles what is delivered). Such failures
+//     are charged to the payer instead (the engine's payer budget,
+//     engine.Config.PayerBurst): a payer whose paid calls keep running for
+//     nothing, or who has too many running at once, gets 429 with
+//     Retry-After before any tool runs again (on MCP and A2A too, through
+//     the same engine), other payers unaffected;
 //  5. the answer is journaled (state settling) before the facilitator's
 //     settle; the settlement and its ledger entry (tool key, payer, amount,
 //     network, asset, transaction, nonce, route, transport and the referral
@@ -45,7 +51,11 @@
 //     PAYMENT-RESPONSE. A crash anywhere is recovered by the engine (at
 //     start and every few seconds, from any instance): nothing settled is
 //     lost, nothing settles twice, and the client's retry of the same
-//     payment gets the recorded answer.
+//     payment gets the recorded answer. The request a payment buys is
+//     identified by the decoded input (tools.Call.Fingerprint, the rule of
+//     every transport): a retry whose JSON is formatted otherwise or whose
+//     query parameters come in another order gets the recorded answer;
+//     another value is refused as a used authorization.
 //
 // HEAD on a paid route never pays: it is answered as the unpaid GET. The
 // 402's JSON body is the x402 v1 offer (for v1 clients; v2 clients read the

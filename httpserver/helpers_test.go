@@ -94,6 +94,11 @@ type fixtureOptions struct {
 	unpaidBurst int
 	// separateAdmin is Config.SeparateAdmin.
 	separateAdmin bool
+	// payerBurst, payerRefill and payerConcurrency are Config.PayerBurst,
+	// PayerRefill and PayerConcurrency.
+	payerBurst       int
+	payerRefill      time.Duration
+	payerConcurrency int
 	// now is Config.Now (nil: time.Now).
 	now func() time.Time
 }
@@ -161,25 +166,28 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		serverStore = o.wrapStore(st)
 	}
 	srv, err := httpserver.New(httpserver.Config{
-		PublicBaseURL: public,
-		Catalog:       cat,
-		Terminal:      term,
-		Env:           o.env,
-		Facilitator:   local,
-		Store:         serverStore,
-		PayTo:         testPayTo,
-		DevMode:       true,
-		Addr:          ln.Addr().String(),
-		RateLimit:     o.rate,
-		RateBurst:     o.burst,
-		ToolTimeout:   o.toolTimeout,
-		Routes:        routes,
-		UnpaidRate:    cmpOr(o.unpaidRate, -1),
-		UnpaidBurst:   o.unpaidBurst,
-		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		Version:       "test",
-		SeparateAdmin: o.separateAdmin,
-		Now:           o.now,
+		PublicBaseURL:    public,
+		Catalog:          cat,
+		Terminal:         term,
+		Env:              o.env,
+		Facilitator:      local,
+		Store:            serverStore,
+		PayTo:            testPayTo,
+		DevMode:          true,
+		Addr:             ln.Addr().String(),
+		RateLimit:        o.rate,
+		RateBurst:        o.burst,
+		ToolTimeout:      o.toolTimeout,
+		Routes:           routes,
+		UnpaidRate:       cmpOr(o.unpaidRate, -1),
+		UnpaidBurst:      o.unpaidBurst,
+		Logger:           slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Version:          "test",
+		SeparateAdmin:    o.separateAdmin,
+		PayerBurst:       o.payerBurst,
+		PayerRefill:      o.payerRefill,
+		PayerConcurrency: o.payerConcurrency,
+		Now:              o.now,
 	})
 	if err != nil {
 		_ = ln.Close()

@@ -78,6 +78,9 @@ func (s *Server) buildPaid() error {
 		Preflight: func(r *http.Request) error {
 			return r.Context().Value(routeKey{}).(*paidRoute).preflight(r)
 		},
+		Fingerprint: func(r *http.Request, body []byte) string {
+			return r.Context().Value(routeKey{}).(*paidRoute).fingerprint(r, body)
+		},
 		WriteError:      WriteError,
 		WriteProblem:    s.writePaymentProblem,
 		AdmitUnpaid:     s.admitUnpaid,
@@ -279,6 +282,21 @@ func (pr *paidRoute) preflight(r *http.Request) error {
 	}
 	return nil
 }
+
+// fingerprint identifies a paid request for the payment journal: the
+// fingerprint of every transport (tools.Call.Fingerprint) over the input
+// the preflight decoded, so that a retry of the same payment with the same
+// values gets the recorded answer however its JSON is formatted or its
+// query parameters ordered.
+func (pr *paidRoute) fingerprint(r *http.Request, body []byte) string {
+	if pc := paidCallOf(r.Context()); pc != nil && pc.call != nil {
+		return pc.call.Fingerprint(transportHTTP, pr.tool.Key)
+	}
+	return nethttp.RequestHash(r, body) // the preflight always stores the call
+}
+
+// transportHTTP names HTTP in the payment journal and in fingerprints.
+const transportHTTP = "http"
 
 // terminalCheck is, for a terminal-backed tool, the cached availability
 // check of the terminal (KindUnavailable: 503, no 402); nil for the others.

@@ -103,6 +103,13 @@ type Config struct {
 	// between Serve and Shutdown. An Engine given here is run by its
 	// owner (it may serve other transports too).
 	Engine *engine.Engine
+	// PayerBurst, PayerRefill and PayerConcurrency are the engine's payer
+	// budget (engine.Config.PayerBurst: the paid calls of one payer that may
+	// run and deliver nothing, and run at once, before it is answered 429)
+	// when the server builds the engine; zero means the engine's defaults.
+	PayerBurst       int
+	PayerRefill      time.Duration
+	PayerConcurrency int
 	// PaymentHook, when set, is the engine's hook (engine.Config.Hook): crash
 	// tests stop a paid call at a known step with it.
 	PaymentHook func(point, key string)
@@ -302,6 +309,9 @@ func New(cfg Config) (*Server, error) {
 			VerifyTimeout:         cfg.VerifyTimeout,
 			SettleTimeout:         cfg.SettleTimeout,
 			RunTimeout:            cfg.ToolTimeout + time.Second,
+			PayerBurst:            cfg.PayerBurst,
+			PayerRefill:           cfg.PayerRefill,
+			PayerConcurrency:      cfg.PayerConcurrency,
 			Observe:               s.ObservePayment,
 			Hook:                  cfg.PaymentHook,
 		})
@@ -586,7 +596,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
 // ObservePayment counts an engine outcome in the server's metrics (per
-// route for paid calls, and recovery results). A server given its Engine
+// route for paid calls, throttled payers in svc_rate_limited_total, and
+// recovery results). A server given its Engine
 // in Config wires the engine's Observe to it; one that builds its own does
 // so itself.
 func (s *Server) ObservePayment(ev engine.Event) {
@@ -599,6 +610,9 @@ func (s *Server) ObservePayment(ev engine.Event) {
 		default:
 			s.metrics.recovered.WithLabelValues("unknown").Inc()
 		}
+	}
+	if ev.Kind == engine.Throttled { // a payer out of its budget, on any transport
+		s.metrics.rateLimited.Inc()
 	}
 	if ev.Kind != engine.Paid {
 		return

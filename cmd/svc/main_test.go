@@ -300,9 +300,21 @@ func TestParseServe(t *testing.T) {
 	if c.unpaidRate != httpserver.DefaultUnpaidRate || c.unpaidBurst != httpserver.DefaultUnpaidBurst || c.settleTimeout != engine.DefaultSettleTimeout {
 		t.Fatalf("payment defaults %+v", c)
 	}
+	if c.payerBurst != engine.DefaultPayerBurst || c.payerRefill != engine.DefaultPayerRefill || c.payerConcurrency != engine.DefaultPayerConcurrency {
+		t.Fatalf("payer budget defaults %d %s %d", c.payerBurst, c.payerRefill, c.payerConcurrency)
+	}
 	c, err = parseServe([]string{"--unpaid-rate", "-1", "--settle-timeout", "90s"}, io.Discard, envOf(nil))
 	if err != nil || c.unpaidRate != -1 || c.settleTimeout != 90*time.Second {
 		t.Fatalf("payment flags %+v %v", c, err)
+	}
+	c, err = parseServe([]string{"--payer-burst", "3", "--payer-concurrency", "8"}, io.Discard, envOf(map[string]string{"SVC_PAYER_REFILL": "1m"}))
+	if err != nil || c.payerBurst != 3 || c.payerRefill != time.Minute || c.payerConcurrency != 8 {
+		t.Fatalf("payer budget flags %+v %v", c, err)
+	}
+	for _, bad := range [][]string{{"--payer-refill", "0s"}, {"--payer-refill", "-1s"}, {"--payer-concurrency", "0"}} {
+		if _, err := parseServe(bad, io.Discard, envOf(nil)); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Fatalf("%v: %v", bad, err)
+		}
 	}
 
 	env := envOf(map[string]string{

@@ -76,6 +76,9 @@ type serveConfig struct {
 	burst                         int
 	unpaidRate                    float64
 	unpaidBurst                   int
+	payerBurst                    int
+	payerRefill                   time.Duration
+	payerConcurrency              int
 	settleTimeout                 time.Duration
 	trusted                       []netip.Prefix
 	regexTimeout, toolTimeout     time.Duration
@@ -113,6 +116,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	burst := f.Int("burst", "SVC_BURST", httpserver.DefaultBurst, "free-route burst per client address")
 	unpaidRate := f.Float("unpaid-rate", "SVC_UNPAID_RATE", httpserver.DefaultUnpaidRate, "requests without payment per second per client address on the paid routes, and likewise refused payments (negative disables)")
 	unpaidBurst := f.Int("unpaid-burst", "SVC_UNPAID_BURST", httpserver.DefaultUnpaidBurst, "burst of requests without payment per client address on the paid routes")
+	payerBurst := f.Int("payer-burst", "SVC_PAYER_BURST", engine.DefaultPayerBurst, "paid calls of one payer that may run without an answer (timed out, failed, refused at settlement) before it gets 429 (negative disables the payer limits)")
+	payerRefill := f.Duration("payer-refill", "SVC_PAYER_REFILL", engine.DefaultPayerRefill, "how long a payer past its --payer-burst waits for each further paid call")
+	payerConcurrency := f.Int("payer-concurrency", "SVC_PAYER_CONCURRENCY", engine.DefaultPayerConcurrency, "paid calls of one payer that may run at once (429 past it)")
 	settleTimeout := f.Duration("settle-timeout", "SVC_SETTLE_TIMEOUT", engine.DefaultSettleTimeout, "time limit of one settlement at the facilitator (honoured end to end)")
 	trusted := f.List("trusted-proxy", "SVC_TRUSTED_PROXIES", "CIDR of a reverse proxy whose X-Forwarded-For is believed (repeatable)")
 	regexTimeout := f.Duration("regex-timeout", "SVC_REGEX_TIMEOUT", 100*time.Millisecond, "time limit of one regex_test call")
@@ -137,9 +143,15 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		terminal: strings.ToLower(strings.TrimSpace(*terminal)), bridgeURL: strings.TrimSpace(*bridgeURL),
 		replayFile: *replayFile, replayTimeframe: *replayTF, replayOffset: *replayOffset, symbol: *symbol,
 		db: strings.TrimSpace(*db), rate: *rate, burst: *burst, unpaidRate: *unpaidRate, unpaidBurst: *unpaidBurst,
-		settleTimeout: *settleTimeout,
-		regexTimeout:  *regexTimeout, toolTimeout: *toolTimeout, healthTTL: *healthTTL, shutdownTimeout: *shutdown,
+		payerBurst: *payerBurst, payerRefill: *payerRefill, payerConcurrency: *payerConcurrency, settleTimeout: *settleTimeout,
+		regexTimeout: *regexTimeout, toolTimeout: *toolTimeout, healthTTL: *healthTTL, shutdownTimeout: *shutdown,
 		logLevel: *logLevel, logFormat: *logFormat, adminAddr: strings.TrimSpace(*adminAddr),
+	}
+	if c.payerRefill <= 0 {
+		return nil, usageError(fmt.Sprintf("--payer-refill %s must be positive", c.payerRefill))
+	}
+	if c.payerConcurrency < 1 {
+		return nil, usageError(fmt.Sprintf("--payer-concurrency %d must be at least 1", c.payerConcurrency))
 	}
 	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
 	if !ok {
@@ -737,6 +749,9 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		Logger:                log,
 		SettleTimeout:         c.settleTimeout,
 		RunTimeout:            c.toolTimeout + time.Second,
+		PayerBurst:            c.payerBurst,
+		PayerRefill:           c.payerRefill,
+		PayerConcurrency:      c.payerConcurrency,
 		Hook:                  crashTestHook(log),
 		Observe:               observe.observe,
 	})
@@ -809,6 +824,6 @@ var serveFlagGroups = []flagGroup{
 	{"The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{"Storage", []string{"db"}},
-	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
+	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "payer-concurrency", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
 	{"Logs", []string{"log-level", "log-format"}},
 }

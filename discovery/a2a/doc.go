@@ -133,10 +133,11 @@
 //     x402.payment.receipts (every x402 SettleResponse of the task, failed
 //     attempts included).
 //
-// The engine's fingerprint of the call (Fingerprint) is the hex SHA-256 of
-// the length-prefixed "a2a", tool key and canonical JSON of the decoded
-// input of the first message: an authorization used over HTTP or MCP, or for another
-// tool or input, is refused here, and journal rows say transport "a2a".
+// The engine's fingerprint of the call (Fingerprint, tools.Fingerprint of
+// "a2a", the tool key and the canonical JSON of the decoded input of the
+// first message): an authorization used over HTTP or MCP, or for another
+// tool or input, is refused here (the same input formatted otherwise is
+// the same call), and journal rows say transport "a2a".
 // The first message may carry the payment already (paying up front): the
 // call is then paid at once. x402.payment.status "payment-rejected" on the
 // waiting task, or CancelTask, cancels it (canceled; nothing is charged).
@@ -156,8 +157,10 @@
 //     with x402.payment.required again: the payment in progress elsewhere
 //     (PAYMENT_IN_PROGRESS), the journal or facilitator not answering
 //     (PAYMENT_UNAVAILABLE), a settlement not yet recorded
-//     (SETTLEMENT_PENDING), the terminal or the tool unavailable
-//     (SERVICE_UNAVAILABLE). Nothing was charged; send the same payment on
+//     (SETTLEMENT_PENDING), a payer whose paid calls kept running for
+//     nothing lately, or who has too many running, throttled by the engine
+//     (PAYMENT_UNAVAILABLE, reason payer_throttled), the terminal or the
+//     tool unavailable (SERVICE_UNAVAILABLE). Nothing was charged; send the same payment on
 //     the same task again.
 //
 // The same payment sent again to the completed task gets the task as it

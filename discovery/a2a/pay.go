@@ -3,15 +3,12 @@ package a2a
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -126,23 +123,16 @@ const (
 	reasonToolFailed          = "tool_failed"
 )
 
-// Fingerprint identifies a paid A2A call for the payment engine: the hex
-// SHA-256 over the length-prefixed parts "a2a", the tool key and the
-// canonical JSON of the decoded input (tools.Call.Input: the request
-// re-encoded, members in their declared order, numbers in plain decimal
-// form); each part is written as its decimal byte length, ':' and the
-// bytes (the rule of the MCP seller, with "mcp" and the tool name). A
-// payment is replayed only to the same fingerprint, so an authorization
-// used over HTTP or MCP, or for another tool or input, cannot buy an A2A
-// call.
+// Fingerprint identifies a paid A2A call for the payment engine:
+// tools.Fingerprint of "a2a", the tool key and the canonical JSON of the
+// decoded input (tools.Call.Input: the request re-encoded, members in
+// their declared order, numbers in plain decimal form), the rule of every
+// transport. A payment is replayed only to the same fingerprint, so an
+// authorization used over HTTP or MCP, or for another tool or input,
+// cannot buy an A2A call, while an input sent again formatted otherwise
+// gets the recorded answer.
 func Fingerprint(toolKey string, canonicalInput []byte) string {
-	h := sha256.New()
-	for _, part := range [][]byte{[]byte(Transport), []byte(toolKey), canonicalInput} {
-		h.Write(strconv.AppendInt(nil, int64(len(part)), 10))
-		h.Write([]byte{':'})
-		h.Write(part)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return tools.Fingerprint(Transport, toolKey, canonicalInput)
 }
 
 // ResourceURL is the x402 resource of a tool sold over A2A: the A2A
@@ -649,6 +639,10 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 	case engine.InProgress:
 		return retry(out.Reason, PaymentErrorInProgress, fmt.Sprintf(
 			"This payment is being processed for this call; nothing more was charged. Send the same payment again in %d s.", seconds(out.RetryAfter)))
+	case engine.Throttled:
+		return retry(out.Reason, PaymentErrorUnavailable, fmt.Sprintf(
+			"Too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged. Send the same payment again in %d s.",
+			seconds(out.RetryAfter)))
 	case engine.Pending:
 		return retry(out.Reason, PaymentErrorSettlementPending, fmt.Sprintf(
 			"The payment is being settled. Send the same payment again in %d s to get the answer.", seconds(out.RetryAfter)))

@@ -80,8 +80,11 @@
 //     payment gets the PaymentRequired again with the reason as its error;
 //     a failed settlement, the same with the failed settlement in _meta,
 //     the answer withheld; the same payment for the same call (see
-//     [Fingerprint]), the recorded answer; for another call, or one bought
-//     over HTTP or A2A, a refusal.
+//     [Fingerprint]: the decoded arguments, however formatted), the
+//     recorded answer; for another call, or one bought over HTTP or A2A, a
+//     refusal; a payer whose paid calls kept running for nothing lately,
+//     or who has too many running (the engine's payer budget), a tool
+//     error saying when to call again.
 //
 // Well-formed paid calls are answered by the handler itself, with the
 // SDK's checks and result form, without the SDK's per-request session

@@ -3,9 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,22 +77,16 @@ const DefaultSellingInstructions = "Every paid svc tool is callable here by its 
 // ("risk_levels").
 func PaidToolName(t *tools.Tool) string { return t.OperationID }
 
-// Fingerprint identifies a paid MCP call for the payment journal: the hex
-// SHA-256 over the length-prefixed parts "mcp", the tool name and the
-// canonical JSON of the decoded arguments (tools.Call.Input: the request
-// re-encoded, members in their declared order, numbers in plain decimal
-// form). Each part is written as its decimal byte length, ':' and the
-// bytes. The same payment is replayed only to the same fingerprint, so an
-// authorization used over HTTP (whose fingerprint hashes the method and
-// path) never buys an MCP call, nor one tool's call another's.
+// Fingerprint identifies a paid MCP call for the payment journal:
+// tools.Fingerprint of "mcp", the tool name and the canonical JSON of the
+// decoded arguments (tools.Call.Input: the request re-encoded, members in
+// their declared order, numbers in plain decimal form), the rule of every
+// transport. The same payment is replayed only to the same fingerprint, so
+// an authorization used over HTTP or A2A never buys an MCP call, nor one
+// tool's call another's, while arguments sent again formatted otherwise
+// get the recorded answer.
 func Fingerprint(tool string, input []byte) string {
-	h := sha256.New()
-	for _, part := range [][]byte{[]byte(Transport), []byte(tool), input} {
-		h.Write(strconv.AppendInt(nil, int64(len(part)), 10))
-		h.Write([]byte{':'})
-		h.Write(part)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return tools.Fingerprint(Transport, tool, input)
 }
 
 // seller sells the paid tools through the payment engine.
@@ -442,7 +434,7 @@ func (s *seller) call(ctx context.Context, pt *paidTool, args, payment json.RawM
 	if !ok {
 		return paymentRequired(pt.offer.Required(ReasonInvalidPayment), nil)
 	}
-	c := engine.Call{Offer: pt.offer, Fingerprint: Fingerprint(pt.name, call.Input()), Payment: p, Transport: Transport}
+	c := engine.Call{Offer: pt.offer, Fingerprint: call.Fingerprint(Transport, pt.name), Payment: p, Transport: Transport}
 	if r != nil {
 		if s.requestID != nil {
 			c.RequestID = s.requestID(r)
@@ -487,6 +479,9 @@ func (s *seller) outcome(ctx context.Context, pt *paidTool, out engine.Outcome) 
 				pt.name, out.Reason))}
 		}
 		return answer{result: errorResult(fmt.Errorf("%s: the payment is being settled; call again with the same arguments and the same payment in %s to get the answer (retry after %s; %s)",
+			pt.name, MetaPayment, max(out.RetryAfter, time.Second).Round(time.Second), out.Reason))}
+	case engine.Throttled:
+		return answer{result: errorResult(fmt.Errorf("%s: too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged: call again with the same payment in %s after %s (%s)",
 			pt.name, MetaPayment, max(out.RetryAfter, time.Second).Round(time.Second), out.Reason))}
 	case engine.Unavailable:
 		msg := "the payment could not be processed now; nothing was charged, try again later"

@@ -60,6 +60,14 @@ type paidOptions struct {
 	// symbolCheck replaces the symbol preflight (nil: the default, a
 	// health cache over the terminal).
 	symbolCheck func(ctx context.Context, symbol string) error
+	// payerBurst and payerRefill are the engine's payer budget (zero: the
+	// defaults).
+	payerBurst  int
+	payerRefill time.Duration
+	// regexTimeout is the Env's RegexTimeout (zero: the default).
+	regexTimeout time.Duration
+	// observe, when set, is the engine's Observe.
+	observe func(engine.Event)
 }
 
 // openPaidStore opens the journal of a test: PostgreSQL when
@@ -107,7 +115,8 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	if o.memory {
 		journal = engine.NewMemoryJournal()
 	}
-	eng, err := engine.New(engine.Config{Facilitator: fac, Journal: journal, SkipFacilitatorVerify: true, Logger: log})
+	eng, err := engine.New(engine.Config{Facilitator: fac, Journal: journal, SkipFacilitatorVerify: true, Logger: log,
+		PayerBurst: o.payerBurst, PayerRefill: o.payerRefill, Observe: o.observe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +132,7 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	h, err := mcp.NewHandler(disc, mcp.Options{
 		BaseURL: base, Logger: log,
 		Engine: eng, Catalog: cat, PayTo: testPayTo,
-		Env:           tools.Env{Terminal: term},
+		Env:           tools.Env{Terminal: term, RegexTimeout: o.regexTimeout},
 		TerminalCheck: xau.NewHealthCache(term, time.Millisecond, nil).Check,
 		SymbolCheck:   o.symbolCheck,
 		RequestID:     httpserver.RequestIDOf,

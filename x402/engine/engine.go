@@ -2,11 +2,12 @@
 // state machine for every paid call, whatever protocol it arrived on. A
 // binding (the net/http middleware in x402/nethttp, the MCP and A2A servers)
 // decodes the caller's request, validates its input, and hands the engine a
-// Call: the priced Offer, a fingerprint of the request and the payment, if
-// any. The engine answers with an Outcome: payment required, refused,
-// unavailable, in progress, the recorded answer of a settled payment
-// (replayed), or — after running the caller's function, journaling the
-// answer and settling — paid.
+// Call: the priced Offer, a fingerprint of the request (of its decoded
+// input, so that the same values sent again formatted otherwise are the
+// same request) and the payment, if any. The engine answers with an
+// Outcome: payment required, refused, unavailable, in progress, throttled,
+// the recorded answer of a settled payment (replayed), or — after running
+// the caller's function, journaling the answer and settling — paid.
 //
 // Every transition of a payment is committed to the Journal before the side
 // effect that depends on it:
@@ -27,9 +28,19 @@
 // used" answer is not proof of payment to us: with a status query, the
 // query tells whose settlement it was; without one, such rows become
 // unknown, counted and listed for the operator, never dropped.
+//
+// A call whose run fails is not settled, whatever the cause — a tool that
+// timed out on the payer's own pathological input included: x402 settles
+// what is delivered, and a payer charged without an answer would rightly
+// contest it. Such runs are charged to the payer instead, in a budget of
+// their own (Config.PayerBurst): a payer whose paid calls keep running
+// for nothing (failed, timed out, or refused at settlement) is Throttled
+// before anything runs again, on every transport, while other payers are
+// not affected.
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -96,6 +107,10 @@ const (
 	// ReasonPaymentUnresolved: the payment may have settled but recovery
 	// could not tell; the operator reconciles it (do not pay again).
 	ReasonPaymentUnresolved = "payment_unresolved"
+	// ReasonPayerThrottled: too many paid calls of this payer ran lately
+	// without delivering (timed out, failed, or their settlement was
+	// refused), or run now; retry after RetryAfter.
+	ReasonPayerThrottled = "payer_throttled"
 )
 
 // Hook points (Config.Hook): where a crash test may stop the process.
@@ -163,6 +178,28 @@ type Config struct {
 	// the facilitator of a signature left to it (ContractWallets) is not
 	// counted.
 	MaxAttempts int
+	// PayerBurst, PayerRefill and PayerConcurrency bound, per payer (the
+	// authorization's from, known after the local checks), the paid calls
+	// that run and deliver nothing. A call that runs and fails (a tool
+	// time-out on the payer's input, an answer too large, an error), whose
+	// settlement is refused, or whose caller leaves before the settlement,
+	// takes one of the payer's PayerBurst tokens; a transient failure (the
+	// run reports one), the journal or the facilitator failing, and a paid
+	// call take none. One token comes back per PayerRefill, and a payer may
+	// owe tokens (its calls running at once all failed). At most
+	// PayerConcurrency calls of one payer run at once. A payer without a
+	// token, or with PayerConcurrency calls running, is answered Throttled
+	// before anything is written or run (a retry of a payment that needs
+	// no run — a settled one replayed, one in progress or used — is
+	// answered as usual). So a payer whose calls keep failing costs at
+	// most PayerBurst runs (PayerConcurrency at once), then one per
+	// PayerRefill, while a payer whose calls deliver is limited only in
+	// its calls at once. Each engine keeps its own budgets, in memory. Zero
+	// means the Default* values; a negative PayerBurst turns the budget
+	// off.
+	PayerBurst       int
+	PayerRefill      time.Duration
+	PayerConcurrency int
 	// Instance names this engine in the journal (row owner); empty means a
 	// random id. Two live engines must never share one.
 	Instance string
@@ -200,6 +237,7 @@ type Engine struct {
 	journal  Journal
 	log      *slog.Logger
 	instance string
+	payers   *payerBudget // nil: no payer budget
 
 	kick     chan struct{} // asks Run for a recovery round now
 	lastKick atomic.Int64  // unix nanoseconds of the last kick taken
@@ -220,7 +258,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Facilitator == nil {
 		return nil, errors.New("engine: Config.Facilitator is required")
 	}
-	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 ||
+	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 || cfg.PayerRefill < 0 || cfg.PayerConcurrency < 0 ||
 		cfg.KeyRetention < 0 || cfg.MaxAttempts < 0 || cfg.Heartbeat < 0 || cfg.DeadAfter < 0 || cfg.RecoverEvery < 0 {
 		return nil, errors.New("engine: durations and limits must not be negative")
 	}
@@ -266,8 +304,13 @@ func New(cfg Config) (*Engine, error) {
 		}
 		inst = hex.EncodeToString(b[:])
 	}
-	return &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
-		stop: make(chan struct{})}, nil
+	e := &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
+		stop: make(chan struct{})}
+	if cfg.PayerBurst >= 0 {
+		e.payers = newPayerBudget(cmp.Or(cfg.PayerBurst, DefaultPayerBurst), cmp.Or(cfg.PayerRefill, DefaultPayerRefill),
+			cmp.Or(cfg.PayerConcurrency, DefaultPayerConcurrency), payerBudgetKeys)
+	}
+	return e, nil
 }
 
 // Instance returns this engine's owner id in the journal.
@@ -347,7 +390,9 @@ type Call struct {
 // reserved and verified; an error means nothing is settled (the
 // reservation is released, and counts as one of the authorization's
 // MaxAttempts unless the caller left or the error has a Transient() bool
-// method that reports true). ctx is bounded by Config.RunTimeout.
+// method that reports true; unless it is transient, it is also charged to
+// the payer's budget, Config.PayerBurst). ctx is bounded by
+// Config.RunTimeout.
 type RunFunc func(ctx context.Context) (Answer, error)
 
 // OutcomeKind classifies an Outcome.
@@ -379,6 +424,11 @@ const (
 	Paid
 	// Replayed: the recorded answer of this payment, settled before.
 	Replayed
+	// Throttled: too many paid calls of this payer ran lately without
+	// delivering, or run now (Config.PayerBurst); nothing ran and nothing
+	// was charged, and the same payment may be presented again after
+	// RetryAfter.
+	Throttled
 )
 
 // String names the kind for logs and metrics.
@@ -402,6 +452,8 @@ func (k OutcomeKind) String() string {
 		return "paid"
 	case Replayed:
 		return "replayed"
+	case Throttled:
+		return "throttled"
 	}
 	return "invalid"
 }
@@ -425,7 +477,7 @@ type Outcome struct {
 	Err error
 	// Timeout marks an Unavailable caused by a facilitator time-out.
 	Timeout bool
-	// RetryAfter is set for InProgress and Pending.
+	// RetryAfter is set for InProgress, Pending and Throttled.
 	RetryAfter time.Duration
 	// Version is the protocol version of the payment (1 or 2; 2 without
 	// one), for the binding's headers.
@@ -523,6 +575,21 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	p.key = exact.NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
 	p.log = p.log.With("payer", clip.Bytes(payer, 42), "nonce", clip.Bytes(p.nonce, 66), "amount", p.amount, "network", p.req.Network)
 
+	// The payer's budget (Config.PayerBurst). A payer it does not admit is
+	// answered before anything is written; a call admitted to run is
+	// started in it, and charged when it ran and delivered nothing through
+	// the payer's doing.
+	var started, charged bool
+	defer func() {
+		if started {
+			e.payers.finish(p.payer, e.cfg.Now(), charged)
+		}
+	}()
+	if e.payers != nil {
+		if ok, wait := e.payers.admits(p.payer, e.cfg.Now()); !ok {
+			return e.throttled(ctx, p, ep, wait)
+		}
+	}
 	if o, ok := e.reserve(ctx, p, ep); !ok {
 		return o
 	}
@@ -531,15 +598,31 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 			return o
 		}
 	}
+	if e.payers != nil {
+		// Started only now: a payment that runs nothing (replayed, in
+		// progress, refused) is not counted, and neither is a signature
+		// the facilitator refused (anyone may name somebody else's address
+		// as from, when the signature is left to it).
+		ok, wait := e.payers.start(p.payer, e.cfg.Now())
+		if !ok {
+			e.release(p, "payer throttled", false)
+			return e.throttledOutcome(p, wait)
+		}
+		started = true
+	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	ans, err := safeRun(rctx, run)
 	cancel()
 	if err != nil {
 		// A failure the payer did not cause (the caller left, or the run
 		// says it is transient: an upstream down after the preflight) does
-		// not use up one of the authorization's attempts.
+		// not use up one of the authorization's attempts. Every failure but
+		// a transient one is charged to the payer's budget: a caller that
+		// leaves may have made the run spend its time all the same.
 		var tr interface{ Transient() bool }
-		counted := ctx.Err() == nil && !(errors.As(err, &tr) && tr.Transient())
+		transient := errors.As(err, &tr) && tr.Transient()
+		counted := ctx.Err() == nil && !transient
+		charged = !transient
 		e.release(p, "run failed: "+clip.Bytes(err.Error(), 200), counted)
 		p.log.Info("x402: paid call failed; not settled", "error", err)
 		o := Outcome{Kind: RunFailed, Err: err, Version: p.version, Payer: payer, Key: p.key}
@@ -551,7 +634,36 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	if ans.Status == 0 {
 		ans.Status = 200
 	}
-	return e.settle(ctx, p, ans)
+	o := e.settle(ctx, p, ans)
+	// A refused settlement (insufficient funds, ...) ran the call for
+	// nothing, as a failed run does, and so did a caller that left before
+	// the settlement.
+	charged = o.Kind == SettleFailed || (o.Kind == Unavailable && ctx.Err() != nil)
+	return o
+}
+
+// throttled answers a call whose payer the budget does not admit (Config.
+// PayerBurst): Throttled, before anything is written or run. A payment the
+// journal knows already is answered by it as usual (the recorded answer of
+// a settled payment, in progress, used), since that runs nothing; a run it
+// would grant (a released authorization with attempts left) is released
+// again, uncounted.
+func (e *Engine) throttled(ctx context.Context, p *paid, ep exact.ExactEVMPayload, wait time.Duration) Outcome {
+	if _, err := e.journal.Get(ctx, p.key); err == nil {
+		if o, ok := e.reserve(ctx, p, ep); !ok {
+			return o
+		}
+		e.release(p, "payer throttled", false)
+	}
+	return e.throttledOutcome(p, wait)
+}
+
+// throttledOutcome is the Throttled outcome of p.
+func (e *Engine) throttledOutcome(p *paid, wait time.Duration) Outcome {
+	p.log.Info("x402: payer throttled (paid calls that delivered nothing, or too many at once); nothing run", "retry_after", wait)
+	o := e.refuse(p.pr, Throttled, ReasonPayerThrottled, p.version)
+	o.Payer, o.Key, o.RetryAfter = p.payer, p.key, wait
+	return o
 }
 
 // assetOn returns the asset of the first requirement on network (a CAIP-2

@@ -21,7 +21,10 @@
 //     buffer (nothing reaches the client before settlement), journals the
 //     answer, settles and journals the settlement; the answer goes out with
 //     PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1). A handler answer
-//     with status ≥ 400 settles nothing and is passed on unchanged.
+//     with status ≥ 400 settles nothing and is passed on unchanged. A payer
+//     whose paid calls keep running for nothing, or who has too many
+//     running (the engine's payer budget, engine.Config.PayerBurst), gets
+//     429 with Retry-After before the handler runs again.
 package nethttp
 
 import (
@@ -34,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -435,6 +439,10 @@ func (m *Middleware) write(w http.ResponseWriter, r *http.Request, out engine.Ou
 			"error":   out.Reason,
 			"message": "the payment could not be settled; the answer was withheld",
 		})
+	case engine.Throttled:
+		// Not a 402 either: the payment is good and may be sent again.
+		m.cfg.WriteProblem(w, r, Problem{Status: http.StatusTooManyRequests, Reason: ReasonRateLimited, RetryAfter: out.RetryAfter,
+			Detail: "too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged, send the same payment again later"})
 	case engine.Pending:
 		detail := "the payment is being settled; send the same request with the same payment again to get the answer"
 		if out.Reason == engine.ReasonPaymentUnresolved {
@@ -553,8 +561,13 @@ func (m *Middleware) resourceURL(r *http.Request) string {
 
 // RequestHash identifies the request a payment pays for: hex SHA-256 over
 // the method (HEAD counted as GET), the path, the query with its keys
-// sorted (values keep their order) and the SHA-256 of the body. Headers are
-// not part of it.
+// sorted (values keep their order) and the SHA-256 of the body — of a JSON
+// body (Content-Type application/json or +json) without its insignificant
+// white space, so that a client that encodes its request again (a space, a
+// trailing newline) is the same request. Headers are not part of it, and
+// nor are a JSON body's member order or number spelling: a server that
+// decodes its input can fingerprint the decoded value instead
+// (Config.Fingerprint).
 func RequestHash(r *http.Request, body []byte) string {
 	query := r.URL.RawQuery
 	if q, err := url.ParseQuery(query); err == nil {
@@ -564,6 +577,13 @@ func RequestHash(r *http.Request, body []byte) string {
 	if method == http.MethodHead {
 		method = http.MethodGet
 	}
+	if len(body) > 0 && isJSON(r.Header.Get("Content-Type")) {
+		var compact bytes.Buffer
+		compact.Grow(len(body))
+		if json.Compact(&compact, body) == nil {
+			body = compact.Bytes()
+		}
+	}
 	bh := sha256.Sum256(body)
 	h := sha256.New()
 	for _, part := range []string{method, r.URL.Path, query, hex.EncodeToString(bh[:])} {
@@ -572,6 +592,12 @@ func RequestHash(r *http.Request, body []byte) string {
 		h.Write([]byte(part))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// isJSON reports whether a Content-Type value is a JSON media type.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // readBody reads the whole body, bounded by limit.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -881,6 +882,39 @@ func TestHandlerFailure(t *testing.T) {
 	}
 }
 
+// TestPayerThrottled: a payer whose paid calls keep failing (a 504 from the
+// handler), each with a fresh authorization, gets 429 with Retry-After
+// before the handler runs again once the engine's payer budget is spent; a
+// transient failure (503) is not charged.
+func TestPayerThrottled(t *testing.T) {
+	const burst = 2
+	e := newEnv(t, func(ec *engine.Config, _ *nethttp.Config) { ec.PayerBurst, ec.PayerRefill = burst, time.Hour })
+	e.failRuns.Store(3)
+	e.failCode.Store(http.StatusServiceUnavailable)
+	for range 3 {
+		if r := do(t, "GET", e.srv.URL+"/tool?x=1", sig(e.pay(t)), ""); r.status != http.StatusServiceUnavailable {
+			t.Fatalf("transient failure: %d %s", r.status, r.body)
+		}
+	}
+	e.failRuns.Store(100)
+	e.failCode.Store(http.StatusGatewayTimeout)
+	for range burst {
+		if r := do(t, "GET", e.srv.URL+"/tool?x=1", sig(e.pay(t)), ""); r.status != http.StatusGatewayTimeout {
+			t.Fatalf("failure: %d %s", r.status, r.body)
+		}
+	}
+	for range 5 {
+		r := do(t, "GET", e.srv.URL+"/tool?x=1", sig(e.pay(t)), "")
+		expectRefused(t, e, r, http.StatusTooManyRequests, nethttp.ReasonRateLimited, 3+burst)
+		if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || ra < 1 {
+			t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+		}
+	}
+	if ev := e.observed(engine.Throttled); len(ev) != 5 {
+		t.Fatalf("%d throttled events", len(ev))
+	}
+}
+
 // TestHandlerPanic checks that the engine turns a panicking handler into a
 // failed run: a 500 problem, nothing settled, the payment released for
 // another try.
@@ -1630,6 +1664,37 @@ func TestRequestHash(t *testing.T) {
 	}
 	if nethttp.RequestHash(mk("GET", "/a?x=1&y=2&y=3"), nil) == nethttp.RequestHash(mk("GET", "/a?x=1&y=3&y=2"), nil) {
 		t.Error("the order of a key's values is lost")
+	}
+
+	// A JSON body is hashed without its insignificant white space.
+	post := func(contentType, body string) string {
+		r := httptest.NewRequest("POST", "/a", nil)
+		r.Header.Set("Content-Type", contentType)
+		return nethttp.RequestHash(r, []byte(body))
+	}
+	compact := post("application/json", `{"address":"0xaa","n":[1,2]}`)
+	for _, same := range []string{
+		post("application/json", `{"address": "0xaa", "n": [1, 2]}`),
+		post("application/json", `{"address":"0xaa","n":[1,2]}`+"\n"),
+		post("application/json; charset=utf-8", "\t{\r\n \"address\" : \"0xaa\",\n\"n\":[ 1,2 ] }\n"),
+		post("application/problem+json", `{"address":"0xaa", "n":[1,2]}`),
+	} {
+		if same != compact {
+			t.Error("white space in a JSON body changes the hash")
+		}
+	}
+	for _, other := range []string{
+		post("application/json", `{"address":"0xab","n":[1,2]}`),
+		post("application/json", `{"address":"0x aa","n":[1,2]}`),
+		post("application/json", `{"address":"0xaa","n":[2,1]}`),
+		post("text/plain", `{"address": "0xaa", "n": [1, 2]}`),
+	} {
+		if other == compact {
+			t.Error("another body shares the hash")
+		}
+	}
+	if post("text/plain", "a b") == post("text/plain", "a  b") || post("application/json", "{") == post("application/json", "{ ") {
+		t.Error("white space in a body that is not JSON is lost")
 	}
 }
 
