@@ -25,6 +25,16 @@
 //     whose paid calls keep running for nothing, or who has too many
 //     running (the engine's payer budget, engine.Config.PayerBurst), gets
 //     429 with Retry-After before the handler runs again.
+//
+// What the engine needs from its owner: a durable journal
+// (engine.Config.Journal, e.g. package store) for a payer's answer and the
+// ledger to survive a crash, and engine.Engine.Run running while the server
+// serves (recovery of payments interrupted by a crash or a lost settlement
+// answer); engine.Config.SkipFacilitatorVerify only for a facilitator whose
+// verify adds nothing to the local checks (the local one), and
+// engine.Config.Deduplicates only for one that returns the original result
+// of a settlement presented again (svc's local and on-chain facilitators).
+// Package paywall does all of it in one call from a route table.
 package nethttp
 
 import (
