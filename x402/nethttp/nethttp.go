@@ -512,13 +512,24 @@ var (
 	noStore  = []string{"no-store"}
 )
 
-// encodeOffer encodes pr as a 402: header and v1 body.
+// V2Note is the member the 402's JSON body adds to the version 1 offer,
+// for a person reading it (with curl, say): where the version 2 offer is.
+// The body stays a version 1 document because version 1 clients read the
+// offer only there (and some send Accept: application/json, so the Accept
+// header cannot tell them apart); version 2 clients read only the
+// PAYMENT-REQUIRED header and ignore the body.
+const V2Note = "x402 version 2: the offer is in the PAYMENT-REQUIRED header (base64 JSON); this body is the same offer for version 1 clients"
+
+// encodeOffer encodes pr as a 402: header and v1 body (with V2Note).
 func encodeOffer(pr x402.PaymentRequired) (*encodedOffer, error) {
 	v, err := x402.EncodeHeader(pr)
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(x402.PaymentRequiredToV1(pr))
+	b, err := json.Marshal(struct {
+		x402.PaymentRequiredV1
+		Note string `json:"x402v2"`
+	}{x402.PaymentRequiredToV1(pr), V2Note})
 	if err != nil {
 		return nil, err
 	}

@@ -503,9 +503,11 @@ func TestUnpaid(t *testing.T) {
 		v1.MaxTimeoutSeconds != a.MaxTimeoutSeconds || v1.Extra["name"] != "USD Coin" || v1.OutputSchema["input"] == nil {
 		t.Fatalf("v1 accepts[0] = %+v", v1)
 	}
+	// The v1 document, and a note for a person reading it: where the v2
+	// offer is.
 	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(r.body, &keys); err != nil || len(keys) != 3 {
-		t.Fatalf("body members %v, want x402Version, error and accepts only: %s", keys, r.body)
+	if err := json.Unmarshal(r.body, &keys); err != nil || len(keys) != 4 || string(keys["x402v2"]) != strconv.Quote(nethttp.V2Note) {
+		t.Fatalf("body members %v, want x402Version, error, accepts and x402v2 only: %s", keys, r.body)
 	}
 	if e.runs.Load() != 0 || e.fac.verifies.Load() != 0 {
 		t.Fatal("an unpaid request ran the handler or reached the facilitator")
