@@ -94,6 +94,11 @@ type fixtureOptions struct {
 	unpaidBurst int
 	// separateAdmin is Config.SeparateAdmin.
 	separateAdmin bool
+	// bodyMemory and bodyClientMemory are Config.BodyMemory and
+	// Config.BodyClientMemory; bodyRate is Config.BodyRate.
+	bodyMemory       int64
+	bodyClientMemory int64
+	bodyRate         float64
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -177,6 +182,10 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		Logger:        slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Version:       "test",
 		SeparateAdmin: o.separateAdmin,
+
+		BodyMemory:       o.bodyMemory,
+		BodyClientMemory: o.bodyClientMemory,
+		BodyRate:         o.bodyRate,
 	})
 	if err != nil {
 		_ = ln.Close()
