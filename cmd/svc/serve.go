@@ -64,6 +64,8 @@ type serveConfig struct {
 	secrets                       secrets
 	prices                        map[string]string
 	bodyLimit                     int64
+	bodyMemory                    int64
+	bodyRate                      float64 // bytes per second; negative: off
 	terminal                      string
 	bridgeURL, bridgeToken        string
 	replayFile, replayTimeframe   string
@@ -96,6 +98,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	authHeader := f.String("facilitator-auth-header", "SVC_FACILITATOR_AUTH_HEADER", "", `header sent to the facilitator, "Name: value" (never logged)`)
 	prices := f.List("price", "SVC_PRICES", "price override key=usd, e.g. regex-test=0.004 (repeatable)")
 	bodyLimit := f.String("body-limit", "SVC_BODY_LIMIT", "2MiB", "request body limit (413 past it)")
+	bodyMemory := f.String("body-memory", "SVC_BODY_MEMORY", "16MiB", "memory for the request bodies held at once, every route together (503 past it); one client address holds a quarter at most")
+	bodyRate := f.String("body-rate", "SVC_BODY_RATE", "1MiB", `request-body bytes per second per client address on the free routes, MCP and A2A included ("off" disables)`)
 	terminal := f.String("terminal", "SVC_TERMINAL", "", "gold terminal: simulated, bridge, replay or none (default: bridge when --bridge-url is set, replay when --replay-file is set, simulated in dev mode, none otherwise)")
 	bridgeURL := f.String("bridge-url", "SVC_MT5_BRIDGE_URL", "", "MT5 bridge base URL (xau/mt5/bridge)")
 	bridgeTokenEnv := f.String("bridge-token-env", "", "", "name of the environment variable holding the MT5 bridge token (default SVC_MT5_BRIDGE_TOKEN)")
@@ -215,6 +219,19 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		return nil, usageError("--body-limit: " + err.Error())
 	}
 	c.bodyLimit = bl
+	if c.bodyMemory, err = parseBytes(*bodyMemory); err != nil {
+		return nil, usageError("--body-memory: " + err.Error())
+	}
+	if c.bodyMemory < c.bodyLimit {
+		return nil, usageError(fmt.Sprintf("--body-memory %d must hold one body of --body-limit %d bytes", c.bodyMemory, c.bodyLimit))
+	}
+	if v := strings.TrimSpace(*bodyRate); strings.EqualFold(v, "off") {
+		c.bodyRate = -1
+	} else if br, err := parseBytes(v); err != nil {
+		return nil, usageError("--body-rate: " + err.Error() + `, or "off"`)
+	} else {
+		c.bodyRate = float64(br)
+	}
 	tokenEnv := strings.TrimSpace(*bridgeTokenEnv)
 	if tokenEnv == "" {
 		tokenEnv = "SVC_MT5_BRIDGE_TOKEN"
@@ -723,6 +740,8 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		DevMode:        c.devMode,
 		Addr:           bound,
 		BodyLimit:      c.bodyLimit,
+		BodyMemory:     c.bodyMemory,
+		BodyRate:       c.bodyRate,
 		RateLimit:      c.rate,
 		RateBurst:      c.burst,
 		TrustedProxies: c.trusted,
@@ -764,6 +783,6 @@ var serveFlagGroups = []flagGroup{
 	{"Settling on chain (--settle onchain)", []string{"settle", "rpc-url", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{"Storage", []string{"db"}},
-	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
+	{"Limits", []string{"body-limit", "body-memory", "body-rate", "rate", "burst", "unpaid-rate", "unpaid-burst", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
 	{"Logs", []string{"log-level", "log-format"}},
 }
