@@ -192,11 +192,12 @@ func TestSlowBodyCut(t *testing.T) {
 }
 
 // TestBodyMemoryFull503: bodies of several addresses filling the body
-// memory make the next one wait, then get 503 with Retry-After; once they
-// are gone the memory is whole again.
+// memory (a free route's body counts four times its size) make the next one
+// wait, then get 503 with Retry-After; once they are gone the memory is
+// whole again.
 func TestBodyMemoryFull503(t *testing.T) {
 	const limit = 1 << 20
-	f := newFixture(t, fixtureOptions{bodyLimit: limit, bodyMemory: 4 << 20, routes: []httpserver.Route{echoRoute()}})
+	f := newFixture(t, fixtureOptions{bodyLimit: limit, bodyMemory: 16 << 20, routes: []httpserver.Route{echoRoute()}})
 	var held []*slowBody
 	for i := range 4 {
 		held = append(held, startSlowBody(t, "127.0.0."+strconv.Itoa(2+i), f.url, "/api/echo", limit, limit-1))

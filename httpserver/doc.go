@@ -80,10 +80,12 @@
 // default; 413 past it), or less where a route needs less (Route.BodyLimit:
 // kilobytes for the finder and the router). Every body, on paid and free
 // routes alike, is read within one memory budget as its bytes arrive
-// (Config.BodyMemory, 16 MiB by default; 503 server_busy with Retry-After
-// when it stays full for two seconds), of which one client address holds at
-// most a share (Config.BodyClientMemory, a quarter by default; 429 with
-// Retry-After past it), and it must arrive at a minimum rate
+// (Config.BodyMemory, 16 MiB by default, a free route's body counted four
+// times for the copies its decoding makes; 503 server_busy with
+// Retry-After when it stays full for two seconds), of which one client
+// address holds at most a share (Config.BodyClientMemory, a quarter by
+// default, but always room for one body; 429 with Retry-After past it),
+// and it must arrive at a minimum rate
 // (Config.MinBodyRate, 16 KiB/s after a grace of five seconds; 408
 // request_timeout and the connection closed below it): one slow client
 // cannot hold the memory the others need. On the free routes (MCP and A2A

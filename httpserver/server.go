@@ -125,12 +125,14 @@ type Config struct {
 	// tests stop a paid call at a known step with it.
 	PaymentHook func(point, key string)
 	// BodyMemory bounds the request bodies all routes hold at once (paid
-	// and free, read as their bytes arrive); zero means DefaultBodyMemory.
-	// Past it, 503 with Retry-After. It must hold one body of BodyLimit.
+	// and free, read as their bytes arrive; a free route's body counts four
+	// times its size while its handler runs, for the copies decoding it
+	// makes); zero means DefaultBodyMemory. Past it, 503 with Retry-After.
+	// It must hold one body of BodyLimit.
 	BodyMemory int64
 	// BodyClientMemory bounds the part of BodyMemory one client address
 	// holds at once (429 with Retry-After past it); zero means a quarter of
-	// BodyMemory, and never less than BodyLimit.
+	// BodyMemory. It never keeps one body of the route's limit out.
 	BodyClientMemory int64
 	// MinBodyRate is the slowest a request body may arrive, in bytes per
 	// second, after a grace period of bodybudget.DefaultGrace (408 and the
@@ -494,15 +496,21 @@ func (s *Server) wrapRoute(rm *routeMetrics, free bool, bodyLimit int64, h http.
 	})
 }
 
+// freeBodyWeight is how many times a free route's body counts in the body
+// memory budget while its handler runs: the copies of it that decoding a
+// JSON-RPC message or a query makes (measured on /mcp and /a2a).
+const freeBodyWeight = 4
+
 // readFreeBody reads the body of a request to a free route within the body
-// memory budget and limit, and charges its bytes to the client's body rate;
+// memory budget (freeBodyWeight times its size) and limit, and charges its
+// bytes to the client's body rate;
 // the handler gets it from memory. It answers the request itself (413,
 // 503, 429, 408) and returns false when the body cannot be had.
 func (s *Server) readFreeBody(w http.ResponseWriter, r *http.Request, limit int64) (release func(), ok bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return func() {}, true
 	}
-	body, release, err := s.readBody(w, r, limit)
+	body, release, err := s.readBody(w, r, limit, freeBodyWeight)
 	if err != nil {
 		WriteError(w, r, err)
 		return nil, false
@@ -522,11 +530,12 @@ func (s *Server) readFreeBody(w http.ResponseWriter, r *http.Request, limit int6
 	return release, true
 }
 
-// readBody reads r's body within the body memory budget, for r's client:
-// at most limit bytes (past it an *http.MaxBytesError). An error for which
+// readBody reads r's body within the body memory budget, for r's client,
+// each byte counted weight times: at most limit bytes (past it an
+// *http.MaxBytesError). An error for which
 // the client should come back later sets Retry-After on w.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, func(), error) {
-	body, release, err := s.bodies.Read(w, r, clientlimit.Key(r, s.cfg.TrustedProxies), limit)
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit, weight int64) ([]byte, func(), error) {
+	body, release, err := s.bodies.Read(w, r, clientlimit.Key(r, s.cfg.TrustedProxies), limit, weight)
 	if err != nil {
 		if errors.Is(err, bodybudget.ErrBusy) || errors.Is(err, bodybudget.ErrClientBusy) {
 			s.metrics.rateLimited.Inc()
@@ -542,11 +551,26 @@ type serverBodies struct{ s *Server }
 
 // ReadBody implements nethttp.BodyReader.
 func (b serverBodies) ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, func(), error) {
-	return b.s.readBody(w, r, limit)
+	return b.s.readBody(w, r, limit, 1)
 }
 
 func (s *Server) tooLarge() Problem {
 	return NewProblem(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", s.bodyLimit))
+}
+
+// AdmitFree takes n more requests of r's client from the free-route rate
+// limit, for a request that stands for several (a JSON-RPC batch): false,
+// with how long until they are there, when they are not all left (more
+// than the burst never are).
+func (s *Server) AdmitFree(r *http.Request, n int) (bool, time.Duration) {
+	if s.limiter == nil || n <= 0 {
+		return true, 0
+	}
+	ok, wait := s.limiter.AllowN(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now(), n)
+	if !ok {
+		s.metrics.rateLimited.Inc()
+	}
+	return ok, wait
 }
 
 // allowFree applies the free-route rate limit to r.

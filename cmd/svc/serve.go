@@ -716,7 +716,8 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		_ = st.Close()
 		return nil, err
 	}
-	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, terminal)
+	var admit freeAdmitter
+	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, terminal, admit.admit)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -757,6 +758,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	disc.Stats().CountFrom(statsTallies(srv))
 	fn := srv.ObservePayment
 	observe.fn.Store(&fn)
+	admit.srv.Store(srv)
 	closeFac := func() {}
 	if cl, ok := facilitator.(interface{ Close() }); ok {
 		closeFac = cl.Close
@@ -774,6 +776,20 @@ func (o *paymentObserver) observe(ev engine.Event) {
 	if f := o.fn.Load(); f != nil {
 		(*f)(ev)
 	}
+}
+
+// freeAdmitter takes extra requests from the server's free-route rate limit
+// for the routes built before the server (MCP batches); it admits all until
+// the server is set.
+type freeAdmitter struct {
+	srv atomic.Pointer[httpserver.Server]
+}
+
+func (a *freeAdmitter) admit(r *http.Request, n int) (bool, time.Duration) {
+	if s := a.srv.Load(); s != nil {
+		return s.AdmitFree(r, n)
+	}
+	return true, 0
 }
 
 // serveFlagGroups orders `svc serve -h` by topic.

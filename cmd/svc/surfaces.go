@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"time"
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/discovery"
@@ -24,8 +26,10 @@ import (
 // With an engine, MCP and A2A also sell the paid tools through it (the
 // same engine as the HTTP routes: one authorization buys one call,
 // whatever the transport); terminal backs the gold tools there too.
+// admit counts the messages of an MCP batch beyond the first against the
+// client's free-route rate (the server's AdmitFree).
 func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base string, log *slog.Logger,
-	eng *engine.Engine, terminal xau.Terminal) ([]httpserver.Route, *discovery.Service, error) {
+	eng *engine.Engine, terminal xau.Terminal, admit func(*http.Request, int) (bool, time.Duration)) ([]httpserver.Route, *discovery.Service, error) {
 	disc, err := discovery.New(discovery.Config{
 		Catalog:       catalog,
 		BaseURL:       base,
@@ -56,7 +60,7 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	}
 	mcpHandler, err := mcp.NewHandler(disc, mcp.Options{BaseURL: base, Version: buildVersion(), Logger: log,
 		Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network, Env: env, TerminalCheck: terminalCheck, SymbolCheck: symbolCheck,
-		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest})
+		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest, AdmitBatch: admit})
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp: %w", err)
 	}
@@ -70,7 +74,7 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	if err != nil {
 		return nil, nil, fmt.Errorf("a2a: %w", err)
 	}
-	routes = append(routes, httpserver.Route{Pattern: "/a2a", Handler: a2aHandler, Free: true})
+	routes = append(routes, httpserver.Route{Pattern: "/a2a", Handler: a2aHandler, Free: true, BodyLimit: a2a.DefaultMaxBodyBytes})
 
 	cl, err := club.New(club.Config{Store: st, BaseURL: base, Logger: log, TrustedProxies: c.trusted})
 	if err != nil {

@@ -154,13 +154,15 @@ func (b *Budget) release(key string, n int64) {
 }
 
 // Read reads r's whole body, at most limit bytes, for the client key: the
-// buffer grows as bytes arrive and each growth is taken from the budget
-// (the shared memory and the client's share, waiting up to Config.Wait).
+// buffer grows as bytes arrive and each growth, times weight (at least 1:
+// the copies the handler's decoding will make of the body), is taken from
+// the budget (the shared memory and the client's share, which is raised to
+// weight times limit when it is less, waiting up to Config.Wait).
 // A body under the minimum rate after the grace period is cut (ErrTooSlow:
 // the connection is closed after the answer). The body over limit is an
 // *http.MaxBytesError. release gives the memory back; call it once the
 // body is no longer used (it is a no-op after an error).
-func (b *Budget) Read(w http.ResponseWriter, r *http.Request, key string, limit int64) (body []byte, release func(), err error) {
+func (b *Budget) Read(w http.ResponseWriter, r *http.Request, key string, limit, weight int64) (body []byte, release func(), err error) {
 	noop := func() {}
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, noop, nil
@@ -169,7 +171,8 @@ func (b *Budget) Read(w http.ResponseWriter, r *http.Request, key string, limit 
 	if r.ContentLength > limit {
 		return nil, noop, &http.MaxBytesError{Limit: limit}
 	}
-	share := max(b.cfg.PerClient, limit)
+	weight = max(weight, 1)
+	share := min(max(b.cfg.PerClient, weight*limit), b.cfg.Memory)
 	// want is the most the buffer needs: the declared length, or one byte
 	// over the limit to tell a body over it.
 	want := limit + 1
@@ -194,12 +197,12 @@ func (b *Budget) Read(w http.ResponseWriter, r *http.Request, key string, limit 
 		if len(buf) == cap(buf) && int64(cap(buf)) < want {
 			grow := min(max(int64(cap(buf))*2, firstChunk), want) - int64(cap(buf))
 			ctx, cancel := context.WithTimeout(r.Context(), b.cfg.Wait)
-			err := b.acquire(ctx, key, grow, share)
+			err := b.acquire(ctx, key, weight*grow, share)
 			cancel()
 			if err != nil {
 				return fail(err)
 			}
-			held += grow
+			held += weight * grow
 			nb := make([]byte, len(buf), int64(cap(buf))+grow)
 			copy(nb, buf)
 			buf = nb
