@@ -189,9 +189,6 @@ func TestFloodsKeepMemoryBounded(t *testing.T) {
 	a2aBody := big(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"data","data":{"query":"profile a csv","input":{"csv":"`, `"}}}]}}}`, 1<<20)
 	allowed("a2a 1 MiB x 192", flood(n.base, "/a2a", a2aBody, 192, 4), http.StatusOK, http.StatusServiceUnavailable, http.StatusTooManyRequests)
 	report("a2a 1 MiB x 192")
-	if _, err := floodClient("127.0.0.9").Post(n.base+"/a2a", "application/json", bytes.NewReader(big(`{"a":"`, `"}`, 2<<20))); err != nil {
-		t.Logf("a2a 2 MiB: %v", err)
-	}
 
 	// One address's A2A work is bounded by its body rate (1 MiB/s, a burst
 	// of 4 MiB): of 12 messages of 1 MiB sent back to back, at most the
@@ -222,6 +219,39 @@ func TestFloodsKeepMemoryBounded(t *testing.T) {
 	}
 	t.Logf("one address, 12 A2A messages of 1 MiB back to back in %v: %d served", time.Since(start).Round(time.Millisecond), served)
 	report("a2a one address")
+
+	// Each message of an MCP batch counts against the address's free-route
+	// rate (30/s, a burst of 300): of 40 batches of 16 back to back, at most
+	// the burst and what the rate refilled meanwhile are served.
+	msgs = msgs[:16]
+	for i := range msgs {
+		msgs[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"find_tool","arguments":{"query":"decode a jwt token"}}}`
+	}
+	batch = []byte("[" + strings.Join(msgs, ",") + "]")
+	start = time.Now()
+	served = 0
+	for range 40 {
+		req, _ := http.NewRequest(http.MethodPost, n.base+"/mcp", bytes.NewReader(batch))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := floodClient("127.0.6.1").Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			served++
+		case http.StatusTooManyRequests:
+		default:
+			t.Fatalf("an MCP batch of 16: %d", resp.StatusCode)
+		}
+	}
+	if most := (300 + 30*(int(time.Since(start).Seconds())+1)) / 16; served > most || served == 0 {
+		t.Fatalf("one address got %d batches of 16 served in %v; its rate allows %d", served, time.Since(start), most)
+	}
+	t.Logf("one address, 40 MCP batches of 16 back to back in %v: %d served", time.Since(start).Round(time.Millisecond), served)
 
 	if rss := peakRSS(t, pid); rss >= 300<<20 {
 		t.Fatalf("peak RSS of svc serve %d MB, want < 300 MB", rss>>20)
