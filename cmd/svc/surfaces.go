@@ -18,6 +18,9 @@ import (
 	"github.com/seed1284c1d2/svc/xau"
 )
 
+// a2aStoreBytes bounds the A2A tasks svc serve keeps for GetTask.
+const a2aStoreBytes = 16 << 20
+
 // freeRoutes assembles the free surfaces mounted next to the paid routes:
 // discovery (finder, router, catalog, try, documents, agent card, stats),
 // MCP at /mcp, A2A at /a2a and the membership club. It returns the
@@ -67,8 +70,13 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	// No method in the pattern: the handler answers OPTIONS (CORS) and 405s itself.
 	routes = append(routes, httpserver.Route{Pattern: "/mcp", Handler: mcpHandler, Free: true})
 
+	// The tasks kept for GetTask count in the process's memory bound: 16 MiB
+	// holds the 1000 tasks of ordinary messages (a few KiB each), and
+	// no more than a dozen tasks of the largest messages, whose plans echo
+	// their input several times.
 	a2aOpts := a2a.Options{Logger: log, Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network,
-		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest}
+		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest,
+		MaxStoreBytes: a2aStoreBytes}
 	a2aOpts.TerminalCheck, a2aOpts.SymbolCheck = terminalCheck, symbolCheck
 	a2aHandler, err := a2a.NewHandler(disc, a2aOpts)
 	if err != nil {
