@@ -537,8 +537,10 @@ func (s *Server) readFreeBody(w http.ResponseWriter, r *http.Request, limit int6
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit, weight int64) ([]byte, func(), error) {
 	body, release, err := s.bodies.Read(w, r, clientlimit.Key(r, s.cfg.TrustedProxies), limit, weight)
 	if err != nil {
-		if errors.Is(err, bodybudget.ErrBusy) || errors.Is(err, bodybudget.ErrClientBusy) {
+		if errors.Is(err, bodybudget.ErrClientBusy) {
 			s.metrics.rateLimited.Inc()
+		}
+		if errors.Is(err, bodybudget.ErrBusy) || errors.Is(err, bodybudget.ErrClientBusy) {
 			w.Header().Set("Retry-After", "1")
 		}
 		return nil, nil, err

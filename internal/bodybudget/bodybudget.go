@@ -173,9 +173,9 @@ func (b *Budget) Read(w http.ResponseWriter, r *http.Request, key string, limit,
 	}
 	weight = max(weight, 1)
 	share := min(max(b.cfg.PerClient, weight*limit), b.cfg.Memory)
-	// want is the most the buffer needs: the declared length, or one byte
-	// over the limit to tell a body over it.
-	want := limit + 1
+	// want is the most the buffer needs: the declared length, or the limit
+	// (a byte read past it tells a body over it).
+	want := limit
 	if r.ContentLength >= 0 {
 		want = r.ContentLength
 	}
@@ -216,7 +216,7 @@ func (b *Budget) Read(w http.ResponseWriter, r *http.Request, key string, limit,
 		var err error
 		if len(buf) < cap(buf) {
 			n, err = src.Read(buf[len(buf):cap(buf)])
-		} else { // the declared length is in: expect the end
+		} else { // the declared length or the limit is in: expect the end
 			var one [1]byte
 			n, err = src.Read(one[:])
 			if n > 0 {
