@@ -20,11 +20,13 @@ import (
 // Route is one HTTP route of the discovery surfaces, in the shape of
 // httpserver.Route (convert with httpserver.Route(r)): Pattern is an
 // http.ServeMux pattern with a method ("GET /api/find"), Free marks a free
-// route (rate-limited per client and body-bounded by the server).
+// route (rate-limited per client and body-bounded by the server), BodyLimit
+// is the most body the route needs (zero: the server's limit).
 type Route struct {
-	Pattern string
-	Handler http.Handler
-	Free    bool
+	Pattern   string
+	Handler   http.Handler
+	Free      bool
+	BodyLimit int64
 }
 
 // ownRoute is a route this package serves: its description and handler.
@@ -47,6 +49,13 @@ const (
 	// QueryCacheControl is the Cache-Control of the GET answers computed
 	// from the query (find, catalog, try).
 	QueryCacheControl = "public, max-age=60"
+	// MaxRouteBodyBytes bounds the body of POST /api/route (a need and an
+	// input to check: kilobytes; a large input is checked by its tool's own
+	// route, which asks no payment for an invalid one).
+	MaxRouteBodyBytes = 64 << 10
+	// MaxQueryBodyBytes bounds the body of the other routes, which read
+	// none (GET).
+	MaxQueryBodyBytes = 1 << 10
 	jsonContentType   = "application/json"
 	markdownType      = "text/markdown; charset=utf-8"
 )
@@ -63,7 +72,11 @@ func (s *Service) Routes() []Route {
 		if path == PathLanding {
 			path = "/{$}" // the root alone, not every path
 		}
-		out[i] = Route{Pattern: o.doc.Method + " " + path, Handler: o.handler, Free: true}
+		limit := int64(MaxQueryBodyBytes)
+		if o.doc.Path == "/api/route" {
+			limit = MaxRouteBodyBytes
+		}
+		out[i] = Route{Pattern: o.doc.Method + " " + path, Handler: o.handler, Free: true, BodyLimit: limit}
 	}
 	return out
 }
@@ -183,7 +196,7 @@ type RouteRequest struct {
 // input}: unknown members, a non-object body, wrong types, malformed JSON
 // and data after the object are 400.
 func (s *Service) serveRoute(w http.ResponseWriter, r *http.Request) {
-	limit := s.cfg.Catalog.BodyLimit()
+	limit := min(s.cfg.Catalog.BodyLimit(), MaxRouteBodyBytes)
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) || int64(len(body)) > limit {

@@ -82,21 +82,35 @@
 // and known paths with another method 405 with an Allow header. The
 // payment binding's own answers (malformed payment header 400, facilitator
 // 502 or 504, payment journal 503, settlement pending 503, unpaid and
-// refused-payment rate limits 429, body memory exhausted 503) are written by the same problem
+// refused-payment rate limits 429, body memory exhausted 503, body too slow 408) are written by the same problem
 // writer, their x402 reason as the code.
 //
 // # Limits
 //
 // Request bodies are bounded by the catalog's body limit (2 MiB by
-// default; 413 past it). Free routes (and unknown paths) are rate-limited
+// default; 413 past it), or less where a route needs less (Route.BodyLimit:
+// kilobytes for the finder and the router). Every body, on paid and free
+// routes alike, is read within one memory budget as its bytes arrive
+// (Config.BodyMemory, 16 MiB by default, a free route's body counted four
+// times for the copies its decoding makes; 503 server_busy with
+// Retry-After when it stays full for two seconds), of which one client
+// address holds at most a share (Config.BodyClientMemory, a quarter by
+// default, but always room for one body; 429 with Retry-After past it),
+// and it must arrive at a minimum rate
+// (Config.MinBodyRate, 16 KiB/s after a grace of five seconds; 408
+// request_timeout and the connection closed below it): one slow client
+// cannot hold the memory the others need. On the free routes (MCP and A2A
+// included) the server reads the body before the handler runs and charges
+// its bytes to the client's body rate (Config.BodyRate, 1 MiB/s with a
+// burst of twice the body limit; 429 with Retry-After past it), which
+// bounds the work of decoding them per client, not only their count. Free routes (and unknown paths) are rate-limited
 // per client address with a token bucket (Config.RateLimit per second,
 // Config.RateBurst; 429 with Retry-After); on the paid routes, requests
 // without payment are limited likewise (Config.UnpaidRate, UnpaidBurst),
 // and so, in a bucket of their own at the same rate, are refused payments:
 // a client whose payments were refused more than UnpaidBurst times
 // recently gets 429 before its next payment is checked, while a client
-// whose payments are good is never slowed down; the bodies held at once by all paid requests are bounded
-// (Config.BodyMemory; 503 with Retry-After past it). The client
+// whose payments are good is never slowed down. The client
 // address is the TCP peer, an IPv6 address counted by its /64, or the
 // right-most untrusted X-Forwarded-For address when the peer is one of
 // Config.TrustedProxies. The http.Server has header, read, write and idle

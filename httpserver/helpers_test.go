@@ -101,6 +101,11 @@ type fixtureOptions struct {
 	payerConcurrency int
 	// now is Config.Now (nil: time.Now).
 	now func() time.Time
+	// bodyMemory and bodyClientMemory are Config.BodyMemory and
+	// Config.BodyClientMemory; bodyRate is Config.BodyRate.
+	bodyMemory       int64
+	bodyClientMemory int64
+	bodyRate         float64
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -188,6 +193,10 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		PayerRefill:      o.payerRefill,
 		PayerConcurrency: o.payerConcurrency,
 		Now:              o.now,
+
+		BodyMemory:       o.bodyMemory,
+		BodyClientMemory: o.bodyClientMemory,
+		BodyRate:         o.bodyRate,
 	})
 	if err != nil {
 		_ = ln.Close()

@@ -88,7 +88,7 @@ func (s *Server) buildPaid() error {
 		PaymentRefused:  s.paymentRefused,
 		PublicBaseURL:   s.cfg.PublicBaseURL,
 		MaxRequestBytes: s.bodyLimit,
-		BodyMemory:      max(s.cfg.BodyMemory, s.bodyLimit),
+		Bodies:          serverBodies{s},
 		RequestID:       RequestIDOf,
 		RefCode:         club.RefFromRequest,
 		Logger:          s.log,
@@ -129,12 +129,12 @@ func (s *Server) buildPaid() error {
 			ctx = context.WithValue(ctx, paidCallKey{}, &paidCall{})
 			inner.ServeHTTP(w, r.WithContext(ctx))
 		})
-		if err := s.handle(pattern, s.wrapRoute(pr.rm, false, h)); err != nil {
+		if err := s.handle(pattern, s.wrapRoute(pr.rm, false, s.bodyLimit, h)); err != nil {
 			return err
 		}
 		// CORS preflights are free (and rate-limited as free routes are).
 		preflight := corsPreflight(t.Method, anyOrigin)
-		if err := s.handle(http.MethodOptions+" "+t.Path, s.wrapRoute(pr.rm, true, preflight)); err != nil {
+		if err := s.handle(http.MethodOptions+" "+t.Path, s.wrapRoute(pr.rm, true, s.bodyLimit, preflight)); err != nil {
 			return err
 		}
 		s.paid = append(s.paid, pr)

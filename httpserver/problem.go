@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/internal/bodybudget"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -31,6 +33,8 @@ const (
 	CodeNotFound         = "not_found"                 // 404
 	CodeMethodNotAllowed = "method_not_allowed"        // 405
 	CodeRateLimited      = "rate_limited"              // 429
+	CodeBusy             = "server_busy"               // 503
+	CodeRequestTimeout   = "request_timeout"           // 408
 )
 
 // Problem is an RFC 9457 problem details object. Errors lists each broken
@@ -88,7 +92,17 @@ func ProblemFromError(err error) Problem {
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return NewProblem(http.StatusRequestEntityTooLarge, CodeTooLarge, "the request body is over the limit")
+		return NewProblem(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", mbe.Limit))
+	}
+	switch {
+	case errors.Is(err, bodybudget.ErrBusy):
+		return NewProblem(http.StatusServiceUnavailable, CodeBusy, "the server holds as many request bodies as it can; try again shortly")
+	case errors.Is(err, bodybudget.ErrClientBusy):
+		return NewProblem(http.StatusTooManyRequests, CodeRateLimited, "this address is sending as many request bodies at once as it may; try again shortly")
+	case errors.Is(err, bodybudget.ErrTooSlow):
+		return NewProblem(http.StatusRequestTimeout, CodeRequestTimeout, "the request body arrived below the minimum upload rate; send it faster")
+	case errors.Is(err, bodybudget.ErrUnreadable):
+		return NewProblem(http.StatusBadRequest, CodeInvalidInput, "the request body could not be read")
 	}
 	return NewProblem(http.StatusInternalServerError, CodeInternal, "internal error")
 }

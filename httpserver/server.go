@@ -1,11 +1,13 @@
 package httpserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/bodybudget"
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
@@ -46,6 +49,18 @@ const (
 	// DefaultMaxHeaderBytes bounds the request headers (a payment header is
 	// at most x402.MaxHeaderBytes).
 	DefaultMaxHeaderBytes = 64 << 10
+	// DefaultBodyMemory bounds the request bodies held at once by every
+	// route (16 MiB).
+	DefaultBodyMemory = bodybudget.DefaultMemory
+	// DefaultMinBodyRate is the slowest a request body may arrive once
+	// bodybudget.DefaultGrace has passed, in bytes per second; slower is
+	// cut with 408.
+	DefaultMinBodyRate = bodybudget.DefaultMinRate
+	// DefaultBodyRate is the rate of request-body bytes a client address may
+	// send to the free routes (MCP and A2A included), per second: the work
+	// of decoding them is bounded per client, not only their count. Its
+	// burst is twice the body limit.
+	DefaultBodyRate = 1 << 20
 )
 
 // Store is what the server needs of the durable store: the payment
@@ -62,12 +77,15 @@ type Store interface {
 // Route is an extra route registered next to the paid tools, typically a
 // free discovery surface. Pattern is an http.ServeMux pattern with a
 // method ("GET /api/find"). Free routes are rate-limited per client address
-// and their bodies are bounded by the body limit; a route that is not free
-// is served as is (it handles its own payment and limits).
+// and their bodies are read by the server before the handler runs, within
+// the body memory budget, the body rate of the client and BodyLimit (zero
+// or more means the server's body limit: a route may only lower it); a route that is
+// not free is served as is (it handles its own payment and limits).
 type Route struct {
-	Pattern string
-	Handler http.Handler
-	Free    bool
+	Pattern   string
+	Handler   http.Handler
+	Free      bool
+	BodyLimit int64
 }
 
 // RequestObserver is told about every request the server answered: r after
@@ -113,10 +131,25 @@ type Config struct {
 	// PaymentHook, when set, is the engine's hook (engine.Config.Hook): crash
 	// tests stop a paid call at a known step with it.
 	PaymentHook func(point, key string)
-	// BodyMemory bounds the request bodies all paid routes hold at once
-	// (unpaid ones being validated included); zero means
-	// nethttp.DefaultBodyMemory.
+	// BodyMemory bounds the request bodies all routes hold at once (paid
+	// and free, read as their bytes arrive; a free route's body counts four
+	// times its size while its handler runs, for the copies decoding it
+	// makes); zero means DefaultBodyMemory. Past it, 503 with Retry-After.
+	// It must hold one body of BodyLimit.
 	BodyMemory int64
+	// BodyClientMemory bounds the part of BodyMemory one client address
+	// holds at once (429 with Retry-After past it); zero means a quarter of
+	// BodyMemory. It never keeps one body of the route's limit out.
+	BodyClientMemory int64
+	// MinBodyRate is the slowest a request body may arrive, in bytes per
+	// second, after a grace period of bodybudget.DefaultGrace (408 and the
+	// connection closed past it); zero means DefaultMinBodyRate, negative
+	// means no minimum (ReadTimeout alone).
+	MinBodyRate int64
+	// BodyRate is the request-body bytes per second a client address may
+	// send to the free routes (zero means DefaultBodyRate, negative
+	// disables the limit); 429 with Retry-After past it.
+	BodyRate float64
 	// UnpaidRate and UnpaidBurst limit the requests without payment on the
 	// paid routes, per client address, and, in a bucket of their own, the
 	// requests whose payment is refused (zero means DefaultUnpaidRate and
@@ -216,6 +249,8 @@ type Server struct {
 	ownEngine     bool // the server runs the engine's recovery loop
 	stopEngine    context.CancelFunc
 	engineDone    chan struct{}
+	bodies        *bodybudget.Budget
+	bodyLimiter   *clientlimit.Limiter // nil: free-route body bytes are not limited
 	unpaidLimiter *clientlimit.Limiter // nil: unpaid requests are not limited
 	// refusedLimiter limits the refused payments of a client on the paid
 	// routes, at the unpaid requests' rate (nil likewise).
@@ -264,7 +299,7 @@ func New(cfg Config) (*Server, error) {
 	if !ok || !x402.IsValidAddress(cfg.PayTo) {
 		return nil, fmt.Errorf("httpserver: PayTo %q is not a valid EVM address (0x + 40 hex digits, EIP-55 checksum when mixed case, not zero)", clip.Bytes(cfg.PayTo, 60))
 	}
-	if cfg.BodyLimit < 0 || cfg.ToolTimeout < 0 || cfg.RateBurst < 0 || cfg.RateClients < 0 {
+	if cfg.BodyLimit < 0 || cfg.ToolTimeout < 0 || cfg.RateBurst < 0 || cfg.RateClients < 0 || cfg.BodyMemory < 0 || cfg.BodyClientMemory < 0 {
 		return nil, errors.New("httpserver: limits and timeouts must not be negative")
 	}
 	if cfg.BodyLimit == 0 {
@@ -272,6 +307,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BodyLimit != cfg.Catalog.BodyLimit() {
 		return nil, fmt.Errorf("httpserver: body limit %d differs from the %d bytes the catalog publishes; build the catalog with the same limit", cfg.BodyLimit, cfg.Catalog.BodyLimit())
+	}
+	if cfg.BodyMemory == 0 {
+		cfg.BodyMemory = DefaultBodyMemory
+	}
+	if cfg.BodyMemory < cfg.BodyLimit {
+		return nil, fmt.Errorf("httpserver: body memory %d must hold one body of the %d-byte body limit", cfg.BodyMemory, cfg.BodyLimit)
 	}
 	if cfg.ToolTimeout == 0 {
 		cfg.ToolTimeout = DefaultToolTimeout
@@ -328,6 +369,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RateLimit >= 0 {
 		s.limiter = clientlimit.New(cmp.Or(cfg.RateLimit, DefaultRate), cmp.Or(cfg.RateBurst, DefaultBurst), clients)
 	}
+	if cfg.BodyRate >= 0 {
+		s.bodyLimiter = clientlimit.New(cmp.Or(cfg.BodyRate, DefaultBodyRate), int(2*cfg.BodyLimit), clients)
+	}
+	bodies, err := bodybudget.New(bodybudget.Config{
+		Memory:      cfg.BodyMemory,
+		PerClient:   cfg.BodyClientMemory,
+		MinRate:     cfg.MinBodyRate,
+		ReadTimeout: orDefault(cfg.ReadTimeout, DefaultReadTimeout),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("httpserver: %w", err)
+	}
+	s.bodies = bodies
 	terminal := cfg.Terminal
 	if terminal == nil {
 		terminal = xau.Down{}
@@ -338,7 +392,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	for _, rt := range cfg.Routes {
-		if err := s.Mount(rt.Pattern, rt.Handler, rt.Free); err != nil {
+		if err := s.mount(rt); err != nil {
 			return nil, err
 		}
 	}
@@ -351,7 +405,7 @@ func New(cfg Config) (*Server, error) {
 		builtins = append(builtins, Route{Pattern: "GET /metrics", Handler: s.metricsHandler(), Free: true})
 	}
 	for _, rt := range builtins {
-		if err := s.Mount(rt.Pattern, rt.Handler, rt.Free); err != nil {
+		if err := s.mount(rt); err != nil {
 			return nil, err
 		}
 	}
@@ -372,25 +426,36 @@ func New(cfg Config) (*Server, error) {
 // metrics, routing), for use with any http.Server or httptest.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Mount registers an extra route (see Route). It fails when the pattern is
-// malformed or conflicts with a registered one, and once the server is
-// serving.
-func (s *Server) Mount(pattern string, h http.Handler, free bool) (err error) {
-	if h == nil {
-		return fmt.Errorf("httpserver: route %q has no handler", pattern)
+// Mount registers an extra route (see Route) with the server's body limit.
+// It fails when the pattern is malformed or conflicts with a registered
+// one, and once the server is serving.
+func (s *Server) Mount(pattern string, h http.Handler, free bool) error {
+	return s.mount(Route{Pattern: pattern, Handler: h, Free: free})
+}
+
+func (s *Server) mount(rt Route) error {
+	if rt.Handler == nil {
+		return fmt.Errorf("httpserver: route %q has no handler", rt.Pattern)
+	}
+	if rt.BodyLimit < 0 {
+		return fmt.Errorf("httpserver: route %q: negative body limit %d", rt.Pattern, rt.BodyLimit)
+	}
+	limit := s.bodyLimit
+	if rt.BodyLimit > 0 {
+		limit = min(rt.BodyLimit, s.bodyLimit)
 	}
 	s.mu.Lock()
 	started := s.started
 	s.mu.Unlock()
 	if started {
-		return fmt.Errorf("httpserver: route %q mounted after the server started", pattern)
+		return fmt.Errorf("httpserver: route %q mounted after the server started", rt.Pattern)
 	}
 	kind := "free"
-	if !free {
+	if !rt.Free {
 		kind = "unlimited"
 	}
-	rm := s.metrics.route(routeLabel(pattern), kind)
-	return s.handle(pattern, s.wrapRoute(rm, free, h))
+	rm := s.metrics.route(routeLabel(rt.Pattern), kind)
+	return s.handle(rt.Pattern, s.wrapRoute(rm, rt.Free, limit, rt.Handler))
 }
 
 // handle registers on the mux, turning its panics (bad or conflicting
@@ -418,8 +483,8 @@ func routeLabel(pattern string) string {
 }
 
 // wrapRoute marks the answer with its route and, for free routes, applies
-// the rate limit and the body limit.
-func (s *Server) wrapRoute(rm *routeMetrics, free bool, h http.Handler) http.Handler {
+// the rate limit and reads the body (see readFreeBody) before the handler.
+func (s *Server) wrapRoute(rm *routeMetrics, free bool, bodyLimit int64, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if sw, ok := w.(*statusWriter); ok {
 			sw.route = rm
@@ -431,20 +496,93 @@ func (s *Server) wrapRoute(rm *routeMetrics, free bool, h http.Handler) http.Han
 				WriteProblem(w, r, NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many requests from this address; retry after "+retryAfter(wait)+" s"))
 				return
 			}
-			if r.ContentLength > s.bodyLimit {
-				WriteProblem(w, r, s.tooLarge())
+			release, ok := s.readFreeBody(w, r, bodyLimit)
+			if !ok {
 				return
 			}
-			if r.Body != nil && r.Body != http.NoBody {
-				r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit)
-			}
+			defer release()
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
+// freeBodyWeight is how many times a free route's body counts in the body
+// memory budget while its handler runs: the copies of it that decoding a
+// JSON-RPC message or a query makes (measured on /mcp and /a2a).
+const freeBodyWeight = 4
+
+// readFreeBody reads the body of a request to a free route within the body
+// memory budget (freeBodyWeight times its size) and limit, and charges its
+// bytes to the client's body rate;
+// the handler gets it from memory. It answers the request itself (413,
+// 503, 429, 408) and returns false when the body cannot be had.
+func (s *Server) readFreeBody(w http.ResponseWriter, r *http.Request, limit int64) (release func(), ok bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return func() {}, true
+	}
+	body, release, err := s.readBody(w, r, limit, freeBodyWeight)
+	if err != nil {
+		WriteError(w, r, err)
+		return nil, false
+	}
+	if s.bodyLimiter != nil && len(body) > 0 {
+		if ok, wait := s.bodyLimiter.AllowN(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now(), len(body)); !ok {
+			release()
+			s.metrics.rateLimited.Inc()
+			w.Header().Set("Retry-After", retryAfter(wait))
+			WriteProblem(w, r, NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many request-body bytes from this address; retry after "+retryAfter(wait)+" s"))
+			return nil, false
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.ContentLength = int64(len(body))
+	return release, true
+}
+
+// readBody reads r's body within the body memory budget, for r's client,
+// each byte counted weight times: at most limit bytes (past it an
+// *http.MaxBytesError). An error for which
+// the client should come back later sets Retry-After on w.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit, weight int64) ([]byte, func(), error) {
+	body, release, err := s.bodies.Read(w, r, clientlimit.Key(r, s.cfg.TrustedProxies), limit, weight)
+	if err != nil {
+		if errors.Is(err, bodybudget.ErrClientBusy) {
+			s.metrics.rateLimited.Inc()
+		}
+		if errors.Is(err, bodybudget.ErrBusy) || errors.Is(err, bodybudget.ErrClientBusy) {
+			w.Header().Set("Retry-After", "1")
+		}
+		return nil, nil, err
+	}
+	return body, release, nil
+}
+
+// serverBodies reads the paid routes' bodies with the server's budget.
+type serverBodies struct{ s *Server }
+
+// ReadBody implements nethttp.BodyReader.
+func (b serverBodies) ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, func(), error) {
+	return b.s.readBody(w, r, limit, 1)
+}
+
 func (s *Server) tooLarge() Problem {
 	return NewProblem(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", s.bodyLimit))
+}
+
+// AdmitFree takes n more requests of r's client from the free-route rate
+// limit, for a request that stands for several (a JSON-RPC batch): false,
+// with how long until they are there, when they are not all left (more
+// than the burst never are).
+func (s *Server) AdmitFree(r *http.Request, n int) (bool, time.Duration) {
+	if s.limiter == nil || n <= 0 {
+		return true, 0
+	}
+	ok, wait := s.limiter.AllowN(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now(), n)
+	if !ok {
+		s.metrics.rateLimited.Inc()
+	}
+	return ok, wait
 }
 
 // allowFree applies the free-route rate limit to r.

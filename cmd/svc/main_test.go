@@ -297,6 +297,13 @@ func TestParseServe(t *testing.T) {
 		c.terminal != "simulated" || c.db != "svc-data/svc.db" || c.bodyLimit != 2<<20 {
 		t.Fatalf("defaults %+v", c)
 	}
+	if c.bodyMemory != httpserver.DefaultBodyMemory || c.bodyRate != httpserver.DefaultBodyRate {
+		t.Fatalf("body defaults: memory %d, rate %v", c.bodyMemory, c.bodyRate)
+	}
+	c, err = parseServe([]string{"--body-memory", "64MiB", "--body-rate", "off"}, io.Discard, envOf(nil))
+	if err != nil || c.bodyMemory != 64<<20 || c.bodyRate != -1 {
+		t.Fatalf("body flags %+v %v", c, err)
+	}
 	if c.unpaidRate != httpserver.DefaultUnpaidRate || c.unpaidBurst != httpserver.DefaultUnpaidBurst || c.settleTimeout != engine.DefaultSettleTimeout {
 		t.Fatalf("payment defaults %+v", c)
 	}
@@ -350,6 +357,8 @@ func TestParseServe(t *testing.T) {
 		"unknown network":              {args: []string{"--network", "eip155:1"}},
 		"bad price":                    {args: []string{"--price", "regex-test"}},
 		"bad body limit":               {args: []string{"--body-limit", "lots"}},
+		"body memory under the limit":  {args: []string{"--body-memory", "1MiB"}},
+		"bad body rate":                {args: []string{"--body-rate", "fast"}},
 		"bad terminal":                 {args: []string{"--terminal", "mt4"}},
 		"bridge without token":         {args: []string{"--bridge-url", "http://127.0.0.1:8765"}},
 		"replay without file":          {args: []string{"--terminal", "replay"}},

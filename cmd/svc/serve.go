@@ -66,6 +66,8 @@ type serveConfig struct {
 	secrets                       secrets
 	prices                        map[string]string
 	bodyLimit                     int64
+	bodyMemory                    int64
+	bodyRate                      float64 // bytes per second; negative: off
 	terminal                      string
 	bridgeURL, bridgeToken        string
 	replayFile, replayTimeframe   string
@@ -104,6 +106,8 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	authHeader := f.String("facilitator-auth-header", "SVC_FACILITATOR_AUTH_HEADER", "", `header sent to the facilitator, "Name: value" (never logged)`)
 	prices := f.List("price", "SVC_PRICES", "price override key=usd, e.g. regex-test=0.004 (repeatable)")
 	bodyLimit := f.String("body-limit", "SVC_BODY_LIMIT", "2MiB", "request body limit (413 past it)")
+	bodyMemory := f.String("body-memory", "SVC_BODY_MEMORY", "16MiB", "memory for the request bodies held at once, every route together (503 past it); one client address holds a quarter at most")
+	bodyRate := f.String("body-rate", "SVC_BODY_RATE", "1MiB", `request-body bytes per second per client address on the free routes, MCP and A2A included ("off" disables)`)
 	terminal := f.String("terminal", "SVC_TERMINAL", "", "gold terminal: simulated, bridge, replay or none (default: bridge when --bridge-url is set, replay when --replay-file is set, simulated in dev mode, none otherwise)")
 	bridgeURL := f.String("bridge-url", "SVC_MT5_BRIDGE_URL", "", "MT5 bridge base URL (xau/mt5/bridge)")
 	bridgeTokenEnv := f.String("bridge-token-env", "", "", "name of the environment variable holding the MT5 bridge token (default "+defaultBridgeTokenEnv+")")
@@ -241,6 +245,19 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		return nil, usageError("--body-limit: " + err.Error())
 	}
 	c.bodyLimit = bl
+	if c.bodyMemory, err = parseBytes(*bodyMemory); err != nil {
+		return nil, usageError("--body-memory: " + err.Error())
+	}
+	if c.bodyMemory < c.bodyLimit {
+		return nil, usageError(fmt.Sprintf("--body-memory %d must hold one body of --body-limit %d bytes", c.bodyMemory, c.bodyLimit))
+	}
+	if v := strings.TrimSpace(*bodyRate); strings.EqualFold(v, "off") {
+		c.bodyRate = -1
+	} else if br, err := parseBytes(v); err != nil {
+		return nil, usageError("--body-rate: " + err.Error() + `, or "off"`)
+	} else {
+		c.bodyRate = float64(br)
+	}
 	tokenEnv := strings.TrimSpace(*bridgeTokenEnv)
 	if tokenEnv == "" {
 		tokenEnv = defaultBridgeTokenEnv
@@ -759,7 +776,8 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		_ = st.Close()
 		return nil, err
 	}
-	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, terminal)
+	var admit freeAdmitter
+	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, terminal, admit.admit)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -783,6 +801,8 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		DevMode:        c.devMode,
 		Addr:           bound,
 		BodyLimit:      c.bodyLimit,
+		BodyMemory:     c.bodyMemory,
+		BodyRate:       c.bodyRate,
 		RateLimit:      c.rate,
 		RateBurst:      c.burst,
 		TrustedProxies: c.trusted,
@@ -798,6 +818,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	disc.Stats().CountFrom(statsTallies(srv))
 	fn := srv.ObservePayment
 	observe.fn.Store(&fn)
+	admit.srv.Store(srv)
 	closeFac := func() {}
 	if cl, ok := facilitator.(interface{ Close() }); ok {
 		closeFac = cl.Close
@@ -817,6 +838,20 @@ func (o *paymentObserver) observe(ev engine.Event) {
 	}
 }
 
+// freeAdmitter takes extra requests from the server's free-route rate limit
+// for the routes built before the server (MCP batches); it admits all until
+// the server is set.
+type freeAdmitter struct {
+	srv atomic.Pointer[httpserver.Server]
+}
+
+func (a *freeAdmitter) admit(r *http.Request, n int) (bool, time.Duration) {
+	if s := a.srv.Load(); s != nil {
+		return s.AdmitFree(r, n)
+	}
+	return true, 0
+}
+
 // serveFlagGroups orders `svc serve -h` by topic.
 var serveFlagGroups = []flagGroup{
 	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
@@ -824,6 +859,6 @@ var serveFlagGroups = []flagGroup{
 	{"The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{"Storage", []string{"db"}},
-	{"Limits", []string{"body-limit", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "payer-concurrency", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
+	{"Limits", []string{"body-limit", "body-memory", "body-rate", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "payer-concurrency", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
 	{"Logs", []string{"log-level", "log-format"}},
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"time"
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/discovery"
@@ -16,6 +18,9 @@ import (
 	"github.com/seed1284c1d2/svc/xau"
 )
 
+// a2aStoreBytes bounds the A2A tasks svc serve keeps for GetTask.
+const a2aStoreBytes = 16 << 20
+
 // freeRoutes assembles the free surfaces mounted next to the paid routes:
 // discovery (finder, router, catalog, try, documents, agent card, stats),
 // MCP at /mcp, A2A at /a2a and the membership club. It returns the
@@ -24,8 +29,10 @@ import (
 // With an engine, MCP and A2A also sell the paid tools through it (the
 // same engine as the HTTP routes: one authorization buys one call,
 // whatever the transport); terminal backs the gold tools there too.
+// admit counts the messages of an MCP batch beyond the first against the
+// client's free-route rate (the server's AdmitFree).
 func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base string, log *slog.Logger,
-	eng *engine.Engine, terminal xau.Terminal) ([]httpserver.Route, *discovery.Service, error) {
+	eng *engine.Engine, terminal xau.Terminal, admit func(*http.Request, int) (bool, time.Duration)) ([]httpserver.Route, *discovery.Service, error) {
 	disc, err := discovery.New(discovery.Config{
 		Catalog:       catalog,
 		BaseURL:       base,
@@ -56,21 +63,26 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	}
 	mcpHandler, err := mcp.NewHandler(disc, mcp.Options{BaseURL: base, Version: buildVersion(), Logger: log,
 		Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network, Env: env, TerminalCheck: terminalCheck, SymbolCheck: symbolCheck,
-		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest})
+		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest, AdmitBatch: admit})
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp: %w", err)
 	}
 	// No method in the pattern: the handler answers OPTIONS (CORS) and 405s itself.
 	routes = append(routes, httpserver.Route{Pattern: "/mcp", Handler: mcpHandler, Free: true})
 
+	// The tasks kept for GetTask count in the process's memory bound: 16 MiB
+	// holds the 1000 tasks of ordinary messages (a few KiB each), and
+	// no more than a dozen tasks of the largest messages, whose plans echo
+	// their input several times.
 	a2aOpts := a2a.Options{Logger: log, Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network,
-		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest}
+		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest,
+		MaxStoreBytes: a2aStoreBytes}
 	a2aOpts.TerminalCheck, a2aOpts.SymbolCheck = terminalCheck, symbolCheck
 	a2aHandler, err := a2a.NewHandler(disc, a2aOpts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a2a: %w", err)
 	}
-	routes = append(routes, httpserver.Route{Pattern: "/a2a", Handler: a2aHandler, Free: true})
+	routes = append(routes, httpserver.Route{Pattern: "/a2a", Handler: a2aHandler, Free: true, BodyLimit: a2a.DefaultMaxBodyBytes})
 
 	cl, err := club.New(club.Config{Store: st, BaseURL: base, Logger: log, TrustedProxies: c.trusted})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -18,33 +19,68 @@ import (
 	"time"
 )
 
-// flood sends unpaid requests with large bodies from many clients at once
-// (each one validated before its 402: the costly case of a paid route) and
+// flood sends requests with large bodies from many clients at once and
 // measures what it costs the server: its peak resident memory (VmHWM of
-// --pid) and how long /health takes meanwhile. It prints one JSON line.
+// --pid) and how long a probe (/health by default) takes meanwhile. It
+// prints one JSON line. The kinds of flood:
+//
+//   - ohlcv: valid unpaid calls of a paid route (each one validated before
+//     its 402), --size bytes;
+//   - route: POST /api/route with an input of --size bytes;
+//   - mcp: a tools/call of find_tool on /mcp whose query is --size bytes;
+//   - mcp-batch: a JSON-RPC batch of 14,000 tools/call on /mcp (1.8 MB);
+//   - a2a: an A2A message/send on /a2a with a data part of --size bytes.
+//
+// With --addrs, each client connects from its own loopback address
+// (127.x.y.z, Linux): the per-address limits are then not what is measured.
 func flood(args []string) error {
 	fs := flag.NewFlagSet("flood", flag.ContinueOnError)
 	url := fs.String("url", "", "base URL of the server (required)")
-	path := fs.String("path", "/api/ohlcv-state", "paid route to flood with POSTs")
+	kind := fs.String("kind", "ohlcv", "ohlcv, route, mcp, mcp-batch or a2a")
+	path := fs.String("path", "/api/ohlcv-state", "paid route of the ohlcv flood")
 	clients := fs.Int("clients", 64, "parallel clients")
-	size := fs.Int("size", 2<<20-1024, "body size in bytes (a valid ohlcv-state input of about that size)")
+	size := fs.Int("size", 2<<20-1024, "body size in bytes")
 	duration := fs.Duration("duration", 20*time.Second, "how long to flood")
 	pid := fs.Int("pid", 0, "the server's process id, for its memory (required)")
+	addrs := fs.Bool("addrs", false, "one loopback source address per client (127.x.y.z)")
+	probe := fs.String("probe", "/health", "path probed with GET during the flood")
+	every := fs.Duration("probe-every", 100*time.Millisecond, "how often the probe is sent")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *url == "" || *pid <= 0 {
 		return fmt.Errorf("flood: --url and --pid are required")
 	}
-	body := ohlcvBody(*size)
+	var body []byte
+	switch *kind {
+	case "ohlcv":
+		body = ohlcvBody(*size)
+	case "route":
+		*path, body = "/api/route", padded(`{"query":"profile a csv","input":{"csv":"`, `"}}`, *size)
+	case "mcp":
+		*path, body = "/mcp", padded(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"find_tool","arguments":{"query":"`, `"}}}`, *size)
+	case "mcp-batch":
+		msgs := make([]string, 14000)
+		for i := range msgs {
+			msgs[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"find_tool","arguments":{"query":"decode a jwt token"}}}`
+		}
+		*path, body = "/mcp", []byte("["+strings.Join(msgs, ",")+"]")
+	case "a2a":
+		*path, body = "/a2a", padded(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"data","data":{"query":"profile a csv","input":{"csv":"`, `"}}}]}}}`, *size)
+	default:
+		return fmt.Errorf("flood: unknown --kind %q", *kind)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
 	defer cancel()
-	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *clients}}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	statuses := map[int]int{}
 	var sent atomic.Int64
-	for range *clients {
+	for i := range *clients {
+		client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: *clients}}
+		if *addrs {
+			client.Transport = fromAddr(fmt.Sprintf("127.1.%d.%d", 1+i/250, 1+i%250))
+		}
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(*url, "/")+*path, bytes.NewReader(body))
@@ -52,6 +88,7 @@ func flood(args []string) error {
 					return
 				}
 				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
 				resp, err := client.Do(req)
 				if err != nil {
 					continue
@@ -65,12 +102,15 @@ func flood(args []string) error {
 			}
 		})
 	}
-	// /health, once every 100 ms, during the flood.
+	// The probe, once every --probe-every, during the flood.
 	var health []time.Duration
 	healthFailures := 0
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(*every)
 	defer tick.Stop()
 	hc := &http.Client{Timeout: 10 * time.Second}
+	if *addrs {
+		hc.Transport = fromAddr("127.0.0.250")
+	}
 loop:
 	for {
 		select {
@@ -78,10 +118,13 @@ loop:
 			break loop
 		case <-tick.C:
 			start := time.Now()
-			resp, err := hc.Get(strings.TrimRight(*url, "/") + "/health")
+			resp, err := hc.Get(strings.TrimRight(*url, "/") + *probe)
 			if err != nil {
 				healthFailures++
 				continue
+			}
+			if resp.StatusCode != http.StatusOK {
+				healthFailures++
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
@@ -101,11 +144,23 @@ loop:
 		return float64(health[int(p*float64(len(health)-1))].Microseconds()) / 1000
 	}
 	out := map[string]any{
-		"clients": *clients, "bodyBytes": len(body), "seconds": duration.Seconds(), "requests": sent.Load(), "statuses": statuses,
+		"kind": *kind, "probe": *probe, "clients": *clients, "bodyBytes": len(body), "seconds": duration.Seconds(), "requests": sent.Load(), "statuses": statuses,
 		"peakRssMiB": hwm / 1024, "rssMiB": rss / 1024, "healthChecks": len(health), "healthFailures": healthFailures,
 		"healthP50Ms": pct(0.5), "healthP99Ms": pct(0.99), "healthMaxMs": pct(1),
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// padded is prefix, then "a" up to size bytes with suffix.
+func padded(prefix, suffix string, size int) []byte {
+	return []byte(prefix + strings.Repeat("a", max(size-len(prefix)-len(suffix), 0)) + suffix)
+}
+
+// fromAddr is a transport whose connections come from the loopback
+// address ip.
+func fromAddr(ip string) *http.Transport {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	return &http.Transport{DialContext: d.DialContext}
 }
 
 // ohlcvBody is a valid ohlcv-state input of about size bytes.

@@ -23,9 +23,12 @@
 //	    line (for wrk, see bench/paid.lua)
 //	svcbench flood --url URL --pid PID [--clients 64] [--size 2MiB]
 //	               [--duration 20s] [--path /api/ohlcv-state]
-//	    flood a paid route with valid unpaid calls of large bodies from many
-//	    clients and print the server's peak resident memory and /health
-//	    latency meanwhile (bench/flood.sh)
+//	               [--kind ohlcv|route|mcp|mcp-batch|a2a] [--addrs]
+//	               [--probe /health] [--probe-every 100ms]
+//	    flood a route with large bodies from many clients (each from its
+//	    own loopback address with --addrs) and print the server's peak
+//	    resident memory and the probe's latency meanwhile (bench/flood.sh,
+//	    bench/floods.sh)
 //	svcbench ledger-gen --db PATH [--rows 10000000] [--days 365] [--end 2026-11-01]
 //	    write a SQLite store whose ledger holds that many settled payments
 //	    (bench/ledger.sh measures svc ledger and the dashboard on it)

@@ -43,7 +43,15 @@
 //     request, -32601 for methods this server does not offer (prompts,
 //     resources, completion and logging are not declared, so they are
 //     refused even though the SDK implements them). A -32601 answer has HTTP
-//     status 404 on a 2026-07-28 request, 200 on a legacy one.
+//     status 404 on a 2026-07-28 request, 200 on a legacy one;
+//   - bounded JSON-RPC batches: a batch (a JSON array) is a JSON-RPC error
+//     for protocol version 2025-06-18 and later, which have none; for the
+//     earlier ones (and a POST without MCP-Protocol-Version, read as
+//     2025-03-26) it holds at most [Options.MaxBatch] messages, each
+//     counted against the client's rate ([Options.AdmitBatch]), carries no
+//     payment (a paid call goes alone in its POST) and its answers are at
+//     most [Options.MaxBatchAnswerBytes], else one JSON-RPC error replaces
+//     them.
 //
 // GET and DELETE get 405 with Allow: POST (there is no standalone stream).
 //
@@ -94,6 +102,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,6 +138,11 @@ const (
 	DefaultListTTL = time.Hour
 	// DefaultMaxBodyBytes bounds one JSON-RPC message; past it, 413.
 	DefaultMaxBodyBytes int64 = 4 << 20
+	// DefaultMaxBatch bounds the messages of one JSON-RPC batch (the
+	// protocol versions before 2025-06-18 have batches).
+	DefaultMaxBatch = 16
+	// DefaultMaxBatchAnswerBytes bounds the answer to one batch (1 MiB).
+	DefaultMaxBatchAnswerBytes int64 = 1 << 20
 )
 
 // Options configure the MCP handler. The zero value serves the four tools
@@ -158,6 +172,19 @@ type Options struct {
 	ListTTL time.Duration
 	// MaxBodyBytes bounds one request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxBatch bounds the messages of a JSON-RPC batch, and
+	// MaxBatchAnswerBytes its answer; zero means DefaultMaxBatch and
+	// DefaultMaxBatchAnswerBytes. Batches exist before protocol version
+	// 2025-06-18 only (a POST without MCP-Protocol-Version is read as
+	// 2025-03-26); later versions get a JSON-RPC error for one.
+	MaxBatch            int
+	MaxBatchAnswerBytes int64
+	// AdmitBatch, when set, is asked before a batch of n messages is served,
+	// with the n-1 messages beyond the POST itself (which the server's rate
+	// limit counted already): false answers HTTP 429 with Retry-After and a
+	// JSON-RPC error, so that each message of a batch counts against the
+	// client's rate.
+	AdmitBatch func(r *http.Request, extra int) (ok bool, retryAfter time.Duration)
 	// Logger receives internal errors (never user input); nil discards them.
 	Logger *slog.Logger
 
@@ -211,10 +238,15 @@ type handler struct {
 	allowed map[string]bool // allowed cross origins, for CORS
 	hosts   map[string]bool // allowed non-loopback hosts on a loopback listener
 	maxBody int64
-	log     *slog.Logger
-	sell    *seller  // nil: discovery only
-	fast    bool     // paid calls are answered by serveFast when they can be
-	info    sdk.Meta // the serverInfo _meta of 2026-07-28 results
+	// maxBatch and maxAnswer bound a batch and its answer; admit is
+	// Options.AdmitBatch.
+	maxBatch  int
+	maxAnswer int64
+	admit     func(r *http.Request, extra int) (bool, time.Duration)
+	log       *slog.Logger
+	sell      *seller  // nil: discovery only
+	fast      bool     // paid calls are answered by serveFast when they can be
+	info      sdk.Meta // the serverInfo _meta of 2026-07-28 results
 }
 
 // NewHandler returns the http.Handler of POST /mcp, answering through s.
@@ -228,8 +260,8 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 	if s == nil {
 		return nil, errors.New("mcp: nil discovery.Surfaces")
 	}
-	if opts.MaxBodyBytes < 0 {
-		return nil, fmt.Errorf("mcp: MaxBodyBytes %d is negative", opts.MaxBodyBytes)
+	if opts.MaxBodyBytes < 0 || opts.MaxBatch < 0 || opts.MaxBatchAnswerBytes < 0 {
+		return nil, fmt.Errorf("mcp: negative limit (MaxBodyBytes %d, MaxBatch %d, MaxBatchAnswerBytes %d)", opts.MaxBodyBytes, opts.MaxBatch, opts.MaxBatchAnswerBytes)
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -256,11 +288,14 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 	}
 
 	h := &handler{
-		origins: http.NewCrossOriginProtection(),
-		allowed: map[string]bool{},
-		hosts:   map[string]bool{},
-		maxBody: opts.MaxBodyBytes,
-		log:     log,
+		origins:   http.NewCrossOriginProtection(),
+		allowed:   map[string]bool{},
+		hosts:     map[string]bool{},
+		maxBody:   opts.MaxBodyBytes,
+		maxBatch:  cmp.Or(opts.MaxBatch, DefaultMaxBatch),
+		maxAnswer: cmp.Or(opts.MaxBatchAnswerBytes, DefaultMaxBatchAnswerBytes),
+		admit:     opts.AdmitBatch,
+		log:       log,
 	}
 	origins := append([]string(nil), opts.AllowedOrigins...)
 	if opts.BaseURL != "" {
@@ -372,6 +407,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "cannot read the request body")
+		return
+	}
+	if isBatch(body) {
+		h.serveBatch(w, r, body)
 		return
 	}
 	m, status, code, msg := h.precheck(r, body)
@@ -515,15 +554,8 @@ func paymentRequiredAnswer(body []byte, slot *callSlot) ([]byte, error) {
 // JSON-RPC 2.0 request (-32600) or a method that is not offered (-32601),
 // 202 for a notification of a method that is not offered, and 0 to let the
 // SDK serve the message, with the id, method and params read. Batches
-// (JSON arrays) go to the SDK, which serves them for 2025-03-26 only.
+// (JSON arrays) are served by serveBatch.
 func (h *handler) precheck(r *http.Request, body []byte) (msg message, status int, code int, text string) {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if !json.Valid(body) {
-			return msg, http.StatusBadRequest, codeParseError, "parse error: the body is not valid JSON"
-		}
-		return msg, 0, 0, ""
-	}
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

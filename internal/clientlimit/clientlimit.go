@@ -60,9 +60,22 @@ func (t Token) Refund(now time.Time) {
 
 // Take is Allow returning the token, so that it can be refunded.
 func (l *Limiter) Take(key string, now time.Time) (Token, time.Duration, bool) {
+	return l.TakeN(key, now, 1)
+}
+
+// AllowN takes n tokens for key at now (a cost in bytes, say). When they
+// are not all there it takes none and returns false and how long until
+// they are; n over the burst is never allowed.
+func (l *Limiter) AllowN(key string, now time.Time, n int) (bool, time.Duration) {
+	_, wait, ok := l.TakeN(key, now, n)
+	return ok, wait
+}
+
+// TakeN is AllowN returning the tokens, so that they can be refunded.
+func (l *Limiter) TakeN(key string, now time.Time, n int) (Token, time.Duration, bool) {
 	lim := l.get(key)
-	r := lim.ReserveN(now, 1)
-	if !r.OK() { // burst 0: never
+	r := lim.ReserveN(now, n)
+	if !r.OK() { // over the burst: never
 		return Token{}, time.Hour, false
 	}
 	if d := r.DelayFrom(now); d > 0 {

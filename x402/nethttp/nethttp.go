@@ -12,7 +12,8 @@
 //     decoded first: undecodable or oversized → 400. A request without one
 //     passes Config.AdmitUnpaid, a request with one Config.AdmitPayment
 //     (429 with Retry-After when refused).
-//  3. The body is read within the global body memory budget (503 with
+//  3. The body is read within the body memory budget (the binding's own,
+//     or Config.Bodies shared with the server's other routes; 503 with
 //     Retry-After when it stays exhausted) and the request limit (413), and
 //     Config.Preflight validates the input (its error is answered by
 //     Config.WriteError: 400, 503, ...) — before any 402.
@@ -138,6 +139,12 @@ type Config struct {
 	MaxResponseBytes int64
 	BodyMemory       int64
 	BodyWait         time.Duration
+	// Bodies, when set, reads the request bodies in place of the binding's
+	// own budget (BodyMemory and BodyWait are then unused): a server whose
+	// routes share one memory budget for bodies passes it here. A body over
+	// MaxRequestBytes is answered 413; any other error of Bodies by
+	// WriteError.
+	Bodies BodyReader
 	// RequestID and RefCode read a request's id and referral code for the
 	// journal; nil means X-Request-Id and none.
 	RequestID func(r *http.Request) string
@@ -147,6 +154,13 @@ type Config struct {
 	Fingerprint func(r *http.Request, body []byte) string
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+}
+
+// BodyReader reads a request's whole body, at most limit bytes (past it an
+// *http.MaxBytesError), within a memory budget; release gives the memory
+// back once the request is done with the body.
+type BodyReader interface {
+	ReadBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, release func(), err error)
 }
 
 // Middleware charges for HTTP handlers through the engine. Safe for
@@ -278,36 +292,29 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 	}
 
 	// The body, within the memory budget shared by every paid request.
-	weight := m.cfg.MaxRequestBytes
-	if r.ContentLength >= 0 && r.ContentLength < weight {
-		weight = r.ContentLength
-	}
 	if r.ContentLength > m.cfg.MaxRequestBytes {
-		m.cfg.WriteProblem(w, r, Problem{Status: http.StatusRequestEntityTooLarge, Reason: ReasonRequestTooLarge,
-			Detail: fmt.Sprintf("the request body is over %d bytes", m.cfg.MaxRequestBytes)})
+		m.writeTooLarge(w, r)
 		return
 	}
-	if weight > 0 {
-		wctx, cancel := context.WithTimeout(r.Context(), m.cfg.BodyWait)
-		err := m.mem.Acquire(wctx, weight)
-		cancel()
-		if err != nil {
+	body, release, err := m.readBody(w, r)
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			m.writeTooLarge(w, r)
+			return
+		}
+		if errors.Is(err, errBusy) {
 			m.cfg.WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Reason: ReasonBusy,
 				Detail: "the server is busy; try again shortly", RetryAfter: time.Second})
 			return
 		}
-		defer m.mem.Release(weight)
-	}
-	body, err := readBody(w, r, m.cfg.MaxRequestBytes)
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			m.cfg.WriteProblem(w, r, Problem{Status: http.StatusRequestEntityTooLarge, Reason: ReasonRequestTooLarge,
-				Detail: fmt.Sprintf("the request body is over %d bytes", m.cfg.MaxRequestBytes)})
+		if errors.Is(err, errUnreadable) {
+			m.cfg.WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Reason: ReasonUnreadableBody, Detail: "the request body could not be read"})
 			return
 		}
-		m.cfg.WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Reason: ReasonUnreadableBody, Detail: "the request body could not be read"})
+		m.cfg.WriteError(w, r, err)
 		return
 	}
+	defer release()
 	resetBody(r, body)
 	if m.cfg.Preflight != nil {
 		if err := m.cfg.Preflight(r); err != nil {
@@ -337,6 +344,48 @@ func (m *Middleware) serve(w http.ResponseWriter, r *http.Request, next http.Han
 		m.cfg.PaymentRefused(r)
 	}
 	m.write(w, r, out)
+}
+
+func (m *Middleware) writeTooLarge(w http.ResponseWriter, r *http.Request) {
+	m.cfg.WriteProblem(w, r, Problem{Status: http.StatusRequestEntityTooLarge, Reason: ReasonRequestTooLarge,
+		Detail: fmt.Sprintf("the request body is over %d bytes", m.cfg.MaxRequestBytes)})
+}
+
+// Errors of the binding's own body reading.
+var (
+	errBusy       = errors.New("nethttp: no memory for the request body")
+	errUnreadable = errors.New("nethttp: the request body could not be read")
+)
+
+// readBody reads r's body with Config.Bodies, or within the binding's own
+// budget: the declared length (or MaxRequestBytes) taken up front.
+func (m *Middleware) readBody(w http.ResponseWriter, r *http.Request) ([]byte, func(), error) {
+	if m.cfg.Bodies != nil {
+		return m.cfg.Bodies.ReadBody(w, r, m.cfg.MaxRequestBytes)
+	}
+	weight := m.cfg.MaxRequestBytes
+	if r.ContentLength >= 0 && r.ContentLength < weight {
+		weight = r.ContentLength
+	}
+	release := func() {}
+	if weight > 0 {
+		wctx, cancel := context.WithTimeout(r.Context(), m.cfg.BodyWait)
+		err := m.mem.Acquire(wctx, weight)
+		cancel()
+		if err != nil {
+			return nil, nil, errBusy
+		}
+		release = func() { m.mem.Release(weight) }
+	}
+	body, err := readBody(w, r, m.cfg.MaxRequestBytes)
+	if err != nil {
+		release()
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, nil, err
+		}
+		return nil, nil, errUnreadable
+	}
+	return body, release, nil
 }
 
 // decodePayment decodes a payment header; the problem answers a failure.
