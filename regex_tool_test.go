@@ -375,12 +375,18 @@ func regexCheckInvariants(text string, r svc.RegexTestResponse) string {
 	return ""
 }
 
+// propertyRegexTimeout is the time limit of the property tests' calls:
+// they check what is matched, and the default limit (100 ms) can be hit by
+// a small pattern on a loaded machine.
+const propertyRegexTimeout = 10 * time.Second
+
 func TestRegexTestProperties(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.MinSuccessfulTests = 500
 	properties := gopter.NewProperties(params)
 	properties.Property("matched iff matches, and every match is the text at its index", prop.ForAll(
 		func(req svc.RegexTestRequest) string {
+			req.Timeout = propertyRegexTimeout
 			r, err := svc.RegexTest(context.Background(), req)
 			if err != nil {
 				return err.Error()
@@ -391,6 +397,7 @@ func TestRegexTestProperties(t *testing.T) {
 	))
 	properties.Property("without g there is at most one match, the first of the g search", prop.ForAll(
 		func(req svc.RegexTestRequest) bool {
+			req.Timeout = propertyRegexTimeout
 			one := req
 			one.Flags = strings.ReplaceAll(req.Flags, "g", "")
 			all := req
