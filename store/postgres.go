@@ -413,11 +413,11 @@ func (s *postgresStore) EachSettlement(ctx context.Context, from, to time.Time, 
 }
 
 // settlementPage implements settlementPage on a pooled connection.
-func (s *postgresStore) settlementPage(ctx context.Context, from, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error) {
+func (s *postgresStore) settlementPage(ctx context.Context, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, network, asset, payer, nonce, tool_key, amount::text, tx, COALESCE(ref_code, ''),
 		route, transport, settled_at FROM settlements
-		WHERE settled_at >= $1 AND settled_at < $2 AND (settled_at, id) > ($3, $4) ORDER BY settled_at, id LIMIT $5`,
-		from, to, afterAt, afterID, limit)
+		WHERE settled_at >= $1 AND settled_at < $2 AND (settled_at > $1 OR id > $3) ORDER BY settled_at, id LIMIT $4`,
+		afterAt, to, afterID, limit)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -575,11 +575,11 @@ func (s *sqliteStore) EachSettlement(ctx context.Context, from, to time.Time, yi
 }
 
 // settlementPage implements settlementPage on the read pool.
-func (s *sqliteStore) settlementPage(ctx context.Context, from, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error) {
+func (s *sqliteStore) settlementPage(ctx context.Context, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, network, asset, payer, nonce, tool_key, amount, tx, COALESCE(ref_code, ''),
 		route, transport, settled_at FROM settlements
-		WHERE settled_at >= ? AND settled_at < ? AND (settled_at, id) > (?, ?) ORDER BY settled_at, id LIMIT ?`,
-		from, to, afterAt, afterID, limit)
+		WHERE settled_at >= ? AND settled_at < ? AND (settled_at > ? OR id > ?) ORDER BY settled_at, id LIMIT ?`,
+		afterAt, to, afterAt, afterID, limit)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -329,10 +329,11 @@ func WithReadPage(n int) Option {
 	}
 }
 
-// settlementPage reads, in [from, to), at most limit settlements recorded
+// settlementPage reads, before to, at most limit settlements recorded
 // after the one at (afterAt, afterID) in (settled_at, id) order, and
-// returns them with their ids.
-type settlementPage func(ctx context.Context, from, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error)
+// returns them with their ids. The index on settled_at is entered at
+// afterAt: a page costs its own rows, not the period's rows before it.
+type settlementPage func(ctx context.Context, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error)
 
 // eachSettlement streams the settlements of [from, to) to yield, one page
 // of read at a time (keyset pagination on (settled_at, id)). Its own errors
@@ -348,7 +349,7 @@ func eachSettlement(ctx context.Context, cfg config, op string, from, to time.Ti
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		pctx, cancel := cfg.withTimeout(ctx)
-		rows, ids, err := read(pctx, f, t, afterAt, afterID, cfg.readPage)
+		rows, ids, err := read(pctx, t, afterAt, afterID, cfg.readPage)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
