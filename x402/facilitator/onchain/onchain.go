@@ -20,6 +20,30 @@
 // nonces never keep a gap; the same authorization presented meanwhile
 // awaits that transaction instead of sending another. Close stops this.
 //
+// A payer's payments together never make the relayer pay for a revert
+// the facilitator could foresee: each alone may pass the checks while
+// together they overdraw the payer's balance. A settlement is admitted
+// only if the payer's token balance, read at the pending block, less the
+// amounts of its other settlements in flight here (admitted, and not yet
+// known to be mined or failed) that the pending state does not show spent
+// yet, covers its amount; otherwise it is refused
+// (ReasonInsufficientBalance) before any gas. One payer's admissions take
+// turns (other payers do not wait), and the simulation also runs against
+// the pending block. Across facilitators sharing one relayer (several svc
+// instances), the node's pool is the shared view: the others'
+// settlements, broadcast and not yet mined, count wherever the node's
+// pending state includes its pool (anvil and geth do), and an
+// authorization one of them is settling is answered
+// ReasonSettlementPending without a second transaction. What no check can
+// foresee (the payer moving its balance ahead of the settlement in the
+// same block, two instances admitting at the same instant, a node whose
+// pending state leaves its pool out) may still revert; such reverts are
+// budgeted per payer (Config.MaxPayerReverts within Config.RevertWindow),
+// after which the payer's payments are refused before any gas
+// (ReasonRevertBudgetExhausted). This account is kept in memory: a
+// restart forgets the reverts, and settlements in flight are then seen
+// through the pool only.
+//
 // Payments from smart-contract wallets are accepted: a signature that is
 // not an EOA's 65-byte signature of the payer is left to the token's
 // ERC-1271 check when the payer has code (Verify and Settle simulate it)
@@ -72,13 +96,15 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultConfirmations  = 1
-	DefaultPollInterval   = 250 * time.Millisecond
-	DefaultResendAfter    = 30 * time.Second
-	DefaultFeeTTL         = 2 * time.Second
-	DefaultLookbackBlocks = 50_000
-	DefaultLogWindow      = 10_000
-	DefaultGasMargin      = 25 // percent over the estimate
+	DefaultConfirmations   = 1
+	DefaultPollInterval    = 250 * time.Millisecond
+	DefaultResendAfter     = 30 * time.Second
+	DefaultFeeTTL          = 2 * time.Second
+	DefaultLookbackBlocks  = 50_000
+	DefaultLogWindow       = 10_000
+	DefaultGasMargin       = 25 // percent over the estimate
+	DefaultMaxPayerReverts = 3
+	DefaultRevertWindow    = time.Hour
 )
 
 // Config configures New. RPCURL (or Client), Network and RelayerKey are
@@ -133,6 +159,16 @@ type Config struct {
 	// DefaultLookbackBlocks. LogWindow is the block range of one
 	// eth_getLogs; zero means DefaultLogWindow.
 	LookbackBlocks, LogWindow uint64
+	// MaxPayerReverts bounds the settlement transactions of one payer's
+	// payments that may revert within RevertWindow (reverts no check could
+	// foresee: the payer's balance moved between the simulation and the
+	// block, a contract wallet changed its mind). Once a payer has had that
+	// many, its payments are refused (ReasonRevertBudgetExhausted) before
+	// any gas until the oldest leaves the window. Zero means
+	// DefaultMaxPayerReverts; negative, no bound. RevertWindow zero means
+	// DefaultRevertWindow.
+	MaxPayerReverts int
+	RevertWindow    time.Duration
 	// Logger receives warnings and one record per settlement; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -152,6 +188,7 @@ type Facilitator struct {
 	log     *slog.Logger
 
 	flight singleflight.Group // settlements in flight, by authorization
+	payers *payers            // each payer's settlements in flight and reverts
 
 	// Settlement transactions are followed until mined by a goroutine of
 	// their own, which outlives a caller that stops waiting (see follow).
@@ -216,6 +253,12 @@ func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 	if cfg.LogWindow == 0 {
 		cfg.LogWindow = DefaultLogWindow
 	}
+	if cfg.MaxPayerReverts == 0 {
+		cfg.MaxPayerReverts = DefaultMaxPayerReverts
+	}
+	if cfg.RevertWindow <= 0 {
+		cfg.RevertWindow = DefaultRevertWindow
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -250,7 +293,7 @@ func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 		return nil, &x402.ConfigError{Field: "Token", Message: fmt.Sprintf("no contract at %s on %s", token.Hex(), n.CAIP2)}
 	}
 	f := &Facilitator{cfg: cfg, network: n, token: token, rpc: rc, client: client, abi: parsed, log: log,
-		relayer: newRelayer(cfg.RelayerKey, id, client), tracking: map[string]*tracker{}}
+		relayer: newRelayer(cfg.RelayerKey, id, client), tracking: map[string]*tracker{}, payers: newPayers()}
 	f.bg, f.stop = context.WithCancel(context.Background())
 	return f, nil
 }
@@ -443,6 +486,9 @@ func (f *Facilitator) Verify(ctx context.Context, payload x402.PaymentPayload, r
 	if r := v.refusal(pm); r != nil {
 		return invalid(pm, r), nil
 	}
+	if r := f.overBudget(pm); r != nil {
+		return invalid(pm, r), nil
+	}
 	if err := f.relayerCanPay(v.relayer); err != nil {
 		return x402.VerifyResponse{}, err
 	}
@@ -491,8 +537,9 @@ func failed(pm *payment, req x402.PaymentRequirements, reason, msg string) x402.
 }
 
 // Settle implements x402.Facilitator. A payment refused by the local or
-// chain checks, or by the simulation, is answered Success false before
-// any transaction. An authorization already used on chain by a transfer of
+// chain checks, by its payer's balance less its settlements in flight, by
+// its payer's revert budget, or by the simulation, is answered Success
+// false before any transaction (see the package doc). An authorization already used on chain by a transfer of
 // this payment (same payer, payTo and amount) gets that settlement back;
 // otherwise it is refused (exact.ReasonNonceAlreadyUsed). A transaction
 // sent and not confirmed within ctx is answered Success false with
@@ -556,7 +603,9 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 		// Sent by an earlier settlement of this authorization whose caller
 		// stopped waiting, and not confirmed yet: await that transaction
 		// rather than send another (or answer from a receipt short of its
-		// confirmations).
+		// confirmations). It is still in flight for its payer.
+		f.payers.hold(pm)
+		defer f.payers.drop(pm)
 		return f.settleTracked(ctx, pm, req, tr, nil, 0)
 	}
 	v, err := f.view(ctx, pm)
@@ -569,17 +618,152 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 	if r := v.refusal(pm); r != nil {
 		return failed(pm, req, r.Reason, r.Message), nil
 	}
+	if r := f.overBudget(pm); r != nil {
+		return failed(pm, req, r.Reason, r.Message), nil
+	}
 	if err := f.relayerCanPay(v.relayer); err != nil {
 		return x402.SettleResponse{}, err
 	}
+	if r, err := f.admit(ctx, pm); err != nil {
+		return x402.SettleResponse{}, err
+	} else if r != nil {
+		return failed(pm, req, r.Reason, r.Message), nil
+	}
+	defer f.payers.drop(pm)
 	data, gas, refusal, err := f.simulate(ctx, pm)
 	if err != nil {
 		return x402.SettleResponse{}, err
 	}
 	if refusal != nil {
+		if refusal.Reason == exact.ReasonNonceAlreadyUsed {
+			// Unused at the latest block, used in the pending state: a
+			// transaction using it (another instance's, the payer's) is
+			// waiting to be mined. Its fate decides; nothing is sent.
+			return failed(pm, req, ReasonSettlementPending, "a transaction using the authorization is waiting to be mined"), nil
+		}
 		return failed(pm, req, refusal.Reason, refusal.Message), nil
 	}
 	return f.settleTracked(ctx, pm, req, nil, data, gas)
+}
+
+// overBudget refuses the payments of a payer whose settlement
+// transactions reverted Config.MaxPayerReverts times within
+// Config.RevertWindow.
+func (f *Facilitator) overBudget(pm *payment) *exact.VerifyError {
+	if f.cfg.MaxPayerReverts < 0 {
+		return nil
+	}
+	if n := f.payers.reverts(pm.from, time.Now().Add(-f.cfg.RevertWindow)); n >= f.cfg.MaxPayerReverts {
+		return refuse(ReasonRevertBudgetExhausted, "%d settlement transactions of this payer reverted within %s; its payments are refused for now", n, f.cfg.RevertWindow)
+	}
+	return nil
+}
+
+// admit puts pm's settlement in flight for its payer if the payer's
+// balance covers it together with the payer's other settlements in
+// flight, else refuses it (ReasonInsufficientBalance). Under the payer's
+// lock, it reads at the pending block (the node's pool included) which of
+// those other settlements the state shows spent, then the balance: the
+// amounts of the others not spent there yet are set against the balance.
+// Read in that order, a transfer mined between the two reads is counted
+// twice (a refusal, never an overdraft). An authorization the pending
+// state shows used (a transaction of it is in the pool) is answered
+// ReasonSettlementPending. The caller drops pm once its settlement is
+// over.
+func (f *Facilitator) admit(ctx context.Context, pm *payment) (*exact.VerifyError, error) {
+	unlock, err := f.payers.lock(ctx, pm.from)
+	if err != nil {
+		return nil, fmt.Errorf("x402 onchain: wait for the payer's other settlements: %w", err)
+	}
+	defer unlock()
+	others := f.payers.inFlight(pm.from, pm.key)
+	unspent := new(big.Int)
+	if len(others) > 0 {
+		used, err := f.usedPending(ctx, pm.from, others)
+		if err != nil {
+			return nil, &UnavailableError{Reason: UnavailableRPC, Err: err}
+		}
+		for i, o := range others {
+			if !used[i] {
+				unspent.Add(unspent, o.value)
+			}
+		}
+	}
+	balance, own, err := f.balancePending(ctx, pm)
+	if err != nil {
+		return nil, &UnavailableError{Reason: UnavailableRPC, Err: err}
+	}
+	if own {
+		return refuse(ReasonSettlementPending, "a transaction using the authorization is waiting to be mined"), nil
+	}
+	if free := new(big.Int).Sub(balance, unspent); free.Cmp(pm.value) < 0 {
+		if unspent.Sign() == 0 {
+			return refuse(ReasonInsufficientBalance, "the payer's balance (%s) is below the amount (%s)", balance, pm.value), nil
+		}
+		return refuse(ReasonInsufficientBalance, "the payer's balance (%s) less its %d settlements in flight (%s) is below the amount (%s)",
+			balance, len(others), unspent, pm.value), nil
+	}
+	f.payers.hold(pm)
+	return nil, nil
+}
+
+// usedPending reads authorizationState(from, nonce) of each of fls at the
+// pending block.
+func (f *Facilitator) usedPending(ctx context.Context, from common.Address, fls []held) ([]bool, error) {
+	outs := make([]hexutil.Bytes, len(fls))
+	batch := make([]rpc.BatchElem, len(fls))
+	for i, fl := range fls {
+		data, err := f.abi.Pack("authorizationState", from, fl.nonce)
+		if err != nil {
+			return nil, err
+		}
+		batch[i] = rpc.BatchElem{Method: "eth_call", Args: []any{callArg{To: f.token, Data: data}, "pending"}, Result: &outs[i]}
+	}
+	if err := f.rpc.BatchCallContext(ctx, batch); err != nil {
+		return nil, fmt.Errorf("x402 onchain: read the payer's authorizations in flight: %w", err)
+	}
+	used := make([]bool, len(fls))
+	for i, b := range batch {
+		if b.Error != nil {
+			return nil, fmt.Errorf("x402 onchain: read the payer's authorizations in flight: %w", b.Error)
+		}
+		if len(outs[i]) != 32 {
+			return nil, fmt.Errorf("x402 onchain: the token at %s does not answer authorizationState", f.token.Hex())
+		}
+		used[i] = outs[i][31] != 0
+	}
+	return used, nil
+}
+
+// balancePending reads, at the pending block, the balance of pm's payer
+// and whether pm's authorization is used there (a transaction using it is
+// in the node's pool).
+func (f *Facilitator) balancePending(ctx context.Context, pm *payment) (balance *big.Int, used bool, err error) {
+	balData, err := f.abi.Pack("balanceOf", pm.from)
+	if err != nil {
+		return nil, false, err
+	}
+	stateData, err := f.abi.Pack("authorizationState", pm.from, pm.nonce)
+	if err != nil {
+		return nil, false, err
+	}
+	var balOut, stateOut hexutil.Bytes
+	batch := []rpc.BatchElem{
+		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: balData}, "pending"}, Result: &balOut},
+		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: stateData}, "pending"}, Result: &stateOut},
+	}
+	if err := f.rpc.BatchCallContext(ctx, batch); err != nil {
+		return nil, false, fmt.Errorf("x402 onchain: read the payer's pending balance: %w", err)
+	}
+	for _, b := range batch {
+		if b.Error != nil {
+			return nil, false, fmt.Errorf("x402 onchain: read the payer's pending balance: %w", b.Error)
+		}
+	}
+	if len(balOut) != 32 || len(stateOut) != 32 {
+		return nil, false, fmt.Errorf("x402 onchain: the token at %s does not answer balanceOf/authorizationState", f.token.Hex())
+	}
+	return new(big.Int).SetBytes(balOut), stateOut[31] != 0, nil
 }
 
 // settleTracked sends pm's transfer (data, gas; simulated first when data
@@ -609,7 +793,7 @@ func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.P
 				return x402.SettleResponse{}, err
 			}
 			f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
-			tr = f.follow(pm.key, s)
+			tr = f.follow(pm, s)
 		}
 		rcpt, err := tr.wait(ctx)
 		tx := tr.tx
@@ -634,6 +818,7 @@ func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.P
 				return f.afterRevert(ctx, pm, req, "the settlement transaction was replaced")
 			}
 			f.log.Warn("x402 onchain: settlement transaction replaced by another of the relayer; sending it again", "transaction", tx.Hash().Hex(), "nonce", tx.Nonce())
+			data = nil // simulated again against the state of now
 			continue
 		case rcpt.Status != types.ReceiptStatusSuccessful:
 			return f.afterRevert(ctx, pm, req, "the settlement transaction "+rcpt.TxHash.Hex()+" reverted")
@@ -662,12 +847,14 @@ func (t *tracker) wait(ctx context.Context) (*types.Receipt, error) {
 	}
 }
 
-// follow starts following s, the transaction of the authorization key,
-// in a goroutine of its own that lives until the transaction's fate is
-// known or Close: a settlement whose caller stopped waiting is still
-// broadcast again if the node drops it, replaced if it is stuck, and
-// forgotten by Pending once mined.
-func (f *Facilitator) follow(key string, s sent) *tracker {
+// follow starts following s, the transaction of pm, in a goroutine of
+// its own that lives until the transaction's fate is known or Close: a
+// settlement whose caller stopped waiting is still broadcast again if the
+// node drops it, replaced if it is stuck, and forgotten by Pending once
+// mined. Meanwhile pm stays in flight for its payer; a revert counts
+// against the payer's budget (Config.MaxPayerReverts).
+func (f *Facilitator) follow(pm *payment, s sent) *tracker {
+	key := pm.key
 	t := &tracker{tx: s.tx, done: make(chan struct{})}
 	f.trackMu.Lock()
 	if f.closed {
@@ -682,9 +869,16 @@ func (f *Facilitator) follow(key string, s sent) *tracker {
 	f.tracking[key] = t
 	f.trackers.Add(1) // under trackMu, so never concurrent with Close's Wait
 	f.trackMu.Unlock()
+	f.payers.hold(pm)
 	go func() {
 		defer f.trackers.Done()
+		defer f.payers.drop(pm)
 		t.rcpt, t.err = f.await(f.bg, s)
+		if t.err == nil && t.rcpt != nil && t.rcpt.Status != types.ReceiptStatusSuccessful {
+			now := time.Now()
+			f.payers.reverted(pm.from, now, now.Add(-f.cfg.RevertWindow))
+			f.log.Warn("x402 onchain: settlement transaction reverted; counted against the payer", "transaction", t.rcpt.TxHash.Hex(), "payer", pm.payer)
+		}
 		f.trackMu.Lock()
 		if f.tracking[key] == t {
 			delete(f.tracking, key)
@@ -707,15 +901,19 @@ func (f *Facilitator) following(key string) *tracker {
 // after its transaction was replaced.
 const maxResends = 3
 
-// simulate estimates the gas of pm's transfer (eth_estimateGas runs it):
-// the calldata and the gas limit (with DefaultGasMargin), or the refusal
-// the token's revert means.
+// simulate estimates the gas of pm's transfer (eth_estimateGas runs it)
+// against the pending block, so that the transactions waiting in the
+// node's pool (other instances' settlements, the payer's own transfers)
+// count: the calldata and the gas limit (with DefaultGasMargin), or the
+// refusal the token's revert means.
 func (f *Facilitator) simulate(ctx context.Context, pm *payment) (data []byte, gas uint64, refusal *exact.VerifyError, err error) {
 	data, err = f.calldata(pm)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	gas, err = f.client.EstimateGas(ctx, ethereum.CallMsg{From: f.relayer.addr, To: &f.token, Data: data})
+	var est hexutil.Uint64
+	err = f.rpc.CallContext(ctx, &est, "eth_estimateGas", callArg{From: &f.relayer.addr, To: f.token, Data: data}, "pending")
+	gas = uint64(est)
 	if err != nil {
 		if text, ok := revertText(err); ok {
 			return nil, 0, refuse(revertReason(text), "the transfer would revert: %s", clip.Bytes(text, 200)), nil
