@@ -260,3 +260,52 @@ func TestChainServeOverdraft(t *testing.T) {
 		})
 	}
 }
+
+// TestChainServeInstancesShareThePool: two `svc serve --settle onchain`
+// instances with one relayer see each other's settlements in the node's
+// pool: while the first instance's settlement waits to be mined, a second
+// payment from the same wallet (holding one call's price) to the other
+// instance is refused for the balance (402) without a transaction.
+func TestChainServeInstancesShareThePool(t *testing.T) {
+	w := newChainWorld(t, anviltest.Options{})
+	a := w.serveOnchain(t, filepath.Join(t.TempDir(), "a.db"), nil)
+	b := w.serveOnchain(t, filepath.Join(t.TempDir(), "b.db"), nil)
+	payer := w.poorPayer(t, 10_000)
+	c := clusterHTTP(t)
+	first, _ := clusterMustSign(t, payer, clusterOffer(t, c, a.base))
+	second, _ := clusterMustSign(t, payer, clusterOffer(t, c, b.base))
+	w.chain.SetAutomine(t, false)
+	done := make(chan clusterAnswer, 1)
+	go func() {
+		ans, err := clusterDo(context.Background(), c, http.MethodPost, a.base+clusterToolPath, clusterBody(clusterAddress()), first)
+		if err != nil {
+			ans.body = []byte(err.Error())
+		}
+		done <- ans
+	}()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if n, err := w.chain.Client.PendingNonceAt(ctx, w.relayer); err == nil && n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first instance never sent its settlement")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ans := clusterMust(t, c, http.MethodPost, b.base+clusterToolPath, clusterBody(clusterAddress()), second)
+	if sr, err := ans.settlement(); ans.status != http.StatusPaymentRequired || err != nil || sr.ErrorReason != onchain.ReasonInsufficientBalance {
+		t.Fatalf("the second payment on the other instance: %s (settlement %+v, %v)", ans, sr, err)
+	}
+	if n, _ := w.chain.Client.PendingNonceAt(ctx, w.relayer); n != 1 {
+		t.Fatalf("relayer pending nonce %d, want 1", n)
+	}
+	w.chain.Mine(t, 1)
+	if ans := <-done; ans.status != http.StatusOK {
+		t.Fatalf("the first payment: %s", ans)
+	}
+	if sent, reverted := w.relayerTransactions(t); sent != 1 || reverted != 0 {
+		t.Fatalf("the relayer sent %d transactions, %d reverted; want 1 and 0", sent, reverted)
+	}
+}
