@@ -182,7 +182,10 @@ func TestHonestWalletsSettleConcurrently(t *testing.T) {
 		e.chain.Mint(t, addr, amount(t, req))
 		payloads[i], _ = pay(t, key, req, time.Now())
 	}
-	for i, r := range settleAll(t, f, payloads, req) {
+	start := time.Now()
+	results := settleAll(t, f, payloads, req)
+	t.Logf("%d settlements from %d wallets in %s", n, n, time.Since(start).Round(time.Millisecond))
+	for i, r := range results {
 		if !r.Success {
 			t.Fatalf("settlement %d: %+v", i, r)
 		}
