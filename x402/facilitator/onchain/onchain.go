@@ -539,8 +539,8 @@ func failed(pm *payment, req x402.PaymentRequirements, reason, msg string) x402.
 // Settle implements x402.Facilitator. A payment refused by the local or
 // chain checks, by its payer's balance less its settlements in flight, by
 // its payer's revert budget, or by the simulation, is answered Success
-// false before any transaction (see the package doc). An authorization already used on chain by a transfer of
-// this payment (same payer, payTo and amount) gets that settlement back;
+// false before any transaction (see the package doc). An authorization
+// already used on chain by a transfer of this payment (same payer, payTo and amount) gets that settlement back;
 // otherwise it is refused (exact.ReasonNonceAlreadyUsed). A transaction
 // sent and not confirmed within ctx is answered Success false with
 // ReasonSettlementPending and its hash; the facilitator goes on following
@@ -635,15 +635,20 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 		return x402.SettleResponse{}, err
 	}
 	if refusal != nil {
-		if refusal.Reason == exact.ReasonNonceAlreadyUsed {
-			// Unused at the latest block, used in the pending state: a
-			// transaction using it (another instance's, the payer's) is
-			// waiting to be mined. Its fate decides; nothing is sent.
-			return failed(pm, req, ReasonSettlementPending, "a transaction using the authorization is waiting to be mined"), nil
-		}
-		return failed(pm, req, refusal.Reason, refusal.Message), nil
+		return simulationRefused(pm, req, refusal), nil
 	}
 	return f.settleTracked(ctx, pm, req, nil, data, gas)
+}
+
+// simulationRefused answers a settlement the simulation refused. The
+// authorization was unused at the latest block: if the pending state says
+// it is used, a transaction using it (another instance's, the payer's) is
+// waiting to be mined, and its fate decides (ReasonSettlementPending).
+func simulationRefused(pm *payment, req x402.PaymentRequirements, refusal *exact.VerifyError) x402.SettleResponse {
+	if refusal.Reason == exact.ReasonNonceAlreadyUsed {
+		return failed(pm, req, ReasonSettlementPending, "a transaction using the authorization is waiting to be mined")
+	}
+	return failed(pm, req, refusal.Reason, refusal.Message)
 }
 
 // overBudget refuses the payments of a payer whose settlement
@@ -778,7 +783,7 @@ func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.P
 				if data, gas, refusal, err = f.simulate(ctx, pm); err != nil {
 					return x402.SettleResponse{}, err
 				} else if refusal != nil {
-					return failed(pm, req, refusal.Reason, refusal.Message), nil
+					return simulationRefused(pm, req, refusal), nil
 				}
 			}
 			fe, err := f.fees(ctx, false)
