@@ -27,8 +27,9 @@
 // amounts of its other settlements in flight here (admitted, and not yet
 // known to be mined or failed) that the pending state does not show spent
 // yet, covers its amount; otherwise it is refused
-// (ReasonInsufficientBalance) before any gas. One payer's admissions take
-// turns (other payers do not wait), and the simulation also runs against
+// (ReasonInsufficientBalance) before any gas. One payer's settlements
+// take turns from that check until their transaction is in the node's
+// pool (other payers do not wait), and the simulation also runs against
 // the pending block. Across facilitators sharing one relayer (several svc
 // instances), the node's pool is the shared view: the others'
 // settlements, broadcast and not yet mined, count wherever the node's
@@ -606,7 +607,7 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 		// confirmations). It is still in flight for its payer.
 		f.payers.hold(pm)
 		defer f.payers.drop(pm)
-		return f.settleTracked(ctx, pm, req, tr, nil, 0)
+		return f.settleTracked(ctx, pm, req, tr)
 	}
 	v, err := f.view(ctx, pm)
 	if err != nil {
@@ -624,20 +625,26 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 	if err := f.relayerCanPay(v.relayer); err != nil {
 		return x402.SettleResponse{}, err
 	}
-	if r, err := f.admit(ctx, pm); err != nil {
+	unlock, r, err := f.admit(ctx, pm)
+	if err != nil {
 		return x402.SettleResponse{}, err
-	} else if r != nil {
+	}
+	if r != nil {
 		return failed(pm, req, r.Reason, r.Message), nil
 	}
 	defer f.payers.drop(pm)
-	data, gas, refusal, err := f.simulate(ctx, pm)
+	// The payer's lock is held until the transaction is in the node's
+	// pool: the payer's next admission then reads a pending state that
+	// shows it, or sees it unsent, never both halves of a change.
+	tr, refusal, err := f.launch(ctx, pm)
+	unlock()
 	if err != nil {
 		return x402.SettleResponse{}, err
 	}
 	if refusal != nil {
 		return simulationRefused(pm, req, refusal), nil
 	}
-	return f.settleTracked(ctx, pm, req, nil, data, gas)
+	return f.settleTracked(ctx, pm, req, tr)
 }
 
 // simulationRefused answers a settlement the simulation refused. The
@@ -666,7 +673,8 @@ func (f *Facilitator) overBudget(pm *payment) *exact.VerifyError {
 
 // admit puts pm's settlement in flight for its payer if the payer's
 // balance covers it together with the payer's other settlements in
-// flight, else refuses it (ReasonInsufficientBalance). Under the payer's
+// flight, and returns with the payer's lock held (unlock releases it);
+// else it refuses it (ReasonInsufficientBalance). Under the payer's
 // lock, it reads at the pending block (the node's pool included) which of
 // those other settlements the state shows spent, then the balance: the
 // amounts of the others not spent there yet are set against the balance.
@@ -675,12 +683,21 @@ func (f *Facilitator) overBudget(pm *payment) *exact.VerifyError {
 // state shows used (a transaction of it is in the pool) is answered
 // ReasonSettlementPending. The caller drops pm once its settlement is
 // over.
-func (f *Facilitator) admit(ctx context.Context, pm *payment) (*exact.VerifyError, error) {
-	unlock, err := f.payers.lock(ctx, pm.from)
+func (f *Facilitator) admit(ctx context.Context, pm *payment) (unlock func(), refusal *exact.VerifyError, err error) {
+	unlock, err = f.payers.lock(ctx, pm.from)
 	if err != nil {
-		return nil, fmt.Errorf("x402 onchain: wait for the payer's other settlements: %w", err)
+		return nil, nil, fmt.Errorf("x402 onchain: wait for the payer's other settlements: %w", err)
 	}
-	defer unlock()
+	refusal, err = f.admitLocked(ctx, pm)
+	if refusal != nil || err != nil {
+		unlock()
+		return nil, refusal, err
+	}
+	return unlock, nil, nil
+}
+
+// admitLocked is admit under the payer's lock.
+func (f *Facilitator) admitLocked(ctx context.Context, pm *payment) (*exact.VerifyError, error) {
 	others := f.payers.inFlight(pm.from, pm.key)
 	unspent := new(big.Int)
 	if len(others) > 0 {
@@ -771,34 +788,41 @@ func (f *Facilitator) balancePending(ctx context.Context, pm *payment) (balance 
 	return new(big.Int).SetBytes(balOut), stateOut[31] != 0, nil
 }
 
-// settleTracked sends pm's transfer (data, gas; simulated first when data
-// is nil), unless tr already follows a transaction of it, and answers from
-// that transaction's fate.
-func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.PaymentRequirements, tr *tracker, data []byte, gas uint64) (x402.SettleResponse, error) {
+// launch simulates pm's transfer, sends it and starts following it; or
+// answers the refusal of the simulation.
+func (f *Facilitator) launch(ctx context.Context, pm *payment) (*tracker, *exact.VerifyError, error) {
+	data, gas, refusal, err := f.simulate(ctx, pm)
+	if err != nil || refusal != nil {
+		return nil, refusal, err
+	}
+	fe, err := f.fees(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.affordable(ctx, gas, fe); err != nil {
+		return nil, nil, err
+	}
+	s, err := f.relayer.send(ctx, f.token, data, gas, fe)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
+	return f.follow(pm, s), nil, nil
+}
+
+// settleTracked answers from the fate of tr, the transaction of pm's
+// transfer, sending the transfer again (simulated again) when the
+// relayer's nonce went to another transaction.
+func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.PaymentRequirements, tr *tracker) (x402.SettleResponse, error) {
 	for attempt := 1; ; attempt++ {
 		if tr == nil {
-			if data == nil {
-				var refusal *exact.VerifyError
-				var err error
-				if data, gas, refusal, err = f.simulate(ctx, pm); err != nil {
-					return x402.SettleResponse{}, err
-				} else if refusal != nil {
-					return simulationRefused(pm, req, refusal), nil
-				}
-			}
-			fe, err := f.fees(ctx, false)
-			if err != nil {
+			var refusal *exact.VerifyError
+			var err error
+			if tr, refusal, err = f.launch(ctx, pm); err != nil {
 				return x402.SettleResponse{}, err
+			} else if refusal != nil {
+				return simulationRefused(pm, req, refusal), nil
 			}
-			if err := f.affordable(ctx, gas, fe); err != nil {
-				return x402.SettleResponse{}, err
-			}
-			s, err := f.relayer.send(ctx, f.token, data, gas, fe)
-			if err != nil {
-				return x402.SettleResponse{}, err
-			}
-			f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
-			tr = f.follow(pm, s)
 		}
 		rcpt, err := tr.wait(ctx)
 		tx := tr.tx
@@ -823,7 +847,6 @@ func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.P
 				return f.afterRevert(ctx, pm, req, "the settlement transaction was replaced")
 			}
 			f.log.Warn("x402 onchain: settlement transaction replaced by another of the relayer; sending it again", "transaction", tx.Hash().Hex(), "nonce", tx.Nonce())
-			data = nil // simulated again against the state of now
 			continue
 		case rcpt.Status != types.ReceiptStatusSuccessful:
 			return f.afterRevert(ctx, pm, req, "the settlement transaction "+rcpt.TxHash.Hex()+" reverted")
