@@ -674,15 +674,13 @@ func (f *Facilitator) overBudget(pm *payment) *exact.VerifyError {
 // admit puts pm's settlement in flight for its payer if the payer's
 // balance covers it together with the payer's other settlements in
 // flight, and returns with the payer's lock held (unlock releases it);
-// else it refuses it (ReasonInsufficientBalance). Under the payer's
-// lock, it reads at the pending block (the node's pool included) which of
-// those other settlements the state shows spent, then the balance: the
-// amounts of the others not spent there yet are set against the balance.
-// Read in that order, a transfer mined between the two reads is counted
-// twice (a refusal, never an overdraft). An authorization the pending
-// state shows used (a transaction of it is in the pool) is answered
-// ReasonSettlementPending. The caller drops pm once its settlement is
-// over.
+// else it refuses it (ReasonInsufficientBalance). Under the payer's lock,
+// the balance is read at the pending block (the node's pool included),
+// and the amounts of the other settlements in flight that the pending
+// state does not show spent yet are set against it (see admitLocked). An
+// authorization the pending state shows used (a transaction of it is in
+// the pool) is answered ReasonSettlementPending. The caller drops pm once
+// its settlement is over.
 func (f *Facilitator) admit(ctx context.Context, pm *payment) (unlock func(), refusal *exact.VerifyError, err error) {
 	unlock, err = f.payers.lock(ctx, pm.from)
 	if err != nil {
@@ -696,22 +694,32 @@ func (f *Facilitator) admit(ctx context.Context, pm *payment) (unlock func(), re
 	return unlock, nil, nil
 }
 
-// admitLocked is admit under the payer's lock.
+// admitLocked is admit under the payer's lock. Counting every other
+// settlement in flight as unspent is never wrong (at worst a refusal), and
+// settles a payer whose balance covers them all in one read; only a payer
+// short of that has the others' authorizations read.
 func (f *Facilitator) admitLocked(ctx context.Context, pm *payment) (*exact.VerifyError, error) {
 	others := f.payers.inFlight(pm.from, pm.key)
 	unspent := new(big.Int)
-	if len(others) > 0 {
-		used, err := f.usedPending(ctx, pm.from, others)
-		if err != nil {
-			return nil, &UnavailableError{Reason: UnavailableRPC, Err: err}
-		}
-		for i, o := range others {
-			if !used[i] {
-				unspent.Add(unspent, o.value)
-			}
-		}
+	for _, o := range others {
+		unspent.Add(unspent, o.value)
 	}
 	balance, own, err := f.balancePending(ctx, pm)
+	if err == nil && !own && unspent.Sign() > 0 && new(big.Int).Sub(balance, unspent).Cmp(pm.value) < 0 {
+		// Which of the others the pending state shows spent, and then
+		// the balance again: a transfer landing between the two reads is
+		// counted twice, never missed.
+		var used []bool
+		if used, err = f.usedPending(ctx, pm.from, others); err == nil {
+			unspent.SetInt64(0)
+			for i, o := range others {
+				if !used[i] {
+					unspent.Add(unspent, o.value)
+				}
+			}
+			balance, own, err = f.balancePending(ctx, pm)
+		}
+	}
 	if err != nil {
 		return nil, &UnavailableError{Reason: UnavailableRPC, Err: err}
 	}
@@ -722,8 +730,8 @@ func (f *Facilitator) admitLocked(ctx context.Context, pm *payment) (*exact.Veri
 		if unspent.Sign() == 0 {
 			return refuse(ReasonInsufficientBalance, "the payer's balance (%s) is below the amount (%s)", balance, pm.value), nil
 		}
-		return refuse(ReasonInsufficientBalance, "the payer's balance (%s) less its %d settlements in flight (%s) is below the amount (%s)",
-			balance, len(others), unspent, pm.value), nil
+		return refuse(ReasonInsufficientBalance, "the payer's balance (%s) less its settlements in flight (%s) is below the amount (%s)",
+			balance, unspent, pm.value), nil
 	}
 	f.payers.hold(pm)
 	return nil, nil
