@@ -47,7 +47,9 @@ func (w *chainWorld) poorPayer(t *testing.T, amount int64) *client.Signer {
 }
 
 // relayerTransactions waits until the relayer's transactions are mined
-// and counts them, and those that reverted.
+// and counts them (the relayer's nonce), and those that reverted (their
+// receipts). The blocks are searched until they hold them all: the node
+// may answer a new nonce a moment before its block.
 func (w *chainWorld) relayerTransactions(t *testing.T) (sent, reverted int) {
 	t.Helper()
 	ctx := context.Background()
@@ -59,13 +61,22 @@ func (w *chainWorld) relayerTransactions(t *testing.T) (sent, reverted int) {
 			t.Fatal(err1, err2)
 		}
 		if pending == mined {
-			break
+			if found, reverted := w.relayerReceipts(t); uint64(found) == mined {
+				return found, reverted
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the relayer's transactions are not mined: nonce %d, pending %d", mined, pending)
+			t.Fatalf("the relayer's transactions are not all mined: nonce %d, pending %d", mined, pending)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// relayerReceipts counts the relayer's transactions in the blocks, and
+// those that reverted.
+func (w *chainWorld) relayerReceipts(t *testing.T) (found, reverted int) {
+	t.Helper()
+	ctx := context.Background()
 	head, err := w.chain.Client.BlockNumber(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +91,7 @@ func (w *chainWorld) relayerTransactions(t *testing.T) (sent, reverted int) {
 			if from, err := types.Sender(signer, tx); err != nil || from != w.relayer {
 				continue
 			}
-			sent++
+			found++
 			if r, err := w.chain.Client.TransactionReceipt(ctx, tx.Hash()); err != nil {
 				t.Fatal(err)
 			} else if r.Status != types.ReceiptStatusSuccessful {
@@ -88,7 +99,7 @@ func (w *chainWorld) relayerTransactions(t *testing.T) (sent, reverted int) {
 			}
 		}
 	}
-	return sent, reverted
+	return found, reverted
 }
 
 // concurrently runs do(i) for i in [0, n) at once and returns the

@@ -41,7 +41,9 @@ func settleAll(t *testing.T, f *onchain.Facilitator, payloads []x402.PaymentPayl
 }
 
 // relayerSent waits until every transaction the relayer sent since nonce
-// n0 is mined and returns how many there are and how many reverted.
+// n0 is mined and returns how many there are (the relayer's nonce) and how
+// many reverted (their receipts). The blocks are searched until they hold
+// them all: the node may answer a new nonce a moment before its block.
 func relayerSent(t *testing.T, e *env, n0 uint64) (sent, reverted int) {
 	t.Helper()
 	ctx := context.Background()
@@ -53,29 +55,38 @@ func relayerSent(t *testing.T, e *env, n0 uint64) (sent, reverted int) {
 			t.Fatal(err1, err2)
 		}
 		if pending == mined {
-			break
+			if found, reverted := relayerReceipts(t, e.chain, e.relayer, n0); uint64(found) == mined-n0 {
+				return found, reverted
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the relayer's transactions are not mined: nonce %d, pending %d", mined, pending)
+			t.Fatalf("the relayer's transactions are not all mined: nonce %d, pending %d", mined, pending)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	head, err := e.chain.Client.BlockNumber(ctx)
+}
+
+// relayerReceipts counts the transactions of relayer from nonce n0 in
+// c's blocks, and those that reverted.
+func relayerReceipts(t *testing.T, c *anviltest.Chain, relayer common.Address, n0 uint64) (found, reverted int) {
+	t.Helper()
+	ctx := context.Background()
+	head, err := c.Client.BlockNumber(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	signer := types.LatestSignerForChainID(big.NewInt(anviltest.ChainID))
 	for n := uint64(0); n <= head; n++ {
-		b, err := e.chain.Client.BlockByNumber(ctx, new(big.Int).SetUint64(n))
+		b, err := c.Client.BlockByNumber(ctx, new(big.Int).SetUint64(n))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tx := range b.Transactions() {
-			if from, err := types.Sender(signer, tx); err != nil || from != e.relayer || tx.Nonce() < n0 {
+			if from, err := types.Sender(signer, tx); err != nil || from != relayer || tx.Nonce() < n0 {
 				continue
 			}
-			sent++
-			r, err := e.chain.Client.TransactionReceipt(ctx, tx.Hash())
+			found++
+			r, err := c.Client.TransactionReceipt(ctx, tx.Hash())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +95,7 @@ func relayerSent(t *testing.T, e *env, n0 uint64) (sent, reverted int) {
 			}
 		}
 	}
-	return sent, reverted
+	return found, reverted
 }
 
 // TestOverdraftSendsOneTransaction: a payer holding 0.01 USDC presents 20
