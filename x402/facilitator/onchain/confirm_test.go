@@ -121,26 +121,33 @@ func settleAsync(ctx context.Context, f *onchain.Facilitator, payload x402.Payme
 }
 
 // minedSettlement waits until the relayer's transaction with nonce n is
-// mined and returns its receipt.
+// mined and returns its receipt. The node may answer the account's new
+// nonce a moment before the block that holds the transaction: the blocks
+// are searched again until it is found.
 func minedSettlement(t *testing.T, e *env, n uint64) *types.Receipt {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		mined, err := e.chain.Client.NonceAt(ctx, e.relayer, nil)
-		if err != nil {
+		if mined, err := e.chain.Client.NonceAt(ctx, e.relayer, nil); err != nil {
 			t.Fatal(err)
-		}
-		if mined > n {
-			break
+		} else if mined > n {
+			if h, ok := relayerTransaction(t, e, n); ok {
+				return e.chain.WaitReceipt(t, h)
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the relayer's transaction %d was not mined", n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// The relayer's only transactions are settlements: find nonce n's in
-	// the blocks, newest first.
+}
+
+// relayerTransaction finds the relayer's transaction with nonce n in the
+// blocks, newest first (the relayer's only transactions are settlements).
+func relayerTransaction(t *testing.T, e *env, n uint64) (common.Hash, bool) {
+	t.Helper()
+	ctx := context.Background()
 	head, err := e.chain.Client.BlockNumber(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -159,12 +166,11 @@ func minedSettlement(t *testing.T, e *env, n uint64) *types.Receipt {
 			}
 			from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
 			if err == nil && from == e.relayer && tx.Nonce() == n {
-				return e.chain.WaitReceipt(t, h)
+				return h, true
 			}
 		}
 	}
-	t.Fatalf("no transaction of the relayer with nonce %d", n)
-	return nil
+	return common.Hash{}, false
 }
 
 // TestSettlementAwaitsConfirmations: with 3 confirmations, a settlement

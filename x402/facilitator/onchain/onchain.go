@@ -20,6 +20,31 @@
 // nonces never keep a gap; the same authorization presented meanwhile
 // awaits that transaction instead of sending another. Close stops this.
 //
+// A payer's payments together never make the relayer pay for a revert
+// the facilitator could foresee: each alone may pass the checks while
+// together they overdraw the payer's balance. A settlement is admitted
+// only if the payer's token balance, read at the pending block, less the
+// amounts of its other settlements in flight here (admitted, and not yet
+// known to be mined or failed) that the pending state does not show spent
+// yet, covers its amount; otherwise it is refused
+// (ReasonInsufficientBalance) before any gas. One payer's settlements
+// take turns from that check until their transaction is in the node's
+// pool (other payers do not wait), and the simulation also runs against
+// the pending block. Across facilitators sharing one relayer (several svc
+// instances), the node's pool is the shared view: the others'
+// settlements, broadcast and not yet mined, count wherever the node's
+// pending state includes its pool (anvil and geth do), and an
+// authorization one of them is settling is answered
+// ReasonSettlementPending without a second transaction. What no check can
+// foresee (the payer moving its balance ahead of the settlement in the
+// same block, two instances admitting at the same instant, a node whose
+// pending state leaves its pool out) may still revert; such reverts are
+// budgeted per payer (Config.MaxPayerReverts within Config.RevertWindow),
+// after which the payer's payments are refused before any gas
+// (ReasonRevertBudgetExhausted). This account is kept in memory: a
+// restart forgets the reverts, and settlements in flight are then seen
+// through the pool only.
+//
 // Payments from smart-contract wallets are accepted: a signature that is
 // not an EOA's 65-byte signature of the payer is left to the token's
 // ERC-1271 check when the payer has code (Verify and Settle simulate it)
@@ -46,7 +71,6 @@ import (
 	"sync"
 	"time"
 
-	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -77,13 +101,15 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultConfirmations  = 1
-	DefaultPollInterval   = 250 * time.Millisecond
-	DefaultResendAfter    = 30 * time.Second
-	DefaultFeeTTL         = 2 * time.Second
-	DefaultLookbackBlocks = 50_000
-	DefaultLogWindow      = 10_000
-	DefaultGasMargin      = 25 // percent over the estimate
+	DefaultConfirmations   = 1
+	DefaultPollInterval    = 250 * time.Millisecond
+	DefaultResendAfter     = 30 * time.Second
+	DefaultFeeTTL          = 2 * time.Second
+	DefaultLookbackBlocks  = 50_000
+	DefaultLogWindow       = 10_000
+	DefaultGasMargin       = 25 // percent over the estimate
+	DefaultMaxPayerReverts = 3
+	DefaultRevertWindow    = time.Hour
 )
 
 // Config configures New. RPCURL (or Client), Network and RelayerKey are
@@ -138,6 +164,16 @@ type Config struct {
 	// DefaultLookbackBlocks. LogWindow is the block range of one
 	// eth_getLogs; zero means DefaultLogWindow.
 	LookbackBlocks, LogWindow uint64
+	// MaxPayerReverts bounds the settlement transactions of one payer's
+	// payments that may revert within RevertWindow (reverts no check could
+	// foresee: the payer's balance moved between the simulation and the
+	// block, a contract wallet changed its mind). Once a payer has had that
+	// many, its payments are refused (ReasonRevertBudgetExhausted) before
+	// any gas until the oldest leaves the window. Zero means
+	// DefaultMaxPayerReverts; negative, no bound. RevertWindow zero means
+	// DefaultRevertWindow.
+	MaxPayerReverts int
+	RevertWindow    time.Duration
 	// Logger receives warnings and one record per settlement; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -158,6 +194,7 @@ type Facilitator struct {
 	log     *slog.Logger
 
 	flight singleflight.Group // settlements in flight, by authorization
+	payers *payers            // each payer's settlements in flight and reverts
 
 	// Settlement transactions are followed until mined by a goroutine of
 	// their own, which outlives a caller that stops waiting (see follow).
@@ -207,6 +244,12 @@ func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 	if cfg.FeeTTL <= 0 {
 		cfg.FeeTTL = DefaultFeeTTL
 	}
+	if cfg.MaxPayerReverts == 0 {
+		cfg.MaxPayerReverts = DefaultMaxPayerReverts
+	}
+	if cfg.RevertWindow <= 0 {
+		cfg.RevertWindow = DefaultRevertWindow
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -216,7 +259,7 @@ func New(ctx context.Context, cfg Config) (*Facilitator, error) {
 		return nil, err
 	}
 	f := &Facilitator{cfg: cfg, network: c.network, token: c.token, rpc: c.rpc, client: c.client, abi: c.abi, log: log,
-		reader: c.reader(cfg.Confirmations, cfg.LookbackBlocks, cfg.LogWindow), relayer: newRelayer(cfg.RelayerKey, c.chainID, c.client), tracking: map[string]*tracker{}}
+		reader: c.reader(cfg.Confirmations, cfg.LookbackBlocks, cfg.LogWindow), relayer: newRelayer(cfg.RelayerKey, c.chainID, c.client), tracking: map[string]*tracker{}, payers: newPayers()}
 	f.bg, f.stop = context.WithCancel(context.Background())
 	return f, nil
 }
@@ -409,6 +452,9 @@ func (f *Facilitator) Verify(ctx context.Context, payload x402.PaymentPayload, r
 	if r := v.refusal(pm); r != nil {
 		return invalid(pm, r), nil
 	}
+	if r := f.overBudget(pm); r != nil {
+		return invalid(pm, r), nil
+	}
 	if err := f.relayerCanPay(v.relayer); err != nil {
 		return x402.VerifyResponse{}, err
 	}
@@ -457,9 +503,10 @@ func failed(pm *payment, req x402.PaymentRequirements, reason, msg string) x402.
 }
 
 // Settle implements x402.Facilitator. A payment refused by the local or
-// chain checks, or by the simulation, is answered Success false before
-// any transaction. An authorization already used on chain by a transfer of
-// this payment (same payer, payTo and amount) gets that settlement back;
+// chain checks, by its payer's balance less its settlements in flight, by
+// its payer's revert budget, or by the simulation, is answered Success
+// false before any transaction (see the package doc). An authorization
+// already used on chain by a transfer of this payment (same payer, payTo and amount) gets that settlement back;
 // otherwise it is refused (exact.ReasonNonceAlreadyUsed). A transaction
 // sent and not confirmed within ctx is answered Success false with
 // ReasonSettlementPending and its hash; the facilitator goes on following
@@ -522,8 +569,10 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 		// Sent by an earlier settlement of this authorization whose caller
 		// stopped waiting, and not confirmed yet: await that transaction
 		// rather than send another (or answer from a receipt short of its
-		// confirmations).
-		return f.settleTracked(ctx, pm, req, tr, nil, 0)
+		// confirmations). It is still in flight for its payer.
+		f.payers.hold(pm)
+		defer f.payers.drop(pm)
+		return f.settleTracked(ctx, pm, req, tr)
 	}
 	v, err := f.view(ctx, pm)
 	if err != nil {
@@ -535,47 +584,218 @@ func (f *Facilitator) settle(ctx context.Context, pm *payment, req x402.PaymentR
 	if r := v.refusal(pm); r != nil {
 		return failed(pm, req, r.Reason, r.Message), nil
 	}
+	if r := f.overBudget(pm); r != nil {
+		return failed(pm, req, r.Reason, r.Message), nil
+	}
 	if err := f.relayerCanPay(v.relayer); err != nil {
 		return x402.SettleResponse{}, err
 	}
-	data, gas, refusal, err := f.simulate(ctx, pm)
+	unlock, r, err := f.admit(ctx, pm)
+	if err != nil {
+		return x402.SettleResponse{}, err
+	}
+	if r != nil {
+		return failed(pm, req, r.Reason, r.Message), nil
+	}
+	defer f.payers.drop(pm)
+	// The payer's lock is held until the transaction is in the node's
+	// pool: the payer's next admission then reads a pending state that
+	// shows it, or sees it unsent, never both halves of a change.
+	tr, refusal, err := f.launch(ctx, pm)
+	unlock()
 	if err != nil {
 		return x402.SettleResponse{}, err
 	}
 	if refusal != nil {
-		return failed(pm, req, refusal.Reason, refusal.Message), nil
+		return simulationRefused(pm, req, refusal), nil
 	}
-	return f.settleTracked(ctx, pm, req, nil, data, gas)
+	return f.settleTracked(ctx, pm, req, tr)
 }
 
-// settleTracked sends pm's transfer (data, gas; simulated first when data
-// is nil), unless tr already follows a transaction of it, and answers from
-// that transaction's fate.
-func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.PaymentRequirements, tr *tracker, data []byte, gas uint64) (x402.SettleResponse, error) {
-	for attempt := 1; ; attempt++ {
-		if tr == nil {
-			if data == nil {
-				var refusal *exact.VerifyError
-				var err error
-				if data, gas, refusal, err = f.simulate(ctx, pm); err != nil {
-					return x402.SettleResponse{}, err
-				} else if refusal != nil {
-					return failed(pm, req, refusal.Reason, refusal.Message), nil
+// simulationRefused answers a settlement the simulation refused. The
+// authorization was unused at the latest block: if the pending state says
+// it is used, a transaction using it (another instance's, the payer's) is
+// waiting to be mined, and its fate decides (ReasonSettlementPending).
+func simulationRefused(pm *payment, req x402.PaymentRequirements, refusal *exact.VerifyError) x402.SettleResponse {
+	if refusal.Reason == exact.ReasonNonceAlreadyUsed {
+		return failed(pm, req, ReasonSettlementPending, "a transaction using the authorization is waiting to be mined")
+	}
+	return failed(pm, req, refusal.Reason, refusal.Message)
+}
+
+// overBudget refuses the payments of a payer whose settlement
+// transactions reverted Config.MaxPayerReverts times within
+// Config.RevertWindow.
+func (f *Facilitator) overBudget(pm *payment) *exact.VerifyError {
+	if f.cfg.MaxPayerReverts < 0 {
+		return nil
+	}
+	if n := f.payers.reverts(pm.from, time.Now().Add(-f.cfg.RevertWindow)); n >= f.cfg.MaxPayerReverts {
+		return refuse(ReasonRevertBudgetExhausted, "%d settlement transactions of this payer reverted within %s; its payments are refused for now", n, f.cfg.RevertWindow)
+	}
+	return nil
+}
+
+// admit puts pm's settlement in flight for its payer if the payer's
+// balance covers it together with the payer's other settlements in
+// flight, and returns with the payer's lock held (unlock releases it);
+// else it refuses it (ReasonInsufficientBalance). Under the payer's lock,
+// the balance is read at the pending block (the node's pool included),
+// and the amounts of the other settlements in flight that the pending
+// state does not show spent yet are set against it (see admitLocked). An
+// authorization the pending state shows used (a transaction of it is in
+// the pool) is answered ReasonSettlementPending. The caller drops pm once
+// its settlement is over.
+func (f *Facilitator) admit(ctx context.Context, pm *payment) (unlock func(), refusal *exact.VerifyError, err error) {
+	unlock, err = f.payers.lock(ctx, pm.from)
+	if err != nil {
+		return nil, nil, fmt.Errorf("x402 onchain: wait for the payer's other settlements: %w", err)
+	}
+	refusal, err = f.admitLocked(ctx, pm)
+	if refusal != nil || err != nil {
+		unlock()
+		return nil, refusal, err
+	}
+	return unlock, nil, nil
+}
+
+// admitLocked is admit under the payer's lock. Counting every other
+// settlement in flight as unspent is never wrong (at worst a refusal), and
+// settles a payer whose balance covers them all in one read; only a payer
+// short of that has the others' authorizations read.
+func (f *Facilitator) admitLocked(ctx context.Context, pm *payment) (*exact.VerifyError, error) {
+	others := f.payers.inFlight(pm.from, pm.key)
+	unspent := new(big.Int)
+	for _, o := range others {
+		unspent.Add(unspent, o.value)
+	}
+	balance, own, err := f.balancePending(ctx, pm)
+	if err == nil && !own && unspent.Sign() > 0 && new(big.Int).Sub(balance, unspent).Cmp(pm.value) < 0 {
+		// Which of the others the pending state shows spent, and then
+		// the balance again: a transfer landing between the two reads is
+		// counted twice, never missed.
+		var used []bool
+		if used, err = f.usedPending(ctx, pm.from, others); err == nil {
+			unspent.SetInt64(0)
+			for i, o := range others {
+				if !used[i] {
+					unspent.Add(unspent, o.value)
 				}
 			}
-			fe, err := f.fees(ctx, false)
-			if err != nil {
+			balance, own, err = f.balancePending(ctx, pm)
+		}
+	}
+	if err != nil {
+		return nil, &UnavailableError{Reason: UnavailableRPC, Err: err}
+	}
+	if own {
+		return refuse(ReasonSettlementPending, "a transaction using the authorization is waiting to be mined"), nil
+	}
+	if free := new(big.Int).Sub(balance, unspent); free.Cmp(pm.value) < 0 {
+		if unspent.Sign() == 0 {
+			return refuse(ReasonInsufficientBalance, "the payer's balance (%s) is below the amount (%s)", balance, pm.value), nil
+		}
+		return refuse(ReasonInsufficientBalance, "the payer's balance (%s) less its settlements in flight (%s) is below the amount (%s)",
+			balance, unspent, pm.value), nil
+	}
+	f.payers.hold(pm)
+	return nil, nil
+}
+
+// usedPending reads authorizationState(from, nonce) of each of fls at the
+// pending block.
+func (f *Facilitator) usedPending(ctx context.Context, from common.Address, fls []held) ([]bool, error) {
+	outs := make([]hexutil.Bytes, len(fls))
+	batch := make([]rpc.BatchElem, len(fls))
+	for i, fl := range fls {
+		data, err := f.abi.Pack("authorizationState", from, fl.nonce)
+		if err != nil {
+			return nil, err
+		}
+		batch[i] = rpc.BatchElem{Method: "eth_call", Args: []any{callArg{To: f.token, Data: data}, "pending"}, Result: &outs[i]}
+	}
+	if err := f.rpc.BatchCallContext(ctx, batch); err != nil {
+		return nil, fmt.Errorf("x402 onchain: read the payer's authorizations in flight: %w", err)
+	}
+	used := make([]bool, len(fls))
+	for i, b := range batch {
+		if b.Error != nil {
+			return nil, fmt.Errorf("x402 onchain: read the payer's authorizations in flight: %w", b.Error)
+		}
+		if len(outs[i]) != 32 {
+			return nil, fmt.Errorf("x402 onchain: the token at %s does not answer authorizationState", f.token.Hex())
+		}
+		used[i] = outs[i][31] != 0
+	}
+	return used, nil
+}
+
+// balancePending reads, at the pending block, the balance of pm's payer
+// and whether pm's authorization is used there (a transaction using it is
+// in the node's pool).
+func (f *Facilitator) balancePending(ctx context.Context, pm *payment) (balance *big.Int, used bool, err error) {
+	balData, err := f.abi.Pack("balanceOf", pm.from)
+	if err != nil {
+		return nil, false, err
+	}
+	stateData, err := f.abi.Pack("authorizationState", pm.from, pm.nonce)
+	if err != nil {
+		return nil, false, err
+	}
+	var balOut, stateOut hexutil.Bytes
+	batch := []rpc.BatchElem{
+		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: balData}, "pending"}, Result: &balOut},
+		{Method: "eth_call", Args: []any{callArg{To: f.token, Data: stateData}, "pending"}, Result: &stateOut},
+	}
+	if err := f.rpc.BatchCallContext(ctx, batch); err != nil {
+		return nil, false, fmt.Errorf("x402 onchain: read the payer's pending balance: %w", err)
+	}
+	for _, b := range batch {
+		if b.Error != nil {
+			return nil, false, fmt.Errorf("x402 onchain: read the payer's pending balance: %w", b.Error)
+		}
+	}
+	if len(balOut) != 32 || len(stateOut) != 32 {
+		return nil, false, fmt.Errorf("x402 onchain: the token at %s does not answer balanceOf/authorizationState", f.token.Hex())
+	}
+	return new(big.Int).SetBytes(balOut), stateOut[31] != 0, nil
+}
+
+// launch simulates pm's transfer, sends it and starts following it; or
+// answers the refusal of the simulation.
+func (f *Facilitator) launch(ctx context.Context, pm *payment) (*tracker, *exact.VerifyError, error) {
+	data, gas, refusal, err := f.simulate(ctx, pm)
+	if err != nil || refusal != nil {
+		return nil, refusal, err
+	}
+	fe, err := f.fees(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.affordable(ctx, gas, fe); err != nil {
+		return nil, nil, err
+	}
+	s, err := f.relayer.send(ctx, f.token, data, gas, fe)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
+	return f.follow(pm, s), nil, nil
+}
+
+// settleTracked answers from the fate of tr, the transaction of pm's
+// transfer, sending the transfer again (simulated again) when the
+// relayer's nonce went to another transaction.
+func (f *Facilitator) settleTracked(ctx context.Context, pm *payment, req x402.PaymentRequirements, tr *tracker) (x402.SettleResponse, error) {
+	for attempt := 1; ; attempt++ {
+		if tr == nil {
+			var refusal *exact.VerifyError
+			var err error
+			if tr, refusal, err = f.launch(ctx, pm); err != nil {
 				return x402.SettleResponse{}, err
+			} else if refusal != nil {
+				return simulationRefused(pm, req, refusal), nil
 			}
-			if err := f.affordable(ctx, gas, fe); err != nil {
-				return x402.SettleResponse{}, err
-			}
-			s, err := f.relayer.send(ctx, f.token, data, gas, fe)
-			if err != nil {
-				return x402.SettleResponse{}, err
-			}
-			f.log.Info("x402 onchain: settlement sent", "transaction", s.tx.Hash().Hex(), "nonce", s.tx.Nonce(), "payer", pm.payer, "amount", pm.value.String())
-			tr = f.follow(pm.key, s)
 		}
 		rcpt, err := tr.wait(ctx)
 		tx := tr.tx
@@ -628,12 +848,14 @@ func (t *tracker) wait(ctx context.Context) (*types.Receipt, error) {
 	}
 }
 
-// follow starts following s, the transaction of the authorization key,
-// in a goroutine of its own that lives until the transaction's fate is
-// known or Close: a settlement whose caller stopped waiting is still
-// broadcast again if the node drops it, replaced if it is stuck, and
-// forgotten by Pending once mined.
-func (f *Facilitator) follow(key string, s sent) *tracker {
+// follow starts following s, the transaction of pm, in a goroutine of
+// its own that lives until the transaction's fate is known or Close: a
+// settlement whose caller stopped waiting is still broadcast again if the
+// node drops it, replaced if it is stuck, and forgotten by Pending once
+// mined. Meanwhile pm stays in flight for its payer; a revert counts
+// against the payer's budget (Config.MaxPayerReverts).
+func (f *Facilitator) follow(pm *payment, s sent) *tracker {
+	key := pm.key
 	t := &tracker{tx: s.tx, done: make(chan struct{})}
 	f.trackMu.Lock()
 	if f.closed {
@@ -648,9 +870,16 @@ func (f *Facilitator) follow(key string, s sent) *tracker {
 	f.tracking[key] = t
 	f.trackers.Add(1) // under trackMu, so never concurrent with Close's Wait
 	f.trackMu.Unlock()
+	f.payers.hold(pm)
 	go func() {
 		defer f.trackers.Done()
+		defer f.payers.drop(pm)
 		t.rcpt, t.err = f.await(f.bg, s)
+		if t.err == nil && t.rcpt != nil && t.rcpt.Status != types.ReceiptStatusSuccessful {
+			now := time.Now()
+			f.payers.reverted(pm.from, now, now.Add(-f.cfg.RevertWindow))
+			f.log.Warn("x402 onchain: settlement transaction reverted; counted against the payer", "transaction", t.rcpt.TxHash.Hex(), "payer", pm.payer)
+		}
 		f.trackMu.Lock()
 		if f.tracking[key] == t {
 			delete(f.tracking, key)
@@ -673,15 +902,19 @@ func (f *Facilitator) following(key string) *tracker {
 // after its transaction was replaced.
 const maxResends = 3
 
-// simulate estimates the gas of pm's transfer (eth_estimateGas runs it):
-// the calldata and the gas limit (with DefaultGasMargin), or the refusal
-// the token's revert means.
+// simulate estimates the gas of pm's transfer (eth_estimateGas runs it)
+// against the pending block, so that the transactions waiting in the
+// node's pool (other instances' settlements, the payer's own transfers)
+// count: the calldata and the gas limit (with DefaultGasMargin), or the
+// refusal the token's revert means.
 func (f *Facilitator) simulate(ctx context.Context, pm *payment) (data []byte, gas uint64, refusal *exact.VerifyError, err error) {
 	data, err = f.calldata(pm)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	gas, err = f.client.EstimateGas(ctx, ethereum.CallMsg{From: f.relayer.addr, To: &f.token, Data: data})
+	var est hexutil.Uint64
+	err = f.rpc.CallContext(ctx, &est, "eth_estimateGas", callArg{From: &f.relayer.addr, To: f.token, Data: data}, "pending")
+	gas = uint64(est)
 	if err != nil {
 		if text, ok := revertText(err); ok {
 			return nil, 0, refuse(revertReason(text), "the transfer would revert: %s", clip.Bytes(text, 200)), nil

@@ -59,6 +59,11 @@ const (
 	// ReasonTransferEventMismatch: the transaction's Transfer or
 	// AuthorizationUsed events are not the payment asked for.
 	ReasonTransferEventMismatch = "invalid_exact_evm_transfer_event_mismatch"
+	// ReasonRevertBudgetExhausted: settlement transactions of the payer's
+	// payments reverted Config.MaxPayerReverts times within
+	// Config.RevertWindow; its payments are refused before any gas until
+	// the window has passed.
+	ReasonRevertBudgetExhausted = "invalid_exact_evm_payer_revert_budget_exhausted"
 	// ReasonSettlementPending: the transaction was sent and is not
 	// confirmed yet (Transaction is set); present the settlement again
 	// later, or ask Status.
