@@ -83,6 +83,7 @@ type serveConfig struct {
 	adminToken                    string        // required by the admin listener when set
 	settle                        string        // "" (a facilitator) or settleOnchain
 	chain                         *onchainFlags // with settleOnchain
+	devChain                      *devChainRun  // --chain embedded
 }
 
 // parseServe reads the flags and the SVC_* environment.
@@ -123,6 +124,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	f.groups = serveFlagGroups
 	settle := f.String("settle", "SVC_SETTLE", "", `"onchain": settle on chain in this process (with --rpc-url and a relayer key) instead of through a facilitator`)
 	chain := addOnchainFlags(f)
+	devChain := f.String("chain", "SVC_CHAIN", "", `"embedded": dev mode settling for real on a local EVM chain run in this process (chain id 8453, test USDC; its RPC URL and a payer's dev key are printed)`)
 	if err := f.parseNoArgs(args); err != nil {
 		return nil, err
 	}
@@ -149,6 +151,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	c.secrets.addPrivateURL(c.bridgeURL)
 	c.secrets.addPrivateURL(*chain.rpcURL)
 	if err := checkPublishing(c, strings.TrimSpace(*publicFac)); err != nil {
+		return nil, err
+	}
+	if err := checkEmbeddedChain(c, *devChain, *chain.rpcURL); err != nil {
 		return nil, err
 	}
 	switch {
@@ -268,6 +273,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	}
 	if c.db == "" {
 		c.db = defaultDB
+	}
+	if c.devChain != nil { // dev mode's defaults, settled on the embedded chain
+		c.devMode, c.settle = false, settleOnchain
 	}
 	return c, nil
 }
@@ -500,6 +508,9 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 // newFacilitator builds the local facilitator (dev mode) or the remote
 // one.
 func newFacilitator(c *serveConfig, log *slog.Logger, signers *exact.SignerCache) (x402.Facilitator, error) {
+	if c.devChain != nil {
+		return startEmbeddedChain(c, log, signers)
+	}
 	if c.settle == settleOnchain {
 		return c.chain.build(context.Background(), c.network, c.payTo, signers, log)
 	}
@@ -592,7 +603,7 @@ func pruneLoop(ctx context.Context, st store.Store, log *slog.Logger) {
 func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catalog *tools.Catalog) {
 	var b strings.Builder
 	mode := "production"
-	if c.devMode {
+	if c.devMode || c.devChain != nil {
 		mode = "DEV MODE"
 	}
 	fmt.Fprintf(&b, "\nsvc %s — %s — listening on http://%s\n", buildVersion(), mode, bound)
@@ -602,6 +613,8 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	if c.devMode {
 		b.WriteString("  payments:    LOCAL facilitator: payment signatures are verified for real, but NOTHING is settled on chain\n")
 		b.WriteString("               (every PAYMENT-RESPONSE says onChain:false; /health says devMode:true)\n")
+	} else if c.devChain != nil {
+		b.WriteString(c.devChain.bannerLines())
 	} else if c.settle == settleOnchain {
 		b.WriteString("  payments:    settled ON CHAIN by this process (relayer key; --rpc-url)\n")
 	} else {
@@ -780,7 +793,7 @@ func (o *paymentObserver) observe(ev engine.Event) {
 // serveFlagGroups orders `svc serve -h` by topic.
 var serveFlagGroups = []flagGroup{
 	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
-	{"Payments", []string{"dev", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
+	{"Payments", []string{"dev", "chain", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
 	{"Settling on chain (--settle onchain)", []string{"settle", "rpc-url", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{"Storage", []string{"db"}},
