@@ -156,6 +156,10 @@ func devchainCallError(err error, method, url string) error {
 	if errors.As(err, &re) && re.ErrorCode() == -32601 {
 		return fmt.Errorf("--rpc-url: the endpoint does not answer %s: it is not an svc devchain", method)
 	}
+	var he rpc.HTTPError
+	if errors.As(err, &he) {
+		return fmt.Errorf("--rpc-url: the endpoint answered HTTP %d to %s: it is not an svc devchain", he.StatusCode, method)
+	}
 	if strings.Contains(err.Error(), "connection refused") {
 		return fmt.Errorf("--rpc-url: no chain answers there: start one with `svc devchain`, or give its URL with --rpc-url (SVC_RPC_URL)")
 	}

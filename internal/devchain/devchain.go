@@ -310,6 +310,11 @@ const maxSealRounds = 64
 func (c *Chain) sealPending() {
 	c.sealMu.Lock()
 	defer c.sealMu.Unlock()
+	c.sealPendingLocked()
+}
+
+// sealPendingLocked is sealPending with sealMu held.
+func (c *Chain) sealPendingLocked() {
 	pool := c.backend.TxPool()
 	for range maxSealRounds {
 		_ = pool.Sync()
@@ -330,16 +335,21 @@ func (c *Chain) Advance(ctx context.Context, d time.Duration) (uint64, error) {
 	if d < time.Second {
 		return 0, fmt.Errorf("devchain: advance by %s: the clock moves by whole seconds, at least 1s", d)
 	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	c.sealPending() // AdjustTime seals empty blocks only
 	c.sealMu.Lock()
 	defer c.sealMu.Unlock()
-	if err := c.beacon.AdjustTime(d.Truncate(time.Second)); err != nil {
-		return 0, fmt.Errorf("devchain: advance the clock: %w", err)
+	// The block sealed is empty: transactions waiting are mined first (one
+	// arriving in between makes the sealing fail; it is tried again).
+	var err error
+	for range 3 {
+		if err = ctx.Err(); err != nil {
+			return 0, err
+		}
+		c.sealPendingLocked()
+		if err = c.beacon.AdjustTime(d.Truncate(time.Second)); err == nil {
+			return c.backend.BlockChain().CurrentBlock().Time, nil
+		}
 	}
-	return c.backend.BlockChain().CurrentBlock().Time, nil
+	return 0, fmt.Errorf("devchain: advance the clock: %w", err)
 }
 
 // Mine seals one block (empty unless transactions are waiting) and
