@@ -111,7 +111,6 @@ type Accounts struct {
 
 // Chain is a running dev chain.
 type Chain struct {
-	cfg      Config
 	accounts Accounts
 	stack    *node.Node
 	backend  *eth.Ethereum
@@ -198,7 +197,7 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 		_ = stack.Close()
 		return nil, fmt.Errorf("devchain: ethereum service: %w", err)
 	}
-	c := &Chain{cfg: cfg, accounts: accts, stack: stack, backend: backend, token: token, log: log,
+	c := &Chain{accounts: accts, stack: stack, backend: backend, token: token, log: log,
 		stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
 	filterSystem := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
 	stack.RegisterAPIs([]rpc.API{

@@ -186,3 +186,39 @@ func TestArtifactIsAnviltests(t *testing.T) {
 		t.Fatal("internal/devchain/testusdc.json differs from internal/anviltest/testusdc.json: copy the compiled artifact here too")
 	}
 }
+
+// Faucet payments asked for at once are all mined while the clock advances
+// between them: every one lands and each advance moves the clock by at
+// least its amount.
+func TestConcurrentTransactionsAndAdvance(t *testing.T) {
+	c, _, ec := startChain(t, Config{PayerUSDC: big.NewInt(0)})
+	ctx := context.Background()
+	to := common.HexToAddress("0x00000000000000000000000000000000000000b2")
+	h0, err := ec.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const funds, advances = 8, 4
+	errs := make(chan error, funds+advances)
+	for range funds {
+		go func() { _, err := c.Fund(ctx, to, big.NewInt(1_000), nil); errs <- err }()
+	}
+	for range advances {
+		go func() { _, err := c.Advance(ctx, time.Minute); errs <- err }()
+	}
+	for range funds + advances {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bal, _ := c.USDCBalance(ctx, to); bal.Int64() != funds*1_000 {
+		t.Fatalf("USDC %v, want %d", bal, funds*1_000)
+	}
+	h1, err := ec.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h1.Time < h0.Time+advances*60 {
+		t.Fatalf("head time %d, want at least %d", h1.Time, h0.Time+advances*60)
+	}
+}
