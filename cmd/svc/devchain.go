@@ -274,11 +274,11 @@ func checkEmbeddedChain(c *serveConfig, value, rpcURL string) error {
 	}
 	switch {
 	case c.facilitatorURL != "":
-		return usageError("--chain embedded settles on its own dev chain: drop --facilitator-url")
+		return usageError("--chain embedded settles on its own dev chain: drop --facilitator-url (SVC_FACILITATOR_URL)")
 	case c.settle != "":
 		return usageError("--chain embedded settles on its own dev chain: drop --settle (run `svc devchain` and --settle onchain --rpc-url to use a chain outside the server)")
 	case strings.TrimSpace(rpcURL) != "":
-		return usageError("--chain embedded settles on its own dev chain: drop --rpc-url")
+		return usageError("--chain embedded settles on its own dev chain: drop --rpc-url (SVC_RPC_URL)")
 	case c.network != x402.NetworkBase:
 		return usageError(fmt.Sprintf("--chain embedded runs chain id %d (Base's): --network must be %s", devchain.ChainID, x402.NetworkBase))
 	}

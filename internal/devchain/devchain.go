@@ -169,7 +169,7 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	nodeConf.HTTPPort = port
 	nodeConf.HTTPModules = []string{"eth", "net", "web3", "txpool", "evm", "devchain"}
 	nodeConf.HTTPVirtualHosts = []string{"localhost"}
-	nodeConf.HTTPCors = []string{"*"}
+	nodeConf.HTTPCors = []string{"*"} // for x402 clients running in a browser page
 	nodeConf.WSHost, nodeConf.AuthPort = "", 0
 
 	chainConf := *params.AllDevChainProtocolChanges
