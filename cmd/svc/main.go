@@ -8,6 +8,7 @@
 //	svc tools [--url URL] [--json]    list the tools
 //	svc payments [--state S]          the payment journal by state
 //	svc ledger [--from D] [--to D]    settled payments of a period (CSV or JSON)
+//	svc devchain                      a local EVM chain to try on-chain settlement
 //	svc version                       print the version
 //	svc help [command]                print help
 //
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = facilitatorCmd(ctx, args[1:], stderr, getenv)
 	case "reconcile":
 		err = reconcile(ctx, args[1:], stdout, stderr, getenv)
+	case "devchain":
+		err = devchainCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -116,6 +119,9 @@ Usage:
                                           $SVC_RELAYER_KEY, bearer token in $SVC_FACILITATOR_TOKEN)
   svc reconcile --from T --to T --rpc-url URL [--db DSN]
                                           compare the settled payments of a period with the chain
+  svc devchain [--addr A] [--seed S]      run a local EVM chain (chain id 8453, test USDC at Base
+                                          USDC's address, funded dev accounts) and print the lines
+                                          to settle on it; fund ADDR USDC, advance DURATION
   svc version                             print the version
   svc help <command>                      flags of a command
 

@@ -93,6 +93,7 @@ type serveConfig struct {
 	// statusRPC is the RPC endpoint recovery reads the chain from when
 	// settling through --facilitator-url ("" without --rpc-url).
 	statusRPC string
+	devChain  *devChainRun // --chain embedded
 }
 
 // parseServe reads the flags and the SVC_* environment.
@@ -138,6 +139,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	f.groups = serveFlagGroups
 	settle := f.String("settle", "SVC_SETTLE", "", `"onchain": settle on chain in this process (with --rpc-url and a relayer key) instead of through a facilitator`)
 	chain := addOnchainFlags(f)
+	devChain := f.String("chain", "SVC_CHAIN", "", `"embedded": dev mode settling for real on a local EVM chain run in this process (chain id 8453, test USDC; its RPC URL and a payer's dev key are printed)`)
 	if err := f.parseNoArgs(args); err != nil {
 		return nil, err
 	}
@@ -170,6 +172,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	c.secrets.addPrivateURL(c.bridgeURL)
 	c.secrets.addPrivateURL(*chain.rpcURL)
 	if err := checkPublishing(c, strings.TrimSpace(*publicFac)); err != nil {
+		return nil, err
+	}
+	if err := checkEmbeddedChain(c, *devChain, *chain.rpcURL); err != nil {
 		return nil, err
 	}
 	switch {
@@ -311,6 +316,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	}
 	if c.db == "" {
 		c.db = defaultDB
+	}
+	if c.devChain != nil { // dev mode's defaults, settled on the embedded chain
+		c.devMode, c.settle = false, settleOnchain
 	}
 	return c, nil
 }
@@ -546,6 +554,9 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 // newFacilitator builds the local facilitator (dev mode) or the remote
 // one.
 func newFacilitator(c *serveConfig, log *slog.Logger, signers *exact.SignerCache) (x402.Facilitator, error) {
+	if c.devChain != nil {
+		return startEmbeddedChain(c, log, signers)
+	}
 	if c.settle == settleOnchain {
 		return c.chain.build(context.Background(), c.network, c.payTo, signers, log)
 	}
@@ -638,7 +649,7 @@ func pruneLoop(ctx context.Context, st store.Store, log *slog.Logger) {
 func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catalog *tools.Catalog) {
 	var b strings.Builder
 	mode := "production"
-	if c.devMode {
+	if c.devMode || c.devChain != nil {
 		mode = "DEV MODE"
 	}
 	fmt.Fprintf(&b, "\nsvc %s — %s — listening on http://%s\n", buildVersion(), mode, bound)
@@ -648,6 +659,8 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	if c.devMode {
 		b.WriteString("  payments:    LOCAL facilitator: payment signatures are verified for real, but NOTHING is settled on chain\n")
 		b.WriteString("               (every PAYMENT-RESPONSE says onChain:false; /health says devMode:true)\n")
+	} else if c.devChain != nil {
+		b.WriteString(c.devChain.bannerLines())
 	} else if c.settle == settleOnchain {
 		b.WriteString("  payments:    settled ON CHAIN by this process (relayer key; --rpc-url)\n")
 		if c.chain.relayerKey != nil {
@@ -855,7 +868,7 @@ func (a *freeAdmitter) admit(r *http.Request, n int) (bool, time.Duration) {
 // serveFlagGroups orders `svc serve -h` by topic.
 var serveFlagGroups = []flagGroup{
 	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
-	{"Payments", []string{"dev", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
+	{"Payments", []string{"dev", "chain", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
 	{"The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{"Storage", []string{"db"}},
