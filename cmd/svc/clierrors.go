@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
@@ -111,15 +113,17 @@ func editDistance(a, b string) int {
 // mistyped digit than a mistyped case.
 func payToError(flagName, s string) error {
 	s = strings.TrimSpace(s)
-	sum, ok := evmaddr.Checksum(s)
+	a, ok := evmaddr.Parse(s)
 	switch {
 	case !ok:
 		return usageError(fmt.Sprintf("%s %q is not an address: want 0x followed by 40 hex digits", flagName, clip.Runes(s, 60)))
-	case evmaddr.SpellingOf(s, sum) == evmaddr.BadChecksum:
-		return usageError(fmt.Sprintf("%s %s has a wrong EIP-55 checksum (the case of its letters): these digits spelled with their checksum are %s; "+
-			"a wrong checksum usually means a mistyped digit, so check the address itself before using that spelling", flagName, s, sum))
-	case !x402.IsValidAddress(s):
+	case a == (common.Address{}):
 		return usageError(fmt.Sprintf("%s %s is the zero address: payments sent there are lost", flagName, s))
+	case evmaddr.SpellingOf(s, a.Hex()) == evmaddr.BadChecksum:
+		return usageError(fmt.Sprintf("%s %s has a wrong EIP-55 checksum (the case of its letters): these digits spelled with their checksum are %s; "+
+			"a wrong checksum usually means a mistyped digit, so check the address itself before using that spelling", flagName, s, a.Hex()))
+	case !x402.IsValidAddress(s):
+		return usageError(fmt.Sprintf("%s %s: give it in lower case or in its EIP-55 form %s", flagName, s, a.Hex()))
 	}
 	return nil
 }

@@ -698,6 +698,7 @@ func TestPayToErrors(t *testing.T) {
 		wrong: "wrong EIP-55 checksum (the case of its letters): these digits spelled with their checksum are " + right,
 		"0x0000000000000000000000000000000000000000": "is the zero address",
 		"0x12": `"0x12" is not an address: want 0x followed by 40 hex digits`,
+		"0x00000000000000000000000000000000000000F1": "give it in lower case or in its EIP-55 form 0x00000000000000000000000000000000000000f1",
 	} {
 		_, err := parseServe([]string{"--facilitator-url", "http://127.0.0.1:1", "--pay-to", in}, io.Discard, envOf(nil))
 		if err == nil || !strings.Contains(err.Error(), want) {
