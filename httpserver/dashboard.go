@@ -36,6 +36,10 @@ const (
 	topReferrals = 10
 )
 
+// dashboardLedgerTimeout bounds the dashboard's read of the ledger's
+// period (about 12 µs a settled payment on SQLite).
+const dashboardLedgerTimeout = 60 * time.Second
+
 // dashboardData is what the dashboard template renders.
 type dashboardData struct {
 	Version     string
@@ -117,7 +121,12 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	wg.Add(4)
 	go func() {
 		defer wg.Done()
-		rep, err := ledger.Summarize(ctx, s.cfg.Store, from, to)
+		// The ledger is read in full for the period (streamed, in bounded
+		// memory): on a large ledger that takes longer than the health
+		// checks may, so it has a deadline of its own.
+		lctx, cancel := context.WithTimeout(r.Context(), dashboardLedgerTimeout)
+		defer cancel()
+		rep, err := ledger.Summarize(lctx, s.cfg.Store, from, to)
 		if err != nil {
 			s.log.Warn("dashboard: ledger unavailable", "error", err)
 			d.LedgerError = "the ledger could not be read"
