@@ -584,16 +584,5 @@ func (s *sqliteStore) settlementPage(ctx context.Context, to, afterAt, afterID i
 		return nil, nil, err
 	}
 	defer rows.Close()
-	out, ids := make([]Settlement, 0, limit), make([]int64, 0, limit)
-	for rows.Next() {
-		var st Settlement
-		var id, at int64
-		if err := rows.Scan(&id, &st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
-			&st.RefCode, &st.Route, &st.Transport, &at); err != nil {
-			return nil, nil, err
-		}
-		st.Payer, st.SettledAt = displayAddress(st.Payer), fromNanos(at)
-		out, ids = append(out, st), append(ids, id)
-	}
-	return out, ids, rows.Err()
+	return scanSettlements(rows, limit)
 }

@@ -335,6 +335,31 @@ func WithReadPage(n int) Option {
 // afterAt: a page costs its own rows, not the period's rows before it.
 type settlementPage func(ctx context.Context, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error)
 
+// settlementRows is what scanSettlements reads: *sql.Rows and pgx.Rows.
+type settlementRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanSettlements reads the rows of a settlementPage query (id, network,
+// asset, payer, nonce, tool_key, amount, tx, ref_code, route, transport,
+// settled_at).
+func scanSettlements(rows settlementRows, limit int) ([]Settlement, []int64, error) {
+	out, ids := make([]Settlement, 0, limit), make([]int64, 0, limit)
+	for rows.Next() {
+		var st Settlement
+		var id, at int64
+		if err := rows.Scan(&id, &st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
+			&st.RefCode, &st.Route, &st.Transport, &at); err != nil {
+			return nil, nil, err
+		}
+		st.Payer, st.SettledAt = displayAddress(st.Payer), fromNanos(at)
+		out, ids = append(out, st), append(ids, id)
+	}
+	return out, ids, rows.Err()
+}
+
 // eachSettlement streams the settlements of [from, to) to yield, one page
 // of read at a time (keyset pagination on (settled_at, id)). Its own errors
 // are prefixed with op; yield's are returned as they are.
