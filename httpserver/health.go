@@ -24,6 +24,10 @@ const (
 	healthCheckTimeout = 2 * time.Second
 )
 
+// DevChainNote explains a dev chain (Config.DevChain) wherever it is
+// reported.
+const DevChainNote = "dev chain: payments settle for real on a local EVM chain run in this process (chain id 8453, test USDC); no real money moves"
+
 // DevModeNote explains dev mode wherever it is reported.
 const DevModeNote = "dev mode: the local facilitator verifies payment signatures for real but settles nothing on chain; no money moves"
 
@@ -66,6 +70,7 @@ type Health struct {
 	Version     string            `json:"version"`
 	DevMode     bool              `json:"devMode"`
 	DevModeNote string            `json:"devModeNote,omitempty"`
+	DevChain    bool              `json:"devChain,omitempty"`
 	Network     string            `json:"network"`
 	PayTo       string            `json:"payTo"`
 	Tools       int               `json:"tools"`
@@ -137,6 +142,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.DevMode {
 		h.DevModeNote = DevModeNote
+	}
+	if s.cfg.DevChain {
+		h.DevChain, h.DevModeNote = true, DevChainNote
 	}
 
 	var wg sync.WaitGroup

@@ -169,6 +169,10 @@ type Config struct {
 	// reported in /health, and the server refuses to listen on anything but
 	// a loopback address. A *facilitator.Local always means dev mode.
 	DevMode bool
+	// DevChain marks dev mode settling for real on a local EVM chain run
+	// in the process (svc serve --chain embedded): /health says so, as it
+	// says dev mode, although payments do settle on that chain.
+	DevChain bool
 	// Addr is the listen address of ListenAndServe ("127.0.0.1:8080").
 	Addr string
 	// SeparateAdmin takes GET /metrics off the public routes: it is then

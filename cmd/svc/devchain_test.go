@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -337,6 +338,15 @@ func TestServeEmbeddedChainSettles(t *testing.T) {
 	defer chain.Close()
 	if id, err := chain.ChainID(context.Background()); err != nil || id.Int64() != 8453 {
 		t.Fatalf("chain id %v, %v", id, err)
+	}
+	// /health says it is a dev chain, as it says dev mode.
+	var health struct {
+		DevChain    bool   `json:"devChain"`
+		DevModeNote string `json:"devModeNote"`
+	}
+	clusterGetJSON(t, clusterHTTP(t), srv.base+"/health", http.StatusOK, &health)
+	if !health.DevChain || !strings.Contains(health.DevModeNote, "local EVM chain") {
+		t.Fatalf("/health of the embedded chain: %+v", health)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

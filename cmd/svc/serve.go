@@ -812,6 +812,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		Network:        c.network,
 		PublicBaseURL:  base,
 		DevMode:        c.devMode,
+		DevChain:       c.devChain != nil,
 		Addr:           bound,
 		BodyLimit:      c.bodyLimit,
 		BodyMemory:     c.bodyMemory,
