@@ -32,3 +32,28 @@ func TestNoHTTPInTheLibrary(t *testing.T) {
 		}
 	}
 }
+
+// TestNoDatabaseDriverInTheServer: the reference server and the ledger
+// take their store as an interface of their own; a program that embeds
+// them with another store links neither SQLite nor PostgreSQL's driver.
+func TestNoDatabaseDriverInTheServer(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is not on PATH: %v", err)
+	}
+	for _, pkg := range []string{"./httpserver", "./ledger"} {
+		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 10 || !slices.Contains(deps, "fmt") {
+			t.Fatalf("go list -deps %s: %d packages, no fmt: not a dependency list", pkg, len(deps))
+		}
+		for _, d := range deps {
+			if strings.HasPrefix(d, "modernc.org/sqlite") || strings.HasPrefix(d, "github.com/jackc/pgx") || d == "github.com/seed1284c1d2/svc/store" {
+				t.Errorf("%s depends on %s", pkg, d)
+			}
+		}
+	}
+}

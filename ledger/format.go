@@ -9,8 +9,6 @@ import (
 	"io"
 	"strconv"
 	"time"
-
-	"github.com/seed1284c1d2/svc/store"
 )
 
 // CSVHeader returns the header row of WriteCSV (a new slice each call).
@@ -89,7 +87,7 @@ func Write(ctx context.Context, src Source, from, to time.Time, format Format, w
 	default:
 		return fmt.Errorf("ledger: format %q: want csv or json", format)
 	}
-	if err := src.EachSettlement(ctx, from, to, func(s store.Settlement) error {
+	if err := src.EachSettlement(ctx, from, to, func(s Settlement) error {
 		e, err := b.add(s)
 		if err != nil {
 			return err

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
@@ -29,11 +28,27 @@ const USDCDecimals = 6
 // DayLayout formats the days of Report.ByDay.
 const DayLayout = "2006-01-02"
 
+// Settlement is one settled payment as the ledger reads it from its
+// Source.
+type Settlement struct {
+	Payer       string    // the wallet that paid (EVM address)
+	ToolKey     string    // the catalog key of the tool bought
+	Amount      string    // atomic units of Asset, a decimal integer
+	Asset       string    // token contract address
+	Network     string    // CAIP-2 network
+	Transaction string    // settlement transaction hash ("local-dev:…" in dev mode)
+	Nonce       string    // the EIP-3009 authorization nonce
+	RefCode     string    // referral code carried by the call; empty if none
+	Route       string    // what was sold ("POST /api/risk-levels"); may be empty
+	Transport   string    // how the call arrived ("http", "mcp", "a2a"); may be empty
+	SettledAt   time.Time // when settlement succeeded
+}
+
 // Source streams the ledger's settled payments of a period [from, to),
-// oldest first, to yield, stopping at its first error; store.Store
+// oldest first, to yield, stopping at its first error; package store
 // implements it.
 type Source interface {
-	EachSettlement(ctx context.Context, from, to time.Time, yield func(store.Settlement) error) error
+	EachSettlement(ctx context.Context, from, to time.Time, yield func(Settlement) error) error
 }
 
 // Entry is one settled payment.
@@ -86,7 +101,7 @@ type Report struct {
 // number of tools, days and referral codes, whatever the period's size.
 func Summarize(ctx context.Context, src Source, from, to time.Time) (Report, error) {
 	b := newBuilder(from, to)
-	if err := src.EachSettlement(ctx, from, to, func(s store.Settlement) error {
+	if err := src.EachSettlement(ctx, from, to, func(s Settlement) error {
 		_, err := b.add(s)
 		return err
 	}); err != nil {
@@ -97,7 +112,7 @@ func Summarize(ctx context.Context, src Source, from, to time.Time) (Report, err
 
 // Build makes the report of settlements (of the period [from, to)), every
 // entry included.
-func Build(from, to time.Time, rows []store.Settlement) (Report, error) {
+func Build(from, to time.Time, rows []Settlement) (Report, error) {
 	b := newBuilder(from, to)
 	b.r.Entries = make([]Entry, 0, len(rows))
 	for _, s := range rows {
@@ -122,7 +137,7 @@ func newBuilder(from, to time.Time) *builder {
 }
 
 // add counts s in the totals and returns its entry.
-func (b *builder) add(s store.Settlement) (Entry, error) {
+func (b *builder) add(s Settlement) (Entry, error) {
 	amt, ok := new(big.Int).SetString(s.Amount, 10)
 	if !ok || amt.Sign() < 0 {
 		return Entry{}, fmt.Errorf("ledger: settlement %s of %s: amount %q is not a decimal integer", s.Nonce, s.Payer, s.Amount)
@@ -157,7 +172,7 @@ func (b *builder) report() Report {
 }
 
 // IsDev reports whether s was settled by the local dev-mode facilitator.
-func IsDev(s store.Settlement) bool {
+func IsDev(s Settlement) bool {
 	return strings.HasPrefix(s.Transaction, facilitator.LocalTransactionPrefix)
 }
 

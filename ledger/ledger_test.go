@@ -17,19 +17,18 @@ import (
 	"github.com/leanovate/gopter/prop"
 
 	"github.com/seed1284c1d2/svc/ledger"
-	"github.com/seed1284c1d2/svc/store"
 )
 
 var day0 = time.Date(2026, 3, 14, 23, 30, 0, 0, time.UTC)
 
-func row(tool, amount, tx, ref string, at time.Time) store.Settlement {
-	return store.Settlement{Payer: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", ToolKey: tool, Amount: amount,
+func row(tool, amount, tx, ref string, at time.Time) ledger.Settlement {
+	return ledger.Settlement{Payer: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", ToolKey: tool, Amount: amount,
 		Asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", Network: "eip155:8453", Transaction: tx,
 		Nonce: "0x" + strings.Repeat("1", 64), RefCode: ref, Route: "POST /api/" + tool, Transport: "http", SettledAt: at}
 }
 
 func TestBuild(t *testing.T) {
-	rows := []store.Settlement{
+	rows := []ledger.Settlement{
 		row("risk-levels", "3400", "0xaa", "REFCODE234", day0),
 		row("risk-levels", "3400", "local-dev:1", "REFCODE234", day0.Add(time.Hour)), // the next day (UTC)
 		row("tick-pnl", "1500000", "0xbb", "", day0.Add(time.Hour)),
@@ -54,7 +53,7 @@ func TestBuild(t *testing.T) {
 	if len(r.ByRef) != 1 || r.ByRef[0].Key != "REFCODE234" || r.ByRef[0].Calls != 1 || r.ByRef[0].DevCalls != 1 {
 		t.Fatalf("by ref %+v", r.ByRef)
 	}
-	if _, err := ledger.Build(day0, day0.Add(time.Hour), []store.Settlement{row("x", "-1", "", "", day0)}); err == nil {
+	if _, err := ledger.Build(day0, day0.Add(time.Hour), []ledger.Settlement{row("x", "-1", "", "", day0)}); err == nil {
 		t.Fatal("a negative amount was accepted")
 	}
 }
@@ -92,7 +91,7 @@ func TestTotalsProperty(t *testing.T) {
 			return spec{Tool: v[0].(int), Amount: v[1].(uint64), Dev: v[2].(bool), Hours: v[3].(int), Ref: v[4].(int)}
 		})
 	props.Property("totals add up", prop.ForAll(func(specs []spec) bool {
-		var rows []store.Settlement
+		var rows []ledger.Settlement
 		sum, dev := new(big.Int), new(big.Int)
 		for i, s := range specs {
 			tx := fmt.Sprintf("0x%064x", i)
@@ -142,7 +141,7 @@ func usdc(s string) *big.Int {
 }
 
 func TestWriteCSVAndJSON(t *testing.T) {
-	rows := []store.Settlement{
+	rows := []ledger.Settlement{
 		row("risk-levels", "3400", "0xaa", "REFCODE234", day0),
 		row("tick-pnl", "5000", "local-dev:1", "", day0.Add(2*time.Hour)),
 	}
@@ -225,9 +224,9 @@ func FuzzParsePeriod(f *testing.F) {
 }
 
 // sliceSource is a Source over rows in memory.
-type sliceSource []store.Settlement
+type sliceSource []ledger.Settlement
 
-func (s sliceSource) EachSettlement(ctx context.Context, from, to time.Time, yield func(store.Settlement) error) error {
+func (s sliceSource) EachSettlement(ctx context.Context, from, to time.Time, yield func(ledger.Settlement) error) error {
 	for _, r := range s {
 		if r.SettledAt.Before(from) || !r.SettledAt.Before(to) {
 			continue

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/ledger"
 )
 
 // pgDefaultMaxConns is the default PostgreSQL pool size.
@@ -408,12 +409,12 @@ func (s *postgresStore) CheckSchema(ctx context.Context) error {
 }
 
 // EachSettlement implements Store.
-func (s *postgresStore) EachSettlement(ctx context.Context, from, to time.Time, yield func(Settlement) error) error {
+func (s *postgresStore) EachSettlement(ctx context.Context, from, to time.Time, yield func(ledger.Settlement) error) error {
 	return eachSettlement(ctx, s.cfg, "store: postgres: settlements", from, to, s.settlementPage, yield)
 }
 
 // settlementPage implements settlementPage on a pooled connection.
-func (s *postgresStore) settlementPage(ctx context.Context, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error) {
+func (s *postgresStore) settlementPage(ctx context.Context, to, afterAt, afterID int64, limit int) ([]ledger.Settlement, []int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, network, asset, payer, nonce, tool_key, amount::text, tx, COALESCE(ref_code, ''),
 		route, transport, settled_at FROM settlements
 		WHERE settled_at >= $1 AND settled_at < $2 AND (settled_at > $1 OR id > $3) ORDER BY settled_at, id LIMIT $4`,

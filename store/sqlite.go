@@ -18,6 +18,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/ledger"
 )
 
 // sqliteDefaultReaders is the default size of the SQLite read pool.
@@ -570,12 +571,12 @@ func (s *sqliteStore) CheckSchema(ctx context.Context) error {
 }
 
 // EachSettlement implements Store.
-func (s *sqliteStore) EachSettlement(ctx context.Context, from, to time.Time, yield func(Settlement) error) error {
+func (s *sqliteStore) EachSettlement(ctx context.Context, from, to time.Time, yield func(ledger.Settlement) error) error {
 	return eachSettlement(ctx, s.cfg, "store: sqlite: settlements", from, to, s.settlementPage, yield)
 }
 
 // settlementPage implements settlementPage on the read pool.
-func (s *sqliteStore) settlementPage(ctx context.Context, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error) {
+func (s *sqliteStore) settlementPage(ctx context.Context, to, afterAt, afterID int64, limit int) ([]ledger.Settlement, []int64, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, network, asset, payer, nonce, tool_key, amount, tx, COALESCE(ref_code, ''),
 		route, transport, settled_at FROM settlements
 		WHERE settled_at >= ? AND settled_at < ? AND (settled_at > ? OR id > ?) ORDER BY settled_at, id LIMIT ?`,

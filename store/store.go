@@ -70,6 +70,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
@@ -230,7 +231,7 @@ type Store interface {
 	// operation timeout, and calls yield outside any query: a period of any
 	// size streams in bounded memory, and yield may take its time. It stops
 	// at yield's first error and returns it unwrapped.
-	EachSettlement(ctx context.Context, from, to time.Time, yield func(Settlement) error) error
+	EachSettlement(ctx context.Context, from, to time.Time, yield func(ledger.Settlement) error) error
 	// Dialect names the implementation: "sqlite" or "postgres".
 	Dialect() string
 	// Close releases the database handles (and stops the SQLite writer
@@ -333,7 +334,7 @@ func WithReadPage(n int) Option {
 // after the one at (afterAt, afterID) in (settled_at, id) order, and
 // returns them with their ids. The index on settled_at is entered at
 // afterAt: a page costs its own rows, not the period's rows before it.
-type settlementPage func(ctx context.Context, to, afterAt, afterID int64, limit int) ([]Settlement, []int64, error)
+type settlementPage func(ctx context.Context, to, afterAt, afterID int64, limit int) ([]ledger.Settlement, []int64, error)
 
 // settlementRows is what scanSettlements reads: *sql.Rows and pgx.Rows.
 type settlementRows interface {
@@ -345,10 +346,10 @@ type settlementRows interface {
 // scanSettlements reads the rows of a settlementPage query (id, network,
 // asset, payer, nonce, tool_key, amount, tx, ref_code, route, transport,
 // settled_at).
-func scanSettlements(rows settlementRows, limit int) ([]Settlement, []int64, error) {
-	out, ids := make([]Settlement, 0, limit), make([]int64, 0, limit)
+func scanSettlements(rows settlementRows, limit int) ([]ledger.Settlement, []int64, error) {
+	out, ids := make([]ledger.Settlement, 0, limit), make([]int64, 0, limit)
 	for rows.Next() {
-		var st Settlement
+		var st ledger.Settlement
 		var id, at int64
 		if err := rows.Scan(&id, &st.Network, &st.Asset, &st.Payer, &st.Nonce, &st.ToolKey, &st.Amount, &st.Transaction,
 			&st.RefCode, &st.Route, &st.Transport, &at); err != nil {
@@ -363,7 +364,7 @@ func scanSettlements(rows settlementRows, limit int) ([]Settlement, []int64, err
 // eachSettlement streams the settlements of [from, to) to yield, one page
 // of read at a time (keyset pagination on (settled_at, id)). Its own errors
 // are prefixed with op; yield's are returned as they are.
-func eachSettlement(ctx context.Context, cfg config, op string, from, to time.Time, read settlementPage, yield func(Settlement) error) error {
+func eachSettlement(ctx context.Context, cfg config, op string, from, to time.Time, read settlementPage, yield func(ledger.Settlement) error) error {
 	if err := validPeriod(from, to); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/seed1284c1d2/svc/ledger"
-	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -380,7 +379,7 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	dev := 0       // dev-mode rows: nothing was settled on chain
 	checked := 0   // the others
 	// Streamed: the chain is asked row by row, outside any database read.
-	err = st.EachSettlement(ctx, from, to, func(r store.Settlement) error {
+	err = st.EachSettlement(ctx, from, to, func(r ledger.Settlement) error {
 		if ledger.IsDev(r) {
 			dev++
 			return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/internal/parallel"
+	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -128,7 +129,7 @@ func runSettlements(t *testing.T, open Opener) {
 			t.Fatalf("row %d settled at %v, want %v (UTC)", i, g.SettledAt, w.SettledAt)
 		}
 		g.SettledAt = w.SettledAt
-		if g != w {
+		if g != ledger.Settlement(w) {
 			t.Fatalf("row %d:\n got %+v\nwant %+v", i, g, w)
 		}
 	}
@@ -164,7 +165,7 @@ func runSettlements(t *testing.T, open Opener) {
 	}
 	stop := errors.New("enough")
 	n := 0
-	if err := p.EachSettlement(ctx, base0, base0.Add(time.Hour), func(store.Settlement) error {
+	if err := p.EachSettlement(ctx, base0, base0.Add(time.Hour), func(ledger.Settlement) error {
 		n++
 		if n == 5 {
 			return stop
@@ -176,9 +177,9 @@ func runSettlements(t *testing.T, open Opener) {
 }
 
 // collect reads the settlements of [from, to) into a slice.
-func collect(ctx context.Context, s store.Store, from, to time.Time) ([]store.Settlement, error) {
-	var out []store.Settlement
-	err := s.EachSettlement(ctx, from, to, func(st store.Settlement) error {
+func collect(ctx context.Context, s store.Store, from, to time.Time) ([]ledger.Settlement, error) {
+	var out []ledger.Settlement
+	err := s.EachSettlement(ctx, from, to, func(st ledger.Settlement) error {
 		out = append(out, st)
 		return nil
 	})
