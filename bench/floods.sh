@@ -9,6 +9,10 @@
 #   a2a        192 clients, 1 MiB message/send                    POST /a2a
 # BASELINE=<git revision> measures that revision the same way first.
 # Env: DUR (10), CLIENTS (192).
+# PIN=1 runs svc on CPU 0 and the load generator on CPU 1 (taskset), and
+# probes /livez also from a process of its own (curl, every 40 ms): the
+# generator's in-process probe waits behind the generator's own saturated
+# core, so on a two-core machine it measures the generator, not svc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${DUR:-10}
@@ -27,7 +31,9 @@ fi
 measure() { # name binary kind clients size
   local name=$1 bin=$2 kind=$3 clients=$4 size=$5
   mkdir -p "$TMP/run-$name-$kind"
-  "$bin" serve --addr 127.0.0.1:0 --db "$TMP/run-$name-$kind/svc.db" --log-level warn 2>"$TMP/run-$name-$kind/err" &
+  local srvcpu="" gencpu=""
+  if [ -n "${PIN:-}" ]; then srvcpu="taskset -c 0"; gencpu="taskset -c 1"; fi
+  $srvcpu "$bin" serve --addr 127.0.0.1:0 --db "$TMP/run-$name-$kind/svc.db" --log-level warn 2>"$TMP/run-$name-$kind/err" &
   pid=$!
   local url=
   for _ in $(seq 1 100); do
@@ -35,8 +41,20 @@ measure() { # name binary kind clients size
     sleep 0.1
   done
   printf '%s ' "$name"
-  "$TMP/svcbench" flood --url "$url" --pid "$pid" --kind "$kind" --clients "$clients" --size "$size" \
-    --duration "${DUR}s" --addrs --probe /livez --probe-every 50ms
+  $gencpu "$TMP/svcbench" flood --url "$url" --pid "$pid" --kind "$kind" --clients "$clients" --size "$size" \
+    --duration "${DUR}s" --addrs --probe /livez --probe-every 50ms &
+  local gen=$!
+  if [ -n "${PIN:-}" ]; then
+    sleep 1
+    local probes="$TMP/run-$name-$kind/probe"
+    : >"$probes"
+    while kill -0 "$gen" 2>/dev/null; do
+      curl -s -o /dev/null -m 5 -w '%{time_total}\n' "$url/livez" >>"$probes" || true
+      sleep 0.04
+    done
+    sort -n "$probes" | awk -v kind="$kind" '{a[NR]=$1} END {if (NR) printf "%s: separate /livez probe n=%d p50=%.1f ms p99=%.1f ms max=%.1f ms\n", kind, NR, a[int(NR*0.5)+1]*1000, a[int(NR*0.99)+1]*1000, a[NR]*1000}'
+  fi
+  wait "$gen"
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 }
 run() { # name binary
