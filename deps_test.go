@@ -7,25 +7,31 @@ import (
 	"testing"
 )
 
+// depsOf returns the packages pkg links (go list -deps).
+func depsOf(t *testing.T, pkg string) []string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is not on PATH: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 || !slices.Contains(deps, "fmt") {
+		t.Fatalf("go list -deps %s: %d packages, no fmt: not a dependency list", pkg, len(deps))
+	}
+	return deps
+}
+
 // TestNoHTTPInTheLibrary holds the root package and the gold port to their
 // promise: a program that imports them to call the tools links no HTTP
 // stack (net/http comes with the servers, the MT5 bridge client and the
 // discovery surfaces, in their own packages).
 func TestNoHTTPInTheLibrary(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("the go command is not on PATH: %v", err)
-	}
 	for _, pkg := range []string{".", "./xau"} {
-		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
-		deps := strings.Fields(string(out))
-		if len(deps) < 10 || !slices.Contains(deps, "fmt") {
-			t.Fatalf("go list -deps %s: %d packages, no fmt: not a dependency list", pkg, len(deps))
-		}
-		for _, d := range deps {
+		for _, d := range depsOf(t, pkg) {
 			if d == "net/http" || strings.HasPrefix(d, "net/http/") {
 				t.Errorf("%s depends on %s", pkg, d)
 			}
@@ -37,20 +43,8 @@ func TestNoHTTPInTheLibrary(t *testing.T) {
 // take their store as an interface of their own; a program that embeds
 // them with another store links neither SQLite nor PostgreSQL's driver.
 func TestNoDatabaseDriverInTheServer(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("the go command is not on PATH: %v", err)
-	}
 	for _, pkg := range []string{"./httpserver", "./ledger"} {
-		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
-		deps := strings.Fields(string(out))
-		if len(deps) < 10 || !slices.Contains(deps, "fmt") {
-			t.Fatalf("go list -deps %s: %d packages, no fmt: not a dependency list", pkg, len(deps))
-		}
-		for _, d := range deps {
+		for _, d := range depsOf(t, pkg) {
 			if strings.HasPrefix(d, "modernc.org/sqlite") || strings.HasPrefix(d, "github.com/jackc/pgx") || d == "github.com/seed1284c1d2/svc/store" {
 				t.Errorf("%s depends on %s", pkg, d)
 			}
