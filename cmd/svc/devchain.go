@@ -192,20 +192,13 @@ func devchainFund(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if usdc.Sign() == 0 && (wei == nil || wei.Sign() == 0) {
 		return usageError("USDC: nothing to send: give an amount above 0 (or --eth)")
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	c, err := devchainDial(ctx, *rpcURL)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
 	var weiArg any
 	if wei != nil {
 		weiArg = wei.String()
 	}
 	var res devchain.FundResult
-	if err := c.CallContext(ctx, &res, "devchain_fund", common.HexToAddress(pos[0]), usdc.String(), weiArg); err != nil {
-		return devchainCallError(err, "devchain_fund", *rpcURL)
+	if err := devchainCall(ctx, *rpcURL, &res, "devchain_fund", common.HexToAddress(pos[0]), usdc.String(), weiArg); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "funded %s: %s USDC", common.HexToAddress(pos[0]).Hex(), usdcString(usdc))
 	if wei != nil && wei.Sign() > 0 {
@@ -214,6 +207,22 @@ func devchainFund(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	fmt.Fprintf(stdout, "; it now holds %s test USDC\n", usdcString(res.USDCBalance.ToInt()))
 	for _, h := range res.Transactions {
 		fmt.Fprintf(stdout, "  transaction %s\n", h.Hex())
+	}
+	return nil
+}
+
+// devchainCall calls method of the svc devchain at rpcURL into res,
+// within a minute.
+func devchainCall(ctx context.Context, rpcURL string, res any, method string, args ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c, err := devchainDial(ctx, rpcURL)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.CallContext(ctx, res, method, args...); err != nil {
+		return devchainCallError(err, method, rpcURL)
 	}
 	return nil
 }
@@ -240,16 +249,9 @@ func devchainAdvance(ctx context.Context, args []string, stdout, stderr io.Write
 	if d < time.Second || d%time.Second != 0 {
 		return usageError(fmt.Sprintf("DURATION %q: the clock moves by whole seconds, at least 1s", pos[0]))
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	c, err := devchainDial(ctx, *rpcURL)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
 	var res devchain.AdvanceResult
-	if err := c.CallContext(ctx, &res, "devchain_advance", hexutil.Uint64(d/time.Second)); err != nil {
-		return devchainCallError(err, "devchain_advance", *rpcURL)
+	if err := devchainCall(ctx, *rpcURL, &res, "devchain_advance", hexutil.Uint64(d/time.Second)); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "the chain's clock moved %s: block %d at %s\n", d, uint64(res.Block), time.Unix(int64(res.Timestamp), 0).UTC().Format(time.RFC3339))
 	return nil
