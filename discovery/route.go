@@ -70,7 +70,9 @@ type RoutePlan struct {
 	// Steps are the x402 exchange, in order.
 	Steps []RouteStep `json:"steps,omitempty"`
 	// Curl is the first request as a curl command line (it receives the
-	// 402); CurlPaid is the retry with the PAYMENT-SIGNATURE header.
+	// 402); CurlPaid is the retry with the PAYMENT-SIGNATURE header. A
+	// body longer than PlanInlineBody is not repeated in them: they read
+	// it from the file body.json (Body saved as is).
 	Curl     string `json:"curl,omitempty"`
 	CurlPaid string `json:"curlPaid,omitempty"`
 	// DevMode is true when the server settles nothing on chain.
@@ -226,7 +228,7 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 		}
 	}
 	tr := s.buy[chosen].clone()
-	if call != nil {
+	if call != nil && len(call.Input()) <= PlanInlineBody {
 		if part, err := json.Marshal(struct {
 			Tool  string          `json:"tool"`
 			Input json.RawMessage `json:"input"`
@@ -238,12 +240,15 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 	plan.Steps = s.steps(t, terms, plan.Method, plan.URL)
 	plan.Curl = routeCurl(plan.Method, plan.URL, plan.Body, "")
 	plan.CurlPaid = routeCurl(plan.Method, plan.URL, plan.Body, "<base64 PaymentPayload>")
+	if len(plan.Body) > PlanInlineBody {
+		plan.Message = "save body as body.json for the curl lines (it is too long for a command line); "
+	}
 	if plan.InputValid {
-		plan.Message = fmt.Sprintf(`%s %s costs %s USDC on %s: send it, answer the 402 with an x402 exact payment, retry with PAYMENT-SIGNATURE; `+
+		plan.Message += fmt.Sprintf(`%s %s costs %s USDC on %s: send it, answer the 402 with an x402 exact payment, retry with PAYMENT-SIGNATURE; `+
 			`or buy the same call on the same terms over MCP (%s %q at %s) or A2A (data part {"tool": %q, "input": {...}} at %s, x402 extension)`,
 			t.Method, plan.URL, t.Price, s.network.CAIP2, MCPCallMethod, t.OperationID, s.absURL(PathMCP), t.Key, s.absURL(PathA2A))
 	} else {
-		plan.Message = fmt.Sprintf("the input breaks %d rule(s) of %s: fix them first (invalid input is answered 400, before any 402, so nothing is paid)", len(plan.InputErrors), t.Key)
+		plan.Message += fmt.Sprintf("the input breaks %d rule(s) of %s: fix them first (invalid input is answered 400, before any 402, so nothing is paid)", len(plan.InputErrors), t.Key)
 	}
 	plan.NextRoutes = append([]Link{{Method: "GET", URL: s.absURL("/api/try") + "?q=" + url.QueryEscape(t.Key), Purpose: "free preview of " + t.Key + " with its example output"}}, plan.NextRoutes...)
 	return plan, nil
@@ -331,6 +336,13 @@ func (s *Service) steps(t *tools.Tool, terms x402.PaymentRequirements, method, u
 	}
 }
 
+// PlanInlineBody is the longest body a call plan repeats in its curl lines
+// and in the A2A data part of its transports (with the caller's input);
+// a longer one is in the plan's body alone. A shell takes no longer
+// argument than 128 KiB, and a plan answering a large input should not
+// cost several copies of it.
+const PlanInlineBody = 16 << 10
+
 // routeCurl renders a request as a curl command line; payment, when set,
 // is the PAYMENT-SIGNATURE value.
 func routeCurl(method, u string, body json.RawMessage, payment string) string {
@@ -340,7 +352,10 @@ func routeCurl(method, u string, body json.RawMessage, payment string) string {
 		b.WriteString(" -X " + method)
 	}
 	b.WriteString(" " + routeShellQuote(u))
-	if len(body) > 0 {
+	switch {
+	case len(body) > PlanInlineBody:
+		b.WriteString(" -H 'Content-Type: application/json' --data-binary @body.json")
+	case len(body) > 0:
 		b.WriteString(" -H 'Content-Type: application/json' --data-binary " + routeShellQuote(string(body)))
 	}
 	if payment != "" {

@@ -191,6 +191,37 @@ func TestFindMatchesCarryCatalogFields(t *testing.T) {
 	}
 }
 
+// TestRoutePlanOfALargeInput: a body longer than PlanInlineBody is in the
+// plan once: its curl lines read it from a file and the A2A data part
+// keeps the tool's example input.
+func TestRoutePlanOfALargeInput(t *testing.T) {
+	s := discNewService(t, discTestBase, nil)
+	csv := "a,b\n" + strings.Repeat("1,2\n", PlanInlineBody/4)
+	in, _ := json.Marshal(map[string]string{"csv": csv})
+	plan, err := s.Route(context.Background(), "profile a csv", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Tool != "csv-profile" || !plan.InputValid || len(plan.Body) <= PlanInlineBody {
+		t.Fatalf("plan: %s valid %v errors %v body %d bytes", plan.Tool, plan.InputValid, plan.InputErrors, len(plan.Body))
+	}
+	wantCurl := `curl -sS -i -X POST 'https://svc.example.com/api/csv-profile' -H 'Content-Type: application/json' --data-binary @body.json`
+	if plan.Curl != wantCurl || plan.CurlPaid != wantCurl+` -H 'PAYMENT-SIGNATURE: <base64 PaymentPayload>'` {
+		t.Errorf("curl lines:\n%s\n%s", plan.Curl, plan.CurlPaid)
+	}
+	if !strings.Contains(plan.Message, "body.json") {
+		t.Errorf("message: %s", plan.Message)
+	}
+	part := plan.Transports.A2A.DataPart
+	if len(part) > PlanInlineBody || !strings.Contains(string(part), `"tool":"csv-profile"`) {
+		t.Errorf("a2a data part of %d bytes: %.200s", len(part), part)
+	}
+	out, _ := json.Marshal(plan)
+	if len(out) > len(plan.Body)+PlanInlineBody*2 {
+		t.Errorf("a plan of %d bytes for a body of %d", len(out), len(plan.Body))
+	}
+}
+
 func TestRoutePlanPOST(t *testing.T) {
 	s := discNewService(t, discTestBase, nil)
 	in := json.RawMessage(`{"entry": 3500, "direction": "long", "slPct": "0.05", "tpPct": 0.04}`)

@@ -250,6 +250,44 @@ func TestFreeBodyRatePerAddress(t *testing.T) {
 	}
 }
 
+// TestFreeBodyRateRefusesDeclaredBodiesUnread: a body whose declared
+// length is past its address's body rate is refused with 429 before the
+// server reads a byte of it, and the connection is closed; a body of
+// unknown length (chunked) is charged once read.
+func TestFreeBodyRateRefusesDeclaredBodiesUnread(t *testing.T) {
+	const limit = 64 << 10
+	f := newFixture(t, fixtureOptions{bodyLimit: limit, bodyRate: 1024, routes: []httpserver.Route{echoRoute()}})
+	one := &http.Client{Transport: fromAddr("127.0.0.4"), Timeout: 20 * time.Second}
+	for i := range 2 { // the burst: twice the body limit, sent chunked
+		req, _ := http.NewRequest(http.MethodPost, f.url+"/api/echo", io.MultiReader(strings.NewReader(strings.Repeat("a", limit))))
+		// A reader of unknown length: the body goes chunked.
+		req.ContentLength = -1
+		if resp, body := doWith(t, one, req); resp.StatusCode != http.StatusOK {
+			t.Fatalf("chunked body %d within the burst: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	// Declared, never sent: the answer comes at once, not after the
+	// minimum-rate grace or the read timeout.
+	sb := startSlowBody(t, "127.0.0.4", f.url, "/api/echo", limit, 0)
+	start := time.Now()
+	status, header, body := sb.answer(4 * time.Second)
+	if status != http.StatusTooManyRequests || header.Get("Retry-After") == "" || !strings.Contains(body, "request-body bytes") {
+		t.Fatalf("a declared body past the rate: %d %v %s", status, header, body)
+	}
+	if header.Get("Connection") != "close" {
+		t.Fatalf("the connection stays open for an unread body: %v", header)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the refusal waited %v for the body", d)
+	}
+	// Another address is not affected.
+	two := &http.Client{Transport: fromAddr("127.0.0.5"), Timeout: 20 * time.Second}
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/echo", strings.NewReader(strings.Repeat("b", limit)))
+	if resp, body := doWith(t, two, req); resp.StatusCode != http.StatusOK {
+		t.Fatalf("another address: %d %s", resp.StatusCode, body)
+	}
+}
+
 // doWith sends req with c and returns the answer and its body.
 func doWith(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byte) {
 	t.Helper()

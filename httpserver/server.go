@@ -517,24 +517,40 @@ const freeBodyWeight = 4
 
 // readFreeBody reads the body of a request to a free route within the body
 // memory budget (freeBodyWeight times its size) and limit, and charges its
-// bytes to the client's body rate;
-// the handler gets it from memory. It answers the request itself (413,
-// 503, 429, 408) and returns false when the body cannot be had.
+// bytes to the client's body rate; the handler gets it from memory. A body
+// whose length is declared is charged before a byte of it is read, so that
+// a client past its rate is refused (and its connection closed) without
+// the server reading what it sends; the bytes of a body of unknown length
+// are charged once read. It answers the request itself (413, 503, 429,
+// 408) and returns false when the body cannot be had.
 func (s *Server) readFreeBody(w http.ResponseWriter, r *http.Request, limit int64) (release func(), ok bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return func() {}, true
 	}
+	key := clientlimit.Key(r, s.cfg.TrustedProxies)
+	var token clientlimit.Token
+	if s.bodyLimiter != nil && r.ContentLength > 0 && r.ContentLength <= limit {
+		var wait time.Duration
+		if token, wait, ok = s.bodyLimiter.TakeN(key, s.cfg.Now(), int(r.ContentLength)); !ok {
+			// The body stays unread: the connection closes after the answer.
+			w.Header().Set("Connection", "close")
+			s.bodyRateLimited(w, r, wait)
+			return nil, false
+		}
+	}
 	body, release, err := s.readBody(w, r, limit, freeBodyWeight)
 	if err != nil {
+		if errors.Is(err, bodybudget.ErrBusy) {
+			// The server's memory was in use, not the client's rate.
+			token.Refund(s.cfg.Now())
+		}
 		WriteError(w, r, err)
 		return nil, false
 	}
-	if s.bodyLimiter != nil && len(body) > 0 {
-		if ok, wait := s.bodyLimiter.AllowN(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now(), len(body)); !ok {
+	if s.bodyLimiter != nil && len(body) > 0 && r.ContentLength < 0 {
+		if ok, wait := s.bodyLimiter.AllowN(key, s.cfg.Now(), len(body)); !ok {
 			release()
-			s.metrics.rateLimited.Inc()
-			w.Header().Set("Retry-After", retryAfter(wait))
-			WriteProblem(w, r, NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many request-body bytes from this address; retry after "+retryAfter(wait)+" s"))
+			s.bodyRateLimited(w, r, wait)
 			return nil, false
 		}
 	}
@@ -542,6 +558,14 @@ func (s *Server) readFreeBody(w http.ResponseWriter, r *http.Request, limit int6
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	r.ContentLength = int64(len(body))
 	return release, true
+}
+
+// bodyRateLimited answers a request whose body is over its client's body
+// rate: 429 with Retry-After.
+func (s *Server) bodyRateLimited(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	s.metrics.rateLimited.Inc()
+	w.Header().Set("Retry-After", retryAfter(wait))
+	WriteProblem(w, r, NewProblem(http.StatusTooManyRequests, CodeRateLimited, "too many request-body bytes from this address; retry after "+retryAfter(wait)+" s"))
 }
 
 // readBody reads r's body within the body memory budget, for r's client,
