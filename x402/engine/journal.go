@@ -8,57 +8,6 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 )
 
-// State is the life-cycle state of one payment authorization in the
-// journal. The values are stored by journals; never renumber them.
-type State int
-
-// The states of a payment. A row is created reserved; the answer and the
-// payment are recorded with the move to settling, in one commit, before
-// the facilitator is asked to settle; settled is written with the ledger
-// entry in one commit.
-//
-//	reserved ──► settling ──► settled
-//	   │            ├───────► failed   (the facilitator refused for good)
-//	   │            ├───────► released (refused before anything reached the chain)
-//	   │            └───────► unknown  (recovery could not tell; kept for the operator)
-//	   └──► released (the call failed, the facilitator refused /verify, or the
-//	                  process died before settling: nothing was settled)
-//
-// A released row may be reserved again, for at most MaxAttempts failed
-// admissions in all.
-const (
-	StateReserved State = 1
-	StateSettling State = 3
-	StateSettled  State = 4
-	StateReleased State = 5
-	StateFailed   State = 6
-	StateUnknown  State = 7
-)
-
-// String names the state as journals, logs and metrics spell it.
-func (s State) String() string {
-	switch s {
-	case StateReserved:
-		return "reserved"
-	case StateSettling:
-		return "settling"
-	case StateSettled:
-		return "settled"
-	case StateReleased:
-		return "released"
-	case StateFailed:
-		return "failed"
-	case StateUnknown:
-		return "unknown"
-	}
-	return "invalid"
-}
-
-// States lists every state, in life-cycle order.
-func States() []State {
-	return []State{StateReserved, StateSettling, StateSettled, StateReleased, StateFailed, StateUnknown}
-}
-
 // Answer is what a paid call answered: recorded before settlement and
 // replayed to the same request presenting the same payment. Status and
 // Header are those of an HTTP answer (other transports record 200 and the
