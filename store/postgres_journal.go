@@ -75,8 +75,8 @@ const pgAbandoned = `(payments.lease_until < $1 OR NOT EXISTS (SELECT 1 FROM eng
 // Reserve implements engine.Journal with one INSERT ... ON CONFLICT DO
 // UPDATE ... WHERE (see pgReserveSQL), then, when the key is taken, a read
 // of the existing row.
-func (s *postgresStore) Reserve(ctx context.Context, rec engine.Record, maxAttempts int) (engine.Record, error) {
-	row, err := encodeRecord(rec)
+func (s *postgresStore) Reserve(ctx context.Context, rsv engine.Reservation, maxAttempts int) (engine.Record, error) {
+	row, err := encodeRecord(rsv.Record())
 	if err != nil {
 		return engine.Record{}, fmt.Errorf("store: postgres: reserve: %w", err)
 	}
@@ -93,7 +93,7 @@ func (s *postgresStore) Reserve(ctx context.Context, rec engine.Record, maxAttem
 			if !errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("claim: %w", err)
 			}
-			cur, found, err := pgGetPayment(ctx, c, rec.Key)
+			cur, found, err := pgGetPayment(ctx, c, row.key)
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func (s *postgresStore) Reserve(ctx context.Context, rec engine.Record, maxAttem
 			}
 			// Pruned in between: claim again.
 		}
-		return fmt.Errorf("key %q kept changing after %d attempts", rec.Key, pgReserveAttempts)
+		return fmt.Errorf("key %q kept changing after %d attempts", row.key, pgReserveAttempts)
 	})
 	switch {
 	case err != nil:

@@ -103,8 +103,8 @@ func (s *sqliteStore) journalWrite(ctx context.Context, op string, f func(ctx co
 }
 
 // Reserve implements engine.Journal.
-func (s *sqliteStore) Reserve(ctx context.Context, rec engine.Record, maxAttempts int) (engine.Record, error) {
-	row, err := encodeRecord(rec)
+func (s *sqliteStore) Reserve(ctx context.Context, rsv engine.Reservation, maxAttempts int) (engine.Record, error) {
+	row, err := encodeRecord(rsv.Record())
 	if err != nil {
 		return engine.Record{}, fmt.Errorf("store: sqlite: reserve: %w", err)
 	}
@@ -125,7 +125,7 @@ func (s *sqliteStore) Reserve(ctx context.Context, rec engine.Record, maxAttempt
 			out, err = decodeRow(row)
 			return err
 		}
-		cur, err := scanPayment(s.stmts.queryRow(ctx, tx, sqliteSelectPayment, rec.Key))
+		cur, err := scanPayment(s.stmts.queryRow(ctx, tx, sqliteSelectPayment, row.key))
 		if err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
@@ -142,7 +142,9 @@ func (s *sqliteStore) Reserve(ctx context.Context, rec engine.Record, maxAttempt
 				row.refCode, row.requestID, row.x402Version, row.createdAt, row.key); err != nil {
 				return fmt.Errorf("reserve again: %w", err)
 			}
-			out = rereserved(cur, rec)
+			// As the row reads back: instants are stored in nanoseconds.
+			out = rsv.Again(cur)
+			out.LeaseUntil, out.UpdatedAt = fromInstant(row.leaseUntil), fromInstant(row.createdAt)
 			return nil
 		}
 		out, taken = cur, true
@@ -155,18 +157,6 @@ func (s *sqliteStore) Reserve(ctx context.Context, rec engine.Record, maxAttempt
 		return out, engine.ErrTaken
 	}
 	return out, nil
-}
-
-// rereserved is cur reserved again by rec (see engine.Journal.Reserve);
-// what the previous admission recorded is cleared.
-func rereserved(cur, rec engine.Record) engine.Record {
-	cur.State = engine.TransitionReserveAgain.Rule().To
-	cur.RequestHash, cur.Owner, cur.LeaseUntil = rec.RequestHash, rec.Owner, fromInstant(instant(rec.LeaseUntil))
-	cur.Resource, cur.Product, cur.Transport = rec.Resource, rec.Product, rec.Transport
-	cur.RefCode, cur.RequestID, cur.X402Version = rec.RefCode, rec.RequestID, rec.X402Version
-	cur.Payload, cur.Requirements, cur.Answer, cur.AnswerUntil = nil, nil, nil, time.Time{}
-	cur.Settlement, cur.Reason, cur.UpdatedAt = nil, "", fromInstant(instant(rec.CreatedAt))
-	return cur
 }
 
 // decodeRow is the record a freshly written row reads back as.

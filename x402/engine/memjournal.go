@@ -53,40 +53,23 @@ func NewMemoryJournal() *MemoryJournal {
 var _ Journal = (*MemoryJournal)(nil)
 
 // Reserve implements Journal.
-func (m *MemoryJournal) Reserve(ctx context.Context, rec Record, maxAttempts int) (Record, error) {
+func (m *MemoryJournal) Reserve(ctx context.Context, r Reservation, maxAttempts int) (Record, error) {
 	if err := ctx.Err(); err != nil {
 		return Record{}, fmt.Errorf("engine: memory journal: reserve: %w", err)
 	}
-	if rec.Key == "" {
-		return Record{}, errors.New("engine: memory journal: reserve: the record has no key")
-	}
-	settlement, err := cloneSettlement(rec.Settlement)
-	if err != nil {
-		return Record{}, fmt.Errorf("engine: memory journal: reserve: %w", err)
+	if r.Key == "" {
+		return Record{}, errors.New("engine: memory journal: reserve: the reservation has no key")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := rec.CreatedAt
-	cur, ok := m.rows[rec.Key]
+	cur, ok := m.rows[r.Key]
 	switch {
-	case !ok || (TransitionReserve.Rule().Allows(cur.State, false, false) && cur.KeepUntil.Before(now)):
-		row := cloneRecord(rec)
-		row.Settlement = settlement
-		row.State = TransitionReserve.Rule().To
-		if row.UpdatedAt.IsZero() {
-			row.UpdatedAt = now
-		}
-		m.rows[rec.Key] = &row
+	case !ok || (TransitionReserve.Rule().Allows(cur.State, false, false) && cur.KeepUntil.Before(r.Now)):
+		row := r.Record()
+		m.rows[r.Key] = &row
 		return cloneRecord(row), nil
 	case TransitionReserveAgain.Rule().Allows(cur.State, false, false) && cur.Attempts < maxAttempts:
-		cur.State = TransitionReserveAgain.Rule().To
-		cur.RequestHash, cur.Owner, cur.LeaseUntil = rec.RequestHash, rec.Owner, rec.LeaseUntil
-		cur.Resource, cur.Product, cur.Transport = rec.Resource, rec.Product, rec.Transport
-		cur.RefCode, cur.RequestID, cur.X402Version = rec.RefCode, rec.RequestID, rec.X402Version
-		// What the previous admission recorded is not this one's.
-		cur.Payload, cur.Requirements, cur.Answer, cur.AnswerUntil = nil, nil, nil, time.Time{}
-		cur.Settlement, cur.Reason = nil, ""
-		cur.UpdatedAt = now
+		*cur = r.Again(*cur)
 		return cloneRecord(*cur), nil
 	}
 	return cloneRecord(*cur), ErrTaken

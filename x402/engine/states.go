@@ -56,11 +56,12 @@ func (s State) String() string {
 // States lists every state, in life-cycle order.
 func States() []State { return AllStates.States() }
 
-// Final reports whether no transition leaves s: a row in s keeps it for
-// good (until Prune deletes it).
+// Final reports whether no transition moves a row out of s: the row keeps
+// it for good, until it is pruned past its KeepUntil (and its key may then
+// be reserved afresh, as a new row: TransitionReserve).
 func (s State) Final() bool {
 	for _, t := range Transitions() {
-		if t.Rule().From.Has(s) {
+		if r := t.Rule(); !r.Creates && r.From.Has(s) {
 			return false
 		}
 	}
