@@ -20,7 +20,6 @@ import (
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
-	"github.com/seed1284c1d2/svc/internal/parallel"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
@@ -218,7 +217,7 @@ func runLedger(t *testing.T, open Opener) {
 		a := settlement(Wallet(2), "risk_levels", 7, "3400", "", base0)
 		const n = 30
 		var inserted atomic.Int64
-		errs := parallel.Run(n, waitFor, func(int) error {
+		errs := journaltest.Concurrently(n, waitFor, func(int) error {
 			ok, err := s.Append(ctx, a)
 			if ok {
 				inserted.Add(1)
@@ -432,7 +431,7 @@ func runReferrals(t *testing.T, open Opener) {
 		s := open(t)
 		w := Wallet(42)
 		results := make([]club.Referral, 20)
-		errs := parallel.Run(len(results), waitFor, func(i int) error {
+		errs := journaltest.Concurrently(len(results), waitFor, func(i int) error {
 			var err error
 			results[i], err = s.PutReferral(ctx, w, base0.Add(time.Duration(i)*time.Second))
 			return err
@@ -568,7 +567,7 @@ func runLounge(t *testing.T, open Opener) {
 
 	t.Run("ConcurrentCheckIns", func(t *testing.T) {
 		s := open(t)
-		errs := parallel.Run(40, waitFor, func(i int) error {
+		errs := journaltest.Concurrently(40, waitFor, func(i int) error {
 			return s.CheckIn(ctx, entry(i%10, fmt.Sprint(i), base0.Add(time.Duration(i)*time.Millisecond)))
 		})
 		for _, err := range errs {
@@ -713,7 +712,7 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 		dsn := newDSN(t)
 		const n = 4
 		stores := make([]store.Store, n)
-		errs := parallel.Run(n, waitFor, func(i int) error {
+		errs := journaltest.Concurrently(n, waitFor, func(i int) error {
 			var err error
 			stores[i], err = store.Open(ctx, dsn)
 			return err
@@ -730,7 +729,7 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 		// by all, and exactly one of them wins a race.
 		rec := payment(1, "")
 		var wins atomic.Int64
-		for _, err := range parallel.Run(n*5, waitFor, func(i int) error {
+		for _, err := range journaltest.Concurrently(n*5, waitFor, func(i int) error {
 			r := rec
 			r.Owner = fmt.Sprintf("instance-%d", i)
 			_, err := stores[i%n].Reserve(ctx, r, 3)

@@ -54,9 +54,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
 // Defaults of Config.

@@ -223,22 +223,16 @@ type Reservation struct {
 	Now time.Time
 }
 
-// Request is the call a reservation admits.
+// Request is the call a reservation admits: what the Record fields of the
+// same names hold (Hash is Record.RequestHash; an authorization is never
+// admitted for another request).
 type Request struct {
-	// Hash identifies the request; an authorization is never admitted for
-	// another one (Record.RequestHash).
-	Hash string
-	// Resource labels what is sold ("POST /api/risk-levels"); Product is
-	// the ledger's name for it (a tool key).
-	Resource string
-	Product  string
-	// Transport is how the call arrived: "http", "mcp" or "a2a".
-	Transport string
-	// RefCode is the referral code the call carried ("" for none).
-	RefCode string
-	// RequestID is the caller's request id, for logs and reconciliation.
-	RequestID string
-	// X402Version is the protocol version the client spoke (1 or 2).
+	Hash        string
+	Resource    string
+	Product     string
+	Transport   string
+	RefCode     string
+	RequestID   string
 	X402Version int
 }
 

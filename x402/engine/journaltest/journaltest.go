@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed1284c1d2/svc/internal/parallel"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -843,7 +842,7 @@ func (s *suite) recoverConcurrent(t *testing.T) {
 			}
 		}
 	}
-	for _, err := range parallel.Run(callers, waitFor, func(i int) error { return claimAll(fmt.Sprintf("instance-%d", i)) }) {
+	for _, err := range Concurrently(callers, waitFor, func(i int) error { return claimAll(fmt.Sprintf("instance-%d", i)) }) {
 		t.Fatalf("concurrent Recover: %v", err)
 	}
 	// Rows a concurrent caller skipped are claimed by the next round.
@@ -1047,7 +1046,7 @@ func (s *suite) concurrentReserve(t *testing.T) {
 	var wins atomic.Int64
 	winner := make([]bool, n)
 	seen := make([]string, n)
-	errs := parallel.Run(n, waitFor, func(i int) error {
+	errs := Concurrently(n, waitFor, func(i int) error {
 		r := rec
 		r.Owner, r.RequestHash = fmt.Sprintf("instance-%d", i), fmt.Sprintf("sha256:race-%d", i)
 		got, err := j.Reserve(ctx, reservation(r), 3)
@@ -1090,7 +1089,7 @@ func (s *suite) concurrentTransitions(t *testing.T) {
 	outcome := func(i int) engine.State {
 		return []engine.State{engine.StateSettled, engine.StateReleased, engine.StateFailed, engine.StateUnknown, engine.StateSettled, engine.StateSettling}[i%6]
 	}
-	errs := parallel.Run(n, waitFor, func(i int) error {
+	errs := Concurrently(n, waitFor, func(i int) error {
 		rec := recs[i]
 		if _, err := j.Reserve(ctx, reservation(rec), 3); err != nil {
 			return fmt.Errorf("reserve %d: %w", i, err)
