@@ -51,3 +51,15 @@ func TestNoDatabaseDriverInTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestX402IsSelfContained: the payment protocol, its engine, facilitators,
+// bindings and client import nothing of svc's outside x402, so that any Go
+// program can use them without svc's tools, store or server.
+func TestX402IsSelfContained(t *testing.T) {
+	const module, x402 = "github.com/seed1284c1d2/svc", "github.com/seed1284c1d2/svc/x402"
+	for _, d := range depsOf(t, "./x402/...") {
+		if (d == module || strings.HasPrefix(d, module+"/")) && d != x402 && !strings.HasPrefix(d, x402+"/") {
+			t.Errorf("./x402/... depends on %s", d)
+		}
+	}
+}

@@ -95,6 +95,21 @@ type journalRow struct {
 	Attention bool // settling or unknown rows need a look
 }
 
+// journalRows reads the journal's rows by state, every state in life-cycle
+// order.
+func journalRows(ctx context.Context, j journalCounter) ([]journalRow, error) {
+	counts, err := j.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]journalRow, 0, len(engine.States()))
+	for _, st := range engine.States() {
+		rows = append(rows, journalRow{State: st.String(), Rows: counts[st],
+			Attention: counts[st] > 0 && (st == engine.StateSettling || st == engine.StateUnknown)})
+	}
+	return rows, nil
+}
+
 // dashboard answers the admin GET /: the figures of a period (?from=,
 // ?to=: dates or RFC 3339, default the last 30 days) and the live state.
 func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
@@ -136,16 +151,13 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	}()
 	go func() {
 		defer wg.Done()
-		counts, err := s.cfg.Store.Counts(ctx)
+		rows, err := journalRows(ctx, s.cfg.Store)
 		if err != nil {
 			s.log.Warn("dashboard: payment journal counts unavailable", "error", err)
 			d.JournalErr = "the payment journal could not be read"
 			return
 		}
-		for _, st := range engine.States() {
-			d.Journal = append(d.Journal, journalRow{State: st.String(), Rows: counts[st],
-				Attention: counts[st] > 0 && (st == engine.StateSettling || st == engine.StateUnknown)})
-		}
+		d.Journal = rows
 	}()
 	go func() {
 		defer wg.Done()

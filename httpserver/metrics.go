@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"net/http"
 	"runtime/debug"
@@ -338,11 +339,18 @@ func (s *Server) Counts() []RouteCounts {
 	return out
 }
 
+// journalCounter is what the operator's views (metrics, dashboard) read of
+// the payment journal.
+type journalCounter interface {
+	Counts(ctx context.Context) (map[engine.State]int64, error)
+}
+
 // journalCollector exposes the payment journal's rows by state, asked of
-// the store at scrape time.
+// the journal at scrape time.
 type journalCollector struct {
-	s    *Server
-	desc *prometheus.Desc
+	journal journalCounter
+	log     *slog.Logger
+	desc    *prometheus.Desc
 }
 
 func (c journalCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
@@ -350,9 +358,9 @@ func (c journalCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c journalCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	counts, err := c.s.cfg.Store.Counts(ctx)
+	counts, err := c.journal.Counts(ctx)
 	if err != nil {
-		c.s.log.Warn("metrics: payment journal counts unavailable", "error", err)
+		c.log.Warn("metrics: payment journal counts unavailable", "error", err)
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
@@ -405,7 +413,7 @@ func boolFloat(b bool) float64 {
 // registerScrapeCollectors adds the collectors that need the server.
 func (s *Server) registerScrapeCollectors() {
 	s.metrics.reg.MustRegister(
-		journalCollector{s: s, desc: prometheus.NewDesc("svc_x402_payments",
+		journalCollector{journal: s.cfg.Store, log: s.log, desc: prometheus.NewDesc("svc_x402_payments",
 			"Payment journal rows, by state (settling: in flight or awaiting recovery; unknown: for the operator to reconcile).",
 			[]string{"state"}, nil)},
 		newHealthCollector(s),

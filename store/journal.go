@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,19 +29,39 @@ const paymentCols = `key, network, asset, payer, nonce, pay_to, amount, request_
 // abandonedReason is the reason Recover gives the reservations it releases.
 const abandonedReason = "abandoned"
 
-// States as stored (engine.State values).
-const (
-	stReserved = int64(engine.StateReserved)
-	stSettling = int64(engine.StateSettling)
-	stSettled  = int64(engine.StateSettled)
-	stReleased = int64(engine.StateReleased)
-	stFailed   = int64(engine.StateFailed)
-	stUnknown  = int64(engine.StateUnknown)
-)
+// The journal's SQL takes every state from engine's transition table:
+// sqlStates and sqlState render its sets and states as stored, sqlGuard
+// the condition under which a transition moves a row. No statement spells
+// a state's value itself.
 
-// prunableStates is the SQL list of the states Prune deletes past keep_until
-// (and Reserve replaces): settled, released, failed.
-const prunableStates = "(4, 5, 6)"
+// sqlStates renders set as an SQL list of stored state values: "(4, 5, 6)".
+func sqlStates(set engine.StateSet) string {
+	vals := make([]string, 0, len(set.States()))
+	for _, st := range set.States() {
+		vals = append(vals, sqlState(st))
+	}
+	return "(" + strings.Join(vals, ", ") + ")"
+}
+
+// sqlState renders st as stored.
+func sqlState(st engine.State) string { return strconv.Itoa(int(st)) }
+
+// sqlGuard is the condition under which t moves a row of payments (table
+// is how a statement names it, "payments" most often): its state is one t
+// leaves and, when t's rule needs the holder, its owner is ownerArg (a
+// parameter). A rule for which the holder must be gone is the caller's to
+// add (sqliteAbandoned, pgAbandoned).
+func sqlGuard(t engine.Transition, table, ownerArg string) string {
+	rule := t.Rule()
+	cond := table + ".state IN " + sqlStates(rule.From)
+	if rule.Owner == engine.Holder {
+		cond += " AND " + table + ".owner = " + ownerArg
+	}
+	return cond
+}
+
+// sqlSetState is the SET clause that moves a row by t: "state = 3".
+func sqlSetState(t engine.Transition) string { return "state = " + sqlState(t.Rule().To) }
 
 // instant encodes t for the journal: Unix nanoseconds, 0 for the zero time.
 func instant(t time.Time) int64 {
@@ -96,7 +117,7 @@ func encodeRecord(rec engine.Record) (paymentRow, error) {
 		amount: rec.Amount, requestHash: rec.RequestHash, resource: rec.Resource, product: rec.Product,
 		transport: rec.Transport, refCode: rec.RefCode, requestID: rec.RequestID, owner: rec.Owner,
 		reason:      cleanReason(rec.Reason),
-		x402Version: int64(rec.X402Version), state: stReserved, attempts: int64(rec.Attempts),
+		x402Version: int64(rec.X402Version), state: int64(engine.TransitionReserve.Rule().To), attempts: int64(rec.Attempts),
 		leaseUntil: instant(rec.LeaseUntil), answerUntil: instant(rec.AnswerUntil), keepUntil: instant(rec.KeepUntil),
 		createdAt: instant(rec.CreatedAt), updatedAt: instant(rec.UpdatedAt),
 	}

@@ -56,12 +56,12 @@ func benchPaidCall(b *testing.B, opts ...Option) {
 			n := seq.Add(1)
 			payer := fmt.Sprintf("0x%040x", n)
 			nonce := fmt.Sprintf("0x%064x", n)
-			rec := engine.Record{
+			rec := engine.Reservation{
 				Key: exact.NonceKey("eip155:8453", "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", payer, nonce), Network: "eip155:8453",
 				Asset: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", Payer: payer, Nonce: nonce, PayTo: payer, Amount: "3400",
-				RequestHash: "sha256:bench", Resource: "POST /api/risk-levels", Product: "risk_levels", Transport: "http",
-				RequestID: "bench", X402Version: 2, State: engine.StateReserved, Owner: "bench",
-				LeaseUntil: now.Add(time.Minute), KeepUntil: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now,
+				Request: engine.Request{Hash: "sha256:bench", Resource: "POST /api/risk-levels", Product: "risk_levels",
+					Transport: "http", RequestID: "bench", X402Version: 2},
+				Owner: "bench", LeaseUntil: now.Add(time.Minute), KeepUntil: now.Add(time.Hour), Now: now,
 			}
 			if _, err := s.Reserve(ctx, rec, 3); err != nil {
 				b.Errorf("Reserve: %v", err)

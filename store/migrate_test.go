@@ -1,8 +1,11 @@
 package store
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // The embedded migrations of both dialects parse, are numbered 1..n without
@@ -32,5 +35,27 @@ func TestMigrationsAreContiguousAndParallel(t *testing.T) {
 	}
 	if _, err := migrations("oracle"); err == nil {
 		t.Fatal("migrations of an unknown dialect succeeded")
+	}
+}
+
+// The payments table's CHECK constraint, written by a migration (applied
+// once, never edited), admits exactly the states of engine's transition
+// table: a state added to the table needs a migration.
+func TestPaymentsSchemaAdmitsTheTableStates(t *testing.T) {
+	check := regexp.MustCompile(`(?s)CREATE TABLE payments \(.*?state\s+\w+\s+NOT NULL CHECK \(state IN (\([0-9, ]+\))\)`)
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		ms, err := migrations(dialect)
+		if err != nil {
+			t.Fatalf("migrations(%s): %v", dialect, err)
+		}
+		var lists []string
+		for _, m := range ms {
+			if sub := check.FindStringSubmatch(m.sql); sub != nil {
+				lists = append(lists, sub[1])
+			}
+		}
+		if want := sqlStates(engine.AllStates); len(lists) != 1 || lists[0] != want {
+			t.Errorf("%s: the payments table admits states %v, want %s", dialect, lists, want)
+		}
 	}
 }

@@ -27,7 +27,7 @@ const pgAppendSQL = `INSERT INTO settlements
 // pgReplaceable is true, in ON CONFLICT DO UPDATE, when the existing row is
 // past its keep_until at the new row's created_at and Prune may delete it:
 // the new row then replaces it entirely.
-const pgReplaceable = `(payments.state IN ` + prunableStates + ` AND payments.keep_until < EXCLUDED.created_at)`
+var pgReplaceable = `(` + sqlGuard(engine.TransitionReserve, "payments", "") + ` AND payments.keep_until < EXCLUDED.created_at)`
 
 // pgReserveSQL creates the row, replaces a prunable row past keep_until,
 // or reserves a released row with attempts left ($28 is maxAttempts) again
@@ -38,7 +38,7 @@ var pgReserveSQL = `INSERT INTO payments (` + paymentCols + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
 		$21, $22, $23, $24, $25, $26, $27)
 	ON CONFLICT (key) DO UPDATE SET ` + pgReserveSet() + `
-	WHERE ` + pgReplaceable + ` OR (payments.state = 5 AND payments.attempts < $28)
+	WHERE ` + pgReplaceable + ` OR (` + sqlGuard(engine.TransitionReserveAgain, "payments", "") + ` AND payments.attempts < $28)
 	RETURNING ` + paymentCols
 
 // pgReserveSet is the SET list of pgReserveSQL: a replacement takes every
@@ -75,8 +75,8 @@ const pgAbandoned = `(payments.lease_until < $1 OR NOT EXISTS (SELECT 1 FROM eng
 // Reserve implements engine.Journal with one INSERT ... ON CONFLICT DO
 // UPDATE ... WHERE (see pgReserveSQL), then, when the key is taken, a read
 // of the existing row.
-func (s *postgresStore) Reserve(ctx context.Context, rec engine.Record, maxAttempts int) (engine.Record, error) {
-	row, err := encodeRecord(rec)
+func (s *postgresStore) Reserve(ctx context.Context, rsv engine.Reservation, maxAttempts int) (engine.Record, error) {
+	row, err := encodeRecord(rsv.Record())
 	if err != nil {
 		return engine.Record{}, fmt.Errorf("store: postgres: reserve: %w", err)
 	}
@@ -93,7 +93,7 @@ func (s *postgresStore) Reserve(ctx context.Context, rec engine.Record, maxAttem
 			if !errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("claim: %w", err)
 			}
-			cur, found, err := pgGetPayment(ctx, c, rec.Key)
+			cur, found, err := pgGetPayment(ctx, c, row.key)
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func (s *postgresStore) Reserve(ctx context.Context, rec engine.Record, maxAttem
 			}
 			// Pruned in between: claim again.
 		}
-		return fmt.Errorf("key %q kept changing after %d attempts", rec.Key, pgReserveAttempts)
+		return fmt.Errorf("key %q kept changing after %d attempts", row.key, pgReserveAttempts)
 	})
 	switch {
 	case err != nil:
@@ -171,11 +171,10 @@ func (s *postgresStore) Settling(ctx context.Context, key, owner string, st engi
 	}
 	now := instant(s.cfg.now())
 	return s.withConn(ctx, "settling", func(ctx context.Context, c *pgx.Conn) error {
-		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, answer = $3, answer_until = $4, payload = $5,
-			requirements = $6, payer = $7, amount = $8, lease_until = $9, updated_at = $10
-			WHERE key = $1 AND state = $11 AND owner = $12 AND ($13 = '' OR request_hash = $13)`,
-			stSettling, r.answer, r.answerUntil, r.payload, r.requirements, r.payer, r.amount, r.leaseUntil, now,
-			stReserved, owner, st.RequestHash)
+		return pgTransition(ctx, c, key, `UPDATE payments SET `+sqlSetState(engine.TransitionSettling)+`, answer = $2,
+			answer_until = $3, payload = $4, requirements = $5, payer = $6, amount = $7, lease_until = $8, updated_at = $9
+			WHERE key = $1 AND `+sqlGuard(engine.TransitionSettling, "payments", "$10")+` AND ($11 = '' OR request_hash = $11)`,
+			r.answer, r.answerUntil, r.payload, r.requirements, r.payer, r.amount, r.leaseUntil, now, owner, st.RequestHash)
 	})
 }
 
@@ -188,10 +187,10 @@ func (s *postgresStore) Settle(ctx context.Context, key string, sr x402.SettleRe
 	}
 	return s.withTx(ctx, "settle", func(ctx context.Context, tx pgx.Tx) error {
 		var rec engine.Record
-		err := tx.QueryRow(ctx, `UPDATE payments SET state = $2, settlement = $3, updated_at = $4
-			WHERE key = $1 AND state IN ($5, $6, $7, $8)
+		err := tx.QueryRow(ctx, `UPDATE payments SET `+sqlSetState(engine.TransitionSettle)+`, settlement = $2,
+			updated_at = $3 WHERE key = $1 AND `+sqlGuard(engine.TransitionSettle, "payments", "")+`
 			RETURNING network, asset, payer, nonce, product, amount, ref_code, resource, transport`,
-			key, stSettled, raw, instant(at), stSettling, stUnknown, stReleased, stFailed).Scan(&rec.Network, &rec.Asset, &rec.Payer,
+			key, raw, instant(at)).Scan(&rec.Network, &rec.Asset, &rec.Payer,
 			&rec.Nonce, &rec.Product, &rec.Amount, &rec.RefCode, &rec.Resource, &rec.Transport)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var state int64
@@ -201,7 +200,7 @@ func (s *postgresStore) Settle(ctx context.Context, key string, sr x402.SettleRe
 				return stateError(false, 0)
 			case err != nil:
 				return fmt.Errorf("read state: %w", err)
-			case state == stSettled:
+			case engine.TransitionSettle.Rule().Done.Has(engine.State(state)):
 				return nil // settled already: a no-op
 			}
 			return stateError(true, state)
@@ -228,9 +227,10 @@ func (s *postgresStore) Release(ctx context.Context, key, owner, reason string, 
 	}
 	now := instant(s.cfg.now())
 	return s.withConn(ctx, "release", func(ctx context.Context, c *pgx.Conn) error {
-		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, attempts = attempts + $3, reason = $4,
-			updated_at = $5 WHERE key = $1 AND state IN ($6, $7) AND owner = $8`,
-			stReleased, add, cleanReason(reason), now, stReserved, stSettling, owner)
+		return pgTransition(ctx, c, key, `UPDATE payments SET `+sqlSetState(engine.TransitionRelease)+`,
+			attempts = attempts + $2, reason = $3, updated_at = $4
+			WHERE key = $1 AND `+sqlGuard(engine.TransitionRelease, "payments", "$5"),
+			add, cleanReason(reason), now, owner)
 	})
 }
 
@@ -242,8 +242,9 @@ func (s *postgresStore) Fail(ctx context.Context, key, owner, reason string, sr 
 	}
 	now := instant(s.cfg.now())
 	return s.withConn(ctx, "fail", func(ctx context.Context, c *pgx.Conn) error {
-		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, settlement = $3, reason = $4, updated_at = $5
-			WHERE key = $1 AND state = $6 AND owner = $7`, stFailed, raw, cleanReason(reason), now, stSettling, owner)
+		return pgTransition(ctx, c, key, `UPDATE payments SET `+sqlSetState(engine.TransitionFail)+`, settlement = $2,
+			reason = $3, updated_at = $4 WHERE key = $1 AND `+sqlGuard(engine.TransitionFail, "payments", "$5"),
+			raw, cleanReason(reason), now, owner)
 	})
 }
 
@@ -251,8 +252,9 @@ func (s *postgresStore) Fail(ctx context.Context, key, owner, reason string, sr 
 func (s *postgresStore) MarkUnknown(ctx context.Context, key, owner, reason string) error {
 	now := instant(s.cfg.now())
 	return s.withConn(ctx, "mark unknown", func(ctx context.Context, c *pgx.Conn) error {
-		return pgTransition(ctx, c, key, `UPDATE payments SET state = $2, reason = $3, updated_at = $4
-			WHERE key = $1 AND state = $5 AND owner = $6`, stUnknown, cleanReason(reason), now, stSettling, owner)
+		return pgTransition(ctx, c, key, `UPDATE payments SET `+sqlSetState(engine.TransitionMarkUnknown)+`, reason = $2,
+			updated_at = $3 WHERE key = $1 AND `+sqlGuard(engine.TransitionMarkUnknown, "payments", "$4"),
+			cleanReason(reason), now, owner)
 	})
 }
 
@@ -324,15 +326,16 @@ func (s *postgresStore) Recover(ctx context.Context, owner string, now, deadBefo
 		if err := pgBeat(ctx, tx, owner, now); err != nil {
 			return err
 		}
-		keys, err := pgLockKeys(ctx, tx, `SELECT key FROM payments WHERE state = $3 AND `+pgAbandoned+`
-			FOR UPDATE SKIP LOCKED`, nowN, deadN, stReserved)
+		release := sqlGuard(engine.TransitionRecoverRelease, "payments", "") + ` AND ` + pgAbandoned
+		keys, err := pgLockKeys(ctx, tx, `SELECT key FROM payments WHERE `+release+`
+			FOR UPDATE SKIP LOCKED`, nowN, deadN)
 		if err != nil {
 			return fmt.Errorf("lock reservations: %w", err)
 		}
 		if len(keys) > 0 {
-			tag, err := tx.Exec(ctx, `UPDATE payments SET state = $4, reason = $5, updated_at = $1
-				WHERE key = ANY($6) AND state = $3 AND `+pgAbandoned,
-				nowN, deadN, stReserved, stReleased, abandonedReason, keys)
+			tag, err := tx.Exec(ctx, `UPDATE payments SET `+sqlSetState(engine.TransitionRecoverRelease)+`, reason = $3,
+				updated_at = $1 WHERE key = ANY($4) AND `+release,
+				nowN, deadN, abandonedReason, keys)
 			if err != nil {
 				return fmt.Errorf("release: %w", err)
 			}
@@ -341,17 +344,18 @@ func (s *postgresStore) Recover(ctx context.Context, owner string, now, deadBefo
 		if !validLimit(limit) {
 			return nil
 		}
-		keys, err = pgLockKeys(ctx, tx, `SELECT key FROM payments WHERE state = $3 AND `+pgAbandoned+`
-			ORDER BY created_at, key LIMIT $4 FOR UPDATE SKIP LOCKED`, nowN, deadN, stSettling, int64(limit))
+		claim := sqlGuard(engine.TransitionRecoverClaim, "payments", "") + ` AND ` + pgAbandoned
+		keys, err = pgLockKeys(ctx, tx, `SELECT key FROM payments WHERE `+claim+`
+			ORDER BY created_at, key LIMIT $3 FOR UPDATE SKIP LOCKED`, nowN, deadN, int64(limit))
 		if err != nil {
 			return fmt.Errorf("lock settling rows: %w", err)
 		}
 		if len(keys) == 0 {
 			return nil
 		}
-		rows, err := tx.Query(ctx, `UPDATE payments SET owner = $4, lease_until = $5, updated_at = $1
-			WHERE key = ANY($6) AND state = $3 AND `+pgAbandoned+`
-			RETURNING `+paymentCols, nowN, deadN, stSettling, owner, instant(leaseUntil), keys)
+		rows, err := tx.Query(ctx, `UPDATE payments SET `+sqlSetState(engine.TransitionRecoverClaim)+`, owner = $3,
+			lease_until = $4, updated_at = $1 WHERE key = ANY($5) AND `+claim+`
+			RETURNING `+paymentCols, nowN, deadN, owner, instant(leaseUntil), keys)
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -440,13 +444,13 @@ func (s *postgresStore) Prune(ctx context.Context, now time.Time) (deleted, forg
 // answers past answer_until of the others.
 func pgPruneJournal(ctx context.Context, c pgExecer, now time.Time) (deleted, forgotten int64, err error) {
 	nowN := instant(now)
-	tag, err := c.Exec(ctx, `DELETE FROM payments WHERE keep_until < $1 AND state IN `+prunableStates, nowN)
+	tag, err := c.Exec(ctx, `DELETE FROM payments WHERE keep_until < $1 AND state IN `+sqlStates(engine.Prunable), nowN)
 	if err != nil {
 		return 0, 0, fmt.Errorf("payments: %w", err)
 	}
 	deleted = tag.RowsAffected()
 	tag, err = c.Exec(ctx, `UPDATE payments SET answer = NULL
-		WHERE answer IS NOT NULL AND answer_until < $1 AND state IN `+prunableStates, nowN)
+		WHERE answer IS NOT NULL AND answer_until < $1 AND state IN `+sqlStates(engine.Prunable), nowN)
 	if err != nil {
 		return 0, 0, fmt.Errorf("answers: %w", err)
 	}

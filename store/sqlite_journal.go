@@ -23,32 +23,39 @@ const sqliteAppendSQL = `INSERT INTO settlements
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (network, asset, payer, nonce) DO NOTHING`
 
+// sqliteValues is the VALUES list of a payments row (paymentCols).
+const sqliteValues = `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 // The statements of the journal's writes, prepared on the writer
-// connection at open (sqliteJournalStmts).
-const (
-	sqliteValues = `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// connection at open (sqliteJournalStmts). Their states come from the
+// transition table.
+var (
 	// sqliteCreatePayment creates a row unless the key has one.
 	sqliteCreatePayment = `INSERT INTO payments (` + paymentCols + `) ` + sqliteValues + ` ON CONFLICT (key) DO NOTHING`
 	// sqliteReplacePayment replaces the row of the key.
 	sqliteReplacePayment = `INSERT OR REPLACE INTO payments (` + paymentCols + `) ` + sqliteValues
 	sqliteSelectPayment  = `SELECT ` + paymentCols + ` FROM payments WHERE key = ?`
 	sqliteSelectState    = `SELECT state FROM payments WHERE key = ?`
-	sqliteReserveAgain   = `UPDATE payments SET state = ?, request_hash = ?, owner = ?, lease_until = ?,
-		resource = ?, product = ?, transport = ?, ref_code = ?, request_id = ?, x402_version = ?,
-		payload = NULL, requirements = NULL, answer = NULL, answer_until = 0, settlement = NULL, reason = '',
-		updated_at = ? WHERE key = ?`
-	sqliteSettling = `UPDATE payments SET state = ?, answer = ?, answer_until = ?, payload = ?,
-		requirements = ?, payer = ?, amount = ?, lease_until = ?, updated_at = ?
-		WHERE key = ? AND state = ? AND owner = ? AND (? = '' OR request_hash = ?)`
+	// sqliteReserveAgain reserves the row of the key again; the caller
+	// checked the transition.
+	sqliteReserveAgain = `UPDATE payments SET ` + sqlSetState(engine.TransitionReserveAgain) + `, request_hash = ?,
+		owner = ?, lease_until = ?, resource = ?, product = ?, transport = ?, ref_code = ?, request_id = ?,
+		x402_version = ?, payload = NULL, requirements = NULL, answer = NULL, answer_until = 0, settlement = NULL,
+		reason = '', updated_at = ? WHERE key = ?`
+	sqliteSettling = `UPDATE payments SET ` + sqlSetState(engine.TransitionSettling) + `, answer = ?, answer_until = ?,
+		payload = ?, requirements = ?, payer = ?, amount = ?, lease_until = ?, updated_at = ?
+		WHERE key = ? AND ` + sqlGuard(engine.TransitionSettling, "payments", "?") + ` AND (? = '' OR request_hash = ?)`
 	sqliteSettleRead = `SELECT state, network, asset, payer, nonce, product, amount, ref_code,
 		resource, transport FROM payments WHERE key = ?`
-	sqliteSettle  = `UPDATE payments SET state = ?, settlement = ?, updated_at = ? WHERE key = ?`
-	sqliteRelease = `UPDATE payments SET state = ?, attempts = attempts + ?, reason = ?, updated_at = ?
-		WHERE key = ? AND state IN (?, ?) AND owner = ?`
-	sqliteFail = `UPDATE payments SET state = ?, settlement = ?, reason = ?, updated_at = ?
-		WHERE key = ? AND state = ? AND owner = ?`
-	sqliteMarkUnknown = `UPDATE payments SET state = ?, reason = ?, updated_at = ?
-		WHERE key = ? AND state = ? AND owner = ?`
+	// sqliteSettle settles the row of the key; the caller checked the
+	// transition.
+	sqliteSettle  = `UPDATE payments SET ` + sqlSetState(engine.TransitionSettle) + `, settlement = ?, updated_at = ? WHERE key = ?`
+	sqliteRelease = `UPDATE payments SET ` + sqlSetState(engine.TransitionRelease) + `, attempts = attempts + ?,
+		reason = ?, updated_at = ? WHERE key = ? AND ` + sqlGuard(engine.TransitionRelease, "payments", "?")
+	sqliteFail = `UPDATE payments SET ` + sqlSetState(engine.TransitionFail) + `, settlement = ?, reason = ?,
+		updated_at = ? WHERE key = ? AND ` + sqlGuard(engine.TransitionFail, "payments", "?")
+	sqliteMarkUnknown = `UPDATE payments SET ` + sqlSetState(engine.TransitionMarkUnknown) + `, reason = ?,
+		updated_at = ? WHERE key = ? AND ` + sqlGuard(engine.TransitionMarkUnknown, "payments", "?")
 	sqliteBeat = `INSERT INTO engine_instances (owner, seen_at) VALUES (?, ?)
 		ON CONFLICT (owner) DO UPDATE SET seen_at = max(seen_at, excluded.seen_at)`
 	sqliteLeave = `DELETE FROM engine_instances WHERE owner = ?`
@@ -96,8 +103,8 @@ func (s *sqliteStore) journalWrite(ctx context.Context, op string, f func(ctx co
 }
 
 // Reserve implements engine.Journal.
-func (s *sqliteStore) Reserve(ctx context.Context, rec engine.Record, maxAttempts int) (engine.Record, error) {
-	row, err := encodeRecord(rec)
+func (s *sqliteStore) Reserve(ctx context.Context, rsv engine.Reservation, maxAttempts int) (engine.Record, error) {
+	row, err := encodeRecord(rsv.Record())
 	if err != nil {
 		return engine.Record{}, fmt.Errorf("store: sqlite: reserve: %w", err)
 	}
@@ -118,24 +125,26 @@ func (s *sqliteStore) Reserve(ctx context.Context, rec engine.Record, maxAttempt
 			out, err = decodeRow(row)
 			return err
 		}
-		cur, err := scanPayment(s.stmts.queryRow(ctx, tx, sqliteSelectPayment, rec.Key))
+		cur, err := scanPayment(s.stmts.queryRow(ctx, tx, sqliteSelectPayment, row.key))
 		if err != nil {
 			return fmt.Errorf("read: %w", err)
 		}
 		switch {
-		case prunable(cur.State) && instant(cur.KeepUntil) < row.createdAt:
+		case engine.TransitionReserve.Rule().Allows(cur.State, false, false) && instant(cur.KeepUntil) < row.createdAt:
 			if _, err := s.stmts.exec(ctx, tx, sqliteReplacePayment, args...); err != nil {
 				return fmt.Errorf("replace: %w", err)
 			}
 			out, err = decodeRow(row)
 			return err
-		case cur.State == engine.StateReleased && cur.Attempts < maxAttempts:
+		case engine.TransitionReserveAgain.Rule().Allows(cur.State, false, false) && cur.Attempts < maxAttempts:
 			if _, err := s.stmts.exec(ctx, tx, sqliteReserveAgain,
-				stReserved, row.requestHash, row.owner, row.leaseUntil, row.resource, row.product, row.transport,
+				row.requestHash, row.owner, row.leaseUntil, row.resource, row.product, row.transport,
 				row.refCode, row.requestID, row.x402Version, row.createdAt, row.key); err != nil {
 				return fmt.Errorf("reserve again: %w", err)
 			}
-			out = rereserved(cur, rec)
+			// As the row reads back: instants are stored in nanoseconds.
+			out = rsv.Again(cur)
+			out.LeaseUntil, out.UpdatedAt = fromInstant(row.leaseUntil), fromInstant(row.createdAt)
 			return nil
 		}
 		out, taken = cur, true
@@ -148,18 +157,6 @@ func (s *sqliteStore) Reserve(ctx context.Context, rec engine.Record, maxAttempt
 		return out, engine.ErrTaken
 	}
 	return out, nil
-}
-
-// rereserved is cur reserved again by rec (see engine.Journal.Reserve);
-// what the previous admission recorded is cleared.
-func rereserved(cur, rec engine.Record) engine.Record {
-	cur.State = engine.StateReserved
-	cur.RequestHash, cur.Owner, cur.LeaseUntil = rec.RequestHash, rec.Owner, fromInstant(instant(rec.LeaseUntil))
-	cur.Resource, cur.Product, cur.Transport = rec.Resource, rec.Product, rec.Transport
-	cur.RefCode, cur.RequestID, cur.X402Version = rec.RefCode, rec.RequestID, rec.X402Version
-	cur.Payload, cur.Requirements, cur.Answer, cur.AnswerUntil = nil, nil, nil, time.Time{}
-	cur.Settlement, cur.Reason, cur.UpdatedAt = nil, "", fromInstant(instant(rec.CreatedAt))
-	return cur
 }
 
 // decodeRow is the record a freshly written row reads back as.
@@ -203,8 +200,8 @@ func (s *sqliteStore) Settling(ctx context.Context, key, owner string, st engine
 	now := instant(s.cfg.now())
 	return s.journalWrite(ctx, "settling", func(ctx context.Context, tx *sql.Tx) error {
 		res, err := s.stmts.exec(ctx, tx, sqliteSettling,
-			stSettling, r.answer, r.answerUntil, r.payload, r.requirements, r.payer, r.amount, r.leaseUntil, now,
-			key, stReserved, owner, st.RequestHash, st.RequestHash)
+			r.answer, r.answerUntil, r.payload, r.requirements, r.payer, r.amount, r.leaseUntil, now,
+			key, owner, st.RequestHash, st.RequestHash)
 		return s.transitioned(ctx, tx, res, err, key)
 	})
 }
@@ -250,16 +247,16 @@ func (s *sqliteStore) Settle(ctx context.Context, key string, sr x402.SettleResp
 			return stateError(false, 0)
 		case err != nil:
 			return fmt.Errorf("read: %w", err)
-		case state == stSettled:
+		case engine.TransitionSettle.Rule().Done.Has(engine.State(state)):
 			return nil
-		case state != stSettling && state != stUnknown && state != stReleased && state != stFailed:
+		case !engine.TransitionSettle.Rule().Allows(engine.State(state), false, false):
 			return stateError(true, state)
 		}
 		entry, err := ledgerSettlement(rec, sr.Transaction, at)
 		if err != nil {
 			return fmt.Errorf("ledger entry: %w", err)
 		}
-		if _, err := s.stmts.exec(ctx, tx, sqliteSettle, stSettled, raw, instant(at), key); err != nil {
+		if _, err := s.stmts.exec(ctx, tx, sqliteSettle, raw, instant(at), key); err != nil {
 			return fmt.Errorf("update: %w", err)
 		}
 		if _, err := s.stmts.exec(ctx, tx, sqliteAppendSQL, entry.args()...); err != nil {
@@ -278,7 +275,7 @@ func (s *sqliteStore) Release(ctx context.Context, key, owner, reason string, co
 	reason = cleanReason(reason)
 	now := instant(s.cfg.now())
 	return s.journalWrite(ctx, "release", func(ctx context.Context, tx *sql.Tx) error {
-		res, err := s.stmts.exec(ctx, tx, sqliteRelease, stReleased, add, reason, now, key, stReserved, stSettling, owner)
+		res, err := s.stmts.exec(ctx, tx, sqliteRelease, add, reason, now, key, owner)
 		return s.transitioned(ctx, tx, res, err, key)
 	})
 }
@@ -292,7 +289,7 @@ func (s *sqliteStore) Fail(ctx context.Context, key, owner, reason string, sr x4
 	reason = cleanReason(reason)
 	now := instant(s.cfg.now())
 	return s.journalWrite(ctx, "fail", func(ctx context.Context, tx *sql.Tx) error {
-		res, err := s.stmts.exec(ctx, tx, sqliteFail, stFailed, raw, reason, now, key, stSettling, owner)
+		res, err := s.stmts.exec(ctx, tx, sqliteFail, raw, reason, now, key, owner)
 		return s.transitioned(ctx, tx, res, err, key)
 	})
 }
@@ -302,7 +299,7 @@ func (s *sqliteStore) MarkUnknown(ctx context.Context, key, owner, reason string
 	reason = cleanReason(reason)
 	now := instant(s.cfg.now())
 	return s.journalWrite(ctx, "mark unknown", func(ctx context.Context, tx *sql.Tx) error {
-		res, err := s.stmts.exec(ctx, tx, sqliteMarkUnknown, stUnknown, reason, now, key, stSettling, owner)
+		res, err := s.stmts.exec(ctx, tx, sqliteMarkUnknown, reason, now, key, owner)
 		return s.transitioned(ctx, tx, res, err, key)
 	})
 }
@@ -365,8 +362,10 @@ func (s *sqliteStore) Recover(ctx context.Context, owner string, now, deadBefore
 		if err := s.beat(ctx, tx, owner, now); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE payments SET state = ?3, reason = ?4, updated_at = ?1
-			WHERE state = ?5 AND `+sqliteAbandoned, nowN, deadN, stReleased, abandonedReason, stReserved)
+		res, err := tx.ExecContext(ctx, `UPDATE payments SET `+sqlSetState(engine.TransitionRecoverRelease)+`,
+			reason = ?3, updated_at = ?1
+			WHERE `+sqlGuard(engine.TransitionRecoverRelease, "payments", "")+` AND `+sqliteAbandoned,
+			nowN, deadN, abandonedReason)
 		if err != nil {
 			return fmt.Errorf("release: %w", err)
 		}
@@ -378,10 +377,11 @@ func (s *sqliteStore) Recover(ctx context.Context, owner string, now, deadBefore
 		if !validLimit(limit) {
 			return nil
 		}
-		rows, err := tx.QueryContext(ctx, `UPDATE payments SET owner = ?3, lease_until = ?4, updated_at = ?1
-			WHERE key IN (SELECT key FROM payments WHERE state = ?5 AND `+sqliteAbandoned+`
-				ORDER BY created_at, key LIMIT ?6)
-			RETURNING `+paymentCols, nowN, deadN, owner, instant(leaseUntil), stSettling, limit)
+		rows, err := tx.QueryContext(ctx, `UPDATE payments SET `+sqlSetState(engine.TransitionRecoverClaim)+`,
+			owner = ?3, lease_until = ?4, updated_at = ?1
+			WHERE key IN (SELECT key FROM payments WHERE `+sqlGuard(engine.TransitionRecoverClaim, "payments", "")+`
+				AND `+sqliteAbandoned+` ORDER BY created_at, key LIMIT ?5)
+			RETURNING `+paymentCols, nowN, deadN, owner, instant(leaseUntil), limit)
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -468,7 +468,7 @@ func (s *sqliteStore) Prune(ctx context.Context, now time.Time) (deleted, forgot
 // the answers past answer_until of the others.
 func sqlitePruneJournal(ctx context.Context, tx *sql.Tx, now time.Time) (deleted, forgotten int64, err error) {
 	nowN := instant(now)
-	res, err := tx.ExecContext(ctx, `DELETE FROM payments WHERE keep_until < ? AND state IN `+prunableStates, nowN)
+	res, err := tx.ExecContext(ctx, `DELETE FROM payments WHERE keep_until < ? AND state IN `+sqlStates(engine.Prunable), nowN)
 	if err != nil {
 		return 0, 0, fmt.Errorf("payments: %w", err)
 	}
@@ -476,7 +476,7 @@ func sqlitePruneJournal(ctx context.Context, tx *sql.Tx, now time.Time) (deleted
 		return 0, 0, fmt.Errorf("payments: %w", err)
 	}
 	res, err = tx.ExecContext(ctx, `UPDATE payments SET answer = NULL
-		WHERE answer IS NOT NULL AND answer_until < ? AND state IN `+prunableStates, nowN)
+		WHERE answer IS NOT NULL AND answer_until < ? AND state IN `+sqlStates(engine.Prunable), nowN)
 	if err != nil {
 		return 0, 0, fmt.Errorf("answers: %w", err)
 	}
@@ -510,10 +510,4 @@ func (s *sqliteStore) LedgerEntry(ctx context.Context, network, asset, payer, no
 	}
 	e.Payer, e.SettledAt = displayAddress(e.Payer), fromNanos(at)
 	return e, true, nil
-}
-
-// prunable reports whether Prune may delete (and Reserve replace) a row in
-// state s once past its KeepUntil.
-func prunable(s engine.State) bool {
-	return s == engine.StateSettled || s == engine.StateReleased || s == engine.StateFailed
 }

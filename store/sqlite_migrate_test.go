@@ -58,7 +58,7 @@ func TestSQLiteUpgradesFromVersion1(t *testing.T) {
 		t.Fatalf("the version 1 ledger entry = %+v, %v, %v", e, found, err)
 	}
 	now := time.Now()
-	rec := engine.Record{Key: "k", Owner: "o", CreatedAt: now, LeaseUntil: now.Add(time.Minute), KeepUntil: now.Add(time.Hour)}
+	rec := engine.Reservation{Key: "k", Owner: "o", Now: now, LeaseUntil: now.Add(time.Minute), KeepUntil: now.Add(time.Hour)}
 	if _, err := s.Reserve(ctx, rec, 3); err != nil {
 		t.Fatalf("Reserve after the upgrade: %v", err)
 	}

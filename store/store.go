@@ -196,12 +196,11 @@ type LoungeStore interface {
 // As an engine.Journal it follows that interface's contract, checked by
 // engine/journaltest. Besides:
 //
-//   - Reserve judges KeepUntil at rec.CreatedAt; UpdatedAt is the caller's
-//     (Reserve), at (Settle), now (Recover) or the store's clock (the other
-//     transitions).
-//   - Text fields of a record are at most MaxFieldBytes of UTF-8 without
-//     NUL, Payload and Requirements must be JSON (ErrInvalid otherwise); a
-//     longer Reason is cut.
+//   - UpdatedAt is the caller's (the reservation's Now), at (Settle), now
+//     (Recover) or the store's clock (the other transitions).
+//   - Text fields of a reservation or a record are at most MaxFieldBytes
+//     of UTF-8 without NUL, Payload and Requirements must be JSON
+//     (ErrInvalid otherwise); a longer Reason is cut.
 //   - Settle validates the ledger entry as Append does (the payer an EVM
 //     address, the amount a decimal integer): a record that cannot be
 //     entered in the ledger stays settling, with an ErrInvalid error.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
 // BazaarExtensionKey is the key of the bazaar discovery extension in

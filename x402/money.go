@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
 // VersionV1 is the first x402 protocol version, still spoken by the

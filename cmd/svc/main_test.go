@@ -615,10 +615,11 @@ func TestPaymentsCommand(t *testing.T) {
 	now := time.Now()
 	payer, nonce := "0x857b06519e91e3a54538791bdbb0e22373e36b66", "0x"+strings.Repeat("ab", 32)
 	asset := "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"
-	rec := engine.Record{Key: exact.NonceKey(x402.NetworkBase, asset, payer, nonce), Network: x402.NetworkBase, Asset: asset,
-		Payer: payer, Nonce: nonce, PayTo: payer, Amount: "3400", RequestHash: "h", Resource: "POST /api/risk-levels",
-		Product: "risk-levels", Transport: "mcp", RequestID: "req-1", X402Version: 2, State: engine.StateReserved, Owner: "a",
-		LeaseUntil: now.Add(time.Minute), KeepUntil: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}
+	rec := engine.Reservation{Key: exact.NonceKey(x402.NetworkBase, asset, payer, nonce), Network: x402.NetworkBase, Asset: asset,
+		Payer: payer, Nonce: nonce, PayTo: payer, Amount: "3400",
+		Request: engine.Request{Hash: "h", Resource: "POST /api/risk-levels", Product: "risk-levels", Transport: "mcp",
+			RequestID: "req-1", X402Version: 2},
+		Owner: "a", LeaseUntil: now.Add(time.Minute), KeepUntil: now.Add(time.Hour), Now: now}
 	if _, err := st.Reserve(ctx, rec, 3); err != nil {
 		t.Fatal(err)
 	}

@@ -44,15 +44,22 @@ func payments(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return err
 	}
 	defer st.Close()
-	counts, err := st.Counts(ctx)
+	return printPayments(ctx, st, state, *limit, *asJSON, displayDSN(*db), stdout)
+}
+
+// printPayments prints the counts of journal j (named where) and up to
+// limit rows in state, as a table or as JSON lines.
+func printPayments(ctx context.Context, j engine.OperatorJournal, state engine.State, limit int, asJSON bool,
+	where string, stdout io.Writer) error {
+	counts, err := j.Counts(ctx)
 	if err != nil {
 		return fmt.Errorf("payment journal: %w", err)
 	}
-	rows, err := st.List(ctx, state, *limit)
+	rows, err := j.List(ctx, state, limit)
 	if err != nil {
 		return fmt.Errorf("payment journal: %w", err)
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		for _, r := range rows {
 			if err := enc.Encode(paymentView(r)); err != nil {
@@ -65,7 +72,7 @@ func payments(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	for _, s := range engine.States() {
 		parts = append(parts, fmt.Sprintf("%s %d", s, counts[s]))
 	}
-	fmt.Fprintf(stdout, "payment journal (%s): %s\n\n", displayDSN(*db), strings.Join(parts, ", "))
+	fmt.Fprintf(stdout, "payment journal (%s): %s\n\n", where, strings.Join(parts, ", "))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CREATED\tRESOURCE\tTRANSPORT\tPAYER\tNONCE\tAMOUNT\tREQUEST ID\tREASON")
 	for _, r := range rows {

@@ -623,9 +623,14 @@ func openStoreReadOnly(ctx context.Context, dsn string) (store.Store, error) {
 	return nil, s.scrubErr(err)
 }
 
+// pruner is the store's periodic housekeeping (store.Store.PruneAll).
+type pruner interface {
+	PruneAll(ctx context.Context, now time.Time) (store.Pruned, error)
+}
+
 // pruneLoop deletes expired payment journal rows, forgets recorded answers
 // past their retention and drops old lounge entries, periodically.
-func pruneLoop(ctx context.Context, st store.Store, log *slog.Logger) {
+func pruneLoop(ctx context.Context, st pruner, log *slog.Logger) {
 	t := time.NewTicker(pruneInterval)
 	defer t.Stop()
 	for {

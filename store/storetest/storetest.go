@@ -20,7 +20,6 @@ import (
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
-	"github.com/seed1284c1d2/svc/internal/parallel"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
@@ -218,7 +217,7 @@ func runLedger(t *testing.T, open Opener) {
 		a := settlement(Wallet(2), "risk_levels", 7, "3400", "", base0)
 		const n = 30
 		var inserted atomic.Int64
-		errs := parallel.Run(n, waitFor, func(int) error {
+		errs := journaltest.Concurrently(n, waitFor, func(int) error {
 			ok, err := s.Append(ctx, a)
 			if ok {
 				inserted.Add(1)
@@ -432,7 +431,7 @@ func runReferrals(t *testing.T, open Opener) {
 		s := open(t)
 		w := Wallet(42)
 		results := make([]club.Referral, 20)
-		errs := parallel.Run(len(results), waitFor, func(i int) error {
+		errs := journaltest.Concurrently(len(results), waitFor, func(i int) error {
 			var err error
 			results[i], err = s.PutReferral(ctx, w, base0.Add(time.Duration(i)*time.Second))
 			return err
@@ -568,7 +567,7 @@ func runLounge(t *testing.T, open Opener) {
 
 	t.Run("ConcurrentCheckIns", func(t *testing.T) {
 		s := open(t)
-		errs := parallel.Run(40, waitFor, func(i int) error {
+		errs := journaltest.Concurrently(40, waitFor, func(i int) error {
 			return s.CheckIn(ctx, entry(i%10, fmt.Sprint(i), base0.Add(time.Duration(i)*time.Millisecond)))
 		})
 		for _, err := range errs {
@@ -597,7 +596,7 @@ func runHousekeeping(t *testing.T, open Opener) {
 		gone.KeepUntil = base0
 		forget := payment(3, "owner")
 		forget.KeepUntil = base0.Add(time.Hour)
-		for _, r := range []engine.Record{keep, gone, forget} {
+		for _, r := range []engine.Reservation{keep, gone, forget} {
 			mustReserve(t, s, r)
 		}
 		mustSettle(t, s, forget, base0.Add(-time.Minute))
@@ -713,7 +712,7 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 		dsn := newDSN(t)
 		const n = 4
 		stores := make([]store.Store, n)
-		errs := parallel.Run(n, waitFor, func(i int) error {
+		errs := journaltest.Concurrently(n, waitFor, func(i int) error {
 			var err error
 			stores[i], err = store.Open(ctx, dsn)
 			return err
@@ -730,7 +729,7 @@ func RunOpen(t *testing.T, newDSN func(t *testing.T) string) {
 		// by all, and exactly one of them wins a race.
 		rec := payment(1, "")
 		var wins atomic.Int64
-		for _, err := range parallel.Run(n*5, waitFor, func(i int) error {
+		for _, err := range journaltest.Concurrently(n*5, waitFor, func(i int) error {
 			r := rec
 			r.Owner = fmt.Sprintf("instance-%d", i)
 			_, err := stores[i%n].Reserve(ctx, r, 3)
@@ -856,21 +855,20 @@ func sameEntries(a, b []club.LoungeEntry) bool {
 
 // payment returns a new reserved journal record numbered i (payer
 // Wallet(i)), held by owner, created at base0.
-func payment(i int, owner string) engine.Record {
+func payment(i int, owner string) engine.Reservation {
 	payer, nonce := Wallet(i), fmt.Sprintf("0x%064x", 0xc0ffee00+i)
-	return engine.Record{
+	return engine.Reservation{
 		Key:     exact.NonceKey(base, usdc, payer, nonce),
 		Network: base, Asset: strings.ToLower(usdc), Payer: payer, Nonce: nonce, PayTo: Wallet(999), Amount: "3400",
-		RequestHash: fmt.Sprintf("sha256:%d", i), Resource: "POST /api/risk-levels", Product: "risk_levels",
-		Transport: "http", RequestID: fmt.Sprintf("req-%d", i), X402Version: 2,
-		State: engine.StateReserved, Owner: owner,
-		LeaseUntil: base0.Add(time.Minute), KeepUntil: base0.Add(time.Hour), CreatedAt: base0, UpdatedAt: base0,
+		Request: engine.Request{Hash: fmt.Sprintf("sha256:%d", i), Resource: "POST /api/risk-levels",
+			Product: "risk_levels", Transport: "http", RequestID: fmt.Sprintf("req-%d", i), X402Version: 2},
+		Owner: owner, LeaseUntil: base0.Add(time.Minute), KeepUntil: base0.Add(time.Hour), Now: base0,
 	}
 }
 
 // settlingFor is a move to settling of rec whose answer is kept until
 // answerUntil.
-func settlingFor(rec engine.Record, answerUntil time.Time) engine.Settling {
+func settlingFor(rec engine.Reservation, answerUntil time.Time) engine.Settling {
 	return engine.Settling{
 		Answer:      engine.Answer{Status: http.StatusOK, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: []byte(`{"ok":true}`)},
 		AnswerUntil: answerUntil, Payload: []byte(`{"x402Version":2}`), Requirements: []byte(`{"scheme":"exact"}`),
@@ -878,7 +876,7 @@ func settlingFor(rec engine.Record, answerUntil time.Time) engine.Settling {
 	}
 }
 
-func mustReserve(t *testing.T, s store.Store, rec engine.Record) {
+func mustReserve(t *testing.T, s store.Store, rec engine.Reservation) {
 	t.Helper()
 	if _, err := s.Reserve(context.Background(), rec, 3); err != nil {
 		t.Fatalf("Reserve(%s): %v", rec.Key, err)
@@ -886,7 +884,7 @@ func mustReserve(t *testing.T, s store.Store, rec engine.Record) {
 }
 
 // mustSettle moves the reserved rec through settling to settled (at base0).
-func mustSettle(t *testing.T, s store.Store, rec engine.Record, answerUntil time.Time) {
+func mustSettle(t *testing.T, s store.Store, rec engine.Reservation, answerUntil time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	if err := s.Settling(ctx, rec.Key, rec.Owner, settlingFor(rec, answerUntil)); err != nil {
@@ -912,7 +910,7 @@ func runJournalStore(t *testing.T, open Opener) {
 		}
 		rec := payment(1, "o")
 		rec.Payer = checksum(t, rec.Payer) // as the authorization spells it
-		rec.RefCode, rec.Transport = code, "mcp"
+		rec.Request.RefCode, rec.Request.Transport = code, "mcp"
 		mustReserve(t, s, rec)
 		mustSettle(t, s, rec, base0.Add(time.Hour))
 		ps := mustPayerStats(t, s, Wallet(1))
@@ -931,7 +929,7 @@ func runJournalStore(t *testing.T, open Opener) {
 			t.Fatalf("%T does not implement journaltest.LedgerReader", s)
 		}
 		e, found, err := lr.LedgerEntry(ctx, rec.Network, rec.Asset, rec.Payer, rec.Nonce)
-		if err != nil || !found || e.Resource != rec.Resource || e.Transport != "mcp" || e.RefCode != code ||
+		if err != nil || !found || e.Resource != rec.Request.Resource || e.Transport != "mcp" || e.RefCode != code ||
 			e.Payer != rec.Payer || e.Asset != rec.Asset || e.Amount != "3400" || e.Product != "risk_levels" {
 			t.Fatalf("LedgerEntry = %+v, %v, %v", e, found, err)
 		}
@@ -977,13 +975,13 @@ func runJournalStore(t *testing.T, open Opener) {
 
 	t.Run("Validation", func(t *testing.T) {
 		s := open(t)
-		for name, mod := range map[string]func(r *engine.Record){
-			"no key":         func(r *engine.Record) { r.Key = "" },
-			"oversized key":  func(r *engine.Record) { r.Key = strings.Repeat("k", store.MaxFieldBytes+1) },
-			"oversized hash": func(r *engine.Record) { r.RequestHash = strings.Repeat("h", store.MaxFieldBytes+1) },
-			"NUL in owner":   func(r *engine.Record) { r.Owner = "a\x00b" },
-			"bad UTF-8":      func(r *engine.Record) { r.Resource = "\xff" },
-			"payload":        func(r *engine.Record) { r.Payload = []byte("{not json") },
+		for name, mod := range map[string]func(r *engine.Reservation){
+			"no key":          func(r *engine.Reservation) { r.Key = "" },
+			"oversized key":   func(r *engine.Reservation) { r.Key = strings.Repeat("k", store.MaxFieldBytes+1) },
+			"oversized hash":  func(r *engine.Reservation) { r.Request.Hash = strings.Repeat("h", store.MaxFieldBytes+1) },
+			"NUL in owner":    func(r *engine.Reservation) { r.Owner = "a\x00b" },
+			"bad UTF-8":       func(r *engine.Reservation) { r.Request.Resource = "\xff" },
+			"NUL in ref code": func(r *engine.Reservation) { r.Request.RefCode = "a\x00" },
 		} {
 			r := payment(4, "o")
 			mod(&r)
@@ -1016,7 +1014,7 @@ func runJournalStore(t *testing.T, open Opener) {
 	t.Run("InstantsRoundTripExactly", func(t *testing.T) {
 		s := open(t)
 		rec := payment(6, "o")
-		rec.CreatedAt = base0 // nanoseconds
+		rec.Now = base0 // nanoseconds
 		rec.LeaseUntil = base0.Add(time.Nanosecond)
 		rec.KeepUntil = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) // beyond the store's range: clamped
 		mustReserve(t, s, rec)

@@ -16,10 +16,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
 )
 
 // Signer holds a payer's private key. It signs EIP-3009 authorizations and

@@ -54,9 +54,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
 // Defaults of Config.
@@ -719,16 +719,16 @@ func (e *Engine) reserve(ctx context.Context, p *paid, ep exact.ExactEVMPayload)
 		keep = vb
 	}
 	c := p.call
-	rec := Record{
+	res := Reservation{
 		Key: p.key, Network: p.req.Network, Asset: strings.ToLower(p.req.Asset), Payer: ep.Authorization.From,
 		Nonce: ep.Authorization.Nonce, PayTo: p.req.PayTo, Amount: p.amount,
-		RequestHash: c.Fingerprint, Resource: c.Offer.Resource, Product: c.Offer.Product, Transport: c.Transport,
-		RefCode: c.RefCode, RequestID: c.RequestID, X402Version: p.version,
-		State: StateReserved, Owner: e.instance,
+		Request: Request{Hash: c.Fingerprint, Resource: c.Offer.Resource, Product: c.Offer.Product,
+			Transport: c.Transport, RefCode: c.RefCode, RequestID: c.RequestID, X402Version: p.version},
+		Owner:      e.instance,
 		LeaseUntil: now.Add(e.cfg.VerifyTimeout + e.cfg.RunTimeout + leaseMargin),
-		KeepUntil:  keep, CreatedAt: now, UpdatedAt: now,
+		KeepUntil:  keep, Now: now,
 	}
-	existing, err := e.journal.Reserve(ctx, rec, e.cfg.MaxAttempts)
+	existing, err := e.journal.Reserve(ctx, res, e.cfg.MaxAttempts)
 	base := Outcome{Version: p.version, Payer: p.payer, Key: p.key}
 	switch {
 	case err == nil:

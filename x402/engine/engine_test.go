@@ -243,11 +243,11 @@ func (j *faultyJournal) fault(method string) error {
 	return fmt.Errorf("journal %s: %w", method, errInjected)
 }
 
-func (j *faultyJournal) Reserve(ctx context.Context, rec engine.Record, maxAttempts int) (engine.Record, error) {
+func (j *faultyJournal) Reserve(ctx context.Context, r engine.Reservation, maxAttempts int) (engine.Record, error) {
 	if err := j.fault("Reserve"); err != nil {
 		return engine.Record{}, err
 	}
-	return j.Journal.Reserve(ctx, rec, maxAttempts)
+	return j.Journal.Reserve(ctx, r, maxAttempts)
 }
 
 func (j *faultyJournal) Settling(ctx context.Context, key, owner string, s engine.Settling) error {
@@ -916,9 +916,9 @@ func TestRecoverIdempotent(t *testing.T) {
 	// And an abandoned reservation.
 	abandoned := h.sign(time.Hour)
 	now := h.clock.Now()
-	if _, err := h.journal.Reserve(context.Background(), engine.Record{
+	if _, err := h.journal.Reserve(context.Background(), engine.Reservation{
 		Key: h.keyOf(abandoned), Network: h.req().Network, Asset: h.req().Asset, Payer: "0xp", Nonce: "0xn", Amount: testAmount,
-		State: engine.StateReserved, Owner: "a", LeaseUntil: now.Add(time.Hour), KeepUntil: now.Add(time.Hour), CreatedAt: now,
+		Owner: "a", LeaseUntil: now.Add(time.Hour), KeepUntil: now.Add(time.Hour), Now: now,
 	}, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -1265,9 +1265,9 @@ func TestRun(t *testing.T) {
 	// b is alive: a reservation it holds is not taken.
 	now := h.clock.Now()
 	held := h.sign(time.Hour)
-	rec := engine.Record{Key: h.keyOf(held), Network: h.req().Network, Asset: h.req().Asset, Payer: "0xp", Nonce: "0xn", Amount: testAmount,
-		State: engine.StateReserved, Owner: "b", LeaseUntil: now.Add(time.Hour), KeepUntil: now.Add(time.Hour), CreatedAt: now}
-	if _, err := h.journal.Reserve(context.Background(), rec, 3); err != nil {
+	res := engine.Reservation{Key: h.keyOf(held), Network: h.req().Network, Asset: h.req().Asset, Payer: "0xp", Nonce: "0xn",
+		Amount: testAmount, Owner: "b", LeaseUntil: now.Add(time.Hour), KeepUntil: now.Add(time.Hour), Now: now}
+	if _, err := h.journal.Reserve(context.Background(), res, 3); err != nil {
 		t.Fatal(err)
 	}
 	if rep, err := c.Recover(context.Background()); err != nil || rep.Released != 0 {

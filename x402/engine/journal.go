@@ -8,57 +8,6 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 )
 
-// State is the life-cycle state of one payment authorization in the
-// journal. The values are stored by journals; never renumber them.
-type State int
-
-// The states of a payment. A row is created reserved; the answer and the
-// payment are recorded with the move to settling, in one commit, before
-// the facilitator is asked to settle; settled is written with the ledger
-// entry in one commit.
-//
-//	reserved ──► settling ──► settled
-//	   │            ├───────► failed   (the facilitator refused for good)
-//	   │            ├───────► released (refused before anything reached the chain)
-//	   │            └───────► unknown  (recovery could not tell; kept for the operator)
-//	   └──► released (the call failed, the facilitator refused /verify, or the
-//	                  process died before settling: nothing was settled)
-//
-// A released row may be reserved again, for at most MaxAttempts failed
-// admissions in all.
-const (
-	StateReserved State = 1
-	StateSettling State = 3
-	StateSettled  State = 4
-	StateReleased State = 5
-	StateFailed   State = 6
-	StateUnknown  State = 7
-)
-
-// String names the state as journals, logs and metrics spell it.
-func (s State) String() string {
-	switch s {
-	case StateReserved:
-		return "reserved"
-	case StateSettling:
-		return "settling"
-	case StateSettled:
-		return "settled"
-	case StateReleased:
-		return "released"
-	case StateFailed:
-		return "failed"
-	case StateUnknown:
-		return "unknown"
-	}
-	return "invalid"
-}
-
-// States lists every state, in life-cycle order.
-func States() []State {
-	return []State{StateReserved, StateSettling, StateSettled, StateReleased, StateFailed, StateUnknown}
-}
-
 // Answer is what a paid call answered: recorded before settlement and
 // replayed to the same request presenting the same payment. Status and
 // Header are those of an HTTP answer (other transports record 200 and the
@@ -145,25 +94,35 @@ var (
 )
 
 // Journal is the durable payment journal the engine writes every
-// transition to. Each method returns only once its write is durable
+// transition to: the union of what its users need, which implementations
+// satisfy. Each method returns only once its write is durable
 // (committed); implementations may group the writes of concurrent callers
 // into one commit. The journal also holds the ledger: Settle writes the
-// ledger entry in the same commit as the settled state.
+// ledger entry in the same commit as the settled state. Every transition
+// follows the transition table (Transition.Rule): a row in a state the
+// transition does not leave, or held by another owner where the rule
+// needs the holder, is left unchanged with ErrState.
 //
 // Implementations: store (SQLite and PostgreSQL) and MemoryJournal (one
 // process, nothing durable: for tests and embedding). The conformance suite
 // is engine/journaltest.
 type Journal interface {
-	// Reserve creates rec (State reserved; Owner, LeaseUntil, KeepUntil,
-	// CreatedAt set by the caller) unless its key exists. A released row
-	// whose Attempts is below maxAttempts is reserved again in place
-	// (RequestHash, Owner, LeaseUntil, Resource, Product, Transport,
-	// RefCode, RequestID, X402Version taken from rec; Attempts kept).
-	// Otherwise it returns the existing record, Answer included, and
-	// ErrTaken. A row past its KeepUntil at rec.CreatedAt (the caller's
-	// now) counts as absent if Prune may delete it (settled, released,
-	// failed); reserved, settling and unknown rows are never replaced.
-	Reserve(ctx context.Context, rec Record, maxAttempts int) (existing Record, err error)
+	CallJournal
+	LeaseJournal
+	OperatorJournal
+}
+
+// CallJournal is what a paid call needs of the journal: the transitions
+// of one payment, from its reservation to its outcome.
+type CallJournal interface {
+	// Reserve creates the row of r (reserved, no attempt; created and
+	// updated at r.Now) unless its key exists (TransitionReserve). A
+	// released row whose Attempts is below maxAttempts is reserved again
+	// in place (TransitionReserveAgain: see Reservation.Again). Otherwise
+	// it returns the existing record, Answer included, and ErrTaken. A row
+	// past its KeepUntil at r.Now counts as absent if Prune may delete it
+	// (Prunable); reserved, settling and unknown rows are never replaced.
+	Reserve(ctx context.Context, r Reservation, maxAttempts int) (existing Record, err error)
 
 	// Settling moves key from reserved (held by owner) to settling,
 	// recording answer, answerUntil, the payload and requirements JSON, the
@@ -191,13 +150,13 @@ type Journal interface {
 	// facilitator's refusal sr and reason. ErrState otherwise.
 	Fail(ctx context.Context, key, owner, reason string, sr x402.SettleResponse) error
 
-	// MarkUnknown moves key from settling (held by owner) to unknown with
-	// reason. ErrState otherwise.
-	MarkUnknown(ctx context.Context, key, owner, reason string) error
-
 	// Get returns the record of key (ErrNotFound if absent).
 	Get(ctx context.Context, key string) (Record, error)
+}
 
+// LeaseJournal is what keeps rows held by live engine instances and lets
+// recovery take over the rest.
+type LeaseJournal interface {
 	// Heartbeat records that the engine instance owner is alive at now.
 	// Leave removes it (a clean shutdown).
 	Heartbeat(ctx context.Context, owner string, now time.Time) error
@@ -206,14 +165,23 @@ type Journal interface {
 	// Recover, atomically and safely from several instances at once:
 	// releases (uncounted, reason "abandoned") every reserved row whose
 	// lease ended before now or whose owner's last heartbeat is before
-	// deadBefore (or absent); and claims up to limit settling rows in the
-	// same situation for owner, setting their LeaseUntil to leaseUntil, and
-	// returns them (Payload, Requirements and Answer included). It also
-	// records owner's heartbeat at now, in the same commit, so that a row
-	// claimed by one caller is not returned to another until its new lease
-	// ends. released counts the rows released.
+	// deadBefore (or absent) (TransitionRecoverRelease); and claims up to
+	// limit settling rows in the same situation for owner, setting their
+	// LeaseUntil to leaseUntil, and returns them (Payload, Requirements and
+	// Answer included) (TransitionRecoverClaim). It also records owner's
+	// heartbeat at now, in the same commit, so that a row claimed by one
+	// caller is not returned to another until its new lease ends. released
+	// counts the rows released.
 	Recover(ctx context.Context, owner string, now, deadBefore, leaseUntil time.Time, limit int) (claimed []Record, released int, err error)
 
+	// MarkUnknown moves key from settling (held by owner) to unknown with
+	// reason. ErrState otherwise.
+	MarkUnknown(ctx context.Context, key, owner, reason string) error
+}
+
+// OperatorJournal is what the operator's tools read and the housekeeping
+// does.
+type OperatorJournal interface {
 	// List returns up to limit records in state, oldest first (for the
 	// operator: unknown rows above all).
 	List(ctx context.Context, state State, limit int) ([]Record, error)
@@ -222,10 +190,82 @@ type Journal interface {
 	Counts(ctx context.Context) (map[State]int64, error)
 
 	// Prune deletes rows past KeepUntil that are settled, released or
-	// failed (settling and unknown rows are never deleted), and forgets
-	// answers past AnswerUntil. It returns the rows deleted and the answers
-	// forgotten.
+	// failed (Prunable: settling and unknown rows are never deleted), and
+	// forgets their answers past AnswerUntil. It returns the rows deleted
+	// and the answers forgotten.
 	Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error)
+}
+
+// Reservation is what Reserve records of an admitted call: the
+// authorization it pays with, the request it is admitted for, who holds
+// it, until when, and how long its key is kept.
+type Reservation struct {
+	// Key identifies the authorization: the row's key, the journal key of
+	// the payment's scheme (exact.NonceKey(Network, Asset, Payer, Nonce)).
+	Key     string
+	Network string // CAIP-2
+	Asset   string // token contract
+	Payer   string // who signed the authorization
+	Nonce   string // authorization nonce
+	PayTo   string
+	Amount  string // atomic units, decimal
+	// Request is the call the authorization is admitted for; a reservation
+	// again takes it in place of the previous one.
+	Request Request
+	// Owner is the engine instance that holds the row until LeaseUntil.
+	Owner      string
+	LeaseUntil time.Time
+	// KeepUntil is how long the row (the authorization key) is kept.
+	KeepUntil time.Time
+	// Now is the caller's clock: when the row is created (or updated, by
+	// a reservation again), and the instant an existing row's KeepUntil
+	// is judged at.
+	Now time.Time
+}
+
+// Request is the call a reservation admits: what the Record fields of the
+// same names hold (Hash is Record.RequestHash; an authorization is never
+// admitted for another request).
+type Request struct {
+	Hash        string
+	Resource    string
+	Product     string
+	Transport   string
+	RefCode     string
+	RequestID   string
+	X402Version int
+}
+
+// Record returns the row Reserve creates for r: reserved, no attempt,
+// created and updated at r.Now, nothing recorded yet.
+func (r Reservation) Record() Record {
+	rec := Record{
+		Key: r.Key, Network: r.Network, Asset: r.Asset, Payer: r.Payer, Nonce: r.Nonce, PayTo: r.PayTo,
+		Amount: r.Amount, State: TransitionReserve.Rule().To, Owner: r.Owner, LeaseUntil: r.LeaseUntil,
+		KeepUntil: r.KeepUntil, CreatedAt: r.Now, UpdatedAt: r.Now,
+	}
+	rec.setRequest(r.Request)
+	return rec
+}
+
+// Again returns cur reserved again by r in place: the request, the holder
+// and the lease are r's, updated at r.Now; the authorization, the amounts,
+// Attempts, KeepUntil and CreatedAt stay cur's; what the previous
+// admission recorded (payload, requirements, answer, settlement, reason)
+// is cleared.
+func (r Reservation) Again(cur Record) Record {
+	cur.State = TransitionReserveAgain.Rule().To
+	cur.setRequest(r.Request)
+	cur.Owner, cur.LeaseUntil, cur.UpdatedAt = r.Owner, r.LeaseUntil, r.Now
+	cur.Payload, cur.Requirements, cur.Answer, cur.AnswerUntil = nil, nil, nil, time.Time{}
+	cur.Settlement, cur.Reason = nil, ""
+	return cur
+}
+
+// setRequest records q as the request rec is admitted for.
+func (rec *Record) setRequest(q Request) {
+	rec.RequestHash, rec.Resource, rec.Product, rec.Transport = q.Hash, q.Resource, q.Product, q.Transport
+	rec.RefCode, rec.RequestID, rec.X402Version = q.RefCode, q.RequestID, q.X402Version
 }
 
 // Settling is what the move to settling records.

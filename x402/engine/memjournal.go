@@ -53,40 +53,23 @@ func NewMemoryJournal() *MemoryJournal {
 var _ Journal = (*MemoryJournal)(nil)
 
 // Reserve implements Journal.
-func (m *MemoryJournal) Reserve(ctx context.Context, rec Record, maxAttempts int) (Record, error) {
+func (m *MemoryJournal) Reserve(ctx context.Context, r Reservation, maxAttempts int) (Record, error) {
 	if err := ctx.Err(); err != nil {
 		return Record{}, fmt.Errorf("engine: memory journal: reserve: %w", err)
 	}
-	if rec.Key == "" {
-		return Record{}, errors.New("engine: memory journal: reserve: the record has no key")
-	}
-	settlement, err := cloneSettlement(rec.Settlement)
-	if err != nil {
-		return Record{}, fmt.Errorf("engine: memory journal: reserve: %w", err)
+	if r.Key == "" {
+		return Record{}, errors.New("engine: memory journal: reserve: the reservation has no key")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := rec.CreatedAt
-	cur, ok := m.rows[rec.Key]
+	cur, ok := m.rows[r.Key]
 	switch {
-	case !ok || (prunable(cur.State) && cur.KeepUntil.Before(now)):
-		row := cloneRecord(rec)
-		row.Settlement = settlement
-		row.State = StateReserved
-		if row.UpdatedAt.IsZero() {
-			row.UpdatedAt = now
-		}
-		m.rows[rec.Key] = &row
+	case !ok || (TransitionReserve.Rule().Allows(cur.State, false, false) && cur.KeepUntil.Before(r.Now)):
+		row := r.Record()
+		m.rows[r.Key] = &row
 		return cloneRecord(row), nil
-	case cur.State == StateReleased && cur.Attempts < maxAttempts:
-		cur.State = StateReserved
-		cur.RequestHash, cur.Owner, cur.LeaseUntil = rec.RequestHash, rec.Owner, rec.LeaseUntil
-		cur.Resource, cur.Product, cur.Transport = rec.Resource, rec.Product, rec.Transport
-		cur.RefCode, cur.RequestID, cur.X402Version = rec.RefCode, rec.RequestID, rec.X402Version
-		// What the previous admission recorded is not this one's.
-		cur.Payload, cur.Requirements, cur.Answer, cur.AnswerUntil = nil, nil, nil, time.Time{}
-		cur.Settlement, cur.Reason = nil, ""
-		cur.UpdatedAt = now
+	case TransitionReserveAgain.Rule().Allows(cur.State, false, false) && cur.Attempts < maxAttempts:
+		*cur = r.Again(*cur)
 		return cloneRecord(*cur), nil
 	}
 	return cloneRecord(*cur), ErrTaken
@@ -94,12 +77,11 @@ func (m *MemoryJournal) Reserve(ctx context.Context, rec Record, maxAttempts int
 
 // Settling implements Journal.
 func (m *MemoryJournal) Settling(ctx context.Context, key, owner string, s Settling) error {
-	return m.transition(ctx, "settling", key, func(r *Record) error {
-		if r.State != StateReserved || r.Owner != owner || (s.RequestHash != "" && s.RequestHash != r.RequestHash) {
+	return m.transition(ctx, TransitionSettling, key, owner, func(r *Record) error {
+		if s.RequestHash != "" && s.RequestHash != r.RequestHash {
 			return stateError(r)
 		}
 		ans := cloneAnswer(&s.Answer)
-		r.State = StateSettling
 		r.Answer, r.AnswerUntil = ans, s.AnswerUntil
 		r.Payload, r.Requirements = slices.Clone(s.Payload), slices.Clone(s.Requirements)
 		r.Payer, r.Amount, r.LeaseUntil = s.Payer, s.Amount, s.LeaseUntil
@@ -114,15 +96,8 @@ func (m *MemoryJournal) Settle(ctx context.Context, key string, sr x402.SettleRe
 	if err != nil {
 		return fmt.Errorf("engine: memory journal: settle: %w", err)
 	}
-	return m.transition(ctx, "settle", key, func(r *Record) error {
-		switch r.State {
-		case StateSettled:
-			return nil
-		case StateSettling, StateUnknown, StateReleased, StateFailed:
-		default:
-			return stateError(r)
-		}
-		r.State, r.Settlement, r.UpdatedAt = StateSettled, settlement, at
+	return m.transition(ctx, TransitionSettle, key, "", func(r *Record) error {
+		r.Settlement, r.UpdatedAt = settlement, at
 		lk := ledgerKey(r.Network, r.Asset, r.Payer, r.Nonce)
 		if _, dup := m.ledger[lk]; !dup {
 			m.ledger[lk] = len(m.entries)
@@ -138,11 +113,8 @@ func (m *MemoryJournal) Settle(ctx context.Context, key string, sr x402.SettleRe
 
 // Release implements Journal.
 func (m *MemoryJournal) Release(ctx context.Context, key, owner, reason string, counted bool) error {
-	return m.transition(ctx, "release", key, func(r *Record) error {
-		if (r.State != StateReserved && r.State != StateSettling) || r.Owner != owner {
-			return stateError(r)
-		}
-		r.State, r.Reason, r.UpdatedAt = StateReleased, reason, time.Now()
+	return m.transition(ctx, TransitionRelease, key, owner, func(r *Record) error {
+		r.Reason, r.UpdatedAt = reason, time.Now()
 		if counted {
 			r.Attempts++
 		}
@@ -156,42 +128,47 @@ func (m *MemoryJournal) Fail(ctx context.Context, key, owner, reason string, sr 
 	if err != nil {
 		return fmt.Errorf("engine: memory journal: fail: %w", err)
 	}
-	return m.transition(ctx, "fail", key, func(r *Record) error {
-		if r.State != StateSettling || r.Owner != owner {
-			return stateError(r)
-		}
-		r.State, r.Settlement, r.Reason, r.UpdatedAt = StateFailed, settlement, reason, time.Now()
+	return m.transition(ctx, TransitionFail, key, owner, func(r *Record) error {
+		r.Settlement, r.Reason, r.UpdatedAt = settlement, reason, time.Now()
 		return nil
 	})
 }
 
 // MarkUnknown implements Journal.
 func (m *MemoryJournal) MarkUnknown(ctx context.Context, key, owner, reason string) error {
-	return m.transition(ctx, "mark unknown", key, func(r *Record) error {
-		if r.State != StateSettling || r.Owner != owner {
-			return stateError(r)
-		}
-		r.State, r.Reason, r.UpdatedAt = StateUnknown, reason, time.Now()
+	return m.transition(ctx, TransitionMarkUnknown, key, owner, func(r *Record) error {
+		r.Reason, r.UpdatedAt = reason, time.Now()
 		return nil
 	})
 }
 
-// transition applies f to the row of key under the lock; an absent key is
-// an error matching ErrState and ErrNotFound.
-func (m *MemoryJournal) transition(ctx context.Context, op, key string, f func(r *Record) error) error {
+// transition moves the row of key by t on behalf of owner, under the
+// lock, as t's rule allows: the row takes t's To state and f records the
+// rest (f may still refuse). A row in one of the rule's Done states is
+// left as is; an absent key is an error matching ErrState and
+// ErrNotFound.
+func (m *MemoryJournal) transition(ctx context.Context, t Transition, key, owner string, f func(r *Record) error) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("engine: memory journal: %s: %w", op, err)
+		return fmt.Errorf("engine: memory journal: %s: %w", t, err)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.rows[key]
 	if !ok {
-		return fmt.Errorf("engine: memory journal: %s: %w: %w", op, ErrState, ErrNotFound)
+		return fmt.Errorf("engine: memory journal: %s: %w: %w", t, ErrState, ErrNotFound)
+	}
+	rule := t.Rule()
+	switch {
+	case rule.Done.Has(r.State):
+		return nil
+	case !rule.Allows(r.State, r.Owner == owner, false):
+		return fmt.Errorf("engine: memory journal: %s: %w", t, stateError(r))
 	}
 	// f changes a copy: a refused transition leaves the row unchanged.
 	next := *r
+	next.State = rule.To
 	if err := f(&next); err != nil {
-		return fmt.Errorf("engine: memory journal: %s: %w", op, err)
+		return fmt.Errorf("engine: memory journal: %s: %w", t, err)
 	}
 	*r = next
 	return nil
@@ -261,14 +238,15 @@ func (m *MemoryJournal) Recover(ctx context.Context, owner string, now, deadBefo
 		seen, ok := m.instances[r.Owner]
 		return !ok || seen.Before(deadBefore)
 	}
+	release, claim := TransitionRecoverRelease.Rule(), TransitionRecoverClaim.Rule()
 	released := 0
 	var settling []*Record
 	for _, r := range m.rows {
 		switch {
-		case r.State == StateReserved && abandoned(r):
-			r.State, r.Reason, r.UpdatedAt = StateReleased, "abandoned", now
+		case release.Allows(r.State, false, abandoned(r)):
+			r.State, r.Reason, r.UpdatedAt = release.To, "abandoned", now
 			released++
-		case r.State == StateSettling && abandoned(r):
+		case claim.Allows(r.State, false, abandoned(r)):
 			settling = append(settling, r)
 		}
 	}
@@ -278,7 +256,7 @@ func (m *MemoryJournal) Recover(ctx context.Context, owner string, now, deadBefo
 		if len(claimed) >= limit {
 			break
 		}
-		r.Owner, r.LeaseUntil, r.UpdatedAt = owner, leaseUntil, now
+		r.State, r.Owner, r.LeaseUntil, r.UpdatedAt = claim.To, owner, leaseUntil, now
 		claimed = append(claimed, cloneRecord(*r))
 	}
 	return claimed, released, nil
@@ -344,7 +322,7 @@ func (m *MemoryJournal) Prune(ctx context.Context, now time.Time) (deleted, forg
 	defer m.mu.Unlock()
 	for k, r := range m.rows {
 		switch {
-		case !prunable(r.State):
+		case !Prunable.Has(r.State):
 		case r.KeepUntil.Before(now):
 			delete(m.rows, k)
 			deleted++
@@ -376,12 +354,6 @@ func (m *MemoryJournal) Ledger() []LedgerEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.entries)
-}
-
-// prunable reports whether Prune may delete (and Reserve replace) a row in
-// state s once past its KeepUntil.
-func prunable(s State) bool {
-	return s == StateSettled || s == StateReleased || s == StateFailed
 }
 
 // ledgerKey identifies a ledger entry: the network as given, the rest in

@@ -24,10 +24,10 @@ func TestMemoryJournalLedgerAndCopies(t *testing.T) {
 	at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 	payer := "0x00000000000000000000000000000000000000aa"
 	nonce := "0x" + "ab"
-	rec := engine.Record{
+	rec := engine.Reservation{
 		Key: exact.NonceKey("eip155:8453", "0xasset", payer, nonce), Network: "eip155:8453", Asset: "0xasset",
-		Payer: payer, Nonce: nonce, Amount: "5", Product: "p", Owner: "o",
-		LeaseUntil: at.Add(time.Minute), KeepUntil: at.Add(time.Hour), CreatedAt: at,
+		Payer: payer, Nonce: nonce, Amount: "5", Request: engine.Request{Product: "p"}, Owner: "o",
+		LeaseUntil: at.Add(time.Minute), KeepUntil: at.Add(time.Hour), Now: at,
 	}
 	if _, err := j.Reserve(ctx, rec, 1); err != nil {
 		t.Fatal(err)

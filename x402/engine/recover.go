@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
 // Run keeps this instance alive in the journal and runs recovery: once at

@@ -11,9 +11,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 

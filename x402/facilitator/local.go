@@ -12,9 +12,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 

@@ -58,9 +58,9 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
 // Defaults of Config.

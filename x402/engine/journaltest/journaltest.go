@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed1284c1d2/svc/internal/parallel"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -67,6 +66,8 @@ func Run(t *testing.T, open func(t *testing.T) engine.Journal) {
 	t.Run("Prune", s.prune)
 	t.Run("ConcurrentReservesOneWinner", s.concurrentReserve)
 	t.Run("ConcurrentTransitionsAreDurable", s.concurrentTransitions)
+	t.Run("TransitionTable", s.transitionTable)
+	t.Run("TransitionTableRecover", s.transitionTableRecover)
 }
 
 // suite holds what the cases share.
@@ -90,6 +91,19 @@ func (s *suite) record(owner string) engine.Record {
 		State: engine.StateReserved, Owner: owner,
 		LeaseUntil: base.Add(time.Minute), KeepUntil: base.Add(time.Hour),
 		CreatedAt: base, UpdatedAt: base,
+	}
+}
+
+// reservation is the reservation that creates rec (the suite's records
+// are created reserved, at CreatedAt, with no attempt and nothing
+// recorded).
+func reservation(rec engine.Record) engine.Reservation {
+	return engine.Reservation{
+		Key: rec.Key, Network: rec.Network, Asset: rec.Asset, Payer: rec.Payer, Nonce: rec.Nonce, PayTo: rec.PayTo,
+		Amount: rec.Amount,
+		Request: engine.Request{Hash: rec.RequestHash, Resource: rec.Resource, Product: rec.Product,
+			Transport: rec.Transport, RefCode: rec.RefCode, RequestID: rec.RequestID, X402Version: rec.X402Version},
+		Owner: rec.Owner, LeaseUntil: rec.LeaseUntil, KeepUntil: rec.KeepUntil, Now: rec.CreatedAt,
 	}
 }
 
@@ -175,8 +189,7 @@ func (s *suite) reserveCreates(t *testing.T) {
 	ctx := context.Background()
 	j := s.open(t)
 	rec := s.record("owner-a")
-	rec.State = 0 // Reserve creates the row reserved whatever the caller says
-	got, err := j.Reserve(ctx, rec, 3)
+	got, err := j.Reserve(ctx, reservation(rec), 3)
 	if err != nil {
 		t.Fatalf("Reserve of a new key: %v", err)
 	}
@@ -190,14 +203,14 @@ func (s *suite) reserveCreates(t *testing.T) {
 	// An empty key is refused (and is not ErrTaken).
 	bad := s.record("owner-a")
 	bad.Key = ""
-	if _, err := j.Reserve(ctx, bad, 3); err == nil || errors.Is(err, engine.ErrTaken) {
+	if _, err := j.Reserve(ctx, reservation(bad), 3); err == nil || errors.Is(err, engine.ErrTaken) {
 		t.Fatalf("Reserve without a key err = %v, want a refusal", err)
 	}
 	// A canceled context fails the call and writes nothing.
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
 	late := s.record("owner-a")
-	if _, err := j.Reserve(canceled, late, 3); !errors.Is(err, context.Canceled) {
+	if _, err := j.Reserve(canceled, reservation(late), 3); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Reserve with a canceled context err = %v, want context.Canceled", err)
 	}
 	if _, err := j.Get(ctx, late.Key); !errors.Is(err, engine.ErrNotFound) {
@@ -216,7 +229,7 @@ func (s *suite) reserveTaken(t *testing.T) {
 		other.RequestHash, other.Owner, other.RequestID = "sha256:another-request", "owner-b", "req-other"
 		other.CreatedAt = base.Add(time.Minute)
 		// A released row out of attempts (1 counted release, limit 1).
-		existing, err := j.Reserve(ctx, other, 1)
+		existing, err := j.Reserve(ctx, reservation(other), 1)
 		if !errors.Is(err, engine.ErrTaken) {
 			t.Fatalf("%v: Reserve of a known key err = %v, want ErrTaken", state, err)
 		}
@@ -244,9 +257,9 @@ func (s *suite) reserveAgain(t *testing.T) {
 	again.Resource, again.Product, again.Transport = "tools/call risk_levels", "risk_levels_v2", "mcp"
 	again.RefCode, again.RequestID, again.X402Version = "", "req-retry", 1
 	// Not taken from rec: the row's own.
-	again.KeepUntil, again.CreatedAt, again.Attempts = base.Add(2*time.Hour), base.Add(time.Minute), 0
+	again.KeepUntil, again.CreatedAt = base.Add(2*time.Hour), base.Add(time.Minute)
 	again.PayTo, again.Amount = "0x0000000000000000000000000000000000000001", "1"
-	got, err := j.Reserve(ctx, again, 3)
+	got, err := j.Reserve(ctx, reservation(again), 3)
 	if err != nil {
 		t.Fatalf("Reserve of a released key with attempts left: %v", err)
 	}
@@ -284,12 +297,12 @@ func (s *suite) reserveAgain(t *testing.T) {
 	if before.Attempts != 3 {
 		t.Fatalf("Attempts = %d after three counted releases, want 3", before.Attempts)
 	}
-	existing, err := j.Reserve(ctx, again, 3)
+	existing, err := j.Reserve(ctx, reservation(again), 3)
 	if !errors.Is(err, engine.ErrTaken) || existing.State != engine.StateReleased || existing.Attempts != 3 {
 		t.Fatalf("Reserve out of attempts = %+v, %v; want the released row and ErrTaken", existing, err)
 	}
 	wantUnchanged(t, j, before)
-	if got, err := j.Reserve(ctx, again, 4); err != nil || got.Attempts != 3 {
+	if got, err := j.Reserve(ctx, reservation(again), 4); err != nil || got.Attempts != 3 {
 		t.Fatalf("Reserve under a higher limit = %+v, %v; want reserved with 3 attempts", got, err)
 	}
 }
@@ -304,13 +317,13 @@ func (s *suite) pastKeepUntil(t *testing.T) {
 		fresh.RequestHash, fresh.Owner, fresh.PayTo = "sha256:fresh", "owner-b", "0x0000000000000000000000000000000000000002"
 		fresh.CreatedAt, fresh.UpdatedAt = rec.KeepUntil, rec.KeepUntil // at KeepUntil: still kept
 		fresh.LeaseUntil, fresh.KeepUntil = rec.KeepUntil.Add(time.Minute), rec.KeepUntil.Add(time.Hour)
-		if _, err := j.Reserve(ctx, fresh, 1); !errors.Is(err, engine.ErrTaken) {
+		if _, err := j.Reserve(ctx, reservation(fresh), 1); !errors.Is(err, engine.ErrTaken) {
 			t.Fatalf("%v: Reserve at KeepUntil err = %v, want ErrTaken", state, err)
 		}
 		wantUnchanged(t, j, before)
 		fresh.CreatedAt = rec.KeepUntil.Add(time.Millisecond)
 		fresh.UpdatedAt = fresh.CreatedAt
-		got, err := j.Reserve(ctx, fresh, 1)
+		got, err := j.Reserve(ctx, reservation(fresh), 1)
 		if err != nil || got.State != engine.StateReserved || got.Attempts != 0 {
 			t.Fatalf("%v: Reserve past KeepUntil = %+v, %v; want a fresh reservation", state, got, err)
 		}
@@ -322,7 +335,7 @@ func (s *suite) pastKeepUntil(t *testing.T) {
 		late := rec
 		late.RequestHash, late.Owner = "sha256:late", "owner-b"
 		late.CreatedAt = rec.KeepUntil.Add(24 * time.Hour)
-		existing, err := j.Reserve(ctx, late, 10)
+		existing, err := j.Reserve(ctx, reservation(late), 10)
 		if !errors.Is(err, engine.ErrTaken) || existing.State != state {
 			t.Fatalf("%v: Reserve past KeepUntil = %+v, %v; want the row kept and ErrTaken", state, existing, err)
 		}
@@ -829,7 +842,7 @@ func (s *suite) recoverConcurrent(t *testing.T) {
 			}
 		}
 	}
-	for _, err := range parallel.Run(callers, waitFor, func(i int) error { return claimAll(fmt.Sprintf("instance-%d", i)) }) {
+	for _, err := range Concurrently(callers, waitFor, func(i int) error { return claimAll(fmt.Sprintf("instance-%d", i)) }) {
 		t.Fatalf("concurrent Recover: %v", err)
 	}
 	// Rows a concurrent caller skipped are claimed by the next round.
@@ -1018,7 +1031,7 @@ func (s *suite) prune(t *testing.T) {
 			rec := before[name]
 			rec.State, rec.Answer, rec.Settlement, rec.Payload, rec.Requirements, rec.Reason = engine.StateReserved, nil, nil, nil, nil, ""
 			rec.Attempts, rec.AnswerUntil, rec.CreatedAt = 0, time.Time{}, now
-			if _, err := j.Reserve(ctx, rec, 3); err != nil {
+			if _, err := j.Reserve(ctx, reservation(rec), 3); err != nil {
 				t.Fatalf("%s: Reserve after Prune: %v", name, err)
 			}
 		}
@@ -1033,10 +1046,10 @@ func (s *suite) concurrentReserve(t *testing.T) {
 	var wins atomic.Int64
 	winner := make([]bool, n)
 	seen := make([]string, n)
-	errs := parallel.Run(n, waitFor, func(i int) error {
+	errs := Concurrently(n, waitFor, func(i int) error {
 		r := rec
 		r.Owner, r.RequestHash = fmt.Sprintf("instance-%d", i), fmt.Sprintf("sha256:race-%d", i)
-		got, err := j.Reserve(ctx, r, 3)
+		got, err := j.Reserve(ctx, reservation(r), 3)
 		switch {
 		case err == nil:
 			wins.Add(1)
@@ -1076,9 +1089,9 @@ func (s *suite) concurrentTransitions(t *testing.T) {
 	outcome := func(i int) engine.State {
 		return []engine.State{engine.StateSettled, engine.StateReleased, engine.StateFailed, engine.StateUnknown, engine.StateSettled, engine.StateSettling}[i%6]
 	}
-	errs := parallel.Run(n, waitFor, func(i int) error {
+	errs := Concurrently(n, waitFor, func(i int) error {
 		rec := recs[i]
-		if _, err := j.Reserve(ctx, rec, 3); err != nil {
+		if _, err := j.Reserve(ctx, reservation(rec), 3); err != nil {
 			return fmt.Errorf("reserve %d: %w", i, err)
 		}
 		if i%3 == 0 {
@@ -1138,10 +1151,179 @@ func (s *suite) concurrentTransitions(t *testing.T) {
 	}
 }
 
+// transitionTable walks engine's transition table: every transition of a
+// Journal method, applied to a row in every state (and to an absent key)
+// by the row's holder and by another instance, does what the table says
+// and nothing else: it moves the row to the rule's To state, succeeds
+// without a change in a Done state, or is refused (ErrState; ErrTaken for
+// Reserve) with the row unchanged.
+func (s *suite) transitionTable(t *testing.T) {
+	ctx := context.Background()
+	j := s.open(t)
+	n := 0
+	for _, tr := range engine.Transitions() {
+		rule := tr.Rule()
+		if rule.Owner == engine.HolderGone {
+			continue // Recover's: transitionTableRecover
+		}
+		// A rule for any caller is applied by another instance; a rule
+		// for the holder by both.
+		callers := []string{"other"}
+		if rule.Owner == engine.Holder {
+			callers = append(callers, "holder")
+		}
+		for _, from := range engine.States() {
+			for _, caller := range callers {
+				n++
+				name := fmt.Sprintf("%v from %v by %s", tr, from, caller)
+				rec := s.record("holder")
+				before := drive(t, j, rec, from)
+				want, err := s.apply(ctx, j, tr, rec, caller, n)
+				switch {
+				case rule.Done.Has(from):
+					if err != nil {
+						t.Fatalf("%s err = %v, want nil (done already)", name, err)
+					}
+					wantUnchanged(t, j, before)
+				case rule.Allows(from, caller == rec.Owner, false):
+					if err != nil {
+						t.Fatalf("%s err = %v, want the move to %v", name, err, rule.To)
+					}
+					got := mustGet(t, j, rec.Key)
+					if got.State != rule.To || (tr == engine.TransitionReserve || tr == engine.TransitionReserveAgain) && got.Owner != caller {
+						t.Fatalf("%s: the row is %v held by %q, want %v", name, got.State, got.Owner, rule.To)
+					}
+					if want.Key != "" {
+						checkRecord(t, name, got, want, true)
+					}
+				default:
+					refusal := engine.ErrState
+					if tr == engine.TransitionReserve || tr == engine.TransitionReserveAgain {
+						refusal = engine.ErrTaken
+					}
+					if !errors.Is(err, refusal) {
+						t.Fatalf("%s err = %v, want %v", name, err, refusal)
+					}
+					wantUnchanged(t, j, before)
+				}
+			}
+		}
+		if tr == engine.TransitionReserveAgain {
+			continue // the same method as TransitionReserve: an absent key is created
+		}
+		n++
+		absent := s.record("holder")
+		_, err := s.apply(ctx, j, tr, absent, "holder", n)
+		switch got, gerr := j.Get(ctx, absent.Key); {
+		case rule.Creates:
+			if err != nil || gerr != nil || got.State != rule.To {
+				t.Fatalf("%v of an absent key = %v, %v (row %v, %v); want it created %v", tr, err, gerr, got.State, gerr, rule.To)
+			}
+		case !errors.Is(err, engine.ErrState) || !errors.Is(err, engine.ErrNotFound):
+			t.Fatalf("%v of an absent key err = %v, want ErrState and ErrNotFound", tr, err)
+		case !errors.Is(gerr, engine.ErrNotFound):
+			t.Fatalf("%v of an absent key created it: Get err = %v", tr, gerr)
+		}
+	}
+}
+
+// apply applies tr to the row of rec on behalf of caller (n numbers the
+// call) and returns the record the row must then hold when the
+// transition is allowed (want.Key empty when the walk checks the state
+// and holder only).
+func (s *suite) apply(ctx context.Context, j engine.Journal, tr engine.Transition, rec engine.Record, caller string, n int) (want engine.Record, err error) {
+	switch tr {
+	case engine.TransitionReserve:
+		// Past the row's KeepUntil, with no attempt allowed: only a
+		// replacement (or a creation) may succeed.
+		fresh := rec
+		fresh.Owner, fresh.RequestHash = caller, fmt.Sprintf("sha256:walk-%d", n)
+		fresh.CreatedAt = rec.KeepUntil.Add(time.Millisecond)
+		fresh.LeaseUntil, fresh.KeepUntil = fresh.CreatedAt.Add(time.Minute), fresh.CreatedAt.Add(time.Hour)
+		fresh.State = engine.StateReserved
+		_, err = j.Reserve(ctx, reservation(fresh), 0)
+		return fresh, err
+	case engine.TransitionReserveAgain:
+		// Before the row's KeepUntil, with attempts left.
+		again := rec
+		again.Owner, again.RequestHash = caller, fmt.Sprintf("sha256:walk-%d", n)
+		again.CreatedAt = base.Add(time.Minute)
+		_, err = j.Reserve(ctx, reservation(again), 10)
+		return engine.Record{}, err
+	case engine.TransitionSettling:
+		st := settlingOf(rec)
+		st.RequestHash = rec.RequestHash
+		return engine.Record{}, j.Settling(ctx, rec.Key, caller, st)
+	case engine.TransitionSettle:
+		return engine.Record{}, j.Settle(ctx, rec.Key, settleResponse(rec, 1000+n), base.Add(time.Second))
+	case engine.TransitionRelease:
+		return engine.Record{}, j.Release(ctx, rec.Key, caller, "walk", false)
+	case engine.TransitionFail:
+		return engine.Record{}, j.Fail(ctx, rec.Key, caller, "walk", refusal(rec))
+	case engine.TransitionMarkUnknown:
+		return engine.Record{}, j.MarkUnknown(ctx, rec.Key, caller, "walk")
+	}
+	return engine.Record{}, fmt.Errorf("no Journal method applies %v", tr)
+}
+
+// transitionTableRecover walks the transition table's recovery rules: of
+// rows in every state, Recover releases or claims those whose holder is
+// gone exactly as the rules say, and leaves the others, and every row of a
+// live holder, unchanged.
+func (s *suite) transitionTableRecover(t *testing.T) {
+	ctx := context.Background()
+	j := s.open(t)
+	now := base.Add(30 * time.Second)
+	if err := j.Heartbeat(ctx, "live", now); err != nil {
+		t.Fatalf("Heartbeat: %v", err)
+	}
+	type row struct {
+		from   engine.State
+		gone   bool
+		before engine.Record
+	}
+	var rows []row
+	for _, from := range engine.States() {
+		for _, holder := range []string{"live", "gone"} { // "gone" never sent a heartbeat
+			rows = append(rows, row{from, holder == "gone", drive(t, j, s.record(holder), from)})
+		}
+	}
+	newLease := now.Add(5 * time.Minute)
+	claimed, released, err := j.Recover(ctx, "recoverer", now, now.Add(-time.Minute), newLease, 100)
+	if err != nil {
+		t.Fatalf("Recover: %v", err)
+	}
+	release, claim := engine.TransitionRecoverRelease.Rule(), engine.TransitionRecoverClaim.Rule()
+	wantReleased, wantClaimed := 0, 0
+	for _, r := range rows {
+		name := fmt.Sprintf("a %v row of a %s holder", r.from, map[bool]string{true: "gone", false: "live"}[r.gone])
+		got := mustGet(t, j, r.before.Key)
+		want := r.before
+		switch {
+		case release.Allows(r.from, false, r.gone):
+			wantReleased++
+			want.State, want.Reason = release.To, "abandoned"
+			checkRecord(t, name+" after Recover", got, want, true)
+		case claim.Allows(r.from, false, r.gone):
+			wantClaimed++
+			want.State, want.Owner, want.LeaseUntil = claim.To, "recoverer", newLease
+			checkRecord(t, name+" after Recover", got, want, true)
+			if !slices.ContainsFunc(claimed, func(c engine.Record) bool { return c.Key == r.before.Key }) {
+				t.Fatalf("%s: claimed but not returned by Recover", name)
+			}
+		default:
+			checkRecord(t, name+" after Recover", got, want, false)
+		}
+	}
+	if released != wantReleased || len(claimed) != wantClaimed {
+		t.Fatalf("Recover = %d claimed, %d released; want %d, %d", len(claimed), released, wantClaimed, wantReleased)
+	}
+}
+
 // mustReserve reserves rec, which must be new or reservable again.
 func mustReserve(t *testing.T, j engine.Journal, rec engine.Record, maxAttempts int) engine.Record {
 	t.Helper()
-	got, err := j.Reserve(context.Background(), rec, maxAttempts)
+	got, err := j.Reserve(context.Background(), reservation(rec), maxAttempts)
 	if err != nil {
 		t.Fatalf("Reserve(%s): %v", rec.Key, err)
 	}

@@ -79,10 +79,10 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
 )
 
 // Settled is a settlement a ledger recorded, to compare with the chain.

@@ -14,10 +14,10 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
 )
 
 // StatusConfig configures NewStatusReader. RPCURL (or Client) and Network

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/seed1284c1d2/svc/internal/evmaddr"
+	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
 )
 
 // EqualAddressFold compares two hex addresses case-insensitively.

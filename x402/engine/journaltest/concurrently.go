@@ -1,7 +1,4 @@
-// Package parallel runs the concurrent cases of the conformance suites
-// (store/storetest, x402/engine/journaltest): n calls released together,
-// bounded in time.
-package parallel
+package journaltest
 
 import (
 	"fmt"
@@ -9,10 +6,12 @@ import (
 	"time"
 )
 
-// Run runs f(0..n-1) concurrently, released together, and returns the
-// non-nil errors, or one error if the calls take longer than waitFor (they
-// are left running).
-func Run(n int, waitFor time.Duration, f func(i int) error) []error {
+// Concurrently runs f(0..n-1) concurrently, released together, and
+// returns the non-nil errors, or one error if the calls take longer than
+// waitFor (they are left running). It is how the suite runs its
+// concurrent cases; the suites of stores that hold a journal use it for
+// theirs.
+func Concurrently(n int, waitFor time.Duration, f func(i int) error) []error {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	errc := make(chan error, n)

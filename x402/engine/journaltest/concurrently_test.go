@@ -1,4 +1,4 @@
-package parallel
+package journaltest
 
 import (
 	"errors"
@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-func TestRunCallsEveryIndexOnceAndCollectsErrors(t *testing.T) {
+func TestConcurrentlyCallsEveryIndexOnceAndCollectsErrors(t *testing.T) {
 	var seen [50]atomic.Int32
-	errs := Run(50, time.Minute, func(i int) error {
+	errs := Concurrently(50, time.Minute, func(i int) error {
 		seen[i].Add(1)
 		if i%10 == 0 {
 			return fmt.Errorf("call %d", i)
@@ -27,10 +27,10 @@ func TestRunCallsEveryIndexOnceAndCollectsErrors(t *testing.T) {
 	}
 }
 
-func TestRunIsBounded(t *testing.T) {
+func TestConcurrentlyIsBounded(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	errs := Run(2, 10*time.Millisecond, func(int) error { <-release; return errors.New("late") })
+	errs := Concurrently(2, 10*time.Millisecond, func(int) error { <-release; return errors.New("late") })
 	if len(errs) != 1 {
 		t.Fatalf("errors %v, want one saying the calls still run", errs)
 	}
