@@ -27,7 +27,10 @@ func TestArtifactIsCompiledSource(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compile.mjs: %v\n%s", err, b)
 	}
-	for name, committed := range map[string][]byte{"testusdc.json": ArtifactJSON, "testwallet.json": WalletArtifactJSON, "testfeeusdc.json": FeeArtifactJSON} {
+	for name, committed := range map[string][]byte{
+		"testusdc.json": ArtifactJSON, "testwallet.json": WalletArtifactJSON, "testfeeusdc.json": FeeArtifactJSON,
+		"batchsettlement.json": BatchSettlementArtifactJSON, "erc3009collector.json": ERC3009CollectorArtifactJSON, "multicall3.json": Multicall3ArtifactJSON,
+	} {
 		if !bytes.Equal(readFile(t, filepath.Join(out, name)), committed) {
 			t.Errorf("internal/anviltest/%s is not what e2e/chain/compile.mjs produces from the source: run `node compile.mjs` in e2e/chain and commit the result", name)
 		}
