@@ -17,7 +17,9 @@ import (
 const MaxSignatureBytes = 4096
 
 // MaxAmount returns 2^128 - 1, the largest amount a channel holds.
-func MaxAmount() *big.Int { return new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 128), big.NewInt(1)) }
+func MaxAmount() *big.Int {
+	return new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 128), big.NewInt(1))
+}
 
 // ParsePayload decodes a client's payload (deposit, voucher or refund)
 // and checks its syntax: every address, the salt, the channel id, the
