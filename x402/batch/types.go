@@ -207,3 +207,20 @@ func (c Claim) Row() VoucherClaim {
 		TotalClaimed: c.TotalClaimed.String(),
 	}
 }
+
+// Payload returns p as it travels (checksummed addresses, decimal
+// amounts, 0x-hex signatures and salts).
+func (p Payment) Payload() Payload {
+	out := Payload{Type: p.Type, ChannelConfig: p.Channel.Config(),
+		Voucher: Voucher{ChannelID: p.ChannelID.Hex(), MaxClaimableAmount: p.MaxClaimableAmount.String(), Signature: hexBytes(p.Signature)}}
+	if d := p.Deposit; d != nil {
+		var salt common.Hash
+		d.Salt.FillBytes(salt[:])
+		out.Deposit = &Deposit{Amount: d.Amount.String(), Authorization: DepositAuthorization{ERC3009: &ERC3009Authorization{
+			ValidAfter: d.ValidAfter.String(), ValidBefore: d.ValidBefore.String(), Salt: salt.Hex(), Signature: hexBytes(d.Signature)}}}
+	}
+	if p.RefundAmount != nil {
+		out.Amount = p.RefundAmount.String()
+	}
+	return out
+}
