@@ -285,6 +285,9 @@ func TestOfficialClientAgainstOurContracts(t *testing.T) {
 	if !vr.IsValid {
 		t.Fatalf("the official facilitator refuses a voucher: %s %s", vr.InvalidReason, vr.InvalidMessage)
 	}
+	if vr.Extra["balance"] != "100000" || vr.Extra["totalClaimed"] != claimed.String() || vr.Extra["refundNonce"] != "0" {
+		t.Fatalf("the official facilitator's snapshot of our escrow: %v, want balance 100000, totalClaimed %s", vr.Extra, claimed)
+	}
 	accept(pp, p, 900, true)
 	// ... claims it with our authorizer's signature ...
 	claims = []batch.Claim{{Channel: p.Channel, MaxClaimableAmount: p.MaxClaimableAmount, Signature: p.Signature, TotalClaimed: new(big.Int).Set(s.charged)}}
