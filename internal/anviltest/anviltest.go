@@ -513,3 +513,13 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// IncreaseTime moves the chain's clock forward by seconds and mines a
+// block at the new time.
+func (c *Chain) IncreaseTime(t testing.TB, seconds int64) {
+	t.Helper()
+	if err := c.RPC.CallContext(context.Background(), nil, "evm_increaseTime", seconds); err != nil {
+		t.Fatalf("evm_increaseTime: %v", err)
+	}
+	c.Mine(t, 1)
+}

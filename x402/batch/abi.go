@@ -204,3 +204,15 @@ func ChannelIDCalldata(ch Channel) ([]byte, error) {
 func ClaimBatchDigestCalldata(claims []Claim) ([]byte, error) {
 	return pack("getClaimBatchDigest", toABIClaims(claims))
 }
+
+// ClaimCalldata is the calldata of claim(claims), sent by the receiver or
+// the receiver authorizer itself (no authorizer signature).
+func ClaimCalldata(claims []Claim) ([]byte, error) {
+	return pack("claim", toABIClaims(claims))
+}
+
+// RefundCalldata is the calldata of refund(config, amount), sent by the
+// receiver or the receiver authorizer itself (no signature).
+func RefundCalldata(ch Channel, amount *big.Int) ([]byte, error) {
+	return pack("refund", toABIChannel(ch), amount)
+}
