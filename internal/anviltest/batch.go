@@ -97,7 +97,7 @@ func EscrowChannel(t testing.TB, ec *ethclient.Client, channelID common.Hash) ba
 // calls) and returns their answers; a failed call fails the test.
 func Aggregate(t testing.TB, ec *ethclient.Client, target common.Address, calls ...[]byte) [][]byte {
 	t.Helper()
-	mc := multicall3ABI(t)
+	mc := ArtifactABI(t, Multicall3ArtifactJSON)
 	type call struct {
 		Target   common.Address
 		CallData []byte
@@ -173,6 +173,43 @@ func TokenBalanceOf(t testing.TB, ec *ethclient.Client, addr common.Address) *bi
 	return new(big.Int).SetBytes(out)
 }
 
+// Actor sends transactions to the escrow signed by Key and checks that
+// calls are refused (eth_call from its address reverts).
+type Actor struct {
+	T   testing.TB
+	EC  *ethclient.Client
+	Key *ecdsa.PrivateKey
+}
+
+// OK sends a transaction of data (err is data's packing error) and fails
+// the test unless it succeeds.
+func (a Actor) OK(what string, data []byte, err error) *types.Receipt {
+	a.T.Helper()
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	r, err := SendTx(context.Background(), a.EC, a.Key, Escrow, data)
+	if err != nil {
+		a.T.Fatalf("%s: %v", what, err)
+	}
+	if r.Status != types.ReceiptStatusSuccessful {
+		a.T.Fatalf("%s: transaction %s reverted", what, r.TxHash)
+	}
+	return r
+}
+
+// Refused fails the test unless the escrow refuses data from the actor.
+func (a Actor) Refused(what string, data []byte, err error) {
+	a.T.Helper()
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	from := crypto.PubkeyToAddress(a.Key.PublicKey)
+	if _, err := a.EC.CallContract(context.Background(), ethereum.CallMsg{From: from, To: &Escrow, Data: data}, nil); err == nil {
+		a.T.Errorf("%s: the escrow accepted it", what)
+	}
+}
+
 // RandomSalt returns 32 random bytes.
 func RandomSalt(t testing.TB) common.Hash {
 	t.Helper()
@@ -207,31 +244,7 @@ func NewDeposit(t testing.TB, payer *ecdsa.PrivateKey, channelID common.Hash, am
 // signed by another key and a replayed refund are refused.
 func BatchRoundTrip(t testing.TB, ec *ethclient.Client, relayer, payer *ecdsa.PrivateKey) {
 	t.Helper()
-	ctx := context.Background()
-	send := func(what string, to common.Address, data []byte, err error) *types.Receipt {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		r, err := SendTx(ctx, ec, relayer, to, data)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if r.Status != types.ReceiptStatusSuccessful {
-			t.Fatalf("%s: transaction %s reverted", what, r.TxHash)
-		}
-		return r
-	}
-	refused := func(what string, data []byte, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		from := crypto.PubkeyToAddress(relayer.PublicKey)
-		if _, err := ec.CallContract(ctx, ethereum.CallMsg{From: from, To: &Escrow, Data: data}, nil); err == nil {
-			t.Errorf("%s: the escrow accepted it", what)
-		}
-	}
+	relay := Actor{T: t, EC: ec, Key: relayer}
 	authKey, authAddr := NewKey(t)
 	_, payTo := NewKey(t)
 	payerAddr := crypto.PubkeyToAddress(payer.PublicKey)
@@ -258,7 +271,7 @@ func BatchRoundTrip(t testing.TB, ec *ethclient.Client, relayer, payer *ecdsa.Pr
 	escrowBefore := TokenBalanceOf(t, ec, Escrow)
 	dep := NewDeposit(t, payer, id, 100_000)
 	data, err = batch.DepositCalldata(ch, dep)
-	send("deposit", Escrow, data, err)
+	relay.OK("deposit", data, err)
 	st := EscrowChannel(t, ec, id)
 	if st.Balance.Int64() != 100_000 || st.TotalClaimed.Sign() != 0 || st.RefundNonce.Sign() != 0 || st.WithdrawRequestedAt != 0 {
 		t.Fatalf("after the deposit: %+v", st)
@@ -268,7 +281,7 @@ func BatchRoundTrip(t testing.TB, ec *ethclient.Client, relayer, payer *ecdsa.Pr
 	}
 	// The same authorization cannot deposit twice.
 	data, err = batch.DepositCalldata(ch, dep)
-	refused("a replayed deposit", data, err)
+	relay.Refused("a replayed deposit", data, err)
 
 	// Three cumulative vouchers; the server verifies each locally.
 	var last batch.Payment
@@ -294,7 +307,7 @@ func BatchRoundTrip(t testing.TB, ec *ethclient.Client, relayer, payer *ecdsa.Pr
 	forgedClaims := []batch.Claim{{Channel: ch, MaxClaimableAmount: big.NewInt(4000), Signature: hexDecode(t, forged), TotalClaimed: big.NewInt(4000)}}
 	sig, _ := d.SignClaimBatch(authKey, d.ClaimEntries(forgedClaims))
 	data, err = batch.ClaimWithSignatureCalldata(forgedClaims, hexDecode(t, sig))
-	refused("a claim of a forged voucher", data, err)
+	relay.Refused("a claim of a forged voucher", data, err)
 
 	// The claim of the latest voucher, signed by another key than the
 	// receiver authorizer, is refused; signed by it, it is accepted.
@@ -308,12 +321,12 @@ func BatchRoundTrip(t testing.TB, ec *ethclient.Client, relayer, payer *ecdsa.Pr
 	}
 	sig, _ = d.SignClaimBatch(otherKey, d.ClaimEntries(claims))
 	data, err = batch.ClaimWithSignatureCalldata(claims, hexDecode(t, sig))
-	refused("a claim not signed by the receiver authorizer", data, err)
+	relay.Refused("a claim not signed by the receiver authorizer", data, err)
 	sig, _ = d.SignClaimBatch(authKey, d.ClaimEntries(claims))
 	data, err = batch.ClaimWithSignatureCalldata(claims, hexDecode(t, sig))
-	send("claimWithSignature", Escrow, data, err)
+	relay.OK("claimWithSignature", data, err)
 	// Claiming it again changes nothing.
-	send("the same claim again", Escrow, data, err)
+	relay.OK("the same claim again", data, err)
 	if st := EscrowChannel(t, ec, id); st.Balance.Int64() != 100_000 || st.TotalClaimed.Int64() != 4000 {
 		t.Fatalf("after the claim: %+v", st)
 	}
@@ -324,7 +337,7 @@ func BatchRoundTrip(t testing.TB, ec *ethclient.Client, relayer, payer *ecdsa.Pr
 
 	// settle sweeps the claimed 4000 to payTo.
 	data, err = batch.SettleCalldata(payTo, USDC)
-	send("settle", Escrow, data, err)
+	relay.OK("settle", data, err)
 	if got := TokenBalanceOf(t, ec, payTo); got.Int64() != 4000 {
 		t.Fatalf("payTo holds %s after the sweep, want 4000", got)
 	}
@@ -334,8 +347,8 @@ func BatchRoundTrip(t testing.TB, ec *ethclient.Client, relayer, payer *ecdsa.Pr
 	payerBefore := TokenBalanceOf(t, ec, payerAddr)
 	rsig, _ := d.SignRefund(authKey, id, big.NewInt(0), big.NewInt(10_000))
 	data, err = batch.RefundWithSignatureCalldata(ch, big.NewInt(10_000), big.NewInt(0), hexDecode(t, rsig))
-	send("refundWithSignature", Escrow, data, err)
-	refused("a replayed refund", data, err)
+	relay.OK("refundWithSignature", data, err)
+	relay.Refused("a replayed refund", data, err)
 	if got := new(big.Int).Sub(TokenBalanceOf(t, ec, payerAddr), payerBefore); got.Int64() != 10_000 {
 		t.Fatalf("the payer got %s back, want 10000", got)
 	}
@@ -344,11 +357,12 @@ func BatchRoundTrip(t testing.TB, ec *ethclient.Client, relayer, payer *ecdsa.Pr
 	}
 }
 
-// multicall3ABI is the ABI of the installed Multicall3.
-func multicall3ABI(t testing.TB) abi.ABI {
+// ArtifactABI returns the ABI of a committed artifact (one of the
+// *ArtifactJSON files).
+func ArtifactABI(t testing.TB, artifactJSON []byte) abi.ABI {
 	t.Helper()
 	var a Artifact
-	if err := json.Unmarshal(Multicall3ArtifactJSON, &a); err != nil {
+	if err := json.Unmarshal(artifactJSON, &a); err != nil {
 		t.Fatal(err)
 	}
 	parsed, err := abi.JSON(strings.NewReader(string(a.ABI)))

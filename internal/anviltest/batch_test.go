@@ -3,55 +3,18 @@ package anviltest
 import (
 	"context"
 	"crypto/ecdsa"
-	"encoding/json"
 	"errors"
 	"math/big"
-	"strings"
 	"testing"
 
 	ethereum "github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/batch"
 	"github.com/seed1284c1d2/svc/x402/exact"
 )
-
-// escrowActor sends the escrow's transactions of one key and checks that
-// others are refused.
-type escrowActor struct {
-	t   *testing.T
-	c   *Chain
-	key *ecdsa.PrivateKey
-}
-
-func (a escrowActor) ok(what string, data []byte, err error) {
-	a.t.Helper()
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	r, err := SendTx(context.Background(), a.c.Client, a.key, Escrow, data)
-	if err != nil {
-		a.t.Fatalf("%s: %v", what, err)
-	}
-	if r.Status != types.ReceiptStatusSuccessful {
-		a.t.Fatalf("%s: reverted", what)
-	}
-}
-
-func (a escrowActor) refused(what string, data []byte, err error) {
-	a.t.Helper()
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	from := crypto.PubkeyToAddress(a.key.PublicKey)
-	if _, err := a.c.Client.CallContract(context.Background(), ethereum.CallMsg{From: from, To: &Escrow, Data: data}, nil); err == nil {
-		a.t.Errorf("%s: accepted", what)
-	}
-}
 
 func funded(t *testing.T, c *Chain) (*ecdsa.PrivateKey, common.Address) {
 	k, a := NewKey(t)
@@ -71,7 +34,7 @@ func TestEscrowTimedWithdrawal(t *testing.T) {
 	authKey, authAddr := funded(t, c)
 	_, payTo := NewKey(t)
 	c.Mint(t, payerAddr, big.NewInt(100_000))
-	relayer, payer, auth := escrowActor{t, c, relayerKey}, escrowActor{t, c, payerKey}, escrowActor{t, c, authKey}
+	relayer, payer, auth := Actor{t, c.Client, relayerKey}, Actor{t, c.Client, payerKey}, Actor{t, c.Client, authKey}
 
 	ch := batch.Channel{Payer: payerAddr, PayerAuthorizer: payerAddr, Receiver: payTo, ReceiverAuthorizer: authAddr, Token: USDC, WithdrawDelay: 900, Salt: RandomSalt(t)}
 	d := batch.NewDomain(ChainID)
@@ -79,14 +42,7 @@ func TestEscrowTimedWithdrawal(t *testing.T) {
 	dep := NewDeposit(t, payerKey, id, 100_000)
 	// The collector takes orders from the escrow only: anyone else
 	// presenting the payer's authorization is refused.
-	var art Artifact
-	if err := json.Unmarshal(ERC3009CollectorArtifactJSON, &art); err != nil {
-		t.Fatal(err)
-	}
-	collector, err := abi.JSON(strings.NewReader(string(art.ABI)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	collector := ArtifactABI(t, ERC3009CollectorArtifactJSON)
 	cd, _ := batch.CollectorData(dep)
 	steal, err := collector.Pack("collect", payerAddr, USDC, dep.Amount, id, cd)
 	if err != nil {
@@ -97,32 +53,32 @@ func TestEscrowTimedWithdrawal(t *testing.T) {
 		t.Fatal("the collector took an order from a stranger")
 	}
 	data, err := batch.DepositCalldata(ch, dep)
-	relayer.ok("deposit", data, err)
+	relayer.OK("deposit", data, err)
 	vsig, _ := d.SignVoucher(payerKey, id, big.NewInt(30_000))
 
 	data, err = batch.InitiateWithdrawCalldata(ch, big.NewInt(100_001))
-	payer.refused("a withdrawal above the escrow", data, err)
+	payer.Refused("a withdrawal above the escrow", data, err)
 	data, err = batch.InitiateWithdrawCalldata(ch, big.NewInt(90_000))
-	relayer.refused("a withdrawal by a stranger", data, err)
-	auth.refused("a withdrawal by the receiver authorizer", data, err)
-	payer.ok("initiateWithdraw", data, err)
-	payer.refused("a second withdrawal", data, err)
+	relayer.Refused("a withdrawal by a stranger", data, err)
+	auth.Refused("a withdrawal by the receiver authorizer", data, err)
+	payer.OK("initiateWithdraw", data, err)
+	payer.Refused("a second withdrawal", data, err)
 	st := EscrowChannel(t, c.Client, id)
 	if st.WithdrawRequestedAt == 0 || st.WithdrawAmount.Int64() != 90_000 {
 		t.Fatalf("pending withdrawal %+v", st)
 	}
 	data, err = batch.FinalizeWithdrawCalldata(ch)
-	payer.refused("finalize before the delay", data, err)
+	payer.Refused("finalize before the delay", data, err)
 
 	// The receiver claims during the delay; a cooperative refund (direct,
 	// by the receiver authorizer) reduces the pending withdrawal.
 	claims := []batch.Claim{{Channel: ch, MaxClaimableAmount: big.NewInt(30_000), Signature: hexDecode(t, vsig), TotalClaimed: big.NewInt(30_000)}}
 	csig, _ := d.SignClaimBatch(authKey, d.ClaimEntries(claims))
 	data, err = batch.ClaimWithSignatureCalldata(claims, hexDecode(t, csig))
-	relayer.ok("claim during the delay", data, err)
+	relayer.OK("claim during the delay", data, err)
 	refund, err := batch.RefundCalldata(ch, big.NewInt(5_000))
-	relayer.refused("a direct refund by a stranger", refund, err)
-	auth.ok("refund", refund, err)
+	relayer.Refused("a direct refund by a stranger", refund, err)
+	auth.OK("refund", refund, err)
 	st = EscrowChannel(t, c.Client, id)
 	if st.Balance.Int64() != 95_000 || st.TotalClaimed.Int64() != 30_000 || st.WithdrawAmount.Int64() != 85_000 || st.RefundNonce.Int64() != 1 {
 		t.Fatalf("after claim and refund: %+v", st)
@@ -131,7 +87,7 @@ func TestEscrowTimedWithdrawal(t *testing.T) {
 	c.IncreaseTime(t, 901)
 	before := c.TokenBalance(t, payerAddr)
 	data, err = batch.FinalizeWithdrawCalldata(ch)
-	payer.ok("finalizeWithdraw", data, err)
+	payer.OK("finalizeWithdraw", data, err)
 	if got := new(big.Int).Sub(c.TokenBalance(t, payerAddr), before); got.Int64() != 65_000 {
 		t.Fatalf("the withdrawal paid %s, want the unclaimed 65000", got)
 	}
@@ -142,13 +98,13 @@ func TestEscrowTimedWithdrawal(t *testing.T) {
 	// Nothing left: a signed refund moves nothing but advances the nonce.
 	rsig, _ := d.SignRefund(authKey, id, big.NewInt(1), big.NewInt(1))
 	data, err = batch.RefundWithSignatureCalldata(ch, big.NewInt(1), big.NewInt(1), hexDecode(t, rsig))
-	relayer.ok("a refund with nothing left", data, err)
+	relayer.OK("a refund with nothing left", data, err)
 	if st := EscrowChannel(t, c.Client, id); st.RefundNonce.Int64() != 2 || st.Balance.Int64() != 30_000 {
 		t.Fatalf("after the empty refund: %+v", st)
 	}
 	// The claimed funds are still the receiver's.
 	data, err = batch.SettleCalldata(payTo, USDC)
-	relayer.ok("settle", data, err)
+	relayer.OK("settle", data, err)
 	if got := c.TokenBalance(t, payTo); got.Int64() != 30_000 {
 		t.Fatalf("payTo holds %s", got)
 	}
@@ -167,7 +123,7 @@ func TestEscrowSmartWalletPayer(t *testing.T) {
 	_, authAddr := NewKey(t)
 	wallet := c.InstallWallet(t, ownerAddr)
 	c.Mint(t, wallet, big.NewInt(50_000))
-	relayer, receiver := escrowActor{t, c, relayerKey}, escrowActor{t, c, receiverKey}
+	relayer, receiver := Actor{t, c.Client, relayerKey}, Actor{t, c.Client, receiverKey}
 
 	ch := batch.Channel{Payer: wallet, Receiver: payTo, ReceiverAuthorizer: authAddr, Token: USDC, WithdrawDelay: 3600, Salt: RandomSalt(t)}
 	d := batch.NewDomain(ChainID)
@@ -182,7 +138,7 @@ func TestEscrowSmartWalletPayer(t *testing.T) {
 	sig[64] += 27
 	dep.Signature = sig
 	data, err := batch.DepositCalldata(ch, dep)
-	relayer.ok("deposit from a smart wallet", data, err)
+	relayer.OK("deposit from a smart wallet", data, err)
 
 	vd := d.VoucherDigest(id, big.NewInt(20_000))
 	vsig, _ := crypto.Sign(vd[:], ownerKey)
@@ -192,12 +148,12 @@ func TestEscrowSmartWalletPayer(t *testing.T) {
 	}
 	claims := []batch.Claim{{Channel: ch, MaxClaimableAmount: big.NewInt(20_000), Signature: vsig, TotalClaimed: big.NewInt(20_000)}}
 	claim, err := batch.ClaimCalldata(claims)
-	relayer.refused("claim by a stranger", claim, err)
+	relayer.Refused("claim by a stranger", claim, err)
 	otherKey, _ := NewKey(t)
 	forged, _ := d.SignVoucher(otherKey, id, big.NewInt(20_000))
 	bad, err2 := batch.ClaimCalldata([]batch.Claim{{Channel: ch, MaxClaimableAmount: big.NewInt(20_000), Signature: hexDecode(t, forged), TotalClaimed: big.NewInt(20_000)}})
-	receiver.refused("a voucher the wallet does not accept", bad, err2)
-	receiver.ok("claim by the receiver", claim, err)
+	receiver.Refused("a voucher the wallet does not accept", bad, err2)
+	receiver.OK("claim by the receiver", claim, err)
 	if st := EscrowChannel(t, c.Client, id); st.Balance.Int64() != 50_000 || st.TotalClaimed.Int64() != 20_000 {
 		t.Fatalf("after the claim: %+v", st)
 	}
