@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -78,8 +79,18 @@ func addrWord(a common.Address) []byte {
 // hashWords is keccak256 of the concatenated words.
 func hashWords(words ...[]byte) common.Hash { return crypto.Keccak256Hash(words...) }
 
-// typeHash is keccak256 of an EIP-712 type string.
-func typeHash(t string) []byte { return crypto.Keccak256([]byte(t)) }
+// typeHashes caches keccak256 of the type strings (immutable once
+// computed).
+var typeHashes = sync.OnceValue(func() map[string][]byte {
+	m := make(map[string][]byte, 6)
+	for _, t := range []string{ChannelConfigType, VoucherType, RefundType, ClaimEntryType, ClaimBatchType, ReceiveWithAuthType} {
+		m[t] = crypto.Keccak256([]byte(t))
+	}
+	return m
+})
+
+// typeHash is keccak256 of one of the package's EIP-712 type strings.
+func typeHash(t string) []byte { return typeHashes()[t] }
 
 // StructHash returns the EIP-712 struct hash of the channel's
 // configuration.

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -328,7 +329,31 @@ func TestOfficialClientAgainstOurContracts(t *testing.T) {
 	if st := anviltest.EscrowChannel(t, c.Client, s.channelID); st.Balance.Cmp(s.charged) != 0 || st.RefundNonce.Int64() != 1 {
 		t.Fatalf("after the refund: %+v", st)
 	}
-	t.Logf("%d paid requests, charged %s, swept to payTo, %s refunded", s.requests, s.charged, left)
+
+	// 6. A second channel (another payTo): the official facilitator
+	// executes the client's deposit on our escrow through our collector.
+	_, payTo2 := anviltest.NewKey(t)
+	req2, err := batch.NewRequirements(batch.Offer{Network: x402.NetworkBase, Amount: "2000", PayTo: payTo2.Hex(),
+		ReceiverAuthorizer: authAddr, WithdrawDelay: 900})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, p = pr.pay(req2)
+	if p.Type != batch.TypeDeposit {
+		t.Fatalf("a new channel's first payment is a %s", p.Type)
+	}
+	pr.do(map[string]any{"op": "settle", "paymentPayload": pp, "requirements": req2}, &sr)
+	if !sr.Success || sr.Amount != p.Deposit.Amount.String() {
+		t.Fatalf("the official facilitator's deposit: %+v", sr)
+	}
+	re, err := batch.ParseResponseExtra(sr.Extra)
+	if err != nil || re.ChannelState == nil || re.ChannelState.Balance != p.Deposit.Amount.String() || !strings.EqualFold(re.ChannelState.ChannelID, p.ChannelID.Hex()) {
+		t.Fatalf("the deposit's channel state %+v, %v", re.ChannelState, err)
+	}
+	if st := anviltest.EscrowChannel(t, c.Client, p.ChannelID); st.Balance.Cmp(p.Deposit.Amount) != 0 {
+		t.Fatalf("the second channel holds %s", st.Balance)
+	}
+	t.Logf("%d paid requests, charged %s, swept to payTo, %s refunded; a second channel funded with %s by the official facilitator", s.requests, s.charged, left, p.Deposit.Amount)
 }
 
 // wrap puts a server-authored payload into a PaymentPayload for the

@@ -86,10 +86,10 @@ func ParseExtra(m map[string]any) (Extra, error) {
 	var e Extra
 	b, err := json.Marshal(m)
 	if err != nil {
-		return e, refuse(ReasonPayloadType, "extra: not JSON")
+		return e, refuse(ReasonMissingEIP712Domain, "extra: not JSON")
 	}
 	if err := wire.Unmarshal(b, &e); err != nil {
-		return e, refuse(ReasonReceiverAuthorizerMismatch, "extra: "+wire.JSONErrorSummary(err))
+		return e, refuse(ReasonMissingEIP712Domain, "extra: "+wire.JSONErrorSummary(err))
 	}
 	if a, ok := wire.ParseAddress(e.ReceiverAuthorizer); !ok || a == (common.Address{}) {
 		return e, refuse(ReasonReceiverAuthorizerMismatch, "extra.receiverAuthorizer: must be a non-zero address")
