@@ -51,3 +51,23 @@ func TestNoDatabaseDriverInTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemePackageImportsOnlyX402: the batch-settlement scheme's package
+// (wire and cryptography) imports nothing of this module outside x402/, so
+// that any Go program can take it with the protocol and nothing else.
+func TestSchemePackageImportsOnlyX402(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is not on PATH: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "-f", `{{join .Imports "\n"}}`, "./x402/batch").Output()
+	if err != nil {
+		t.Fatalf("go list ./x402/batch: %v", err)
+	}
+	const module = "github.com/seed1284c1d2/svc"
+	for _, imp := range strings.Fields(string(out)) {
+		if strings.HasPrefix(imp, module) && !strings.HasPrefix(imp, module+"/x402") {
+			t.Errorf("x402/batch imports %s", imp)
+		}
+	}
+}
