@@ -158,3 +158,50 @@ func TestEscrowSmartWalletPayer(t *testing.T) {
 		t.Fatalf("after the claim: %+v", st)
 	}
 }
+
+// Gas of the escrow's calls on anvil, logged for the benchmarks: a
+// deposit, claims of 1 and of 20 channels in one claimWithSignature, a
+// sweep. A claim row must cost far less than an EIP-3009 transfer (about
+// 60k gas): the scheme's point.
+func TestEscrowGas(t *testing.T) {
+	c := Start(t, Options{})
+	relayerKey, _ := funded(t, c)
+	payerKey, payerAddr := NewKey(t)
+	authKey, authAddr := NewKey(t)
+	_, payTo := NewKey(t)
+	c.Mint(t, payerAddr, big.NewInt(10_000_000))
+	relayer := Actor{t, c.Client, relayerKey}
+	d := batch.NewDomain(ChainID)
+
+	const n = 20
+	claims := make([]batch.Claim, n)
+	var depositGas uint64
+	for i := range claims {
+		ch := batch.Channel{Payer: payerAddr, PayerAuthorizer: payerAddr, Receiver: payTo, ReceiverAuthorizer: authAddr, Token: USDC, WithdrawDelay: 900, Salt: RandomSalt(t)}
+		id := d.ChannelID(ch)
+		data, err := batch.DepositCalldata(ch, NewDeposit(t, payerKey, id, 100_000))
+		r := relayer.OK("deposit", data, err)
+		if i == 0 {
+			depositGas = r.GasUsed
+		}
+		sig, _ := d.SignVoucher(payerKey, id, big.NewInt(5000))
+		claims[i] = batch.Claim{Channel: ch, MaxClaimableAmount: big.NewInt(5000), Signature: hexDecode(t, sig), TotalClaimed: big.NewInt(5000)}
+	}
+	claim := func(rows []batch.Claim) uint64 {
+		sig, _ := d.SignClaimBatch(authKey, d.ClaimEntries(rows))
+		data, err := batch.ClaimWithSignatureCalldata(rows, hexDecode(t, sig))
+		return relayer.OK("claim", data, err).GasUsed
+	}
+	one := claim(claims[:1])
+	many := claim(claims[1:])
+	perRow := (many - one) / (n - 2)
+	data, err := batch.SettleCalldata(payTo, USDC)
+	sweep := relayer.OK("settle", data, err).GasUsed
+	t.Logf("gas: deposit %d, claim of 1 channel %d, claim of %d channels %d (%d a row beyond the first), settle %d", depositGas, one, n-1, many, perRow, sweep)
+	if got := c.TokenBalance(t, payTo); got.Int64() != n*5000 {
+		t.Fatalf("payTo holds %s", got)
+	}
+	if perRow > 40_000 {
+		t.Errorf("a claim row costs %d gas", perRow)
+	}
+}

@@ -211,9 +211,10 @@ func Corrective(req x402.PaymentRequirements, cs ChannelState, vs *VoucherState)
 }
 
 // ChargeResponse is the payment response of a paid request: for a
-// voucher, no transaction and no amount; for a deposit, the deposit's
-// transaction and amount. Both carry the request's charge and the
-// channel's snapshot after it.
+// voucher, an empty transaction and no amount (x402.SettleResponse omits
+// an empty amount; clients read the charge from extra); for a deposit, the
+// deposit's transaction and amount. Both carry the request's charge and
+// the channel's snapshot after it.
 func ChargeResponse(network, payer string, charged *big.Int, cs ChannelState, depositTx, depositAmount string) x402.SettleResponse {
 	return x402.SettleResponse{
 		Success: true, Transaction: depositTx, Network: network, Payer: payer, Amount: depositAmount,
