@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/wire"
 )
 
 // EIP-712 names of the escrow's domain and the type strings of its
@@ -51,16 +52,7 @@ func NewDomainAt(chainID int64, contract common.Address) Domain {
 func (d Domain) Separator() common.Hash { return d.sep }
 
 // digest is the EIP-712 digest of structHash under d.
-func (d Domain) digest(structHash common.Hash) common.Hash { return typedDigest(d.sep, structHash) }
-
-// typedDigest is keccak256(0x19 ‖ 0x01 ‖ sep ‖ structHash).
-func typedDigest(sep, structHash common.Hash) common.Hash {
-	var buf [66]byte
-	buf[0], buf[1] = 0x19, 0x01
-	copy(buf[2:], sep[:])
-	copy(buf[34:], structHash[:])
-	return crypto.Keccak256Hash(buf[:])
-}
+func (d Domain) digest(structHash common.Hash) common.Hash { return wire.TypedDataDigest(d.sep, structHash) }
 
 // word returns v (non-negative, below 2^256) as a 32-byte big-endian word.
 func word(v *big.Int) []byte {
@@ -234,7 +226,7 @@ func ReceiveAuthorizationDigest(token exact.EIP712Domain, payer common.Address, 
 	nonce := DepositNonce(channelID, dep.Salt)
 	sh := hashWords(typeHash(ReceiveWithAuthType), addrWord(payer), addrWord(common.HexToAddress(ERC3009CollectorAddress)),
 		word(dep.Amount), word(dep.ValidAfter), word(dep.ValidBefore), nonce[:])
-	return typedDigest(token.Separator(), sh)
+	return wire.TypedDataDigest(token.Separator(), sh)
 }
 
 // SignDeposit signs dep's ReceiveWithAuthorization with the payer's key
