@@ -52,7 +52,9 @@ func NewDomainAt(chainID int64, contract common.Address) Domain {
 func (d Domain) Separator() common.Hash { return d.sep }
 
 // digest is the EIP-712 digest of structHash under d.
-func (d Domain) digest(structHash common.Hash) common.Hash { return wire.TypedDataDigest(d.sep, structHash) }
+func (d Domain) digest(structHash common.Hash) common.Hash {
+	return wire.TypedDataDigest(d.sep, structHash)
+}
 
 // word returns v (non-negative, below 2^256) as a 32-byte big-endian word.
 func word(v *big.Int) []byte {
