@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -409,5 +410,50 @@ func TestCalldata(t *testing.T) {
 	}
 	if cs := st.State(f.id); cs.Balance != "100" || cs.RefundNonce != "2" || cs.ChannelID != f.id.Hex() {
 		t.Fatalf("state %+v", cs)
+	}
+}
+
+// A payer's payloads built by this package parse, pass Check and carry a
+// voucher of the payer; NewChannel refuses requirements of another
+// scheme or without a receiver authorizer.
+func TestClientPayloads(t *testing.T) {
+	f := newFixture(t)
+	k, _ := crypto.HexToECDSA(f.payer.hex)
+	ch, extra, err := batch.NewChannel(k, f.req, common.Hash{})
+	if err != nil || ch != f.ch || extra.WithdrawDelay != 900 {
+		t.Fatalf("NewChannel %+v %+v, %v; want %+v", ch, extra, err, f.ch)
+	}
+	dep, err := batch.NewDepositPayload(k, f.req, ch, big.NewInt(1000), big.NewInt(10_000), time.Unix(1_700_000_000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vou, _ := batch.NewVoucherPayload(k, f.d, ch, big.NewInt(2000))
+	ref, _ := batch.NewRefundPayload(k, f.d, ch, big.NewInt(2000), big.NewInt(500))
+	for _, pl := range []batch.Payload{dep, vou, ref} {
+		raw, _ := json.Marshal(pl)
+		p, err := batch.ParsePayload(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", pl.Type, err)
+		}
+		d, err := p.Check(f.req)
+		if err != nil {
+			t.Fatalf("%s: %v", pl.Type, err)
+		}
+		if err := d.VerifyVoucher(p); err != nil {
+			t.Fatalf("%s: %v", pl.Type, err)
+		}
+	}
+	if dep.Deposit.Amount != "10000" || dep.Deposit.Authorization.ERC3009.ValidBefore != "1700000300" || ref.Amount != "500" {
+		t.Fatalf("deposit %+v, refund amount %q", dep.Deposit, ref.Amount)
+	}
+	exactReq := f.req
+	exactReq.Scheme = x402.SchemeExact
+	if _, _, err := batch.NewChannel(k, exactReq, common.Hash{}); err == nil {
+		t.Error("NewChannel accepted exact requirements")
+	}
+	noAuth := f.req
+	noAuth.Extra = map[string]any{"withdrawDelay": 900, "name": "USD Coin", "version": "2"}
+	if _, _, err := batch.NewChannel(k, noAuth, common.Hash{}); err == nil {
+		t.Error("NewChannel accepted requirements without a receiver authorizer")
 	}
 }

@@ -11,7 +11,8 @@
 //   - payloads: Payload (deposit, voucher or refund, as a client sends
 //     it) decoded and checked by ParsePayload into a Payment;
 //     ClaimPayload, SettlePayload and RefundSettlement, what a server asks
-//     of a facilitator;
+//     of a facilitator; NewChannel, NewDepositPayload, NewVoucherPayload
+//     and NewRefundPayload, what a paying client signs;
 //   - EIP-712 under the "x402 Batch Settlement" domain (Domain): the
 //     channel id (hash of a Channel's configuration), the Voucher, Refund
 //     and ClaimBatch digests, their signatures and the recovery of a

@@ -353,7 +353,53 @@ func TestOfficialClientAgainstOurContracts(t *testing.T) {
 	if st := anviltest.EscrowChannel(t, c.Client, p.ChannelID); st.Balance.Cmp(p.Deposit.Amount) != 0 {
 		t.Fatalf("the second channel holds %s", st.Balance)
 	}
-	t.Logf("%d paid requests, charged %s, swept to payTo, %s refunded; a second channel funded with %s by the official facilitator", s.requests, s.charged, left, p.Deposit.Amount)
+	second := p.Deposit.Amount
+
+	// 7. This package's client side: its deposit and voucher payloads are
+	// accepted by the official facilitator, which executes the deposit on
+	// our escrow.
+	goPayer, goPayerAddr := anviltest.NewKey(t)
+	c.Mint(t, goPayerAddr, big.NewInt(1_000_000))
+	goCh, _, err := batch.NewChannel(goPayer, req, common.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	depPayload, err := batch.NewDepositPayload(goPayer, req, goCh, big.NewInt(1000), big.NewInt(50_000), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp = wrap(t, req, depPayload)
+	if p, err = batch.ParsePayload(pp.Payload); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Check(req); err != nil {
+		t.Fatal(err)
+	}
+	pr.do(map[string]any{"op": "verify", "paymentPayload": pp, "requirements": req}, &vr)
+	if !vr.IsValid {
+		t.Fatalf("the official facilitator refuses our deposit payload: %s %s", vr.InvalidReason, vr.InvalidMessage)
+	}
+	pr.do(map[string]any{"op": "settle", "paymentPayload": pp, "requirements": req}, &sr)
+	if !sr.Success || sr.Amount != "50000" {
+		t.Fatalf("the official facilitator's settlement of our deposit: %+v", sr)
+	}
+	vPayload, err := batch.NewVoucherPayload(goPayer, d, goCh, big.NewInt(2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.do(map[string]any{"op": "verify", "paymentPayload": wrap(t, req, vPayload), "requirements": req}, &vr)
+	if !vr.IsValid || vr.Extra["balance"] != "50000" {
+		t.Fatalf("the official facilitator on our voucher payload: %+v", vr)
+	}
+	rPayload, err := batch.NewRefundPayload(goPayer, d, goCh, big.NewInt(1000), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.do(map[string]any{"op": "verify", "paymentPayload": wrap(t, req, rPayload), "requirements": req}, &vr)
+	if !vr.IsValid {
+		t.Fatalf("the official facilitator on our refund payload: %+v", vr)
+	}
+	t.Logf("%d paid requests, charged %s, swept to payTo, %s refunded; a second channel funded with %s by the official facilitator; our client's deposit, voucher and refund accepted by it", s.requests, s.charged, left, second)
 }
 
 // wrap puts a server-authored payload into a PaymentPayload for the

@@ -213,14 +213,19 @@ func (c Claim) Row() VoucherClaim {
 func (p Payment) Payload() Payload {
 	out := Payload{Type: p.Type, ChannelConfig: p.Channel.Config(),
 		Voucher: Voucher{ChannelID: p.ChannelID.Hex(), MaxClaimableAmount: p.MaxClaimableAmount.String(), Signature: hexBytes(p.Signature)}}
-	if d := p.Deposit; d != nil {
-		var salt common.Hash
-		d.Salt.FillBytes(salt[:])
-		out.Deposit = &Deposit{Amount: d.Amount.String(), Authorization: DepositAuthorization{ERC3009: &ERC3009Authorization{
-			ValidAfter: d.ValidAfter.String(), ValidBefore: d.ValidBefore.String(), Salt: salt.Hex(), Signature: hexBytes(d.Signature)}}}
+	if p.Deposit != nil {
+		out.Deposit = p.Deposit.wire()
 	}
 	if p.RefundAmount != nil {
 		out.Amount = p.RefundAmount.String()
 	}
 	return out
+}
+
+// wire returns d as it travels (salt as 0x + 64 hex digits).
+func (d *ERC3009Deposit) wire() *Deposit {
+	var salt common.Hash
+	d.Salt.FillBytes(salt[:])
+	return &Deposit{Amount: d.Amount.String(), Authorization: DepositAuthorization{ERC3009: &ERC3009Authorization{
+		ValidAfter: d.ValidAfter.String(), ValidBefore: d.ValidBefore.String(), Salt: salt.Hex(), Signature: hexBytes(d.Signature)}}}
 }
