@@ -37,7 +37,7 @@ const (
 	ResponseHeaders = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + HeaderV1PaymentResponse
 )
 
-// SchemeExact is the only payment scheme implemented: pay exactly the amount.
+// SchemeExact is the name of the exact scheme: pay exactly the amount.
 const SchemeExact = "exact"
 
 // ResourceInfo describes the resource being paid for.
@@ -89,13 +89,15 @@ type VerifyRequest struct {
 }
 
 // VerifyResponse is a facilitator's answer to /verify. IsValid false is a
-// failure even in an HTTP 200 answer.
+// failure even in an HTTP 200 answer. Extra carries what a scheme adds
+// (batch-settlement: the channel's on-chain snapshot).
 type VerifyResponse struct {
 	IsValid        bool           `json:"isValid"`
 	InvalidReason  string         `json:"invalidReason,omitempty"`
 	InvalidMessage string         `json:"invalidMessage,omitempty"`
 	Payer          string         `json:"payer,omitempty"`
 	Extensions     map[string]any `json:"extensions,omitempty"`
+	Extra          map[string]any `json:"extra,omitempty"`
 }
 
 // SettleResponse is a facilitator's answer to /settle and the body of the

@@ -19,6 +19,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/internal/devchain"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/batch"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 )
@@ -40,7 +41,8 @@ const devchainSynopsis = `svc devchain [--addr 127.0.0.1:8545] [--seed TEXT] [--
 
 Runs a local EVM chain in this process for trying on-chain settlement: chain id
 8453 (Base's), test USDC (TestUSDC, EIP-3009, anyone may mint) at Base USDC's
-address, a relayer with ETH for gas and a payer with 1000 test USDC, their DEV
+address, the batch-settlement escrow and Multicall3 at their canonical
+addresses, a relayer with ETH for gas and a payer with 1000 test USDC, their DEV
 keys printed (valid on this chain only). It prints the lines to paste to run
 svc serve --settle onchain on it and to pay a call. "fund" gives test USDC (and
 ETH with --eth) to an address; "advance" moves the chain's clock forward.`
@@ -100,6 +102,7 @@ func printDevchain(w io.Writer, c *devchain.Chain, payerUSDC *big.Int, seeded bo
 	fmt.Fprintf(w, `svc devchain %s — a local EVM chain in this process, listening on %s
   NOT Base: chain id %d is Base's so that Base clients work unchanged, but the USDC is a test token and nothing here is worth money
   USDC:     %s  TestUSDC (EIP-3009 like USDC; anyone may mint)
+  escrow:   %s  x402BatchSettlement (batch-settlement channels; EIP-3009 deposit collector %s, Multicall3 %s)
   relayer:  %s  1000 ETH (pays the gas of settlements)
   payer:    %s  %s test USDC, 1 ETH
   payTo:    %s  (receives the payments)
@@ -118,7 +121,7 @@ svc serve --settle onchain --rpc-url %s --pay-to %s --db %s
 svc devchain fund %s 10
 svc reconcile --rpc-url %s --db %s
 
-`, buildVersion(), c.URL(), c.ChainID(), devchain.USDC.Hex(), a.Relayer.Address.Hex(), a.Payer.Address.Hex(), usdcString(payerUSDC),
+`, buildVersion(), c.URL(), c.ChainID(), devchain.USDC.Hex(), batch.SettlementAddress, batch.ERC3009CollectorAddress, devchain.Multicall3.Hex(), a.Relayer.Address.Hex(), a.Payer.Address.Hex(), usdcString(payerUSDC),
 		a.PayTo.Address.Hex(), keys, c.URL(), a.Relayer.KeyHex(), a.PayTo.Address.Hex(), a.Payer.Address.Hex(), a.Payer.KeyHex(),
 		c.URL(), a.PayTo.Address.Hex(), devchainDB, devchainCallLine, a.Payer.Address.Hex(), c.URL(), devchainDB)
 }

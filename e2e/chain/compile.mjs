@@ -4,8 +4,9 @@
 //
 //   node compile.mjs [outDir]     (default: ../../internal/anviltest)
 //
-// contracts/TestUSDC.sol → testusdc.json, contracts/TestWallet.sol →
-// testwallet.json, contracts/TestFeeUSDC.sol → testfeeusdc.json. The output is deterministic: the same source and
+// contracts/NAME.sol → the file named in `contracts` below (TestUSDC →
+// testusdc.json, x402BatchSettlement → batchsettlement.json, ...). The
+// output is deterministic: the same source and
 // compiler give the same bytes (the metadata hash is left out of the
 // bytecode).
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -15,7 +16,14 @@ import solc from 'solc'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const outDir = process.argv[2] ?? join(here, '..', '..', 'internal', 'anviltest')
-const contracts = { TestUSDC: 'testusdc.json', TestWallet: 'testwallet.json', TestFeeUSDC: 'testfeeusdc.json' }
+const contracts = {
+  TestUSDC: 'testusdc.json',
+  TestWallet: 'testwallet.json',
+  TestFeeUSDC: 'testfeeusdc.json',
+  x402BatchSettlement: 'batchsettlement.json',
+  ERC3009DepositCollector: 'erc3009collector.json',
+  Multicall3: 'multicall3.json',
+}
 const base = {
   optimizer: { enabled: true, runs: 10000 },
   evmVersion: 'cancun',

@@ -1,7 +1,10 @@
 // Package anviltest runs a local EVM for tests: anvil from the pinned npm
-// package in e2e/chain, on 127.0.0.1, with chain id 8453 (Base) and the
-// TestUSDC token installed at Base USDC's address, so that code and
-// clients configured for Base USDC work unchanged. It is for tests only.
+// package in e2e/chain, on 127.0.0.1, with chain id 8453 (Base), the
+// TestUSDC token installed at Base USDC's address, and the contracts of the
+// batch-settlement scheme (the x402BatchSettlement escrow, its EIP-3009
+// deposit collector) and a Multicall3 at their canonical addresses, so
+// that code and clients configured for Base USDC work unchanged. It is for
+// tests only.
 //
 // Like the other end-to-end helpers (internal/nodetest), a missing Node.js
 // or a failed install skips the test, and fails it under CI=true; under
@@ -40,6 +43,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/internal/nodetest"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/batch"
 	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
@@ -66,6 +70,35 @@ var WalletArtifactJSON []byte
 //
 //go:embed testfeeusdc.json
 var FeeArtifactJSON []byte
+
+// BatchSettlementArtifactJSON, ERC3009CollectorArtifactJSON and
+// Multicall3ArtifactJSON are the committed artifacts of the
+// batch-settlement escrow, its EIP-3009 deposit collector and Multicall3,
+// same format.
+var (
+	//go:embed batchsettlement.json
+	BatchSettlementArtifactJSON []byte
+	//go:embed erc3009collector.json
+	ERC3009CollectorArtifactJSON []byte
+	//go:embed multicall3.json
+	Multicall3ArtifactJSON []byte
+)
+
+// Multicall3 is Multicall3's well-known address, where Start installs ours.
+var Multicall3 = common.HexToAddress("0xcA11bde05977b3631167028862bE2a173976CA11")
+
+// Installed maps each address Start installs code at to the artifact it
+// installs there: TestUSDC at USDC, the escrow and its collector at the
+// batch-settlement scheme's canonical addresses, Multicall3. It returns a
+// fresh map.
+func Installed() map[common.Address][]byte {
+	return map[common.Address][]byte{
+		USDC: ArtifactJSON,
+		common.HexToAddress(batch.SettlementAddress):       BatchSettlementArtifactJSON,
+		common.HexToAddress(batch.ERC3009CollectorAddress): ERC3009CollectorArtifactJSON,
+		Multicall3: Multicall3ArtifactJSON,
+	}
+}
 
 // Artifact is the decoded ArtifactJSON.
 type Artifact struct {
@@ -156,12 +189,13 @@ type Options struct {
 var listening = regexp.MustCompile(`Listening on (127\.0\.0\.1:\d+)`)
 
 // Start runs anvil on 127.0.0.1 (a free port chosen by anvil) with chain id
-// ChainID and installs TestUSDC at USDC. It is stopped when the test ends.
+// ChainID and installs the contracts of Installed. It is stopped when the
+// test ends.
 func Start(t testing.TB, opts Options) *Chain {
 	t.Helper()
 	_, dir := Setup(t)
 	bin := Binary(t, dir)
-	art, parsed, err := LoadArtifact()
+	_, parsed, err := LoadArtifact()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,8 +250,14 @@ func Start(t testing.TB, opts Options) *Chain {
 	}
 	c.Client = ethclient.NewClient(c.RPC)
 	t.Cleanup(c.Client.Close)
-	if err := c.RPC.CallContext(ctx, nil, "anvil_setCode", USDC, art.RuntimeBytecode); err != nil {
-		t.Fatalf("anvil_setCode: %v", err)
+	for addr, raw := range Installed() {
+		var a Artifact
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RPC.CallContext(ctx, nil, "anvil_setCode", addr, a.RuntimeBytecode); err != nil {
+			t.Fatalf("anvil_setCode %s (%s): %v", addr, a.Contract, err)
+		}
 	}
 	return c
 }
@@ -327,20 +367,48 @@ func (c *Chain) Mint(t testing.TB, to common.Address, amount *big.Int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r := c.Transact(t, USDC, data); r.Status != types.ReceiptStatusSuccessful {
+		t.Fatalf("mint %s reverted", r.TxHash)
+	}
+}
+
+// Relayer returns anvil's first dev account (unlocked: Transact sends
+// from it).
+func (c *Chain) Relayer(t testing.TB) common.Address {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var accounts []common.Address
 	if err := c.RPC.CallContext(ctx, &accounts, "eth_accounts"); err != nil || len(accounts) == 0 {
 		t.Fatalf("eth_accounts: %v (%d accounts)", err, len(accounts))
 	}
+	return accounts[0]
+}
+
+// Transact sends a transaction calling to with data from Relayer, waits
+// for it and returns its receipt (reverted or not; a transaction the node
+// refuses, for example because its gas estimate reverts, fails the test).
+func (c *Chain) Transact(t testing.TB, to common.Address, data []byte) *types.Receipt {
+	t.Helper()
+	from := c.Relayer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	var hash common.Hash
-	if err := c.RPC.CallContext(ctx, &hash, "eth_sendTransaction", map[string]any{"from": accounts[0], "to": USDC, "data": hexutil.Bytes(data)}); err != nil {
-		t.Fatalf("mint: %v", err)
+	if err := c.RPC.CallContext(ctx, &hash, "eth_sendTransaction", map[string]any{"from": from, "to": to, "data": hexutil.Bytes(data)}); err != nil {
+		t.Fatalf("transaction to %s: %v", to, err)
 	}
-	r := c.WaitReceipt(t, hash)
-	if r.Status != types.ReceiptStatusSuccessful {
-		t.Fatalf("mint %s reverted", hash)
-	}
+	return c.WaitReceipt(t, hash)
+}
+
+// Call runs eth_call of to with data at the latest block and returns the
+// answer, or the error (a revert) for the test to judge.
+func (c *Chain) Call(t testing.TB, from, to common.Address, data []byte) ([]byte, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var res hexutil.Bytes
+	err := c.RPC.CallContext(ctx, &res, "eth_call", map[string]any{"from": from, "to": to, "data": hexutil.Bytes(data)}, "latest")
+	return res, err
 }
 
 // WaitReceipt waits up to 30 s for the receipt of hash.
@@ -444,4 +512,14 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// IncreaseTime moves the chain's clock forward by seconds and mines a
+// block at the new time.
+func (c *Chain) IncreaseTime(t testing.TB, seconds int64) {
+	t.Helper()
+	if err := c.RPC.CallContext(context.Background(), nil, "evm_increaseTime", seconds); err != nil {
+		t.Fatalf("evm_increaseTime: %v", err)
+	}
+	c.Mine(t, 1)
 }

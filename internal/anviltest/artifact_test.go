@@ -12,6 +12,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/seed1284c1d2/svc/x402/batch"
 )
 
 // TestArtifactIsCompiledSource recompiles the test contracts with the
@@ -27,7 +29,10 @@ func TestArtifactIsCompiledSource(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compile.mjs: %v\n%s", err, b)
 	}
-	for name, committed := range map[string][]byte{"testusdc.json": ArtifactJSON, "testwallet.json": WalletArtifactJSON, "testfeeusdc.json": FeeArtifactJSON} {
+	for name, committed := range map[string][]byte{
+		"testusdc.json": ArtifactJSON, "testwallet.json": WalletArtifactJSON, "testfeeusdc.json": FeeArtifactJSON,
+		"batchsettlement.json": BatchSettlementArtifactJSON, "erc3009collector.json": ERC3009CollectorArtifactJSON, "multicall3.json": Multicall3ArtifactJSON,
+	} {
 		if !bytes.Equal(readFile(t, filepath.Join(out, name)), committed) {
 			t.Errorf("internal/anviltest/%s is not what e2e/chain/compile.mjs produces from the source: run `node compile.mjs` in e2e/chain and commit the result", name)
 		}
@@ -84,4 +89,77 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The escrow ABI that package batch embeds is the compiled escrow's: every
+// function and event it names has the same signature and outputs there.
+func TestBatchABIIsTheEscrows(t *testing.T) {
+	compiled := ArtifactABI(t, BatchSettlementArtifactJSON)
+	embedded := batch.SettlementABI()
+	if len(embedded.Methods) < 17 {
+		t.Fatalf("the embedded ABI has %d methods", len(embedded.Methods))
+	}
+	for name, m := range embedded.Methods {
+		c, ok := compiled.Methods[name]
+		if !ok || c.Sig != m.Sig || c.String() != m.String() || c.StateMutability != m.StateMutability {
+			t.Errorf("%s: embedded %s, compiled %s", name, m, c)
+		}
+	}
+	for name, e := range embedded.Events {
+		if c, ok := compiled.Events[name]; !ok || c.ID != e.ID {
+			t.Errorf("event %s differs", name)
+		}
+	}
+}
+
+// Multicall3: aggregate3 honours allowFailure, tryAggregate reports
+// failures, aggregate reverts on one, and the block getters answer.
+func TestMulticall3(t *testing.T) {
+	c := Start(t, Options{})
+	mc := ArtifactABI(t, Multicall3ArtifactJSON)
+	bal, _ := c.ABI.Pack("balanceOf", USDC)
+	bad := []byte{0xde, 0xad, 0xbe, 0xef}
+	type call3 struct {
+		Target       common.Address
+		AllowFailure bool
+		CallData     []byte
+	}
+	run := func(method string, args ...any) ([]any, error) {
+		data, err := mc.Pack(method, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c.Call(t, common.Address{}, Multicall3, data)
+		if err != nil {
+			return nil, err
+		}
+		return mc.Unpack(method, out)
+	}
+	out, err := run("aggregate3", []call3{{USDC, false, bal}, {USDC, true, bad}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := out[0].([]struct {
+		Success    bool    `json:"success"`
+		ReturnData []uint8 `json:"returnData"`
+	})
+	if len(rows) != 2 || !rows[0].Success || rows[1].Success || len(rows[0].ReturnData) != 32 {
+		t.Fatalf("aggregate3 %+v", rows)
+	}
+	if _, err := run("aggregate3", []call3{{USDC, false, bad}}); err == nil {
+		t.Fatal("aggregate3 without allowFailure did not revert")
+	}
+	type call struct {
+		Target   common.Address
+		CallData []byte
+	}
+	if _, err := run("aggregate", []call{{USDC, bal}, {USDC, bad}}); err == nil {
+		t.Fatal("aggregate did not revert")
+	}
+	if out, err := run("getChainId"); err != nil || out[0].(*big.Int).Int64() != ChainID {
+		t.Fatalf("getChainId %v, %v", out, err)
+	}
+	if out, err := run("getBlockNumber"); err != nil || out[0].(*big.Int).Sign() < 0 {
+		t.Fatalf("getBlockNumber %v, %v", out, err)
+	}
 }

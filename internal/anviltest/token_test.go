@@ -214,3 +214,15 @@ func (c *Chain) send(t *testing.T, key *ecdsa.PrivateKey, method string, args ..
 	}
 	return r
 }
+
+// The batch-settlement contracts installed at their canonical addresses
+// work on anvil: deposit, vouchers, a signed claim, the sweep to payTo and
+// a signed refund.
+func TestBatchSettlementOnAnvil(t *testing.T) {
+	c := Start(t, Options{})
+	relayer, relayerAddr := NewKey(t)
+	payer, payerAddr := NewKey(t)
+	c.SetBalance(t, relayerAddr, Ether(10))
+	c.Mint(t, payerAddr, big.NewInt(1_000_000))
+	BatchRoundTrip(t, c.Client, relayer, payer)
+}

@@ -6,7 +6,9 @@
 // The chain has chain id 8453 (Base), so that code and clients configured
 // for Base work unchanged, and the test token TestUSDC (an EIP-3009 token
 // that behaves like USDC; anyone may mint) at Base USDC's address, from the
-// genesis allocation. It holds no real money: its accounts' keys are dev
+// genesis allocation, as are the contracts of the batch-settlement scheme
+// (the x402BatchSettlement escrow and its EIP-3009 deposit collector) and a
+// Multicall3, at their canonical addresses. It holds no real money: its accounts' keys are dev
 // keys, printed, and valid on this chain only.
 //
 // Start funds a relayer (ETH for gas), a payer (ETH and test USDC, minted
@@ -50,6 +52,8 @@ import (
 	"github.com/ethereum/go-ethereum/p2p"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/seed1284c1d2/svc/x402/batch"
 )
 
 // ChainID is the chain's id: Base mainnet's.
@@ -71,6 +75,46 @@ const DefaultPayerUSDC = 1000_000_000
 //
 //go:embed testusdc.json
 var testUSDCJSON []byte
+
+// The committed artifacts of the batch-settlement escrow, its EIP-3009
+// deposit collector and Multicall3, the files internal/anviltest installs
+// on anvil.
+var (
+	//go:embed batchsettlement.json
+	batchSettlementJSON []byte
+	//go:embed erc3009collector.json
+	erc3009CollectorJSON []byte
+	//go:embed multicall3.json
+	multicall3JSON []byte
+)
+
+// Multicall3 is Multicall3's well-known address, where the chain holds ours.
+var Multicall3 = common.HexToAddress("0xcA11bde05977b3631167028862bE2a173976CA11")
+
+// contracts returns the code the genesis allocation holds besides
+// TestUSDC, by address.
+func contracts() (map[common.Address][]byte, error) {
+	out := make(map[common.Address][]byte, 3)
+	for addr, raw := range map[common.Address][]byte{
+		common.HexToAddress(batch.SettlementAddress):       batchSettlementJSON,
+		common.HexToAddress(batch.ERC3009CollectorAddress): erc3009CollectorJSON,
+		Multicall3: multicall3JSON,
+	} {
+		var a struct {
+			Contract        string `json:"contract"`
+			RuntimeBytecode string `json:"runtimeBytecode"`
+		}
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, fmt.Errorf("devchain: decode the artifact for %s: %w", addr, err)
+		}
+		code, err := hexutil.Decode(a.RuntimeBytecode)
+		if err != nil {
+			return nil, fmt.Errorf("devchain: %s bytecode: %w", a.Contract, err)
+		}
+		out[addr] = code
+	}
+	return out, nil
+}
 
 // Config configures Start.
 type Config struct {
@@ -153,6 +197,10 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	others, err := contracts()
+	if err != nil {
+		return nil, err
+	}
 	accts, err := newAccounts(cfg.Seed)
 	if err != nil {
 		return nil, err
@@ -177,6 +225,9 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	alloc := core.SystemContractAllocs()
 	eth1k := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
 	alloc[USDC] = types.Account{Code: code, Balance: new(big.Int)}
+	for addr, c := range others {
+		alloc[addr] = types.Account{Code: c, Balance: new(big.Int)}
+	}
 	alloc[accts.Relayer.Address] = types.Account{Balance: eth1k}
 	alloc[accts.Payer.Address] = types.Account{Balance: big.NewInt(params.Ether)}
 	alloc[accts.Faucet.Address] = types.Account{Balance: new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(params.Ether))}

@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/seed1284c1d2/svc/internal/anviltest"
+	"github.com/seed1284c1d2/svc/x402/batch"
 )
 
 func startChain(t *testing.T, cfg Config) (*Chain, *rpc.Client, *ethclient.Client) {
@@ -171,19 +172,26 @@ func TestSeededKeys(t *testing.T) {
 	}
 }
 
-// The embedded TestUSDC is the artifact anvil tests install.
+// The embedded artifacts are the ones anvil tests install.
 func TestArtifactIsAnviltests(t *testing.T) {
-	var mine, theirs struct {
-		RuntimeBytecode string `json:"runtimeBytecode"`
-	}
-	if err := json.Unmarshal(testUSDCJSON, &mine); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(anviltest.ArtifactJSON, &theirs); err != nil {
-		t.Fatal(err)
-	}
-	if mine.RuntimeBytecode != theirs.RuntimeBytecode {
-		t.Fatal("internal/devchain/testusdc.json differs from internal/anviltest/testusdc.json: copy the compiled artifact here too")
+	for name, pair := range map[string][2][]byte{
+		"testusdc.json":         {testUSDCJSON, anviltest.ArtifactJSON},
+		"batchsettlement.json":  {batchSettlementJSON, anviltest.BatchSettlementArtifactJSON},
+		"erc3009collector.json": {erc3009CollectorJSON, anviltest.ERC3009CollectorArtifactJSON},
+		"multicall3.json":       {multicall3JSON, anviltest.Multicall3ArtifactJSON},
+	} {
+		var mine, theirs struct {
+			RuntimeBytecode string `json:"runtimeBytecode"`
+		}
+		if err := json.Unmarshal(pair[0], &mine); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(pair[1], &theirs); err != nil {
+			t.Fatal(err)
+		}
+		if mine.RuntimeBytecode != theirs.RuntimeBytecode {
+			t.Errorf("internal/devchain/%s differs from internal/anviltest/%s: copy the compiled artifact here too", name, name)
+		}
 	}
 }
 
@@ -221,4 +229,19 @@ func TestConcurrentTransactionsAndAdvance(t *testing.T) {
 	if h1.Time < h0.Time+advances*60 {
 		t.Fatalf("head time %d, want at least %d", h1.Time, h0.Time+advances*60)
 	}
+}
+
+// The genesis holds the batch-settlement escrow, its EIP-3009 deposit
+// collector and Multicall3 at their canonical addresses, and they work on
+// this chain: deposit, vouchers, a signed claim, the sweep to payTo and a
+// signed refund, relayed by the relayer.
+func TestBatchSettlementContracts(t *testing.T) {
+	c, _, ec := startChain(t, Config{})
+	for _, addr := range []common.Address{anviltest.Escrow, common.HexToAddress(batch.ERC3009CollectorAddress), Multicall3} {
+		if code, err := ec.CodeAt(context.Background(), addr, nil); err != nil || len(code) == 0 {
+			t.Fatalf("no code at %s: %v", addr, err)
+		}
+	}
+	a := c.Accounts()
+	anviltest.BatchRoundTrip(t, ec, a.Relayer.Key, a.Payer.Key)
 }

@@ -125,15 +125,6 @@ func (w *authWords) structHash() common.Hash {
 	return crypto.Keccak256Hash(buf[:])
 }
 
-// typedDataDigest is keccak256(0x19 ‖ 0x01 ‖ domainSeparator ‖ structHash).
-func typedDataDigest(sep, sh common.Hash) common.Hash {
-	var buf [66]byte
-	buf[0], buf[1] = 0x19, 0x01
-	copy(buf[2:], sep[:])
-	copy(buf[34:], sh[:])
-	return crypto.Keccak256Hash(buf[:])
-}
-
 // AuthorizationStructHash returns the EIP-712 struct hash of auth, or an
 // error naming the first malformed field.
 func AuthorizationStructHash(auth Authorization) (common.Hash, error) {
@@ -151,7 +142,7 @@ func AuthorizationDigest(d EIP712Domain, auth Authorization) (common.Hash, error
 	if ferr != nil {
 		return common.Hash{}, ferr
 	}
-	return typedDataDigest(d.Separator(), w.structHash()), nil
+	return wire.TypedDataDigest(d.Separator(), w.structHash()), nil
 }
 
 // Signature errors of RecoverSigner.
@@ -236,7 +227,7 @@ func SignAuthorization(key *ecdsa.PrivateKey, n x402.Network, asset string, auth
 		return "", fmt.Errorf("x402: sign: authorization.from %s is not the key's address %s", auth.From, signer.Hex())
 	}
 	d := EIP712Domain{Name: n.EIP712Name, Version: n.EIP712Version, ChainID: n.ChainID, VerifyingContract: contract}
-	digest := typedDataDigest(d.Separator(), w.structHash())
+	digest := wire.TypedDataDigest(d.Separator(), w.structHash())
 	sig, err := crypto.Sign(digest[:], key)
 	if err != nil {
 		return "", fmt.Errorf("x402: sign: %w", err)

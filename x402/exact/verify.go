@@ -252,7 +252,7 @@ func (v Verifier) verify(payload x402.PaymentPayload, req x402.PaymentRequiremen
 		return payer, sigErr, nil
 	}
 	d := EIP712Domain{Name: name, Version: version, ChainID: n.ChainID, VerifyingContract: common.HexToAddress(req.Asset)}
-	digest := typedDataDigest(domainSeparatorCached(d), w.structHash())
+	digest := wire.TypedDataDigest(domainSeparatorCached(d), w.structHash())
 	signer, err := v.Signers.recover(digest, sig)
 	switch {
 	case errors.Is(err, ErrSignatureHighS):

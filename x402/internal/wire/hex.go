@@ -5,6 +5,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
 )
 
@@ -28,3 +29,14 @@ func CheckPayTo(s string) (sum, problem string) {
 	}
 	return sum, ""
 }
+
+// ParseAddress parses 0x + 40 hex digits (any case; the EIP-55 checksum
+// is not enforced, as on chain).
+func ParseAddress(s string) (common.Address, bool) { return evmaddr.Parse(s) }
+
+// DecodeHex decodes 0x + exactly 2·len(dst) hex digits into dst.
+func DecodeHex(dst []byte, s string) bool { return evmaddr.DecodeHex(dst, s) }
+
+// Clip cuts s to at most n bytes (on a rune boundary) for an error
+// message that echoes user input.
+func Clip(s string, n int) string { return clip.Bytes(s, n) }
