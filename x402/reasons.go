@@ -8,4 +8,7 @@ const (
 	ReasonInvalidNetwork        = "invalid_network"
 	ReasonUnexpectedVerifyError = "unexpected_verify_error"
 	ReasonUnexpectedSettleError = "unexpected_settle_error"
+	// ReasonSettlementPending: a settlement went out (or may have) and is
+	// not confirmed yet; the same payment presented again gets its outcome.
+	ReasonSettlementPending = "settlement_pending"
 )
