@@ -20,6 +20,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
@@ -108,7 +109,7 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 		t.Fatal(err)
 	}
 	env.journal = engine.NewMemoryJournal()
-	env.eng, err = engine.New(engine.Config{Facilitator: env.fac, Journal: env.journal, SkipFacilitatorVerify: true,
+	env.eng, err = engine.New(engine.Config{Schemes: exactScheme(t, exactserver.Config{Facilitator: env.fac, SkipFacilitatorVerify: true}), Journal: env.journal,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +149,7 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.httpOffer, err = engine.NewOffer("POST /api/risk-levels", rl.Key, route)
+	env.httpOffer, err = env.eng.NewOffer("POST /api/risk-levels", rl.Key, route)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,4 +409,14 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// exactScheme is the exact scheme of cfg as an engine's Config.Schemes.
+func exactScheme(t testing.TB, cfg exactserver.Config) []x402.ServerScheme {
+	t.Helper()
+	s, err := exactserver.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []x402.ServerScheme{s}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
@@ -115,7 +116,7 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	if o.memory {
 		journal = engine.NewMemoryJournal()
 	}
-	eng, err := engine.New(engine.Config{Facilitator: fac, Journal: journal, SkipFacilitatorVerify: true, Logger: log,
+	eng, err := engine.New(engine.Config{Schemes: exactScheme(t, exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true}), Journal: journal, Logger: log,
 		PayerBurst: o.payerBurst, PayerRefill: o.payerRefill, Observe: o.observe})
 	if err != nil {
 		t.Fatal(err)
@@ -390,4 +391,14 @@ type settleErroring struct{ x402.Facilitator }
 
 func (f settleErroring) Settle(context.Context, x402.PaymentPayload, x402.PaymentRequirements) (x402.SettleResponse, error) {
 	return x402.SettleResponse{}, errors.New("facilitator connection reset")
+}
+
+// exactScheme is the exact scheme of cfg as an engine's Config.Schemes.
+func exactScheme(t testing.TB, cfg exactserver.Config) []x402.ServerScheme {
+	t.Helper()
+	s, err := exactserver.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []x402.ServerScheme{s}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
@@ -589,7 +590,7 @@ func TestSellingOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Facilitator: local})
+	eng, err := engine.New(engine.Config{Schemes: exactScheme(t, exactserver.Config{Facilitator: local})})
 	if err != nil {
 		t.Fatal(err)
 	}

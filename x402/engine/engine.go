@@ -291,6 +291,9 @@ func New(cfg Config) (*Engine, error) {
 // Instance returns this engine's owner id in the journal.
 func (e *Engine) Instance() string { return e.instance }
 
+// Schemes returns the registered payment schemes, in Config.Schemes order.
+func (e *Engine) Schemes() []x402.ServerScheme { return slices.Clone(e.cfg.Schemes) }
+
 // Journal returns the engine's journal.
 func (e *Engine) Journal() Journal { return e.journal }
 
