@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
@@ -148,6 +149,23 @@ func (s *ticketScheme) SameProof(recorded, presented x402.PaymentPayload) bool {
 	return json.Unmarshal(recorded.Payload, &a) == nil && json.Unmarshal(presented.Payload, &b) == nil && a.MAC == b.MAC
 }
 
+// ticketClient is the ticket scheme's part in a paying client.
+type ticketClient struct {
+	scheme *ticketScheme
+	payer  string
+	seq    int
+	t      testing.TB
+}
+
+func (c *ticketClient) Scheme() string     { return ticketName }
+func (c *ticketClient) Networks() []string { return []string{x402.NetworkBase} }
+
+func (c *ticketClient) Payload(_ context.Context, req x402.PaymentRequirements, _ time.Time, _ time.Duration) (json.RawMessage, error) {
+	p := c.scheme.sign(c.t, c.payer, c.seq, req)
+	c.seq++
+	return p.Payload, nil
+}
+
 // TestSecondScheme sells one route with the exact scheme and the toy
 // ticket scheme of this test, registered with the engine in the
 // operator's order: the 402 lists both entries in that order; a ticket of
@@ -155,7 +173,8 @@ func (s *ticketScheme) SameProof(recorded, presented x402.PaymentPayload) bool {
 // ticket is checked, journaled and settled by the scheme (its own
 // payment-response extras), and its retry replays the recorded answer; a
 // ticket presented for another request is refused; an exact payment still
-// pays the same route.
+// pays the same route, and a client paying with the ticket scheme alone
+// picks the ticket entry.
 func TestSecondScheme(t *testing.T) {
 	local, err := facilitator.NewLocal(facilitator.LocalConfig{})
 	if err != nil {
@@ -264,6 +283,17 @@ func TestSecondScheme(t *testing.T) {
 	resp.Body.Close()
 	if sr, err := client.PaymentResponse(resp); err != nil || resp.StatusCode != http.StatusOK || !sr.Success || len(local.Settlements()) != 1 {
 		t.Fatalf("paid with exact: %d %+v %v", resp.StatusCode, sr, err)
+	}
+
+	// A client paying with the ticket scheme alone picks its entry.
+	tc := &ticketClient{scheme: tickets, payer: "alice", seq: 1, t: t}
+	resp, err = client.New(nil, client.WithSchemes(tc)).Get(srv.URL + "/tool?q=d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if sr, err := client.PaymentResponse(resp); err != nil || resp.StatusCode != http.StatusOK || sr.Extra[ticketExtraNext] != float64(2) {
+		t.Fatalf("paid by the ticket client: %d %+v %v", resp.StatusCode, sr, err)
 	}
 
 	// The operator's order is the offer's.
