@@ -212,6 +212,7 @@ type Event struct {
 // concurrent use.
 type Engine struct {
 	cfg      Config
+	schemes  map[schemeKind]x402.ServerScheme // by (scheme, CAIP-2 network)
 	journal  Journal
 	log      *slog.Logger
 	instance string
@@ -236,7 +237,8 @@ func New(cfg Config) (*Engine, error) {
 	if len(cfg.Schemes) == 0 {
 		return nil, errors.New("engine: Config.Schemes needs at least one payment scheme")
 	}
-	if err := checkSchemes(cfg.Schemes); err != nil {
+	schemes, err := checkSchemes(cfg.Schemes)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 || cfg.PayerRefill < 0 || cfg.PayerConcurrency < 0 ||
@@ -279,7 +281,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 		inst = hex.EncodeToString(b[:])
 	}
-	e := &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
+	e := &Engine{cfg: cfg, schemes: schemes, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
 		stop: make(chan struct{})}
 	if cfg.PayerBurst >= 0 {
 		e.payers = newPayerBudget(cmp.Or(cfg.PayerBurst, DefaultPayerBurst), cmp.Or(cfg.PayerRefill, DefaultPayerRefill),
@@ -355,34 +357,32 @@ func (e *Engine) NewOffer(resource, product string, routes ...x402.Route) (*Offe
 
 // checkSchemes refuses a nil scheme, one without networks, and two schemes
 // registered for one (scheme, network).
-func checkSchemes(schemes []x402.ServerScheme) error {
-	seen := make(map[[2]string]bool)
+func checkSchemes(schemes []x402.ServerScheme) (map[schemeKind]x402.ServerScheme, error) {
+	kinds := make(map[schemeKind]x402.ServerScheme)
 	for i, s := range schemes {
 		if s == nil {
-			return fmt.Errorf("engine: Config.Schemes[%d] is nil", i)
+			return nil, fmt.Errorf("engine: Config.Schemes[%d] is nil", i)
 		}
 		if len(s.Networks()) == 0 {
-			return fmt.Errorf("engine: scheme %s is registered on no network", clip.Bytes(s.Scheme(), 40))
+			return nil, fmt.Errorf("engine: scheme %s is registered on no network", clip.Bytes(s.Scheme(), 40))
 		}
 		for _, n := range s.Networks() {
-			k := [2]string{s.Scheme(), x402.CAIP2(n)}
-			if seen[k] {
-				return fmt.Errorf("engine: scheme %s is registered twice on %s", clip.Bytes(k[0], 40), clip.Bytes(k[1], 40))
+			k := schemeKind{s.Scheme(), x402.CAIP2(n)}
+			if kinds[k] != nil {
+				return nil, fmt.Errorf("engine: scheme %s is registered twice on %s", clip.Bytes(k.scheme, 40), clip.Bytes(k.network, 40))
 			}
-			seen[k] = true
+			kinds[k] = s
 		}
 	}
-	return nil
+	return kinds, nil
 }
+
+// schemeKind is a registered (scheme, CAIP-2 network).
+type schemeKind struct{ scheme, network string }
 
 // scheme returns the registered scheme of req, nil if none.
 func (e *Engine) scheme(req x402.PaymentRequirements) x402.ServerScheme {
-	for _, s := range e.cfg.Schemes {
-		if x402.Serves(s, req.Scheme, req.Network) {
-			return s
-		}
-	}
-	return nil
+	return e.schemes[schemeKind{req.Scheme, x402.CAIP2(req.Network)}]
 }
 
 // Required returns the offer's PaymentRequired with error reason set.
