@@ -69,6 +69,9 @@ type paidOptions struct {
 	regexTimeout time.Duration
 	// observe, when set, is the engine's Observe.
 	observe func(engine.Event)
+	// schemes, when set, returns the engine's schemes given the exact
+	// one (nil: exact alone).
+	schemes func(exact x402.ServerScheme) []x402.ServerScheme
 }
 
 // openPaidStore opens the journal of a test: PostgreSQL when
@@ -116,7 +119,11 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	if o.memory {
 		journal = engine.NewMemoryJournal()
 	}
-	eng, err := engine.New(engine.Config{Schemes: exactScheme(t, exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true}), Journal: journal, Logger: log,
+	schemes := exactScheme(t, exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true})
+	if o.schemes != nil {
+		schemes = o.schemes(schemes[0])
+	}
+	eng, err := engine.New(engine.Config{Schemes: schemes, Journal: journal, Logger: log,
 		PayerBurst: o.payerBurst, PayerRefill: o.payerRefill, Observe: o.observe})
 	if err != nil {
 		t.Fatal(err)
