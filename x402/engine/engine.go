@@ -16,18 +16,24 @@
 //     known to the journal is never admitted for another request, on any
 //     transport or instance);
 //   - settling, with the answer, the payment and its requirements, before
-//     the facilitator's settle is called;
+//     the scheme settles it;
 //   - settled, with the ledger entry in the same commit, before the answer
 //     leaves.
 //
 // Recovery (Engine.Run: at start and periodically, on every instance at
 // once) releases reservations whose owner died and resolves settling rows
-// by asking a status query (Config.Status, or a facilitator that can tell:
-// x402.StatusChecker) or by presenting the settlement again (a
-// deduplicating facilitator returns the original result). An "already
-// used" answer is not proof of payment to us: with a status query, the
-// query tells whose settlement it was; without one, such rows become
-// unknown, counted and listed for the operator, never dropped.
+// through the payment's scheme (x402.ServerScheme.Resolve: exact asks a
+// status query, or presents the settlement again to a deduplicating
+// facilitator). A row the scheme cannot tell becomes unknown, counted and
+// listed for the operator, never dropped.
+//
+// The engine knows no scheme: each registered x402.ServerScheme
+// (Config.Schemes) builds its entry of an offer (Engine.NewOffer), checks
+// a payment locally and tells its identity (the journal's key, payer, id,
+// amount and how long the key is kept), completes the checks after the
+// reservation, settles (through a facilitator, or by a record of its own)
+// and resolves an interrupted settlement. A payment goes to the scheme its
+// accepted requirement names on that network.
 //
 // A call whose run fails is not settled, whatever the cause — a tool that
 // timed out on the payer's own pathological input included: x402 settles
