@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
@@ -109,7 +110,7 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 		t.Fatal(err)
 	}
 	env.journal = engine.NewMemoryJournal()
-	env.eng, err = engine.New(engine.Config{Schemes: exactScheme(t, exactserver.Config{Facilitator: env.fac, SkipFacilitatorVerify: true}), Journal: env.journal,
+	env.eng, err = engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: env.fac, SkipFacilitatorVerify: true}), Journal: env.journal,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -409,14 +410,4 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
-}
-
-// exactScheme is the exact scheme of cfg as an engine's Config.Schemes.
-func exactScheme(t testing.TB, cfg exactserver.Config) []x402.ServerScheme {
-	t.Helper()
-	s, err := exactserver.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []x402.ServerScheme{s}
 }

@@ -25,7 +25,7 @@ func TestSecondScheme(t *testing.T) {
 			}
 			tickets := schemetest.NewTickets()
 			journal := engine.NewMemoryJournal()
-			schemes := append([]x402.ServerScheme{tickets}, exactScheme(t, exactserver.Config{Facilitator: local, SkipFacilitatorVerify: true})...)
+			schemes := append([]x402.ServerScheme{tickets}, schemetest.Exact(t, exactserver.Config{Facilitator: local, SkipFacilitatorVerify: true})...)
 			eng, err := engine.New(engine.Config{Schemes: schemes, Journal: journal, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

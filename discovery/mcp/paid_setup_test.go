@@ -16,6 +16,7 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/httpserver"
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
@@ -119,7 +120,7 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	if o.memory {
 		journal = engine.NewMemoryJournal()
 	}
-	schemes := exactScheme(t, exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true})
+	schemes := schemetest.Exact(t, exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true})
 	if o.schemes != nil {
 		schemes = o.schemes(schemes[0])
 	}
@@ -398,14 +399,4 @@ type settleErroring struct{ x402.Facilitator }
 
 func (f settleErroring) Settle(context.Context, x402.PaymentPayload, x402.PaymentRequirements) (x402.SettleResponse, error) {
 	return x402.SettleResponse{}, errors.New("facilitator connection reset")
-}
-
-// exactScheme is the exact scheme of cfg as an engine's Config.Schemes.
-func exactScheme(t testing.TB, cfg exactserver.Config) []x402.ServerScheme {
-	t.Helper()
-	s, err := exactserver.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []x402.ServerScheme{s}
 }

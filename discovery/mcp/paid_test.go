@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery/mcp"
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -590,7 +591,7 @@ func TestSellingOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Schemes: exactScheme(t, exactserver.Config{Facilitator: local})})
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: local})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -294,21 +295,9 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-// offerOnly is the facilitator of an engine that only builds offers.
-type offerOnly struct{ x402.Facilitator }
-
 // newOffer builds the offer of routes with the exact scheme.
 func (h *harness) newOffer(routes ...x402.Route) *engine.Offer {
-	h.t.Helper()
-	e, err := engine.New(engine.Config{Schemes: []x402.ServerScheme{h.exact(offerOnly{})}})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	offer, err := e.NewOffer("POST /api/tool", "tool", routes...)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return offer
+	return schemetest.ExactOffer(h.t, "POST /api/tool", "tool", routes...)
 }
 
 // exact is the exact scheme settling through fac, on the harness's

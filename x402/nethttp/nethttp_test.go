@@ -20,12 +20,12 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
-	"github.com/seed1284c1d2/svc/x402/internal/x402test"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
@@ -58,7 +58,7 @@ func testKey(t testing.TB) *ecdsa.PrivateKey {
 // testOffer is the offer of the paid test route.
 func testOffer(t testing.TB) *engine.Offer {
 	t.Helper()
-	return x402test.ExactOffer(t, "GET /tool", "tool", x402.Route{
+	return schemetest.ExactOffer(t, "GET /tool", "tool", x402.Route{
 		Price:    price,
 		PayTo:    payTo,
 		Resource: x402.ResourceInfo{Description: "test tool", MimeType: "application/json"},
@@ -208,7 +208,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	e.offer.Store(testOffer(t))
 	logger := slog.New(slog.DiscardHandler)
 	ec := engine.Config{
-		Schemes: x402test.Exact(t, exactserver.Config{Facilitator: e.fac}),
+		Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: e.fac}),
 		Journal: e.journal,
 		Logger:  logger,
 		Observe: func(ev engine.Event) {
@@ -821,7 +821,7 @@ func TestFacilitatorInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, func(c *engine.Config, _ *nethttp.Config) {
-		c.Schemes = x402test.Exact(t, exactserver.Config{Facilitator: hf})
+		c.Schemes = schemetest.Exact(t, exactserver.Config{Facilitator: hf})
 	})
 	p := sign(t, e.key, e.req(), time.Now())
 	h := sig(header(t, e.req(), p))
@@ -1586,7 +1586,7 @@ func TestNewConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Schemes: x402test.Exact(t, exactserver.Config{Facilitator: local})})
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: local})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1611,7 +1611,7 @@ func TestNewConfig(t *testing.T) {
 	if _, err := nethttp.New(nethttp.Config{Engine: eng, Offer: offer, PublicBaseURL: "https://api.example.com/v1/"}); err != nil {
 		t.Errorf("a good config: %v", err)
 	}
-	schemes := x402test.Exact(t, exactserver.Config{Facilitator: local})
+	schemes := schemetest.Exact(t, exactserver.Config{Facilitator: local})
 	for name, cfg := range map[string]engine.Config{
 		"no scheme":         {},
 		"negative timeout":  {Schemes: schemes, SettleTimeout: -1},
@@ -1710,7 +1710,7 @@ func BenchmarkPaid(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Schemes: x402test.Exact(b, exactserver.Config{Facilitator: local}), Journal: engine.NewMemoryJournal(),
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(b, exactserver.Config{Facilitator: local}), Journal: engine.NewMemoryJournal(),
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)

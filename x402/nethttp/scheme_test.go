@@ -17,7 +17,6 @@ import (
 	"github.com/seed1284c1d2/svc/x402/engine"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
-	"github.com/seed1284c1d2/svc/x402/internal/x402test"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
@@ -35,7 +34,7 @@ func TestSecondScheme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact := x402test.Exact(t, exactserver.Config{Facilitator: local, SkipFacilitatorVerify: true, Deduplicates: true})[0]
+	exact := schemetest.Exact(t, exactserver.Config{Facilitator: local, SkipFacilitatorVerify: true, Deduplicates: true})[0]
 	tickets := schemetest.NewTickets()
 	journal := engine.NewMemoryJournal()
 	eng, err := engine.New(engine.Config{Schemes: []x402.ServerScheme{tickets, exact}, Journal: journal, Logger: slog.New(slog.DiscardHandler)})

@@ -1,6 +1,4 @@
-// Package x402test helps the tests of the x402 packages build what every
-// one of them needs: the exact scheme over a test facilitator, and offers.
-package x402test
+package schemetest
 
 import (
 	"testing"
