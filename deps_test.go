@@ -63,3 +63,13 @@ func TestX402IsSelfContained(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineKnowsNoScheme: the payment engine takes its schemes as
+// registered mechanisms; it links no scheme's package.
+func TestEngineKnowsNoScheme(t *testing.T) {
+	for _, d := range depsOf(t, "./x402/engine") {
+		if d == "github.com/seed1284c1d2/svc/x402/exact" || strings.HasPrefix(d, "github.com/seed1284c1d2/svc/x402/exact/") {
+			t.Errorf("the engine depends on %s", d)
+		}
+	}
+}

@@ -116,7 +116,7 @@ func (s *Server) buildPaid() error {
 			return fmt.Errorf("httpserver: %w", err)
 		}
 		pattern := t.Method + " " + t.Path
-		offer, err := engine.NewOffer(pattern, t.Key, route)
+		offer, err := s.engine.NewOffer(pattern, t.Key, route)
 		if err != nil {
 			return fmt.Errorf("httpserver: tool %s: payment terms: %w", t.Key, err)
 		}

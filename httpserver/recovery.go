@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 )
@@ -28,9 +29,17 @@ type RecoveryHealth struct {
 	Note    string `json:"note"`
 }
 
-// recoveryHealth describes the engine's recovery.
+// recoveryHealth describes the engine's recovery of settlements through a
+// facilitator: that of its first scheme settling through one (exact).
 func (s *Server) recoveryHealth() RecoveryHealth {
-	switch s.engine.StatusChecker().(type) {
+	var sc x402.StatusChecker
+	for _, scheme := range s.engine.Schemes() {
+		if f, ok := scheme.(interface{ StatusChecker() x402.StatusChecker }); ok {
+			sc = f.StatusChecker()
+			break
+		}
+	}
+	switch sc.(type) {
 	case *onchain.StatusReader, *onchain.Facilitator:
 		return RecoveryHealth{Backing: RecoveryChain, Note: "an interrupted settlement is resolved from what the chain says of its authorization"}
 	case *facilitator.Local:

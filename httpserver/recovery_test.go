@@ -16,6 +16,7 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 )
@@ -80,10 +81,11 @@ func serveRemote(t *testing.T, fac x402.Facilitator, status x402.StatusChecker) 
 	}
 	st := openTestStore(t)
 	log := slog.New(slog.DiscardHandler)
-	cfg := engine.Config{Facilitator: fac, Journal: st, Logger: log}
-	if status != nil {
-		cfg.Status = status
+	scheme, err := exactserver.New(exactserver.Config{Facilitator: fac, Status: status})
+	if err != nil {
+		t.Fatal(err)
 	}
+	cfg := engine.Config{Schemes: []x402.ServerScheme{scheme}, Journal: st, Logger: log}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)

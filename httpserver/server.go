@@ -26,6 +26,7 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
@@ -344,21 +345,28 @@ func New(cfg Config) (*Server, error) {
 		patterns:  map[string]bool{},
 	}
 	if s.engine = cfg.Engine; s.engine == nil {
-		e, err := engine.New(engine.Config{
+		scheme, err := exactserver.New(exactserver.Config{
 			Facilitator:           cfg.Facilitator,
-			Journal:               cfg.Store,
 			SkipFacilitatorVerify: isLocal(cfg.Facilitator),
 			Deduplicates:          isLocal(cfg.Facilitator),
-			Logger:                cfg.Logger,
 			Now:                   cfg.Now,
-			VerifyTimeout:         cfg.VerifyTimeout,
-			SettleTimeout:         cfg.SettleTimeout,
-			RunTimeout:            cfg.ToolTimeout + time.Second,
-			PayerBurst:            cfg.PayerBurst,
-			PayerRefill:           cfg.PayerRefill,
-			PayerConcurrency:      cfg.PayerConcurrency,
-			Observe:               s.ObservePayment,
-			Hook:                  cfg.PaymentHook,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("httpserver: exact scheme: %w", err)
+		}
+		e, err := engine.New(engine.Config{
+			Schemes:          []x402.ServerScheme{scheme},
+			Journal:          cfg.Store,
+			Logger:           cfg.Logger,
+			Now:              cfg.Now,
+			VerifyTimeout:    cfg.VerifyTimeout,
+			SettleTimeout:    cfg.SettleTimeout,
+			RunTimeout:       cfg.ToolTimeout + time.Second,
+			PayerBurst:       cfg.PayerBurst,
+			PayerRefill:      cfg.PayerRefill,
+			PayerConcurrency: cfg.PayerConcurrency,
+			Observe:          s.ObservePayment,
+			Hook:             cfg.PaymentHook,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("httpserver: payment engine: %w", err)

@@ -36,6 +36,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
@@ -140,6 +141,7 @@ func New(ctx context.Context, cfg Config) (*Paywall, error) {
 		return nil, err
 	}
 	p := &Paywall{mux: http.NewServeMux(), offers: map[string]*engine.Offer{}}
+	routes := make(map[string]x402.Route, len(cfg.Routes))
 	for pattern, rt := range cfg.Routes {
 		payTo := cfg.PayTo
 		if rt.PayTo != "" {
@@ -149,17 +151,17 @@ func New(ctx context.Context, cfg Config) (*Paywall, error) {
 		if mime == "" {
 			mime = "application/json"
 		}
-		offer, err := engine.NewOffer(pattern, pattern, x402.Route{
+		route := x402.Route{
 			Price: strings.TrimPrefix(strings.TrimSpace(rt.Price), "$"), Network: n.CAIP2, PayTo: payTo,
 			Resource: x402.ResourceInfo{Description: rt.Description, MimeType: mime},
-		})
-		if err != nil {
+		}
+		if err := route.Validate(); err != nil {
 			return nil, fmt.Errorf("paywall: route %q: %w", pattern, err)
 		}
 		if err := registerPattern(p.mux, pattern); err != nil {
 			return nil, fmt.Errorf("paywall: route %q: %w", pattern, err)
 		}
-		p.offers[pattern] = offer
+		routes[pattern] = route
 	}
 
 	dsn := cfg.Journal
@@ -183,11 +185,19 @@ func New(ctx context.Context, cfg Config) (*Paywall, error) {
 		}
 		status = sr
 	}
-	p.eng, err = engine.New(engine.Config{Facilitator: fac, Journal: p.journal, Logger: log, Status: status,
-		SkipFacilitatorVerify: skipVerify, Deduplicates: dedup})
+	scheme, err := exactserver.New(exactserver.Config{Facilitator: fac, Status: status, SkipFacilitatorVerify: skipVerify, Deduplicates: dedup})
+	if err == nil {
+		p.eng, err = engine.New(engine.Config{Schemes: []x402.ServerScheme{scheme}, Journal: p.journal, Logger: log})
+	}
 	if err != nil {
 		_ = p.journal.Close()
 		return nil, fmt.Errorf("paywall: %w", err)
+	}
+	for pattern, route := range routes {
+		if p.offers[pattern], err = p.eng.NewOffer(pattern, pattern, route); err != nil {
+			_ = p.journal.Close()
+			return nil, fmt.Errorf("paywall: route %q: %w", pattern, err)
+		}
 	}
 	p.mw, err = nethttp.New(nethttp.Config{Engine: p.eng, Offer: p.offer, Logger: log})
 	if err != nil {

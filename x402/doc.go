@@ -19,6 +19,11 @@
 //   - the payment-identifier extension (DeclarePaymentIdentifier,
 //     PaymentIdentifierOf) and the reasons the protocol defines for every
 //     scheme (Reason* constants);
+//   - payment schemes as registered mechanisms (scheme.go): each scheme
+//     has a part per role, registered on its networks — ServerScheme (its
+//     offer entry, local checks and payment identity, settlement and the
+//     resolution of an interrupted one), FacilitatorScheme and
+//     ClientScheme — with Payment, Settlement and the refusals they share;
 //   - the contracts its consumers depend on: Facilitator, and
 //     StatusChecker with AuthorizationStatus.
 //
@@ -28,12 +33,15 @@
 //     digest, signing and recovery (AuthorizationDigest, RecoverSigner,
 //     SignAuthorization, NewPayload), and Verifier, every check of an
 //     exact payment that needs no chain access, with the reference
-//     facilitators' reason strings;
+//     facilitators' reason strings; its parts per role in x402/exact/server
+//     and x402/exact/client (its facilitator parts are Local and the
+//     on-chain facilitator);
 //   - x402/facilitator: Facilitator implementations, HTTP (a remote
 //     facilitator's HTTP API) and Local (development: verifies for real,
-//     settles nothing on chain), and Handler to serve any Facilitator over
-//     HTTP;
-//   - x402/client: the paying client (Transport, Signer);
+//     settles nothing on chain), Mux (dispatches by scheme and network),
+//     and Handler to serve any Facilitator over HTTP;
+//   - x402/client: the paying client (Transport, Signer), paying with the
+//     client schemes it is given;
 //   - x402/engine: the payment engine (one durable state machine for every
 //     paid call, over any transport); x402/nethttp: its net/http binding.
 //

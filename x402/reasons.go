@@ -6,6 +6,10 @@ package x402
 const (
 	ReasonInvalidX402Version    = "invalid_x402_version"
 	ReasonInvalidNetwork        = "invalid_network"
+	ReasonUnsupportedScheme     = "unsupported_scheme"
 	ReasonUnexpectedVerifyError = "unexpected_verify_error"
 	ReasonUnexpectedSettleError = "unexpected_settle_error"
+	// ReasonSettlementPending: a settlement went out (or may have) and is
+	// not confirmed yet; the same payment presented again gets its outcome.
+	ReasonSettlementPending = "settlement_pending"
 )

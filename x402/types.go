@@ -37,7 +37,7 @@ const (
 	ResponseHeaders = HeaderPaymentRequired + ", " + HeaderPaymentResponse + ", " + HeaderV1PaymentResponse
 )
 
-// SchemeExact is the name of the exact scheme: pay exactly the amount.
+// SchemeExact names the exact scheme: pay exactly the amount.
 const SchemeExact = "exact"
 
 // ResourceInfo describes the resource being paid for.

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +51,7 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	keyEnv := f.String("key-env", "", "", "name of the environment variable holding the payer's private key (64 hex digits, 0x optional); required unless --dry-run")
 	maxUSD := f.String("max", "", "0.10", "refuse to pay more than this many USD for the request")
 	network := f.String("network", "", x402.NetworkBase, "network the client agrees to pay on (CAIP-2 id)")
-	scheme := f.String("scheme", "", x402.SchemeExact, "payment scheme to pay with (this client pays exact)")
+	scheme := f.String("scheme", "", x402.SchemeExact, "payment scheme to pay with (one of those this client pays: "+strings.Join(payingSchemes(), ", ")+")")
 	dryRun := f.Bool("dry-run", false, "ask without paying: print the offer and what would be paid")
 	asJSON := f.Bool("json", false, "print {status, body, settlement} as JSON instead of the body alone")
 	timeout := f.Duration("timeout", "", 90*time.Second, "time limit of the whole exchange")
@@ -67,8 +69,8 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usageError(fmt.Sprintf("%q is not an http(s) URL", clip.Runes(target, 80)))
 	}
-	if s := strings.TrimSpace(*scheme); s != x402.SchemeExact {
-		return usageError(fmt.Sprintf("--scheme %q: this client pays %q only", clip.Runes(s, 40), x402.SchemeExact))
+	if s := strings.TrimSpace(*scheme); !slices.Contains(payingSchemes(), s) {
+		return usageError(fmt.Sprintf("--scheme %q: this client pays %s only", clip.Runes(s, 40), quoteList(payingSchemes())))
 	}
 	if _, ok := x402.LookupNetwork(strings.TrimSpace(*network)); !ok {
 		return usageError(fmt.Sprintf("--network %q is not a known network", clip.Runes(*network, 40)))
@@ -264,4 +266,17 @@ func atomicUSDC(atomic string) string {
 	r := new(big.Rat).SetFrac(v, big.NewInt(1_000_000))
 	s := strings.TrimRight(strings.TrimRight(r.FloatString(6), "0"), ".")
 	return s + " USDC"
+}
+
+// payingSchemes names the payment schemes svc pay pays with: those
+// client.Transport pays with a Signer.
+func payingSchemes() []string { return []string{x402.SchemeExact} }
+
+// quoteList quotes each name and joins them with " or ".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, " or ")
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 	"github.com/seed1284c1d2/svc/xau/mt5"
@@ -773,22 +774,29 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	// check, is left to it; the local facilitator of dev mode checks
 	// signatures locally only.
 	var observe paymentObserver
-	eng, err := engine.New(engine.Config{
+	scheme, err := exactserver.New(exactserver.Config{
 		Facilitator:           facilitator,
 		Status:                status,
-		Journal:               st,
 		Verifier:              &exact.Verifier{Signers: signers},
 		SkipFacilitatorVerify: c.devMode,
 		ContractWallets:       !c.devMode,
 		Deduplicates:          c.devMode || c.settle == settleOnchain,
-		Logger:                log,
-		SettleTimeout:         c.settleTimeout,
-		RunTimeout:            c.toolTimeout + time.Second,
-		PayerBurst:            c.payerBurst,
-		PayerRefill:           c.payerRefill,
-		PayerConcurrency:      c.payerConcurrency,
-		Hook:                  crashTestHook(log),
-		Observe:               observe.observe,
+	})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	eng, err := engine.New(engine.Config{
+		Schemes:          []x402.ServerScheme{scheme},
+		Journal:          st,
+		Logger:           log,
+		SettleTimeout:    c.settleTimeout,
+		RunTimeout:       c.toolTimeout + time.Second,
+		PayerBurst:       c.payerBurst,
+		PayerRefill:      c.payerRefill,
+		PayerConcurrency: c.payerConcurrency,
+		Hook:             crashTestHook(log),
+		Observe:          observe.observe,
 	})
 	if err != nil {
 		_ = st.Close()

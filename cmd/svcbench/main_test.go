@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
@@ -17,16 +18,20 @@ import (
 // of the offer the server makes.
 func TestSignPayments(t *testing.T) {
 	const payTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
-	offer, err := engine.NewOffer("POST /pay", "pay", x402.Route{Price: "0.005", PayTo: payTo})
-	if err != nil {
-		t.Fatal(err)
-	}
 	local, err := facilitator.NewLocal(facilitator.LocalConfig{PayTo: payTo})
 	if err != nil {
 		t.Fatal(err)
 	}
+	scheme, err := exactserver.New(exactserver.Config{Facilitator: local})
+	if err != nil {
+		t.Fatal(err)
+	}
 	journal := engine.NewMemoryJournal()
-	eng, err := engine.New(engine.Config{Facilitator: local, Journal: journal, Logger: slog.New(slog.DiscardHandler)})
+	eng, err := engine.New(engine.Config{Schemes: []x402.ServerScheme{scheme}, Journal: journal, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	offer, err := eng.NewOffer("POST /pay", "pay", x402.Route{Price: "0.005", PayTo: payTo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
@@ -47,7 +49,7 @@ func FuzzA2A(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Facilitator: fac, SkipFacilitatorVerify: true, Logger: slog.New(slog.DiscardHandler)})
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(f, exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true}), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		f.Fatal(err)
 	}

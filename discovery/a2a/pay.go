@@ -207,7 +207,7 @@ func newSeller(opts Options) (*seller, error) {
 		if err != nil {
 			return nil, fmt.Errorf("a2a: %w", err)
 		}
-		offer, err := engine.NewOffer("A2A "+t.Key, t.Key, route)
+		offer, err := opts.Engine.NewOffer("A2A "+t.Key, t.Key, route)
 		if err != nil {
 			return nil, fmt.Errorf("a2a: tool %s: payment terms: %w", t.Key, err)
 		}

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
@@ -26,7 +28,7 @@ func TestPayerThrottled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Facilitator: fac, SkipFacilitatorVerify: true, Logger: slog.New(slog.DiscardHandler),
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true}), Logger: slog.New(slog.DiscardHandler),
 		PayerBurst: burst, PayerRefill: time.Hour,
 		Observe: func(ev engine.Event) {
 			if ev.Kind == engine.RunFailed {

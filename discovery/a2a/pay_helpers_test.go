@@ -15,11 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
@@ -108,7 +110,7 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 		t.Fatal(err)
 	}
 	env.journal = engine.NewMemoryJournal()
-	env.eng, err = engine.New(engine.Config{Facilitator: env.fac, Journal: env.journal, SkipFacilitatorVerify: true,
+	env.eng, err = engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: env.fac, SkipFacilitatorVerify: true}), Journal: env.journal,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +150,7 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.httpOffer, err = engine.NewOffer("POST /api/risk-levels", rl.Key, route)
+	env.httpOffer, err = env.eng.NewOffer("POST /api/risk-levels", rl.Key, route)
 	if err != nil {
 		t.Fatal(err)
 	}

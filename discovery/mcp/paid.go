@@ -156,7 +156,7 @@ func newSeller(opts Options, log *slog.Logger) (*seller, error) {
 			return nil, fmt.Errorf("mcp: %w", err)
 		}
 		route.Bazaar = nil // the HTTP description; MCP has its own below
-		offer, err := engine.NewOffer("tools/call "+name, t.Key, route)
+		offer, err := opts.Engine.NewOffer("tools/call "+name, t.Key, route)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: tool %s: payment terms: %w", t.Key, err)
 		}

@@ -16,12 +16,14 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/httpserver"
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
 )
@@ -68,6 +70,9 @@ type paidOptions struct {
 	regexTimeout time.Duration
 	// observe, when set, is the engine's Observe.
 	observe func(engine.Event)
+	// schemes, when set, returns the engine's schemes given the exact
+	// one (nil: exact alone).
+	schemes func(exact x402.ServerScheme) []x402.ServerScheme
 }
 
 // openPaidStore opens the journal of a test: PostgreSQL when
@@ -115,7 +120,11 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	if o.memory {
 		journal = engine.NewMemoryJournal()
 	}
-	eng, err := engine.New(engine.Config{Facilitator: fac, Journal: journal, SkipFacilitatorVerify: true, Logger: log,
+	schemes := schemetest.Exact(t, exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true})
+	if o.schemes != nil {
+		schemes = o.schemes(schemes[0])
+	}
+	eng, err := engine.New(engine.Config{Schemes: schemes, Journal: journal, Logger: log,
 		PayerBurst: o.payerBurst, PayerRefill: o.payerRefill, Observe: o.observe})
 	if err != nil {
 		t.Fatal(err)

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery/mcp"
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
@@ -589,7 +591,7 @@ func TestSellingOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Facilitator: local})
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: local})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
+	exactclient "github.com/seed1284c1d2/svc/x402/exact/client"
 )
 
 // Signer holds a payer's private key. It signs EIP-3009 authorizations and
@@ -137,9 +139,10 @@ func (e *NoAcceptableError) Unwrap() []error {
 
 // Transport is an http.RoundTripper that pays x402 402s. On a 402 it reads
 // the offer (the PAYMENT-REQUIRED header of v2; else a v1 JSON body), picks
-// the first acceptable requirement (scheme exact, allowed network and
-// asset, amount at most MaxAmount), signs an EIP-3009 authorization with
-// Signer and sends the request once more with PAYMENT-SIGNATURE (v2) or
+// the first acceptable requirement (a scheme it pays on that network,
+// allowed network and asset, amount at most MaxAmount), has the scheme
+// build the payment (exact: an EIP-3009 authorization signed with Signer)
+// and sends the request once more with PAYMENT-SIGNATURE (v2) or
 // X-PAYMENT (v1). It pays at most once per request: the second answer is
 // returned as is (even a 402), and a request that already carries a payment
 // header is sent without paying. Use PaymentResponse on the answer to read
@@ -147,8 +150,12 @@ func (e *NoAcceptableError) Unwrap() []error {
 type Transport struct {
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
-	// Signer pays; required to pay (ErrNoSigner otherwise).
+	// Signer pays with the exact scheme when Schemes is empty; one of them
+	// is required to pay (ErrNoSigner otherwise).
 	Signer *Signer
+	// Schemes are the payment schemes paid with, each on its networks;
+	// empty means the exact scheme with Signer.
+	Schemes []x402.ClientScheme
 	// Networks allowed (CAIP-2 ids or v1 names); empty means NetworkBase.
 	Networks []string
 	// Assets allowed (token addresses, any case); empty means the USDC of
@@ -174,6 +181,11 @@ type Option func(*Transport)
 
 // WithBase sets the Transport's Base round tripper.
 func WithBase(rt http.RoundTripper) Option { return func(t *Transport) { t.Base = rt } }
+
+// WithSchemes sets the payment schemes paid with (Transport.Schemes).
+func WithSchemes(schemes ...x402.ClientScheme) Option {
+	return func(t *Transport) { t.Schemes = append([]x402.ClientScheme(nil), schemes...) }
+}
 
 // WithNetworks sets the allowed networks.
 func WithNetworks(ids ...string) Option {
@@ -234,7 +246,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if offer == nil { // not an x402 402: hand it back untouched
 		return resp, nil
 	}
-	name, value, err := t.pay(offer)
+	name, value, err := t.pay(req.Context(), offer)
 	if err != nil {
 		resp.Body.Close()
 		return nil, err
@@ -321,9 +333,10 @@ func clReadOffer(resp *http.Response) (*clOffer, error) {
 }
 
 // pay chooses a requirement and returns the payment header to send.
-func (t *Transport) pay(o *clOffer) (name, value string, err error) {
-	if t.Signer == nil {
-		return "", "", ErrNoSigner
+func (t *Transport) pay(ctx context.Context, o *clOffer) (name, value string, err error) {
+	schemes, err := t.paying()
+	if err != nil {
+		return "", "", err
 	}
 	i, err := t.Choose(o.pr.Accepts)
 	if err != nil {
@@ -334,13 +347,13 @@ func (t *Transport) pay(o *clOffer) (name, value string, err error) {
 		now = t.Now
 	}
 	chosen := o.pr.Accepts[i]
-	ep, err := t.Signer.NewPayload(chosen, now(), t.Validity)
-	if err != nil {
-		return "", "", fmt.Errorf("x402: signing the payment: %w", err)
+	scheme := schemeFor(schemes, chosen)
+	if scheme == nil { // Choose accepts only requirements of these schemes
+		return "", "", fmt.Errorf("x402: %w %q", ErrSchemeNotSupported, clip.Bytes(chosen.Scheme, 20))
 	}
-	raw, err := json.Marshal(ep)
+	raw, err := scheme.Payload(ctx, chosen, now(), t.Validity)
 	if err != nil {
-		return "", "", fmt.Errorf("x402: encoding the payment: %w", err)
+		return "", "", err
 	}
 	if o.version == x402.VersionV1 {
 		a := o.v1Accepts[i]
@@ -358,9 +371,45 @@ func (t *Transport) pay(o *clOffer) (name, value string, err error) {
 	return x402.HeaderPaymentSignature, value, err
 }
 
-// Choose returns the index of the first acceptable requirement: scheme
-// exact, an allowed network and asset, extra.name/extra.version present, a
-// valid payTo and a positive amount at most MaxAmount. The error is a
+// paying returns the schemes the Transport pays with: Schemes, else the
+// exact scheme with Signer.
+func (t *Transport) paying() ([]x402.ClientScheme, error) {
+	if len(t.Schemes) > 0 {
+		return t.Schemes, nil
+	}
+	if t.Signer == nil {
+		return nil, ErrNoSigner
+	}
+	s, err := exactclient.New(t.Signer.key)
+	if err != nil {
+		return nil, err
+	}
+	return []x402.ClientScheme{s}, nil
+}
+
+// schemeFor returns the scheme of schemes paying req, nil if none.
+func schemeFor(schemes []x402.ClientScheme, req x402.PaymentRequirements) x402.ClientScheme {
+	for _, s := range schemes {
+		if x402.Serves(s, req.Scheme, req.Network) {
+			return s
+		}
+	}
+	return nil
+}
+
+// pays reports whether the Transport pays req's scheme on req's network
+// (without Schemes: exact).
+func (t *Transport) pays(req x402.PaymentRequirements) bool {
+	if len(t.Schemes) == 0 {
+		return req.Scheme == x402.SchemeExact
+	}
+	return schemeFor(t.Schemes, req) != nil
+}
+
+// Choose returns the index of the first acceptable requirement: a scheme
+// the Transport pays on that network, an allowed network and asset,
+// extra.name/extra.version present for exact, a valid payTo and a
+// positive amount at most MaxAmount. The error is a
 // *NoAcceptableError listing why each one was refused, or a configuration
 // error of the Transport.
 func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
@@ -381,7 +430,7 @@ func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 		reject := func(err error, format string, args ...any) {
 			noErr.Rejected = append(noErr.Rejected, RejectedRequirement{Index: i, Requirements: req, Err: err, Detail: fmt.Sprintf(format, args...)})
 		}
-		if req.Scheme != x402.SchemeExact {
+		if !t.pays(req) {
 			reject(ErrSchemeNotSupported, "scheme %q", clip.Bytes(req.Scheme, 20))
 			continue
 		}
@@ -400,11 +449,7 @@ func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 			reject(ErrAssetNotAllowed, "asset %q on %s", clip.Bytes(req.Asset, 50), net.CAIP2)
 			continue
 		}
-		if name, _ := req.Extra["name"].(string); name == "" {
-			reject(ErrInvalidRequirements, "extra.name/extra.version (the token's EIP-712 domain) missing")
-			continue
-		}
-		if version, _ := req.Extra["version"].(string); version == "" {
+		if name, version := extraDomain(req); req.Scheme == x402.SchemeExact && (name == "" || version == "") {
 			reject(ErrInvalidRequirements, "extra.name/extra.version (the token's EIP-712 domain) missing")
 			continue
 		}
@@ -428,6 +473,14 @@ func (t *Transport) Choose(accepts []x402.PaymentRequirements) (int, error) {
 		return i, nil
 	}
 	return -1, noErr
+}
+
+// extraDomain returns the token's EIP-712 domain name and version of an
+// exact requirement's extra.
+func extraDomain(req x402.PaymentRequirements) (name, version string) {
+	name, _ = req.Extra["name"].(string)
+	version, _ = req.Extra["version"].(string)
+	return name, version
 }
 
 func (t *Transport) assetAllowed(n x402.Network, asset string) bool {

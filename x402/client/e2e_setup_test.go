@@ -21,9 +21,11 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/seed1284c1d2/svc/internal/nodetest"
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
@@ -105,7 +107,7 @@ func newE2EServer(t *testing.T) *e2eServer {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	eng, err := engine.New(engine.Config{Facilitator: hf, Journal: s.journal, Logger: logger})
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: hf}), Journal: s.journal, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func mwKey(t testing.TB) *ecdsa.PrivateKey {
 // mwTerms is the offer of the paid test route.
 func mwTerms(t testing.TB) *engine.Offer {
 	t.Helper()
-	o, err := engine.NewOffer("GET /tool", "tool", x402.Route{
+	return schemetest.ExactOffer(t, "GET /tool", "tool", x402.Route{
 		Price:    mwPrice,
 		PayTo:    mwPayTo,
 		Resource: x402.ResourceInfo{Description: "test tool", MimeType: "application/json"},
@@ -271,10 +273,6 @@ func mwTerms(t testing.TB) *engine.Offer {
 			OutputExample: map[string]any{"ok": true},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
 }
 
 // mwSettled returns the settled rows of a journal that keep says to keep.
@@ -358,7 +356,7 @@ func newMWEnv(t *testing.T) *mwEnv {
 	}
 	e := &mwEnv{t: t, fac: &mwFacilitator{inner: local}, journal: engine.NewMemoryJournal()}
 	logger := slog.New(slog.DiscardHandler)
-	eng, err := engine.New(engine.Config{Facilitator: e.fac, Journal: e.journal, Logger: logger})
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: e.fac}), Journal: e.journal, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

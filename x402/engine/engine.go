@@ -16,18 +16,24 @@
 //     known to the journal is never admitted for another request, on any
 //     transport or instance);
 //   - settling, with the answer, the payment and its requirements, before
-//     the facilitator's settle is called;
+//     the scheme settles it;
 //   - settled, with the ledger entry in the same commit, before the answer
 //     leaves.
 //
 // Recovery (Engine.Run: at start and periodically, on every instance at
 // once) releases reservations whose owner died and resolves settling rows
-// by asking a status query (Config.Status, or a facilitator that can tell:
-// x402.StatusChecker) or by presenting the settlement again (a
-// deduplicating facilitator returns the original result). An "already
-// used" answer is not proof of payment to us: with a status query, the
-// query tells whose settlement it was; without one, such rows become
-// unknown, counted and listed for the operator, never dropped.
+// through the payment's scheme (x402.ServerScheme.Resolve: exact asks a
+// status query, or presents the settlement again to a deduplicating
+// facilitator). A row the scheme cannot tell becomes unknown, counted and
+// listed for the operator, never dropped.
+//
+// The engine knows no scheme: each registered x402.ServerScheme
+// (Config.Schemes) builds its entry of an offer (Engine.NewOffer), checks
+// a payment locally and tells its identity (the journal's key, payer, id,
+// amount and how long the key is kept), completes the checks after the
+// reservation, settles (through a facilitator, or by a record of its own)
+// and resolves an interrupted settlement. A payment goes to the scheme its
+// accepted requirement names on that network.
 //
 // A call whose run fails is not settled, whatever the cause — a tool that
 // timed out on the payer's own pathological input included: x402 settles
@@ -48,14 +54,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
@@ -103,10 +108,14 @@ const (
 	// ReasonSettlementPending: the payment settled (or may have) and is not
 	// recorded yet; the same request with the same payment gets the answer
 	// once it is.
-	ReasonSettlementPending = "settlement_pending"
+	ReasonSettlementPending = x402.ReasonSettlementPending
 	// ReasonPaymentUnresolved: the payment may have settled but recovery
 	// could not tell; the operator reconciles it (do not pay again).
 	ReasonPaymentUnresolved = "payment_unresolved"
+	// ReasonPaymentAlreadyUsed: the payment is known for another request
+	// (or settled, failed or unknown), for a scheme that names no reason
+	// of its own for it (x402.Payment.UsedReason).
+	ReasonPaymentAlreadyUsed = "payment_already_used"
 	// ReasonPayerThrottled: too many paid calls of this payer ran lately
 	// without delivering (timed out, failed, or their settlement was
 	// refused), or run now; retry after RetryAfter.
@@ -120,51 +129,26 @@ const (
 	HookSettledCommitted  = "settled-committed"
 )
 
-// Config configures an Engine. Facilitator is required.
+// Config configures an Engine. Schemes is required.
 type Config struct {
-	// Facilitator verifies and settles payments. When it also implements
-	// x402.StatusChecker, recovery asks it before presenting a settlement
-	// again.
-	Facilitator x402.Facilitator
-	// Status, when set, is the status query recovery asks what became of
-	// an interrupted settlement, instead of the facilitator's own: for a
-	// facilitator that neither deduplicates nor tells a status (the x402
-	// HTTP API has no status endpoint), a reader of the chain itself
-	// (onchain.StatusReader). A re-presented settlement the facilitator
-	// refuses ("already used") is then resolved from it too.
-	Status x402.StatusChecker
+	// Schemes are the payment schemes offered and accepted, each on the
+	// networks it is registered for, in the operator's order: an offer
+	// lists, for each of its routes, the entry of every scheme serving the
+	// route's network in this order, and a payment is checked, settled and
+	// recovered by the scheme its accepted requirement names. At most one
+	// scheme per (scheme, network).
+	Schemes []x402.ServerScheme
 	// Journal keeps every payment's state durably; nil means a
 	// MemoryJournal (one process, nothing survives it).
 	Journal Journal
-	// Verifier runs the local checks; nil means a Verifier with Now.
-	Verifier *exact.Verifier
-	// SkipFacilitatorVerify skips the facilitator's /verify after the local
-	// checks, for a facilitator whose verify adds nothing to them (a local
-	// one); settlement still verifies.
-	SkipFacilitatorVerify bool
-	// ContractWallets accepts payments from smart-contract wallets: a
-	// signature the local checks cannot accept (not a 65-byte ECDSA
-	// signature of authorization.from, see
-	// exact.Verifier.VerifyExceptSignature) is left to the facilitator's
-	// verify, which must check signatures on chain (ERC-1271). Its refusal
-	// of such a payment does not count against the authorization's
-	// attempts: anyone can forge a signature for somebody else's
-	// authorization. Incompatible with SkipFacilitatorVerify.
-	ContractWallets bool
-	// Deduplicates says the facilitator returns the original result for a
-	// settlement presented again (svc's local and on-chain facilitators
-	// do): recovery then takes a refusal of a re-presented settlement as
-	// proof that nothing was settled and releases the row. Without it such
-	// rows are resolved from the status query, if there is one, and
-	// otherwise become unknown, for the operator.
-	Deduplicates bool
 	// Logger receives one record per decision (never a signature); nil
 	// means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// VerifyTimeout, SettleTimeout and RunTimeout bound the facilitator
-	// calls and the caller's run function; zero means the defaults.
+	// VerifyTimeout, SettleTimeout and RunTimeout bound the schemes'
+	// verification and settlement (a facilitator's) and the caller's run
+	// function; zero means the defaults.
 	VerifyTimeout time.Duration
 	SettleTimeout time.Duration
 	RunTimeout    time.Duration
@@ -174,9 +158,9 @@ type Config struct {
 	AnswerRetention time.Duration
 	KeyRetention    time.Duration
 	// MaxAttempts bounds the admissions of one authorization whose call
-	// ended without settlement; zero means DefaultMaxAttempts. A refusal by
-	// the facilitator of a signature left to it (ContractWallets) is not
-	// counted.
+	// ended without settlement; zero means DefaultMaxAttempts. A refusal,
+	// after the reservation, of a proof the local checks left unchecked
+	// (x402.Payment.Unchecked) is not counted.
 	MaxAttempts int
 	// PayerBurst, PayerRefill and PayerConcurrency bound, per payer (the
 	// authorization's from, known after the local checks), the paid calls
@@ -234,6 +218,7 @@ type Event struct {
 // concurrent use.
 type Engine struct {
 	cfg      Config
+	schemes  map[schemeKind]x402.ServerScheme // by (scheme, CAIP-2 network)
 	journal  Journal
 	log      *slog.Logger
 	instance string
@@ -255,8 +240,12 @@ type Engine struct {
 
 // New checks cfg and fills in the defaults.
 func New(cfg Config) (*Engine, error) {
-	if cfg.Facilitator == nil {
-		return nil, errors.New("engine: Config.Facilitator is required")
+	if len(cfg.Schemes) == 0 {
+		return nil, errors.New("engine: Config.Schemes needs at least one payment scheme")
+	}
+	schemes, err := checkSchemes(cfg.Schemes)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.VerifyTimeout < 0 || cfg.SettleTimeout < 0 || cfg.RunTimeout < 0 || cfg.AnswerRetention < 0 || cfg.PayerRefill < 0 || cfg.PayerConcurrency < 0 ||
 		cfg.KeyRetention < 0 || cfg.MaxAttempts < 0 || cfg.Heartbeat < 0 || cfg.DeadAfter < 0 || cfg.RecoverEvery < 0 {
@@ -267,12 +256,6 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Journal == nil {
 		cfg.Journal = NewMemoryJournal()
-	}
-	if cfg.Verifier == nil {
-		cfg.Verifier = &exact.Verifier{Now: cfg.Now}
-	}
-	if cfg.ContractWallets && cfg.SkipFacilitatorVerify {
-		return nil, errors.New("engine: ContractWallets leaves signatures to the facilitator's verify, which SkipFacilitatorVerify skips")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -304,7 +287,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 		inst = hex.EncodeToString(b[:])
 	}
-	e := &Engine{cfg: cfg, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
+	e := &Engine{cfg: cfg, schemes: schemes, journal: cfg.Journal, log: cfg.Logger, instance: inst, kick: make(chan struct{}, 1),
 		stop: make(chan struct{})}
 	if cfg.PayerBurst >= 0 {
 		e.payers = newPayerBudget(cmp.Or(cfg.PayerBurst, DefaultPayerBurst), cmp.Or(cfg.PayerRefill, DefaultPayerRefill),
@@ -315,6 +298,9 @@ func New(cfg Config) (*Engine, error) {
 
 // Instance returns this engine's owner id in the journal.
 func (e *Engine) Instance() string { return e.instance }
+
+// Schemes returns the registered payment schemes, in Config.Schemes order.
+func (e *Engine) Schemes() []x402.ServerScheme { return slices.Clone(e.cfg.Schemes) }
 
 // Journal returns the engine's journal.
 func (e *Engine) Journal() Journal { return e.journal }
@@ -337,10 +323,12 @@ type Offer struct {
 	PaymentRequired x402.PaymentRequired
 }
 
-// NewOffer builds an offer from one or more price configurations (one
-// "accepts" entry each; the first one's resource and bazaar description are
-// used). The error is the first Route.Validate failure.
-func NewOffer(resource, product string, routes ...x402.Route) (*Offer, error) {
+// NewOffer builds an offer from one or more price configurations: for
+// each route, the "accepts" entry of every registered scheme serving the
+// route's network, in Config.Schemes order (the first route's resource and
+// bazaar description are used). The error is the first Route.Validate or
+// scheme failure, or a route no scheme serves.
+func (e *Engine) NewOffer(resource, product string, routes ...x402.Route) (*Offer, error) {
 	if len(routes) == 0 {
 		return nil, errors.New("engine: an offer needs at least one price configuration")
 	}
@@ -348,15 +336,59 @@ func NewOffer(resource, product string, routes ...x402.Route) (*Offer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: offer %s: %w", resource, err)
 	}
-	for _, rt := range routes[1:] {
-		req, err := rt.Requirements()
-		if err != nil {
+	pr.Accepts = nil
+	for _, rt := range routes {
+		if err := rt.Validate(); err != nil {
 			return nil, fmt.Errorf("engine: offer %s: %w", resource, err)
 		}
-		pr.Accepts = append(pr.Accepts, req)
+		network := cmp.Or(rt.Network, x402.DefaultNetwork)
+		n := len(pr.Accepts)
+		for _, s := range e.cfg.Schemes {
+			if !x402.Serves(s, s.Scheme(), network) {
+				continue
+			}
+			req, err := s.Requirements(rt)
+			if err != nil {
+				return nil, fmt.Errorf("engine: offer %s: scheme %s: %w", resource, s.Scheme(), err)
+			}
+			pr.Accepts = append(pr.Accepts, req)
+		}
+		if len(pr.Accepts) == n {
+			return nil, fmt.Errorf("engine: offer %s: no payment scheme is registered on network %s", resource, clip.Bytes(network, 40))
+		}
 	}
 	pr.X402Version = x402.Version
 	return &Offer{Resource: resource, Product: product, PaymentRequired: pr}, nil
+}
+
+// checkSchemes refuses a nil scheme, one without networks, and two schemes
+// registered for one (scheme, network).
+func checkSchemes(schemes []x402.ServerScheme) (map[schemeKind]x402.ServerScheme, error) {
+	kinds := make(map[schemeKind]x402.ServerScheme)
+	for i, s := range schemes {
+		if s == nil {
+			return nil, fmt.Errorf("engine: Config.Schemes[%d] is nil", i)
+		}
+		if len(s.Networks()) == 0 {
+			return nil, fmt.Errorf("engine: scheme %s is registered on no network", clip.Bytes(s.Scheme(), 40))
+		}
+		for _, n := range s.Networks() {
+			k := schemeKind{s.Scheme(), x402.CAIP2(n)}
+			if kinds[k] != nil {
+				return nil, fmt.Errorf("engine: scheme %s is registered twice on %s", clip.Bytes(k.scheme, 40), clip.Bytes(k.network, 40))
+			}
+			kinds[k] = s
+		}
+	}
+	return kinds, nil
+}
+
+// schemeKind is a registered (scheme, CAIP-2 network).
+type schemeKind struct{ scheme, network string }
+
+// scheme returns the registered scheme of req, nil if none.
+func (e *Engine) scheme(req x402.PaymentRequirements) x402.ServerScheme {
+	return e.schemes[schemeKind{req.Scheme, x402.CAIP2(req.Network)}]
 }
 
 // Required returns the offer's PaymentRequired with error reason set.
@@ -495,11 +527,10 @@ type paid struct {
 	payload x402.PaymentPayload
 	req     x402.PaymentRequirements
 	version int
+	scheme  x402.ServerScheme
+	pm      x402.Payment // the payment's identity, as its scheme tells it
 	payer   string
-	nonce   string
 	key     string
-	amount  string
-	sigLeft bool // the signature was left to the facilitator (ContractWallets)
 	log     *slog.Logger
 	// leaseUntil is the end of the settling row's lease (the engine's
 	// clock): this engine's background work on the row stops before it.
@@ -545,35 +576,30 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 		p.log.Info("x402: no matching payment requirements", "x402_version", p.version)
 		return e.refuse(pr, Refused, ReasonNoMatchingRequirements, p.version)
 	}
-	var payer string
-	var err error
-	if e.cfg.ContractWallets {
-		var sigErr error
-		payer, sigErr, err = e.cfg.Verifier.VerifyExceptSignature(p.payload, p.req)
-		p.sigLeft = sigErr != nil
-	} else {
-		payer, err = e.cfg.Verifier.Verify(p.payload, p.req)
+	p.scheme = e.scheme(p.req)
+	if p.scheme == nil { // an offer replaced per call may name any scheme
+		p.log.Info("x402: no payment scheme is registered for the requirements", "scheme", clip.Bytes(p.req.Scheme, 40))
+		return e.refuse(pr, Refused, ReasonNoMatchingRequirements, p.version)
 	}
-	p.payer = payer
+	pm, err := p.scheme.Check(ctx, p.payload, p.req)
+	p.payer = pm.Payer
 	if err != nil {
 		reason := x402.ReasonUnexpectedVerifyError
-		var ve *exact.VerifyError
-		if errors.As(err, &ve) {
-			reason = ve.Reason
+		var rf x402.Refusal
+		if errors.As(err, &rf) {
+			reason = rf.RefusalReason()
 		}
-		p.log.Info("x402: payment refused by local checks", "reason", reason, "payer", clip.Bytes(payer, 42))
+		p.log.Info("x402: payment refused by local checks", "reason", reason, "payer", clip.Bytes(pm.Payer, 42))
 		o := e.refuse(pr, Refused, reason, p.version)
-		o.Payer = payer
+		var cr *x402.CorrectiveRefusal
+		if errors.As(err, &cr) {
+			correct(o.PaymentRequired, p.req, cr.Accepted)
+		}
+		o.Payer = pm.Payer
 		return o
 	}
-	ep, err := exact.ParseExactEVMPayload(p.payload.Payload)
-	if err != nil { // cannot happen after Verify
-		return e.refuse(pr, Refused, exact.ReasonInvalidPayload, p.version)
-	}
-	p.nonce = ep.Authorization.Nonce
-	p.amount = p.req.Amount
-	p.key = exact.NonceKey(p.req.Network, p.req.Asset, ep.Authorization.From, ep.Authorization.Nonce)
-	p.log = p.log.With("payer", clip.Bytes(payer, 42), "nonce", clip.Bytes(p.nonce, 66), "amount", p.amount, "network", p.req.Network)
+	p.pm, p.key = pm, pm.Key
+	p.log = p.log.With("payer", clip.Bytes(pm.Payer, 42), "nonce", clip.Bytes(pm.ID, 66), "amount", pm.Amount, "network", p.req.Network)
 
 	// The payer's budget (Config.PayerBurst). A payer it does not admit is
 	// answered before anything is written; a call admitted to run is
@@ -587,22 +613,20 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	}()
 	if e.payers != nil {
 		if ok, wait := e.payers.admits(p.payer, e.cfg.Now()); !ok {
-			return e.throttled(ctx, p, ep, wait)
+			return e.throttled(ctx, p, wait)
 		}
 	}
-	if o, ok := e.reserve(ctx, p, ep); !ok {
+	if o, ok := e.reserve(ctx, p); !ok {
 		return o
 	}
-	if !e.cfg.SkipFacilitatorVerify {
-		if o, ok := e.facilitatorVerify(ctx, p); !ok {
-			return o
-		}
+	if o, ok := e.verify(ctx, p); !ok {
+		return o
 	}
 	if e.payers != nil {
 		// Started only now: a payment that runs nothing (replayed, in
-		// progress, refused) is not counted, and neither is a signature
-		// the facilitator refused (anyone may name somebody else's address
-		// as from, when the signature is left to it).
+		// progress, refused) is not counted, and neither is a proof the
+		// verification refused (anyone may name somebody else's address as
+		// the payer, when the proof is left to it).
 		ok, wait := e.payers.start(p.payer, e.cfg.Now())
 		if !ok {
 			e.release(p, "payer throttled", false)
@@ -625,7 +649,7 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 		charged = !transient
 		e.release(p, "run failed: "+clip.Bytes(err.Error(), 200), counted)
 		p.log.Info("x402: paid call failed; not settled", "error", err)
-		o := Outcome{Kind: RunFailed, Err: err, Version: p.version, Payer: payer, Key: p.key}
+		o := Outcome{Kind: RunFailed, Err: err, Version: p.version, Payer: p.payer, Key: p.key}
 		if ans.Status != 0 || len(ans.Body) > 0 {
 			o.Answer = &ans
 		}
@@ -648,9 +672,9 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 // a settled payment, in progress, used), since that runs nothing; a run it
 // would grant (a released authorization with attempts left) is released
 // again, uncounted.
-func (e *Engine) throttled(ctx context.Context, p *paid, ep exact.ExactEVMPayload, wait time.Duration) Outcome {
+func (e *Engine) throttled(ctx context.Context, p *paid, wait time.Duration) Outcome {
 	if _, err := e.journal.Get(ctx, p.key); err == nil {
-		if o, ok := e.reserve(ctx, p, ep); !ok {
+		if o, ok := e.reserve(ctx, p); !ok {
 			return o
 		}
 		e.release(p, "payer throttled", false)
@@ -685,6 +709,20 @@ func assetOn(accepts []x402.PaymentRequirements, network string) string {
 	return ""
 }
 
+// correct replaces, in pr, the requirement matched by a refused payment
+// with the scheme's corrected one (x402.CorrectiveRefusal).
+func correct(pr *x402.PaymentRequired, matched, corrected x402.PaymentRequirements) {
+	accepts := slices.Clone(pr.Accepts)
+	for i, a := range accepts {
+		if a.Scheme == matched.Scheme && a.Network == matched.Network && a.Amount == matched.Amount &&
+			strings.EqualFold(a.Asset, matched.Asset) && strings.EqualFold(a.PayTo, matched.PayTo) {
+			accepts[i] = corrected
+			break
+		}
+	}
+	pr.Accepts = accepts
+}
+
 // refuse builds a payment-required or refused outcome.
 func (e *Engine) refuse(pr *x402.PaymentRequired, kind OutcomeKind, reason string, version int) Outcome {
 	out := *pr
@@ -712,16 +750,16 @@ func (e *Engine) match(p *paid) bool {
 }
 
 // reserve claims the authorization; ok is false when o answers the call.
-func (e *Engine) reserve(ctx context.Context, p *paid, ep exact.ExactEVMPayload) (o Outcome, ok bool) {
+func (e *Engine) reserve(ctx context.Context, p *paid) (o Outcome, ok bool) {
 	now := e.cfg.Now()
 	keep := now.Add(e.cfg.KeyRetention)
-	if vb := unixTime(ep.Authorization.ValidBefore); vb.Before(keep) {
+	if vb := p.pm.KeepUntil; !vb.IsZero() && vb.Before(keep) {
 		keep = vb
 	}
 	c := p.call
 	res := Reservation{
-		Key: p.key, Network: p.req.Network, Asset: strings.ToLower(p.req.Asset), Payer: ep.Authorization.From,
-		Nonce: ep.Authorization.Nonce, PayTo: p.req.PayTo, Amount: p.amount,
+		Key: p.key, Network: p.req.Network, Asset: strings.ToLower(p.req.Asset), Payer: p.pm.Payer,
+		Nonce: p.pm.ID, PayTo: p.req.PayTo, Amount: p.pm.Amount,
 		Request: Request{Hash: c.Fingerprint, Resource: c.Offer.Resource, Product: c.Offer.Product,
 			Transport: c.Transport, RefCode: c.RefCode, RequestID: c.RequestID, X402Version: p.version},
 		Owner:      e.instance,
@@ -737,9 +775,10 @@ func (e *Engine) reserve(ctx context.Context, p *paid, ep exact.ExactEVMPayload)
 		same := existing.RequestHash == c.Fingerprint
 		switch {
 		case existing.State == StateSettled && same && existing.Answer != nil && existing.Settlement != nil &&
-			(!p.sigLeft || sameSignature(existing.Payload, ep.Signature)):
-			// A signature left to the facilitator was checked by nobody
-			// here: the replay needs the very signature that was paid with.
+			(!p.pm.Unchecked || e.sameProof(p, existing.Payload)):
+			// A proof left to the verification after the reservation was
+			// checked by nobody here: the replay needs the very proof that
+			// was paid with.
 			p.log.Info("x402: replaying the answer of a settled payment")
 			base.Kind, base.Answer, base.Settlement = Replayed, existing.Answer, existing.Settlement
 			return base, false
@@ -763,7 +802,7 @@ func (e *Engine) reserve(ctx context.Context, p *paid, ep exact.ExactEVMPayload)
 			return o, false
 		}
 		p.log.Info("x402: payment authorization already used", "state", existing.State.String(), "same_request", same)
-		o := e.refuse(p.pr, Refused, exact.ReasonNonceAlreadyUsed, p.version)
+		o := e.refuse(p.pr, Refused, cmp.Or(p.pm.UsedReason, ReasonPaymentAlreadyUsed), p.version)
 		o.Payer, o.Key = p.payer, p.key
 		return o, false
 	default:
@@ -773,15 +812,14 @@ func (e *Engine) reserve(ctx context.Context, p *paid, ep exact.ExactEVMPayload)
 	}
 }
 
-// sameSignature reports whether the recorded payment payload (JSON of an
-// x402.PaymentPayload) carries the exact payment signature sig.
-func sameSignature(recorded []byte, sig string) bool {
+// sameProof reports whether the recorded payment payload (JSON of an
+// x402.PaymentPayload) carries the proof of p's (its scheme tells).
+func (e *Engine) sameProof(p *paid, recorded []byte) bool {
 	var pp x402.PaymentPayload
 	if json.Unmarshal(recorded, &pp) != nil {
 		return false
 	}
-	ep, err := exact.ParseExactEVMPayload(pp.Payload)
-	return err == nil && ep.Signature == sig
+	return p.scheme.SameProof(pp, p.payload)
 }
 
 // retryAfter is how long a client waiting for rec should wait.
@@ -796,11 +834,12 @@ func (e *Engine) retryAfter(rec Record) time.Duration {
 	return d.Round(time.Second)
 }
 
-// facilitatorVerify asks the facilitator; ok is false when o answers.
-func (e *Engine) facilitatorVerify(ctx context.Context, p *paid) (o Outcome, ok bool) {
+// verify completes the scheme's checks once the payment is reserved (a
+// facilitator's verify); ok is false when o answers.
+func (e *Engine) verify(ctx context.Context, p *paid) (o Outcome, ok bool) {
 	vctx, cancel := context.WithTimeout(ctx, e.cfg.VerifyTimeout)
 	defer cancel()
-	vr, err := e.cfg.Facilitator.Verify(vctx, p.payload, p.req)
+	vr, err := p.scheme.Verify(vctx, p.payload, p.req, p.pm)
 	if err != nil {
 		e.release(p, "facilitator verify failed", false)
 		p.log.Warn("x402: facilitator verify failed", "error", err)
@@ -812,9 +851,9 @@ func (e *Engine) facilitatorVerify(ctx context.Context, p *paid) (o Outcome, ok 
 		if reason == "" {
 			reason = x402.ReasonUnexpectedVerifyError
 		}
-		// A refusal of a signature left to the facilitator may be of a
-		// forgery by someone else: it does not use up the authorization.
-		e.release(p, "facilitator refused: "+clip.Bytes(reason, 100), !p.sigLeft)
+		// A refusal of a proof left unchecked locally may be of a forgery
+		// by someone else: it does not use up the payment.
+		e.release(p, "facilitator refused: "+clip.Bytes(reason, 100), !p.pm.Unchecked)
 		p.log.Info("x402: payment refused by the facilitator", "reason", clip.Bytes(reason, 80))
 		o := e.refuse(p.pr, Refused, reason, p.version)
 		o.Payer, o.Key = p.payer, p.key
@@ -852,7 +891,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	now := e.cfg.Now()
 	st := Settling{
 		Answer: ans, AnswerUntil: now.Add(e.cfg.AnswerRetention),
-		Payload: payloadJSON, Requirements: reqJSON, Payer: p.payer, Amount: p.amount,
+		Payload: payloadJSON, Requirements: reqJSON, Payer: p.payer, Amount: p.pm.Amount,
 		LeaseUntil: now.Add(e.cfg.SettleTimeout + leaseMargin), RequestHash: p.call.Fingerprint,
 	}
 	// The settling write is what makes a settlement recoverable: without
@@ -875,7 +914,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SettleTimeout)
 	defer cancel()
-	sr, err := e.cfg.Facilitator.Settle(sctx, p.payload, p.req)
+	res, err := p.scheme.Settle(sctx, p.payload, p.req, p.pm)
 	e.hook(HookSettleReturned, p.key)
 	if err != nil {
 		// No decision: the transaction may have gone out. The row stays
@@ -885,9 +924,11 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 		base.Kind, base.Reason, base.Err, base.RetryAfter = Pending, ReasonSettlementPending, err, 5*time.Second
 		return base
 	}
-	if !sr.Success {
-		return e.settleRefused(p, sr)
+	if res.Status != x402.Settled {
+		return e.settleRefused(p, res)
 	}
+	sr := res.Response
+	sr.Success = true
 	e.completeSettlement(&sr, p.req, p.payer)
 	if err := e.recordSettled(context.WithoutCancel(ctx), p.key, sr); err != nil {
 		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
@@ -902,8 +943,17 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	return base
 }
 
-// settleRefused handles a settlement the facilitator refused.
-func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
+// settleRefused handles a settlement the scheme did not report settled.
+func (e *Engine) settleRefused(p *paid, st x402.Settlement) Outcome {
+	sr := st.Response
+	if st.Status == x402.Undecided {
+		// Something may be on chain: the payment may be made. The row stays
+		// settling and is resolved in the background; the client is told to
+		// come back with the same payment, never to pay again.
+		p.log.Warn("x402: settlement ambiguous; resolving it in the background", "reason", clip.Bytes(cmp.Or(st.Reason, sr.ErrorReason), 80))
+		e.background(func() { e.resolveLater(p.key, p.leaseUntil, p.log) })
+		return Outcome{Kind: Pending, Reason: ReasonSettlementPending, RetryAfter: 5 * time.Second, Version: p.version, Payer: p.payer, Key: p.key}
+	}
 	if sr.ErrorReason == "" {
 		sr.ErrorReason = x402.ReasonUnexpectedSettleError
 	}
@@ -912,20 +962,12 @@ func (e *Engine) settleRefused(p *paid, sr x402.SettleResponse) Outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.VerifyTimeout)
 	defer cancel()
 	var err error
-	switch {
-	case sr.Transaction != "" || sr.ErrorReason == ReasonSettlementPending:
-		// Something may be on chain: the payment may be made. The row stays
-		// settling and is resolved in the background; the client is told to
-		// come back with the same payment, never to pay again.
-		p.log.Warn("x402: settlement ambiguous; resolving it in the background", "reason", clip.Bytes(sr.ErrorReason, 80))
-		e.background(func() { e.resolveLater(p.key, p.leaseUntil, p.log) })
-		return Outcome{Kind: Pending, Reason: ReasonSettlementPending, RetryAfter: 5 * time.Second, Version: p.version, Payer: p.payer, Key: p.key}
-	case sr.ErrorReason == exact.ReasonNonceAlreadyUsed:
-		// Used elsewhere before our first settle: for good.
+	if st.Status == x402.Failed {
+		// Refused for good (used elsewhere before our first settle).
 		err = e.journal.Fail(ctx, p.key, e.instance, sr.ErrorReason, sr)
-	default:
-		// Refused before anything reached the chain: the payer may try
-		// again (bounded).
+	} else {
+		// Refused before anything was paid: the payer may try again
+		// (bounded).
 		err = e.journal.Release(ctx, p.key, e.instance, "settlement refused: "+clip.Bytes(sr.ErrorReason, 100), true)
 	}
 	if err != nil {
@@ -1078,15 +1120,4 @@ func safeRun(ctx context.Context, run RunFunc) (ans Answer, err error) {
 		}
 	}()
 	return run(ctx)
-}
-
-// unixTime turns validBefore (decimal unix seconds) into a time, capped at
-// the year 9999.
-func unixTime(s string) time.Time {
-	const maxUnix = 253402300799 // 9999-12-31T23:59:59Z
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok || v.Sign() < 0 || !v.IsInt64() || v.Int64() > maxUnix {
-		return time.Unix(maxUnix, 0)
-	}
-	return time.Unix(v.Int64(), 0)
 }

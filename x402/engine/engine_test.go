@@ -22,9 +22,11 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 )
 
 const (
@@ -283,17 +285,41 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	offer, err := engine.NewOffer("POST /api/tool", "tool", x402.Route{Price: "0.0025", PayTo: testPayTo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &harness{
+	h := &harness{
 		t:       t,
 		clock:   &fakeClock{t: time.Now().Truncate(time.Second)},
 		journal: engine.NewMemoryJournal(),
-		offer:   offer,
 		payer:   key,
 	}
+	h.offer = h.newOffer(x402.Route{Price: "0.0025", PayTo: testPayTo})
+	return h
+}
+
+// newOffer builds the offer of routes with the exact scheme.
+func (h *harness) newOffer(routes ...x402.Route) *engine.Offer {
+	return schemetest.ExactOffer(h.t, "POST /api/tool", "tool", routes...)
+}
+
+// exact is the exact scheme settling through fac, on the harness's
+// clock, edited by edit.
+func (h *harness) exact(fac x402.Facilitator, edit ...func(c *exactserver.Config)) *exactserver.Server {
+	h.t.Helper()
+	cfg := exactserver.Config{Facilitator: fac, Now: h.clock.Now}
+	for _, ed := range edit {
+		ed(&cfg)
+	}
+	s, err := exactserver.New(cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return s
+}
+
+// withExact is an engine edit registering h.exact(fac, edit...) as its
+// only scheme.
+func (h *harness) withExact(fac x402.Facilitator, edit ...func(c *exactserver.Config)) func(c *engine.Config) {
+	s := h.exact(fac, edit...)
+	return func(c *engine.Config) { c.Schemes = []x402.ServerScheme{s} }
 }
 
 // newEngine builds an engine named instance on the harness's journal and
@@ -301,11 +327,11 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) newEngine(fac x402.Facilitator, instance string, mutate ...func(c *engine.Config)) *engine.Engine {
 	h.t.Helper()
 	cfg := engine.Config{
-		Facilitator: fac,
-		Journal:     h.journal,
-		Now:         h.clock.Now,
-		Instance:    instance,
-		Logger:      slog.New(slog.DiscardHandler),
+		Schemes:  []x402.ServerScheme{h.exact(fac)},
+		Journal:  h.journal,
+		Now:      h.clock.Now,
+		Instance: instance,
+		Logger:   slog.New(slog.DiscardHandler),
 		Observe: func(ev engine.Event) {
 			h.mu.Lock()
 			h.events = append(h.events, ev)
@@ -1469,11 +1495,7 @@ func TestOneAuthorizationProperties(t *testing.T) {
 // paid.
 func TestObserveMultiNetworkOffer(t *testing.T) {
 	h := newHarness(t)
-	offer, err := engine.NewOffer("POST /api/tool", "tool",
-		x402.Route{Price: "0.0025", PayTo: testPayTo}, x402.Route{Price: "0.0025", PayTo: testPayTo, Network: x402.NetworkBaseSepolia})
-	if err != nil {
-		t.Fatal(err)
-	}
+	offer := h.newOffer(x402.Route{Price: "0.0025", PayTo: testPayTo}, x402.Route{Price: "0.0025", PayTo: testPayTo, Network: x402.NetworkBaseSepolia})
 	h.offer = offer
 	sepolia := offer.PaymentRequired.Accepts[1]
 	ep, err := exact.NewPayload(h.payer, sepolia, h.clock.Now(), 0)
@@ -1575,7 +1597,8 @@ func TestContractWallets(t *testing.T) {
 		t.Fatal("a signature refused locally reached the facilitator")
 	}
 
-	e := h.newEngine(fac, "wallets", func(c *engine.Config) { c.ContractWallets, c.MaxAttempts = true, 1 })
+	e := h.newEngine(fac, "wallets", h.withExact(fac, func(c *exactserver.Config) { c.ContractWallets = true }),
+		func(c *engine.Config) { c.MaxAttempts = 1 })
 	for range 3 {
 		wantKind(t, e.Serve(ctx, h.call(walletPayment(stranger, nonce), "A"), r.answer("{}")), engine.Refused, exact.ReasonInvalidSignature)
 	}
@@ -1619,7 +1642,7 @@ func TestContractWallets(t *testing.T) {
 		t.Fatal("a payment refused by the local checks reached the facilitator")
 	}
 
-	if _, err := engine.New(engine.Config{Facilitator: fac, ContractWallets: true, SkipFacilitatorVerify: true}); err == nil {
+	if _, err := exactserver.New(exactserver.Config{Facilitator: fac, ContractWallets: true, SkipFacilitatorVerify: true}); err == nil {
 		t.Fatal("ContractWallets with SkipFacilitatorVerify accepted")
 	}
 }

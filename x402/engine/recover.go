@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
@@ -171,94 +169,26 @@ func (e *Engine) resolve(ctx context.Context, rec Record) State {
 	if err := errors.Join(json.Unmarshal(rec.Payload, &payload), json.Unmarshal(rec.Requirements, &req)); err != nil {
 		return e.markUnknown(ctx, log, rec, "the journaled payment cannot be read: "+clip.Bytes(err.Error(), 100))
 	}
+	scheme := e.scheme(req)
+	if scheme == nil {
+		return e.markUnknown(ctx, log, rec, "no payment scheme is registered for "+clip.Bytes(req.Scheme, 40)+" on "+clip.Bytes(req.Network, 40))
+	}
 	sctx, cancel := context.WithTimeout(ctx, e.cfg.SettleTimeout)
 	defer cancel()
-	sc := e.StatusChecker()
-	if sc != nil {
-		if st, decided := e.byStatus(sctx, log, sc, rec, payload, req); decided {
-			return st
-		}
-		// Unused and still valid: present the settlement again.
-	}
-	sr, err := e.cfg.Facilitator.Settle(sctx, payload, req)
-	switch {
-	case err != nil:
-		log.Warn("x402: recovery: settling again failed; retrying later", "error", err)
-		return StateSettling
-	case sr.Success:
+	st := scheme.Resolve(sctx, payload, req, rec.Payer)
+	switch st.Status {
+	case x402.Settled:
+		sr := st.Response
+		sr.Success = true
 		e.completeSettlement(&sr, req, rec.Payer)
 		return e.recoverSettled(ctx, log, rec, sr)
-	case sr.Transaction != "" || sr.ErrorReason == ReasonSettlementPending:
-		log.Warn("x402: recovery: settlement still pending; retrying later", "reason", clip.Bytes(sr.ErrorReason, 80))
-		return StateSettling
-	case e.cfg.Deduplicates && sr.ErrorReason != exact.ReasonNonceAlreadyUsed:
-		// A deduplicating facilitator would have returned the original
-		// success: nothing was settled.
-		return e.recoverRelease(ctx, log, rec, "settling again refused: "+clip.Bytes(sr.ErrorReason, 100))
-	case sc != nil:
-		// A facilitator that does not deduplicate refuses our own
-		// settlement too ("already used", a reverted second transfer):
-		// the status query tells whose it was, now that it was refused.
-		if st, decided := e.byStatus(sctx, log, sc, rec, payload, req); decided {
-			return st
-		}
-		log.Warn("x402: recovery: settling again was refused and the authorization is unused and valid; retrying later",
-			"reason", clip.Bytes(sr.ErrorReason, 80))
-		return StateSettling
-	case sr.ErrorReason == exact.ReasonNonceAlreadyUsed:
-		// A facilitator that does not deduplicate says this of our own
-		// settlement too: not proof either way.
-		return e.markUnknown(ctx, log, rec, "settling again: "+sr.ErrorReason)
-	default:
-		// Another facilitator may refuse a settlement it made (the funds
-		// moved already): not proof either way.
-		return e.markUnknown(ctx, log, rec, "settling again refused: "+clip.Bytes(sr.ErrorReason, 100))
+	case x402.Released:
+		return e.recoverRelease(ctx, log, rec, st.Reason)
+	case x402.Unknown:
+		return e.markUnknown(ctx, log, rec, st.Reason)
 	}
-}
-
-// byStatus resolves rec from the status query sc: settled when the
-// authorization was used by a transfer of the amount to payTo, unknown
-// when it was used otherwise, released when it is unused and expired (it
-// can never be used). A failed query leaves the row for a later round.
-// decided is false when the authorization is unused and still valid.
-func (e *Engine) byStatus(ctx context.Context, log *slog.Logger, sc x402.StatusChecker, rec Record, payload x402.PaymentPayload, req x402.PaymentRequirements) (st State, decided bool) {
-	as, err := sc.Status(ctx, payload, req)
-	switch {
-	case err != nil:
-		log.Warn("x402: recovery: the status query failed; retrying later", "error", err)
-		return StateSettling, true
-	case as.Used && as.Transaction != "" && e.paysUs(as, rec):
-		sr := x402.SettleResponse{Success: true, Transaction: as.Transaction, Network: rec.Network, Payer: rec.Payer, Amount: rec.Amount}
-		return e.recoverSettled(ctx, log, rec, sr), true
-	case as.Used:
-		return e.markUnknown(ctx, log, rec, "the authorization was used, but not by a transfer of the amount to payTo"), true
-	case as.Expired:
-		return e.recoverRelease(ctx, log, rec, "never settled, and expired"), true
-	}
-	return StateSettling, false
-}
-
-// StatusChecker returns the status query recovery asks what became of an
-// interrupted settlement: Config.Status, else the facilitator when it
-// implements x402.StatusChecker, else nil (recovery then presents the
-// settlement again and relies on the facilitator deduplicating).
-func (e *Engine) StatusChecker() x402.StatusChecker {
-	if e.cfg.Status != nil {
-		return e.cfg.Status
-	}
-	sc, _ := e.cfg.Facilitator.(x402.StatusChecker)
-	return sc
-}
-
-// paysUs reports whether a status's transfer is the payment rec expects.
-func (e *Engine) paysUs(st x402.AuthorizationStatus, rec Record) bool {
-	if st.PayTo != "" && !strings.EqualFold(st.PayTo, rec.PayTo) {
-		return false
-	}
-	if st.Amount != "" && !sameAmount(st.Amount, rec.Amount) {
-		return false
-	}
-	return st.PayTo != "" && st.Amount != ""
+	log.Warn("x402: recovery: the settlement is undecided; retrying later", "reason", clip.Bytes(st.Reason, 200))
+	return StateSettling
 }
 
 func (e *Engine) recoverSettled(ctx context.Context, log *slog.Logger, rec Record, sr x402.SettleResponse) State {
@@ -297,9 +227,4 @@ func (e *Engine) observeRecovered(rec Record, kind OutcomeKind, reason, amount s
 	}
 	e.cfg.Observe(Event{Kind: kind, Resource: rec.Resource, Product: rec.Product, Transport: rec.Transport,
 		Reason: reason, Network: rec.Network, Asset: rec.Asset, Amount: amount, Recovered: true})
-}
-
-// sameAmount compares two decimal amounts numerically (leading zeros aside).
-func sameAmount(a, b string) bool {
-	return strings.TrimLeft(a, "0") == strings.TrimLeft(b, "0")
 }

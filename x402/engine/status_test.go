@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 )
 
 // TestRecoverNonDeduplicatingWithStatus checks recovery through a
@@ -47,11 +48,11 @@ func TestRecoverNonDeduplicatingWithStatus(t *testing.T) {
 			h := newHarness(t)
 			chain := newChain(h.journal)
 			status := &statusFacilitator{chainFacilitator: chain, now: h.clock.Now}
-			withStatus := func(c *engine.Config) { c.Status = status }
-			a := h.newEngine(chain, "a", withStatus)
-			b := h.newEngine(chain, "b", withStatus)
-			if b.StatusChecker() != status {
-				t.Fatal("the engine does not ask Config.Status")
+			withStatus := func(c *exactserver.Config) { c.Status = status }
+			a := h.newEngine(chain, "a", h.withExact(chain, withStatus))
+			b := h.newEngine(chain, "b", h.withExact(chain, withStatus))
+			if h.exact(chain, withStatus).StatusChecker() != status {
+				t.Fatal("the exact scheme does not ask Config.Status")
 			}
 			p := pendingRow(t, h, chain, a, tc.mode, "A")
 			chain.setMode(tc.again)
@@ -114,7 +115,7 @@ func TestLiveSettleLostResolvedByStatus(t *testing.T) {
 		}
 		return st, nil
 	}
-	a := h.newEngine(chain, "a", func(c *engine.Config) { c.Status = status })
+	a := h.newEngine(chain, "a", h.withExact(chain, func(c *exactserver.Config) { c.Status = status }))
 	defer a.Close()
 	p := pendingRow(t, h, chain, a, settleLost, "A")
 	chain.setMode(settleSaysUsed)

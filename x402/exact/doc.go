@@ -14,4 +14,8 @@
 //     signature once;
 //   - NonceKey: the identity of an authorization (the payment journal's
 //     key).
+//
+// Its parts per role are x402.ServerScheme in x402/exact/server and
+// x402.ClientScheme in x402/exact/client; facilitator.Local and the
+// on-chain facilitator are its facilitator schemes.
 package exact

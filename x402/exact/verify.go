@@ -59,6 +59,9 @@ type VerifyError struct {
 // Error implements error.
 func (e *VerifyError) Error() string { return "x402: " + e.Reason + ": " + e.Message }
 
+// RefusalReason implements x402.Refusal.
+func (e *VerifyError) RefusalReason() string { return e.Reason }
+
 func verifyRefuse(reason, format string, args ...any) *VerifyError {
 	return &VerifyError{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }

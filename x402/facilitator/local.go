@@ -90,8 +90,8 @@ type localSettlement struct {
 }
 
 var (
-	_ x402.Facilitator   = (*Local)(nil)
-	_ x402.StatusChecker = (*Local)(nil)
+	_ x402.FacilitatorScheme = (*Local)(nil)
+	_ x402.StatusChecker     = (*Local)(nil)
 )
 
 // NewLocal builds a Local; an unknown network or an
@@ -362,6 +362,18 @@ func (f *Local) Status(ctx context.Context, payload x402.PaymentPayload, req x40
 		st.Transaction, st.Payer, st.PayTo, st.Amount, st.Asset, st.Network = s.Transaction, s.Payer, s.PayTo, s.Amount, s.Asset, s.Network
 	}
 	return st, nil
+}
+
+// Scheme implements x402.Mechanism: Local is the exact scheme's.
+func (f *Local) Scheme() string { return x402.SchemeExact }
+
+// Networks implements x402.Mechanism: the served networks.
+func (f *Local) Networks() []string {
+	ids := make([]string, len(f.networks))
+	for i, n := range f.networks {
+		ids[i] = n.CAIP2
+	}
+	return ids
 }
 
 // Supported implements Facilitator: the exact scheme on each served

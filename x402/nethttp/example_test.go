@@ -11,19 +11,25 @@ import (
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
 
 // The lower-level assembly that package paywall does in one call: a
 // facilitator (here the local one of dev mode: it verifies for real and
-// settles nothing on chain), the engine with its journal (here in memory:
+// settles nothing on chain), the exact scheme settling through it, the
+// engine with the scheme and its journal (here in memory:
 // use package store for one that survives a crash) and recovery running,
 // the offer of a route, and the middleware.
 func Example() {
 	const payTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 	fac, _ := facilitator.NewLocal(facilitator.LocalConfig{PayTo: payTo, Verifier: exact.Verifier{}})
-	eng, err := engine.New(engine.Config{Facilitator: fac, SkipFacilitatorVerify: true, Deduplicates: true})
+	scheme, err := exactserver.New(exactserver.Config{Facilitator: fac, SkipFacilitatorVerify: true, Deduplicates: true})
+	if err != nil {
+		panic(err)
+	}
+	eng, err := engine.New(engine.Config{Schemes: []x402.ServerScheme{scheme}})
 	if err != nil {
 		panic(err)
 	}
@@ -32,7 +38,7 @@ func Example() {
 	defer stop()
 	go eng.Run(ctx) // recovery, for as long as the server serves
 
-	offer, _ := engine.NewOffer("GET /joke", "joke", x402.Route{Price: "0.001", PayTo: payTo})
+	offer, _ := eng.NewOffer("GET /joke", "joke", x402.Route{Price: "0.001", PayTo: payTo})
 	mw, err := nethttp.New(nethttp.Config{
 		Engine: eng,
 		Offer: func(r *http.Request) (*engine.Offer, bool) {

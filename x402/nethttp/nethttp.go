@@ -31,10 +31,11 @@
 // (engine.Config.Journal, e.g. package store) for a payer's answer and the
 // ledger to survive a crash, and engine.Engine.Run running while the server
 // serves (recovery of payments interrupted by a crash or a lost settlement
-// answer); engine.Config.SkipFacilitatorVerify only for a facilitator whose
-// verify adds nothing to the local checks (the local one), and
-// engine.Config.Deduplicates only for one that returns the original result
-// of a settlement presented again (svc's local and on-chain facilitators).
+// answer), with its payment schemes (engine.Config.Schemes; for exact,
+// x402/exact/server: its SkipFacilitatorVerify only for a facilitator
+// whose verify adds nothing to the local checks (the local one), and its
+// Deduplicates only for one that returns the original result of a
+// settlement presented again: svc's local and on-chain facilitators).
 // Package paywall does all of it in one call from a route table.
 package nethttp
 

@@ -20,9 +20,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
 )
@@ -56,7 +58,7 @@ func testKey(t testing.TB) *ecdsa.PrivateKey {
 // testOffer is the offer of the paid test route.
 func testOffer(t testing.TB) *engine.Offer {
 	t.Helper()
-	o, err := engine.NewOffer("GET /tool", "tool", x402.Route{
+	return schemetest.ExactOffer(t, "GET /tool", "tool", x402.Route{
 		Price:    price,
 		PayTo:    payTo,
 		Resource: x402.ResourceInfo{Description: "test tool", MimeType: "application/json"},
@@ -66,10 +68,6 @@ func testOffer(t testing.TB) *engine.Offer {
 			OutputExample: map[string]any{"ok": true},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
 }
 
 // fakeFacilitator wraps a facilitator, counts the calls and injects
@@ -210,9 +208,9 @@ func newEnv(t *testing.T, opts ...option) *env {
 	e.offer.Store(testOffer(t))
 	logger := slog.New(slog.DiscardHandler)
 	ec := engine.Config{
-		Facilitator: e.fac,
-		Journal:     e.journal,
-		Logger:      logger,
+		Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: e.fac}),
+		Journal: e.journal,
+		Logger:  logger,
 		Observe: func(ev engine.Event) {
 			e.mu.Lock()
 			e.events = append(e.events, ev)
@@ -822,7 +820,9 @@ func TestFacilitatorInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, func(c *engine.Config, _ *nethttp.Config) { c.Facilitator = hf })
+	e := newEnv(t, func(c *engine.Config, _ *nethttp.Config) {
+		c.Schemes = schemetest.Exact(t, exactserver.Config{Facilitator: hf})
+	})
 	p := sign(t, e.key, e.req(), time.Now())
 	h := sig(header(t, e.req(), p))
 	r := do(t, "GET", e.srv.URL+"/tool", h, "")
@@ -1586,7 +1586,7 @@ func TestNewConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Facilitator: local})
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(t, exactserver.Config{Facilitator: local})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1611,26 +1611,28 @@ func TestNewConfig(t *testing.T) {
 	if _, err := nethttp.New(nethttp.Config{Engine: eng, Offer: offer, PublicBaseURL: "https://api.example.com/v1/"}); err != nil {
 		t.Errorf("a good config: %v", err)
 	}
+	schemes := schemetest.Exact(t, exactserver.Config{Facilitator: local})
 	for name, cfg := range map[string]engine.Config{
-		"no facilitator":    {},
-		"negative timeout":  {Facilitator: local, SettleTimeout: -1},
-		"negative attempts": {Facilitator: local, MaxAttempts: -1},
-		"dead before beat":  {Facilitator: local, Heartbeat: time.Second, DeadAfter: time.Second},
+		"no scheme":         {},
+		"negative timeout":  {Schemes: schemes, SettleTimeout: -1},
+		"negative attempts": {Schemes: schemes, MaxAttempts: -1},
+		"dead before beat":  {Schemes: schemes, Heartbeat: time.Second, DeadAfter: time.Second},
+		"scheme twice":      {Schemes: append(schemes, schemes...)},
 	} {
 		if _, err := engine.New(cfg); err == nil {
 			t.Errorf("engine %s: accepted", name)
 		}
 	}
-	if _, err := engine.NewOffer("x", "x"); err == nil {
+	if _, err := eng.NewOffer("x", "x"); err == nil {
 		t.Error("NewOffer without routes accepted")
 	}
-	if _, err := engine.NewOffer("x", "x", x402.Route{Price: "-1", PayTo: payTo}); err == nil {
+	if _, err := eng.NewOffer("x", "x", x402.Route{Price: "-1", PayTo: payTo}); err == nil {
 		t.Error("NewOffer with a bad price accepted")
 	}
-	if _, err := engine.NewOffer("x", "x", x402.Route{Price: "0.01", PayTo: payTo}, x402.Route{Price: "0", PayTo: payTo}); err == nil {
+	if _, err := eng.NewOffer("x", "x", x402.Route{Price: "0.01", PayTo: payTo}, x402.Route{Price: "0", PayTo: payTo}); err == nil {
 		t.Error("NewOffer with a bad second price accepted")
 	}
-	two, err := engine.NewOffer("x", "x", x402.Route{Price: "0.01", PayTo: payTo}, x402.Route{Price: "0.01", PayTo: payTo, Network: "base-sepolia"})
+	two, err := eng.NewOffer("x", "x", x402.Route{Price: "0.01", PayTo: payTo}, x402.Route{Price: "0.01", PayTo: payTo, Network: "base-sepolia"})
 	if err != nil || len(two.PaymentRequired.Accepts) != 2 || two.PaymentRequired.Accepts[1].Network != x402.NetworkBaseSepolia {
 		t.Errorf("two routes: %v %+v", err, two)
 	}
@@ -1708,7 +1710,8 @@ func BenchmarkPaid(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Facilitator: local, Journal: engine.NewMemoryJournal(), Logger: slog.New(slog.DiscardHandler)})
+	eng, err := engine.New(engine.Config{Schemes: schemetest.Exact(b, exactserver.Config{Facilitator: local}), Journal: engine.NewMemoryJournal(),
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -211,8 +211,8 @@ type Facilitator struct {
 }
 
 var (
-	_ x402.Facilitator   = (*Facilitator)(nil)
-	_ x402.StatusChecker = (*Facilitator)(nil)
+	_ x402.FacilitatorScheme = (*Facilitator)(nil)
+	_ x402.StatusChecker     = (*Facilitator)(nil)
 )
 
 // New connects to the chain and checks it: the endpoint's chain id must be
@@ -1096,6 +1096,13 @@ func (f *Facilitator) Status(ctx context.Context, payload x402.PaymentPayload, r
 func (f *Facilitator) status(ctx context.Context, pm *payment) (st x402.AuthorizationStatus, confirmed bool, err error) {
 	return f.reader.status(ctx, pm.from, pm.nonce, pm.validBef)
 }
+
+// Scheme implements x402.Mechanism: the on-chain facilitator settles the
+// exact scheme.
+func (f *Facilitator) Scheme() string { return x402.SchemeExact }
+
+// Networks implements x402.Mechanism: the one network it settles on.
+func (f *Facilitator) Networks() []string { return []string{f.network.CAIP2} }
 
 // Supported implements x402.Facilitator: the exact scheme on the network,
 // for x402 v2 and v1, with the relayer as signer.
