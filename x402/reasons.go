@@ -8,4 +8,7 @@ const (
 	ReasonInvalidNetwork        = "invalid_network"
 	ReasonUnexpectedVerifyError = "unexpected_verify_error"
 	ReasonUnexpectedSettleError = "unexpected_settle_error"
+	// ReasonInsufficientFunds: the payer's balance does not cover the
+	// payment.
+	ReasonInsufficientFunds = "insufficient_funds"
 )

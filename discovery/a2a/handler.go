@@ -79,7 +79,8 @@ type Options struct {
 	// xau.HealthCache of its own; pass the server's cache's CheckSymbol to
 	// share it.
 	SymbolCheck func(ctx context.Context, symbol string) error
-	// ToolTimeout bounds one paid tool run; 0 means DefaultToolTimeout.
+	// ToolTimeout bounds one paid tool run; 0 means
+	// seller.DefaultRunTimeout.
 	// The engine's RunTimeout bounds it too.
 	ToolTimeout time.Duration
 	// RequestID and RefCode, when set, read the request id and the referral
@@ -99,7 +100,7 @@ type handler struct {
 	log     *slog.Logger
 	newID   func() string
 	// sell sells the paid tools; nil when the agent only discovers.
-	sell *seller
+	sell *paidSeller
 }
 
 // NewHandler returns the handler of POST /a2a answering through s (the

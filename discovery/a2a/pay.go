@@ -2,8 +2,8 @@ package a2a
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,10 +16,11 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
-	"github.com/seed1284c1d2/svc/xau"
+	"github.com/seed1284c1d2/svc/x402/seller"
 )
 
 // The A2A x402 payments extension, version 0.2
@@ -112,9 +113,6 @@ const (
 // payment events.
 const Transport = "a2a"
 
-// DefaultToolTimeout bounds one paid tool run.
-const DefaultToolTimeout = 20 * time.Second
-
 // Reasons (x402 SettleResponse.errorReason of a receipt) of failures that
 // happen outside the engine.
 const (
@@ -124,7 +122,7 @@ const (
 )
 
 // Fingerprint identifies a paid A2A call for the payment engine:
-// tools.Fingerprint of "a2a", the tool key and the canonical JSON of the
+// seller.Fingerprint of "a2a", the tool key and the canonical JSON of the
 // decoded input (tools.Call.Input: the request re-encoded, members in
 // their declared order, numbers in plain decimal form), the rule of every
 // transport. A payment is replayed only to the same fingerprint, so an
@@ -132,7 +130,7 @@ const (
 // cannot buy an A2A call, while an input sent again formatted otherwise
 // gets the recorded answer.
 func Fingerprint(toolKey string, canonicalInput []byte) string {
-	return tools.Fingerprint(Transport, toolKey, canonicalInput)
+	return seller.Fingerprint(Transport, toolKey, canonicalInput)
 }
 
 // ResourceURL is the x402 resource of a tool sold over A2A: the A2A
@@ -145,22 +143,20 @@ func ResourceURL(base, toolKey string) string {
 	return strings.TrimRight(base, "/") + discovery.PathA2A + "#" + toolKey
 }
 
-// seller sells the paid tools through the payment engine.
-type seller struct {
-	engine        *engine.Engine
-	cat           *tools.Catalog
-	offers        map[string]*engine.Offer // by tool key
-	network       string
-	env           tools.Env
-	terminalCheck func(context.Context) error
-	symbolCheck   func(ctx context.Context, symbol string) error
-	toolTimeout   time.Duration
-	requestID     func(*http.Request) string
-	refCode       func(*http.Request) string
+// paidSeller sells the paid tools: the catalog's shop (offer, preflight,
+// run) through the transport-neutral seller.
+type paidSeller struct {
+	shop      *sell.Shop
+	seller    *seller.Seller
+	cat       *tools.Catalog
+	offers    map[string]*engine.Offer // by tool key
+	network   string
+	requestID func(*http.Request) string
+	refCode   func(*http.Request) string
 }
 
 // newSeller builds the offers of every tool; nil when opts.Engine is nil.
-func newSeller(opts Options) (*seller, error) {
+func newSeller(opts Options) (*paidSeller, error) {
 	if opts.Engine == nil {
 		return nil, nil
 	}
@@ -170,46 +166,21 @@ func newSeller(opts Options) (*seller, error) {
 	if opts.ToolTimeout < 0 {
 		return nil, fmt.Errorf("a2a: negative ToolTimeout %s", opts.ToolTimeout)
 	}
-	s := &seller{engine: opts.Engine, cat: opts.Catalog, offers: map[string]*engine.Offer{}, env: opts.Env,
-		terminalCheck: opts.TerminalCheck, symbolCheck: opts.SymbolCheck, toolTimeout: opts.ToolTimeout, requestID: opts.RequestID, refCode: opts.RefCode}
-	s.network = opts.Network
-	if s.network == "" {
-		s.network = opts.Catalog.Network()
+	shop, err := sell.New(sell.Config{Catalog: opts.Catalog, PayTo: opts.PayTo, Network: opts.Network, Env: opts.Env,
+		TerminalCheck: opts.TerminalCheck, SymbolCheck: opts.SymbolCheck})
+	if err != nil {
+		return nil, fmt.Errorf("a2a: %w", err)
 	}
-	if n, ok := x402.LookupNetwork(s.network); ok {
-		s.network = n.CAIP2
+	sl, err := seller.New(seller.Config{Engine: opts.Engine, RunTimeout: opts.ToolTimeout, Logger: opts.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("a2a: %w", err)
 	}
-	if s.toolTimeout == 0 {
-		s.toolTimeout = DefaultToolTimeout
-	}
-	if s.terminalCheck == nil || s.symbolCheck == nil {
-		if s.env.Terminal == nil {
-			if s.terminalCheck == nil {
-				s.terminalCheck = func(context.Context) error {
-					return fmt.Errorf("a2a: no trading terminal configured: %w", xau.ErrUnavailable)
-				}
-			}
-		} else {
-			hc := xau.NewHealthCache(s.env.Terminal, 0, nil)
-			if s.terminalCheck == nil {
-				s.terminalCheck = hc.Check
-			}
-			if s.symbolCheck == nil {
-				s.symbolCheck = hc.CheckSymbol
-			}
-		}
-	}
+	s := &paidSeller{shop: shop, seller: sl, cat: opts.Catalog, offers: map[string]*engine.Offer{}, network: shop.Network(),
+		requestID: opts.RequestID, refCode: opts.RefCode}
 	for _, t := range opts.Catalog.All() {
-		if t.Network != "" && t.Network != s.network {
-			return nil, fmt.Errorf("a2a: tool %s is priced on network %s, the seller on %s", t.Key, t.Network, s.network)
-		}
-		route, err := t.PaymentRoute(s.network, opts.PayTo, ResourceURL(opts.Catalog.BaseURL(), t.Key))
+		offer, err := shop.Offer(t, "A2A "+t.Key, ResourceURL(opts.Catalog.BaseURL(), t.Key), nil)
 		if err != nil {
 			return nil, fmt.Errorf("a2a: %w", err)
-		}
-		offer, err := engine.NewOffer("A2A "+t.Key, t.Key, route)
-		if err != nil {
-			return nil, fmt.Errorf("a2a: tool %s: payment terms: %w", t.Key, err)
 		}
 		s.offers[t.Key] = offer
 	}
@@ -220,7 +191,7 @@ func newSeller(opts Options) (*seller, error) {
 }
 
 // lookup finds a tool by key or operation id.
-func (s *seller) lookup(name string) (*tools.Tool, bool) {
+func (s *paidSeller) lookup(name string) (*tools.Tool, bool) {
 	if t, ok := s.cat.ByKey(name); ok {
 		return t, true
 	}
@@ -228,7 +199,7 @@ func (s *seller) lookup(name string) (*tools.Tool, bool) {
 }
 
 // keys lists the tool keys, for error messages.
-func (s *seller) keys() string {
+func (s *paidSeller) keys() string {
 	var keys []string
 	for _, t := range s.cat.All() {
 		keys = append(keys, t.Key)
@@ -341,19 +312,10 @@ func readClientPayment(metadata json.RawMessage) (clientPayment, *rpcError) {
 		}
 		return cp, nil
 	}
-	raw = bytes.TrimSpace(raw)
-	var encoded string
-	switch raw[0] {
-	case '{':
-		encoded = base64.StdEncoding.EncodeToString(raw)
-	case '"':
-		if json.Unmarshal(raw, &encoded) != nil {
-			return cp, invalidParam(payloadField, "object", "the payment payload must be a JSON object")
-		}
-	default:
+	if t := bytes.TrimSpace(raw); t[0] != '{' && t[0] != '"' {
 		return cp, invalidParam(payloadField, "object", "the payment payload must be an x402 PaymentPayload object")
 	}
-	p, err := x402.DecodePaymentPayload(encoded)
+	p, err := seller.Payment(raw)
 	if err != nil {
 		msg := "not an x402 PaymentPayload"
 		var he *x402.HeaderError
@@ -365,7 +327,7 @@ func readClientPayment(metadata json.RawMessage) (clientPayment, *rpcError) {
 	if cp.status == "" {
 		cp.status = StatusPaymentSubmitted
 	}
-	cp.payment = &p
+	cp.payment = p
 	return cp, nil
 }
 
@@ -449,14 +411,11 @@ func (h *handler) startSale(ctx context.Context, msg message, req ask, modes out
 	msg.taskID, msg.contextID = t.id, t.contextID
 	msg.metadata = withoutPayload(msg.metadata)
 	t.history = []message{msg}
-	err = h.sell.preflight(ctx, tool)
-	if err == nil && tool.Terminal {
-		if err = call.CheckSymbol(ctx, h.sell.symbolCheck); svc.KindOf(err) == svc.KindInvalid {
+	if err := h.sell.shop.Check(ctx, call); err != nil {
+		if svc.KindOf(err) == svc.KindInvalid {
 			// A symbol the terminal does not serve is invalid input.
 			return nil, fromSurfaceError(err, field+".input")
 		}
-	}
-	if err != nil {
 		// Nothing can be sold now: no payment is asked for.
 		t.state = stateFailed
 		t.status = h.agentMessage(t, nil, unavailableText(tool, false))
@@ -470,11 +429,10 @@ func (h *handler) startSale(ctx context.Context, msg message, req ask, modes out
 		return t, nil
 	}
 	if cp.payment == nil {
-		out := h.sell.engine.Serve(ctx, engine.Call{Offer: sl.offer, Fingerprint: sl.fingerprint, Transport: Transport,
-			RequestID: h.sell.requestIDOf(ctx, msg), RefCode: h.sell.refCodeOf(ctx)}, h.sell.run(sl))
-		if out.Kind != engine.PaymentRequired || out.PaymentRequired == nil {
+		out := h.sell.sell(ctx, sl, msg, nil)
+		if out.Code != seller.CodePaymentRequired || out.PaymentRequired == nil {
 			e := newError(CodeInternalError, "internal error")
-			e.cause = fmt.Errorf("the payment engine answered %s to a call without payment", out.Kind)
+			e.cause = fmt.Errorf("the payment engine answered %s to a call without payment", out.Outcome.Kind)
 			return nil, e
 		}
 		t.state = stateInputRequired
@@ -553,33 +511,32 @@ func (h *handler) current(t *task) (*task, error) {
 // settle). The final task is stored and returned.
 func (h *handler) runSale(ctx context.Context, t *task, msg message, payment x402.PaymentPayload, modes outputModes) *task {
 	sl := t.sale
-	var out engine.Outcome
-	if err := h.sell.preflight(ctx, sl.tool); err != nil {
+	var out seller.Result
+	if err := h.sell.shop.Check(ctx, sl.call); err != nil {
 		reason := reasonToolUnavailable
 		if sl.tool.Terminal {
 			reason = reasonTerminalUnavailable
 		}
-		out = engine.Outcome{Kind: engine.Unavailable, Reason: reason, Err: err}
+		out = seller.Result{Code: seller.CodeRunUnavailable, Reason: reason, Err: err}
 	} else {
-		out = h.sell.engine.Serve(ctx, engine.Call{Offer: sl.offer, Fingerprint: sl.fingerprint, Payment: &payment, Transport: Transport,
-			RequestID: h.sell.requestIDOf(ctx, msg), RefCode: h.sell.refCodeOf(ctx)}, h.sell.run(sl))
+		out = h.sell.sell(ctx, sl, msg, &payment)
 	}
-	final := h.conclude(t, &payment, out, modes)
+	final := h.conclude(t, out, modes)
 	h.store.put(final)
 	return final
 }
 
-// conclude builds the task that an engine outcome leaves: completed with
+// conclude builds the task that a seller result leaves: completed with
 // the answer and the receipts; failed for a refused payment, a refused
 // settlement or a failed tool; back in input-required, with the offer, for
 // what the same payment may get later (in progress, unavailable, pending,
 // tool or terminal unavailable).
-func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Outcome, modes outputModes) *task {
+func (h *handler) conclude(t *task, out seller.Result, modes outputModes) *task {
 	next := *t
 	next.timestamp = h.now()
 	sl := t.sale
 	failure := func(reason string) x402.SettleResponse {
-		return x402.SettleResponse{Success: false, ErrorReason: reason, Network: h.sell.network, Payer: out.Payer}
+		return x402.SettleResponse{Success: false, ErrorReason: reason, Network: h.sell.network, Payer: out.Outcome.Payer}
 	}
 	retry := func(reason, code, text string) *task {
 		next.sale = sl.withReceipt(failure(reason))
@@ -598,36 +555,29 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 		next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentFailed, Error: code, Receipts: next.sale.receipts}, text)
 		return &next
 	}
-	switch out.Kind {
-	case engine.Paid, engine.Replayed:
-		if out.Answer == nil || out.Settlement == nil {
-			return fail(failure(x402.ReasonUnexpectedSettleError), PaymentErrorSettlementFailed, "The payment engine returned no answer; nothing more can be done on this task.")
-		}
+	switch {
+	case out.Paid():
 		next.sale = sl.withReceipt(*out.Settlement)
-		next.sale.paidKey = out.Key
+		next.sale.paidKey = out.Outcome.Key
 		next.state = stateCompleted
-		next.artifacts = []artifact{h.outputArtifact(sl.tool, out.Answer.Body, modes)}
+		next.artifacts = []artifact{h.outputArtifact(sl.tool, out.Answer, modes)}
 		next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentCompleted, Receipts: next.sale.receipts}, paidText(sl, out))
 		return &next
-	case engine.Refused:
-		code := refusalCode(out.Reason, payment, sl.offer)
-		return fail(failure(out.Reason), code,
+	case out.Refused():
+		return fail(failure(out.Reason), paymentError(out.Code),
 			fmt.Sprintf("The payment was refused (%s); nothing was charged. Send a new message without taskId to start again.", clip.Runes(out.Reason, 120)))
-	case engine.SettleFailed:
+	case out.AtSettlement:
 		receipt := failure(out.Reason)
 		if out.Settlement != nil {
 			receipt = *out.Settlement
 		}
-		code := PaymentErrorSettlementFailed
-		if strings.Contains(strings.ToLower(out.Reason), "insufficient") {
-			code = PaymentErrorInsufficientFunds
-		}
-		return fail(receipt, code, fmt.Sprintf("The settlement was refused (%s); the answer was withheld.", clip.Runes(out.Reason, 120)))
-	case engine.RunFailed:
-		switch svc.KindOf(out.Err) {
-		case svc.KindUnavailable, svc.KindTimeout:
-			return retry(reasonToolUnavailable, PaymentErrorServiceUnavailable, unavailableText(sl.tool, true))
-		}
+		return fail(receipt, paymentError(out.Code), fmt.Sprintf("The settlement was refused (%s); the answer was withheld.", clip.Runes(out.Reason, 120)))
+	}
+	switch out.Code {
+	case seller.CodeRunUnavailable:
+		reason := cmp.Or(out.Reason, reasonToolUnavailable)
+		return retry(reason, PaymentErrorServiceUnavailable, unavailableText(sl.tool, true))
+	case seller.CodeRunFailed:
 		text := fmt.Sprintf("%s failed; nothing was charged.", sl.tool.Name)
 		var se *svc.Error
 		if errors.As(out.Err, &se) && se.Kind != svc.KindInternal {
@@ -636,101 +586,57 @@ func (h *handler) conclude(t *task, payment *x402.PaymentPayload, out engine.Out
 			h.log.Error("a2a: paid tool failed", "tool", sl.tool.Key, "error", out.Err)
 		}
 		return fail(failure(reasonToolFailed), PaymentErrorServiceFailed, text)
-	case engine.InProgress:
+	case seller.CodeInProgress:
 		return retry(out.Reason, PaymentErrorInProgress, fmt.Sprintf(
 			"This payment is being processed for this call; nothing more was charged. Send the same payment again in %d s.", seconds(out.RetryAfter)))
-	case engine.Throttled:
+	case seller.CodeThrottled:
 		return retry(out.Reason, PaymentErrorUnavailable, fmt.Sprintf(
 			"Too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged. Send the same payment again in %d s.",
 			seconds(out.RetryAfter)))
-	case engine.Pending:
+	case seller.CodeSettlementPending, seller.CodeUnresolved:
 		return retry(out.Reason, PaymentErrorSettlementPending, fmt.Sprintf(
 			"The payment is being settled. Send the same payment again in %d s to get the answer.", seconds(out.RetryAfter)))
-	case engine.Unavailable:
-		switch out.Reason {
-		case reasonTerminalUnavailable, reasonToolUnavailable:
-			return retry(out.Reason, PaymentErrorServiceUnavailable, unavailableText(sl.tool, true))
-		}
+	case seller.CodeUnavailable:
 		if out.Err != nil {
 			h.log.Warn("a2a: payment not processed", "tool", sl.tool.Key, "reason", out.Reason, "error", out.Err)
 		}
 		return retry(out.Reason, PaymentErrorUnavailable,
 			fmt.Sprintf("The payment could not be processed now (%s); nothing was charged. Send the same payment again later.", clip.Runes(out.Reason, 80)))
 	}
-	h.log.Error("a2a: unexpected payment outcome", "kind", out.Kind.String())
+	h.log.Error("a2a: unexpected payment outcome", "kind", out.Outcome.Kind.String())
 	return fail(failure(x402.ReasonUnexpectedVerifyError), PaymentErrorInvalidPayment, "The payment could not be processed; nothing was charged.")
 }
 
-// refusalCode maps a refusal reason to the extension's error code.
-func refusalCode(reason string, payment *x402.PaymentPayload, offer *engine.Offer) string {
-	switch reason {
-	case exact.ReasonInvalidSignature, exact.ReasonSignatureFormat, exact.ReasonMissingSignature, exact.ReasonInvalidPayload,
-		exact.ReasonNonceFormat, exact.ReasonMissingEIP712Domain, exact.ReasonTokenNameMismatch, exact.ReasonTokenVersionMismatch,
-		x402.ReasonUnexpectedVerifyError:
+// paymentError is the extension's error code of a refused payment or a
+// refused settlement.
+func paymentError(c seller.Code) string {
+	switch c {
+	case seller.CodeInvalidSignature:
 		return PaymentErrorInvalidSignature
-	case exact.ReasonValidBefore, exact.ReasonValidAfter:
+	case seller.CodeExpired:
 		return PaymentErrorExpiredPayment
-	case exact.ReasonNonceAlreadyUsed, engine.ReasonAttemptsExhausted:
+	case seller.CodeDuplicateNonce:
 		return PaymentErrorDuplicateNonce
-	case exact.ReasonNetworkMismatch, x402.ReasonInvalidNetwork:
+	case seller.CodeNetworkMismatch:
 		return PaymentErrorNetworkMismatch
-	case exact.ReasonValueMismatch:
+	case seller.CodeInvalidAmount:
 		return PaymentErrorInvalidAmount
-	case engine.ReasonNoMatchingRequirements:
-		if payment != nil && len(offer.PaymentRequired.Accepts) > 0 {
-			want := offer.PaymentRequired.Accepts[0]
-			if !sameNetwork(payment.Accepted.Network, want.Network) {
-				return PaymentErrorNetworkMismatch
-			}
-			if payment.Accepted.Amount != "" && payment.Accepted.Amount != want.Amount {
-				return PaymentErrorInvalidAmount
-			}
-		}
-	}
-	if strings.Contains(strings.ToLower(reason), "insufficient") {
+	case seller.CodeInsufficientFunds:
 		return PaymentErrorInsufficientFunds
+	case seller.CodeSettlementFailed:
+		return PaymentErrorSettlementFailed
 	}
 	return PaymentErrorInvalidPayment
 }
 
-// sameNetwork compares two network ids (CAIP-2 or v1 names).
-func sameNetwork(a, b string) bool {
-	if n, ok := x402.LookupNetwork(a); ok {
-		a = n.CAIP2
-	}
-	if n, ok := x402.LookupNetwork(b); ok {
-		b = n.CAIP2
-	}
-	return a == b
+// sell sells the call of a sale with payment (nil for none).
+func (s *paidSeller) sell(ctx context.Context, sl *sale, msg message, payment *x402.PaymentPayload) seller.Result {
+	return s.seller.Sell(ctx, seller.Sale{Offer: sl.offer, Fingerprint: sl.fingerprint, Run: func(ctx context.Context) ([]byte, error) {
+		return s.shop.Run(ctx, sl.call)
+	}}, seller.Request{Transport: Transport, Payment: payment, RequestID: s.requestIDOf(ctx, msg), RefCode: s.refCodeOf(ctx)})
 }
 
-// preflight is the availability check of a terminal-backed tool (nil for
-// the others).
-func (s *seller) preflight(ctx context.Context, t *tools.Tool) error {
-	if !t.Terminal {
-		return nil
-	}
-	if err := s.terminalCheck(ctx); err != nil {
-		return fmt.Errorf("a2a: terminal check: %w", err)
-	}
-	return nil
-}
-
-// run is the engine's run function of a sale: the tool on the decoded
-// input, its JSON output recorded as the answer.
-func (s *seller) run(sl *sale) engine.RunFunc {
-	return func(ctx context.Context) (engine.Answer, error) {
-		ctx, cancel := context.WithTimeout(ctx, s.toolTimeout)
-		defer cancel()
-		out, err := sl.call.RunJSON(ctx, s.env)
-		if err != nil {
-			return engine.Answer{}, err
-		}
-		return engine.Answer{Status: http.StatusOK, Header: map[string][]string{"Content-Type": {mediaJSON}}, Body: out}, nil
-	}
-}
-
-func (s *seller) requestIDOf(ctx context.Context, msg message) string {
+func (s *paidSeller) requestIDOf(ctx context.Context, msg message) string {
 	if ri := requestInfoOf(ctx); ri.r != nil && s.requestID != nil {
 		if id := s.requestID(ri.r); id != "" {
 			return id
@@ -739,7 +645,7 @@ func (s *seller) requestIDOf(ctx context.Context, msg message) string {
 	return clip.Runes(msg.id, 128)
 }
 
-func (s *seller) refCodeOf(ctx context.Context) string {
+func (s *paidSeller) refCodeOf(ctx context.Context) string {
 	if ri := requestInfoOf(ctx); ri.r != nil && s.refCode != nil {
 		return s.refCode(ri.r)
 	}
@@ -800,9 +706,9 @@ func paymentRequiredText(t *tools.Tool, offer *engine.Offer, taskID string) stri
 }
 
 // paidText tells that the call was paid.
-func paidText(sl *sale, out engine.Outcome) string {
+func paidText(sl *sale, out seller.Result) string {
 	verb := "Payment completed"
-	if out.Kind == engine.Replayed {
+	if out.Code == seller.CodeReplayed {
 		verb = "Payment already settled for this call; the recorded answer is sent again"
 	}
 	return fmt.Sprintf("%s: %s USDC, transaction %s. The answer of %s is in the artifact %q.",

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/x402"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // BenchmarkPaidMCPvsHTTP measures paid calls of risk_levels with local
@@ -44,7 +44,7 @@ func benchPaid(b *testing.B, e *paidEnv) {
 		bodies := make([]string, b.N)
 		for i := range bodies {
 			meta := map[string]any{
-				mcp.MetaPayment: asObject(b, e.signFor(b, pr.Accepts[0])),
+				x402mcp.MetaPayment:                          asObject(b, e.signFor(b, pr.Accepts[0])),
 				"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 				"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench", "version": "1.0.0"},

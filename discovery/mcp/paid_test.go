@@ -19,6 +19,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 var eras = []era{legacy, modern, extension}
@@ -86,7 +87,7 @@ func TestPaidToolList(t *testing.T) {
 				meta := got["_meta"].(map[string]any)
 				price, _ := strconv.ParseFloat(tool.Price, 64)
 				terms, _ := meta[mcp.MetaPrice].(map[string]any)
-				if meta[mcp.MetaAgentsPaymentRequired] != true || meta[mcp.MetaAgentsPriceUSD] != price ||
+				if meta[x402mcp.MetaAgentsPaymentRequired] != true || meta[x402mcp.MetaAgentsPriceUSD] != price ||
 					terms["priceUsd"] != tool.Price || terms["network"] != x402.NetworkBase || terms["payTo"] != testPayTo ||
 					terms["amount"] != strconv.FormatInt(tool.PriceAtomic, 10) || terms["resource"] != e.base+"/mcp#"+tool.OperationID {
 					t.Errorf("%s: _meta %v", tool.OperationID, meta)
@@ -102,8 +103,8 @@ func TestPaidToolList(t *testing.T) {
 		if err := json.Unmarshal(res.Result, &disc); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := disc.Capabilities.Extensions[mcp.ExtensionPayment]; !ok {
-			t.Fatalf("server/discover does not declare %s: %s", mcp.ExtensionPayment, res.Result)
+		if _, ok := disc.Capabilities.Extensions[x402mcp.ExtensionPayment]; !ok {
+			t.Fatalf("server/discover does not declare %s: %s", x402mcp.ExtensionPayment, res.Result)
 		}
 	})
 }
@@ -133,12 +134,12 @@ func TestUnpaidCall(t *testing.T) {
 				meta, _ := res["_meta"].(map[string]any)
 				switch er {
 				case extension:
-					if res["isError"] != nil || res["content"] != nil || meta[mcp.MetaPaymentError] != nil {
+					if res["isError"] != nil || res["content"] != nil || meta[x402mcp.MetaPaymentError] != nil {
 						t.Fatalf("extension binding answer %s", mustJSON(t, res))
 					}
 				default:
 					if res["isError"] != true || !reflect.DeepEqual(generic(t, []byte(text(t, res))), res["structuredContent"]) ||
-						!reflect.DeepEqual(meta[mcp.MetaPaymentError], res["structuredContent"]) {
+						!reflect.DeepEqual(meta[x402mcp.MetaPaymentError], res["structuredContent"]) {
 						t.Fatalf("tool-result binding answer %s", mustJSON(t, res))
 					}
 					if wantType := map[era]any{legacy: nil, modern: "complete"}[er]; res["resultType"] != wantType {
@@ -159,8 +160,8 @@ func mustMap(v any) map[string]any {
 func noPaymentAsked(t *testing.T, res map[string]any, want string) {
 	t.Helper()
 	meta, _ := res["_meta"].(map[string]any)
-	if res["isError"] != true || res["structuredContent"] != nil || meta[mcp.MetaPaymentError] != nil ||
-		res["resultType"] == mcp.ResultTypePaymentRequired {
+	if res["isError"] != true || res["structuredContent"] != nil || meta[x402mcp.MetaPaymentError] != nil ||
+		res["resultType"] == x402mcp.ResultTypePaymentRequired {
 		t.Fatalf("want a plain tool error, got %s", mustJSON(t, res))
 	}
 	if got := text(t, res); !strings.Contains(got, want) {
@@ -194,7 +195,7 @@ func TestInvalidArgumentsAskNoPayment(t *testing.T) {
 				{"xau_quote", `"EURUSD" is not served by the trading terminal`, map[string]any{"symbol": "EURUSD"}},
 			} {
 				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, nil), c.field)
-				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, map[string]any{mcp.MetaPayment: asObject(t, pay)}), c.field)
+				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, map[string]any{x402mcp.MetaPayment: asObject(t, pay)}), c.field)
 			}
 		}
 		e.notJournaled(t, pay)
@@ -213,7 +214,7 @@ func TestTerminalDownAsksNoPayment(t *testing.T) {
 			for _, name := range []string{"xau_quote", "xau_bars", "xau_market_state"} {
 				noPaymentAsked(t, e.callTool(t, er, name, map[string]any{}, nil), "terminal is unavailable")
 			}
-			noPaymentAsked(t, e.callTool(t, er, "xau_quote", map[string]any{}, map[string]any{mcp.MetaPayment: asObject(t, pay)}), "no payment was requested")
+			noPaymentAsked(t, e.callTool(t, er, "xau_quote", map[string]any{}, map[string]any{x402mcp.MetaPayment: asObject(t, pay)}), "no payment was requested")
 		}
 		e.notJournaled(t, pay)
 		e.terminal.SetDown(false)
@@ -246,7 +247,7 @@ func TestPaidCall(t *testing.T) {
 					if form == "base64" {
 						payment = asBase64(t, p)
 					}
-					res := e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: payment})
+					res := e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: payment})
 					if res["isError"] != nil || !reflect.DeepEqual(res["structuredContent"], generic(t, want)) || text(t, res) != string(want) {
 						t.Fatalf("paid answer %s, want %s", mustJSON(t, res), want)
 					}
@@ -258,7 +259,7 @@ func TestPaidCall(t *testing.T) {
 						t.Fatalf("settlement %+v (present %v)", sr, ok)
 					}
 					rec := e.record(t, p)
-					if rec.State != engine.StateSettled || rec.Transport != mcp.Transport || rec.Product != tool.Key ||
+					if rec.State != engine.StateSettled || rec.Transport != x402mcp.Transport || rec.Product != tool.Key ||
 						rec.Resource != "tools/call risk_levels" || rec.RequestHash != mcp.Fingerprint("risk_levels", call.Input()) {
 						t.Fatalf("journal row %+v", rec)
 					}
@@ -276,10 +277,10 @@ func TestReplayAndReuse(t *testing.T) {
 	eachPath(t, paidOptions{}, func(t *testing.T, e *paidEnv) {
 		args := e.exampleArgs(t, "risk_levels")
 		p := e.sign(t, offerOf(t, e.callTool(t, modern, "risk_levels", args, nil)))
-		first := e.callTool(t, modern, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+		first := e.callTool(t, modern, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 		firstSR, _ := settlementOf(t, first)
 		for _, er := range eras {
-			again := e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asBase64(t, p)})
+			again := e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asBase64(t, p)})
 			sr, ok := settlementOf(t, again)
 			if !reflect.DeepEqual(again["structuredContent"], first["structuredContent"]) || !ok || sr.Transaction != firstSR.Transaction {
 				t.Fatalf("%s replay: %s, first %s", er, mustJSON(t, again), mustJSON(t, first))
@@ -292,7 +293,7 @@ func TestReplayAndReuse(t *testing.T) {
 				if e.paidTool(t, name).Price != e.paidTool(t, "risk_levels").Price {
 					t.Fatalf("%s is not priced as risk_levels", name)
 				}
-				pr := offerOf(t, e.callTool(t, er, name, a, map[string]any{mcp.MetaPayment: asObject(t, p)}))
+				pr := offerOf(t, e.callTool(t, er, name, a, map[string]any{x402mcp.MetaPayment: asObject(t, p)}))
 				if pr.Error != exact.ReasonNonceAlreadyUsed {
 					t.Fatalf("%s %s with a used payment: error %q", er, name, pr.Error)
 				}
@@ -366,14 +367,14 @@ func TestOneAuthorizationOneTransport(t *testing.T) {
 			t.Fatalf("HTTP journal row %+v", rec)
 		}
 		for _, er := range eras {
-			pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, viaHTTP)}))
+			pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, viaHTTP)}))
 			if pr.Error != exact.ReasonNonceAlreadyUsed {
 				t.Fatalf("%s: an HTTP authorization on MCP: error %q", er, pr.Error)
 			}
 		}
 
 		viaMCP := e.sign(t, mcpOffer)
-		if r := e.callTool(t, modern, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, viaMCP)}); r["isError"] != nil {
+		if r := e.callTool(t, modern, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, viaMCP)}); r["isError"] != nil {
 			t.Fatalf("MCP paid call: %s", mustJSON(t, r))
 		}
 		res = httpPay(viaMCP)
@@ -414,7 +415,7 @@ func TestTamperedPayment(t *testing.T) {
 				}
 				c.edit(&ep, &p)
 				p.Payload = mustJSON(t, ep)
-				res := e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+				res := e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 				if pr := offerOf(t, res); pr.Error != c.reason {
 					t.Fatalf("%s tampered %s: error %q, want %q", er, c.name, pr.Error, c.reason)
 				}
@@ -438,8 +439,8 @@ func TestMalformedPayment(t *testing.T) {
 				map[string]any{"x402Version": 2, "payload": map[string]any{}},
 				map[string]any{"x402Version": 1, "accepted": map[string]any{"scheme": "exact", "network": "eip155:8453"}, "payload": map[string]any{}},
 			} {
-				pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: v}))
-				if pr.Error != mcp.ReasonInvalidPayment {
+				pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: v}))
+				if pr.Error != x402mcp.ReasonInvalidPayment {
 					t.Fatalf("%s payment %v: error %q", er, v, pr.Error)
 				}
 			}
@@ -455,7 +456,7 @@ func TestSettlementFailure(t *testing.T) {
 		args := e.exampleArgs(t, "risk_levels")
 		for _, er := range eras {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
-			res := e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+			res := e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 			pr := offerOf(t, res)
 			sr, ok := settlementOf(t, res)
 			if pr.Error != "invalid_exact_evm_insufficient_balance" || !ok || sr.Success || sr.ErrorReason != pr.Error {
@@ -478,7 +479,7 @@ func TestRunFailureChargesNothing(t *testing.T) {
 		args := map[string]any{"symbol": "EURUSD"}
 		for _, er := range eras {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "xau_quote", args, nil)))
-			res := e.callTool(t, er, "xau_quote", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+			res := e.callTool(t, er, "xau_quote", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 			noPaymentAsked(t, res, "nothing was charged")
 			if rec := e.record(t, p); rec.State != engine.StateReleased || settlementsOf(e, p) != 0 {
 				t.Fatalf("%s: journal row %+v", er, rec)
@@ -527,7 +528,7 @@ func TestFastPathMatchesSDK(t *testing.T) {
 		if err := json.Unmarshal([]byte(text), &v); err != nil {
 			t.Fatalf("%s: %s", er, rep.body)
 		}
-		if sr := mustMap(mustMap(mustMap(v)["result"])["_meta"])[mcp.MetaPaymentResponse]; sr != nil {
+		if sr := mustMap(mustMap(mustMap(v)["result"])["_meta"])[x402mcp.MetaPaymentResponse]; sr != nil {
 			mustMap(sr)["transaction"] = "TX"
 		}
 		return answer{rep.status, rep.header.Get("Content-Type"), rep.header.Get("Cache-Control"), v}
@@ -535,7 +536,7 @@ func TestFastPathMatchesSDK(t *testing.T) {
 	payOnce := func(er era) func(e *paidEnv) map[string]any {
 		return func(e *paidEnv) map[string]any {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
-			return map[string]any{mcp.MetaPayment: asBase64(t, p)}
+			return map[string]any{x402mcp.MetaPayment: asBase64(t, p)}
 		}
 	}
 	for _, er := range eras {
@@ -548,7 +549,7 @@ func TestFastPathMatchesSDK(t *testing.T) {
 			{"unpaid", "risk_levels", args, nil},
 			{"invalid", "risk_levels", bad, nil},
 			{"no arguments", "session_state", nil, nil},
-			{"malformed payment", "risk_levels", args, func(*paidEnv) map[string]any { return map[string]any{mcp.MetaPayment: true} }},
+			{"malformed payment", "risk_levels", args, func(*paidEnv) map[string]any { return map[string]any{x402mcp.MetaPayment: true} }},
 			{"paid", "risk_levels", args, payOnce(er)},
 		} {
 			f, s := do(fast, er, c.tool, c.args, c.meta), do(slow, er, c.tool, c.args, c.meta)
@@ -630,7 +631,7 @@ func TestEveryToolIsSold(t *testing.T) {
 				}
 			}
 			p := e.sign(t, offerOf(t, res))
-			paid := e.callTool(t, modern, tool.OperationID, args, map[string]any{mcp.MetaPayment: asBase64(t, p)})
+			paid := e.callTool(t, modern, tool.OperationID, args, map[string]any{x402mcp.MetaPayment: asBase64(t, p)})
 			if sr, ok := settlementOf(t, paid); paid["isError"] != nil || !ok || !sr.Success {
 				t.Fatalf("%s: %s", tool.OperationID, mustJSON(t, paid))
 			}
@@ -650,7 +651,7 @@ func TestSettlementUndecided(t *testing.T) {
 		args := e.exampleArgs(t, "risk_levels")
 		for _, er := range eras {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
-			meta := map[string]any{mcp.MetaPayment: asObject(t, p)}
+			meta := map[string]any{x402mcp.MetaPayment: asObject(t, p)}
 			noPaymentAsked(t, e.callTool(t, er, "risk_levels", args, meta), "call again with the same arguments and the same payment")
 			if pr := offerOf(t, e.callTool(t, er, "risk_levels", args, meta)); pr.Error != engine.ReasonPaymentInProgress {
 				t.Fatalf("%s: retry during settlement: error %q", er, pr.Error)
