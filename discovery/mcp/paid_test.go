@@ -501,9 +501,14 @@ func eachPath(t *testing.T, o paidOptions, f func(t *testing.T, e *paidEnv)) {
 }
 
 // TestFastPathMatchesSDK sends the same calls to a server answering paid
-// calls itself and to one leaving them to the SDK: status, headers and
-// results must be the same (but for each server's own URL and settlement
-// ids), and the fast path must spare the SDK's per-request allocations.
+// calls itself (x402/mcp's direct answers) and to one leaving them to the
+// SDK, in every era (legacy, 2026-07-28, the extension binding) and for
+// every answer the direct path gives (unpaid, invalid arguments, no
+// arguments, a malformed payment, paid, replayed, a payment of another
+// call, a tampered payment, the terminal down and back): status, headers
+// and results must be the same (but for each server's own URL and
+// settlement ids), and the direct path must spare the SDK's per-request
+// allocations.
 func TestFastPathMatchesSDK(t *testing.T) {
 	fast, slow := newPaidEnv(t, paidOptions{}), newPaidEnv(t, paidOptions{sdkOnly: true})
 	args := fast.exampleArgs(t, "risk_levels")
@@ -539,6 +544,26 @@ func TestFastPathMatchesSDK(t *testing.T) {
 			return map[string]any{x402mcp.MetaPayment: asBase64(t, p)}
 		}
 	}
+	// paidBefore pays for args first and sends that payment again: for
+	// args, the recorded answer; for other arguments, a refusal.
+	paidBefore := func(er era) func(e *paidEnv) map[string]any {
+		return func(e *paidEnv) map[string]any {
+			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
+			meta := map[string]any{x402mcp.MetaPayment: asObject(t, p)}
+			e.callTool(t, er, "risk_levels", args, meta)
+			return meta
+		}
+	}
+	// tampered is a payment of another amount than the one asked.
+	tampered := func(er era) func(e *paidEnv) map[string]any {
+		return func(e *paidEnv) map[string]any {
+			pr := offerOf(t, e.callTool(t, er, "risk_levels", args, nil))
+			pr.Accepts[0].Amount = "1"
+			return map[string]any{x402mcp.MetaPayment: asObject(t, e.sign(t, pr))}
+		}
+	}
+	other := fast.exampleArgs(t, "risk_levels")
+	other["entry"] = 3600
 	for _, er := range eras {
 		for _, c := range []struct {
 			name string
@@ -551,6 +576,11 @@ func TestFastPathMatchesSDK(t *testing.T) {
 			{"no arguments", "session_state", nil, nil},
 			{"malformed payment", "risk_levels", args, func(*paidEnv) map[string]any { return map[string]any{x402mcp.MetaPayment: true} }},
 			{"paid", "risk_levels", args, payOnce(er)},
+			{"replayed", "risk_levels", args, paidBefore(er)},
+			{"payment of another call", "risk_levels", other, paidBefore(er)},
+			{"tampered payment", "risk_levels", args, tampered(er)},
+			{"terminal down", "xau_quote", map[string]any{}, func(e *paidEnv) map[string]any { e.terminal.SetDown(true); return nil }},
+			{"terminal up", "xau_quote", map[string]any{}, func(e *paidEnv) map[string]any { e.terminal.SetDown(false); return nil }},
 		} {
 			f, s := do(fast, er, c.tool, c.args, c.meta), do(slow, er, c.tool, c.args, c.meta)
 			if !reflect.DeepEqual(f, s) {

@@ -254,14 +254,14 @@ func (r Result) Refused() bool {
 // Classify maps an engine outcome of a call for offer, paid with payment
 // (nil for none), to a Result.
 func Classify(offer *engine.Offer, payment *x402.PaymentPayload, out engine.Outcome) Result {
-	r := Result{Outcome: out, Reason: out.Reason, Err: out.Err, PaymentRequired: out.PaymentRequired}
+	r := Result{Outcome: out, Reason: out.Reason, Err: out.Err}
 	if out.RetryAfter > 0 || out.Kind == engine.InProgress || out.Kind == engine.Throttled || out.Kind == engine.Pending {
 		r.RetryAfter = max(out.RetryAfter, time.Second)
 	}
 	switch out.Kind {
 	case engine.Paid, engine.Replayed:
 		if out.Answer == nil || out.Settlement == nil {
-			r.Code, r.PaymentRequired = CodeUnexpected, nil
+			r.Code = CodeUnexpected
 			return r
 		}
 		r.Code, r.Answer, r.Settlement = CodePaid, out.Answer.Body, out.Settlement
@@ -269,11 +269,11 @@ func Classify(offer *engine.Offer, payment *x402.PaymentPayload, out engine.Outc
 			r.Code = CodeReplayed
 		}
 	case engine.PaymentRequired:
-		r.Code = CodePaymentRequired
+		r.Code, r.PaymentRequired = CodePaymentRequired, out.PaymentRequired
 	case engine.Refused:
-		r.Code = refusal(out.Reason, payment, offer)
+		r.Code, r.PaymentRequired = refusal(out.Reason, payment, offer), out.PaymentRequired
 	case engine.InProgress:
-		r.Code = CodeInProgress
+		r.Code, r.PaymentRequired = CodeInProgress, out.PaymentRequired
 	case engine.SettleFailed:
 		r.Code, r.Settlement, r.AtSettlement = CodeSettlementFailed, out.Settlement, true
 		if insufficient(out.Reason) {
@@ -298,7 +298,7 @@ func Classify(offer *engine.Offer, payment *x402.PaymentPayload, out engine.Outc
 			r.Code = CodeRunUnavailable
 		}
 	default:
-		r.Code, r.PaymentRequired = CodeUnexpected, nil
+		r.Code = CodeUnexpected
 	}
 	if r.PaymentRequired == nil && r.Refused() {
 		pr := offer.Required(out.Reason)
