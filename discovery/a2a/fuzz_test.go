@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/tools"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
@@ -70,7 +71,7 @@ func FuzzA2A(f *testing.F) {
 		h := free
 		if sell {
 			h = selling
-			req.Header.Set("A2A-Extensions", ExtensionURI)
+			req.Header.Set("A2A-Extensions", x402a2a.ExtensionURI)
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

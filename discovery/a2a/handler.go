@@ -18,6 +18,7 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
@@ -235,12 +236,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if h.sell != nil {
-		ri := requestInfo{r: r, activated: extensionActivated(r.Header)}
+		ri := requestInfo{r: r, activated: x402a2a.Activated(r.Header)}
 		if ri.activated {
 			// The extension is active for this request: say so, in both
 			// versions' spellings.
-			w.Header().Set("A2A-Extensions", ExtensionURI)
-			w.Header().Set("X-A2A-Extensions", ExtensionURI)
+			w.Header().Set("A2A-Extensions", x402a2a.ExtensionURI)
+			w.Header().Set("X-A2A-Extensions", x402a2a.ExtensionURI)
 		}
 		ctx = context.WithValue(ctx, requestInfoKey{}, ri)
 	}

@@ -18,100 +18,11 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/seller"
 )
-
-// The A2A x402 payments extension, version 0.2
-// (github.com/google-agentic-commerce/a2a-x402, spec/v0.2/spec.md), in its
-// standalone flow: the payment terms travel in the task's status message
-// metadata, the payment in the paying message's metadata.
-const (
-	// ExtensionURI identifies the extension: declared in the agent card's
-	// capabilities.extensions, activated by a client listing it in the
-	// A2A-Extensions request header (X-A2A-Extensions in A2A 0.3).
-	ExtensionURI = "https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2"
-	// ExtensionURIv01 is the URI of version 0.1, which the reference Python
-	// library still sends; it activates the extension too (the metadata
-	// keys are the same).
-	ExtensionURIv01 = "https://github.com/google-a2a/a2a-x402/v0.1"
-)
-
-// Metadata keys of the extension (message metadata).
-const (
-	// MetaStatus is the stage of the payment flow (Status* values).
-	MetaStatus = "x402.payment.status"
-	// MetaRequired holds the x402 PaymentRequired of a task asking for payment.
-	MetaRequired = "x402.payment.required"
-	// MetaPayload holds the client's signed x402 PaymentPayload.
-	MetaPayload = "x402.payment.payload"
-	// MetaReceipts is the array of every x402 SettleResponse of the task.
-	MetaReceipts = "x402.payment.receipts"
-	// MetaError is the short error code of a failed payment (PaymentError*).
-	MetaError = "x402.payment.error"
-)
-
-// Payment statuses (the values of MetaStatus).
-const (
-	// StatusPaymentRequired: the task asks for payment (MetaRequired).
-	StatusPaymentRequired = "payment-required"
-	// StatusPaymentSubmitted: the client's message carries the payment
-	// (MetaPayload); also the status while it is processed.
-	StatusPaymentSubmitted = "payment-submitted"
-	// StatusPaymentRejected: the client declines to pay.
-	StatusPaymentRejected = "payment-rejected"
-	// StatusPaymentVerified: the payment was verified (the extension's
-	// intermediate stage; this agent answers once settled).
-	StatusPaymentVerified = "payment-verified"
-	// StatusPaymentCompleted: settled; MetaReceipts holds the settlement.
-	StatusPaymentCompleted = "payment-completed"
-	// StatusPaymentFailed: the payment failed (MetaError, MetaReceipts).
-	StatusPaymentFailed = "payment-failed"
-)
-
-// Error codes of a failed payment (the values of MetaError): the
-// extension's common codes, then this agent's own.
-const (
-	// PaymentErrorInsufficientFunds: the payer's balance does not cover it.
-	PaymentErrorInsufficientFunds = "INSUFFICIENT_FUNDS"
-	// PaymentErrorInvalidSignature: the authorization's signature or
-	// payload does not verify.
-	PaymentErrorInvalidSignature = "INVALID_SIGNATURE"
-	// PaymentErrorExpiredPayment: outside validAfter..validBefore.
-	PaymentErrorExpiredPayment = "EXPIRED_PAYMENT"
-	// PaymentErrorDuplicateNonce: the authorization was used already (for
-	// another call), or failed too often.
-	PaymentErrorDuplicateNonce = "DUPLICATE_NONCE"
-	// PaymentErrorNetworkMismatch: signed for another network.
-	PaymentErrorNetworkMismatch = "NETWORK_MISMATCH"
-	// PaymentErrorInvalidAmount: not the amount asked for.
-	PaymentErrorInvalidAmount = "INVALID_AMOUNT"
-	// PaymentErrorSettlementFailed: the settlement was refused.
-	PaymentErrorSettlementFailed = "SETTLEMENT_FAILED"
-	// PaymentErrorInvalidPayment: the payment does not accept the offered
-	// terms (recipient, asset, scheme, time-out).
-	PaymentErrorInvalidPayment = "INVALID_PAYMENT"
-	// PaymentErrorInProgress: the same payment for the same call is being
-	// processed; send it again later.
-	PaymentErrorInProgress = "PAYMENT_IN_PROGRESS"
-	// PaymentErrorUnavailable: the payment journal or the facilitator did
-	// not answer; nothing was charged, send the same payment again later.
-	PaymentErrorUnavailable = "PAYMENT_UNAVAILABLE"
-	// PaymentErrorSettlementPending: the payment is being settled; send the
-	// same payment again to get the answer.
-	PaymentErrorSettlementPending = "SETTLEMENT_PENDING"
-	// PaymentErrorServiceUnavailable: the tool cannot run now (the trading
-	// terminal is down); nothing was charged, send the same payment again
-	// later.
-	PaymentErrorServiceUnavailable = "SERVICE_UNAVAILABLE"
-	// PaymentErrorServiceFailed: the tool failed; nothing was charged.
-	PaymentErrorServiceFailed = "SERVICE_FAILED"
-)
-
-// Transport is the engine's name of this transport, in journal rows and
-// payment events.
-const Transport = "a2a"
 
 // Reasons (x402 SettleResponse.errorReason of a receipt) of failures that
 // happen outside the engine.
@@ -130,7 +41,7 @@ const (
 // cannot buy an A2A call, while an input sent again formatted otherwise
 // gets the recorded answer.
 func Fingerprint(toolKey string, canonicalInput []byte) string {
-	return seller.Fingerprint(Transport, toolKey, canonicalInput)
+	return seller.Fingerprint(x402a2a.Transport, toolKey, canonicalInput)
 }
 
 // ResourceURL is the x402 resource of a tool sold over A2A: the A2A
@@ -248,86 +159,21 @@ func requestInfoOf(ctx context.Context) requestInfo {
 	return ri
 }
 
-// extensionActivated reports whether the request lists the x402 extension
-// (either header spelling, comma-separated URIs).
-func extensionActivated(h http.Header) bool {
-	for _, name := range []string{"A2A-Extensions", "X-A2A-Extensions"} {
-		for _, v := range h.Values(name) {
-			for uri := range strings.SplitSeq(v, ",") {
-				switch strings.TrimSpace(uri) {
-				case ExtensionURI, ExtensionURIv01:
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// paymentMeta is the extension's metadata of an agent status message.
-type paymentMeta struct {
-	Status   string                `json:"x402.payment.status"`
-	Error    string                `json:"x402.payment.error,omitempty"`
-	Required *x402.PaymentRequired `json:"x402.payment.required,omitempty"`
-	Receipts []x402.SettleResponse `json:"x402.payment.receipts,omitempty"`
-}
-
-// clientPayment is what a client's message says about payment.
-type clientPayment struct {
-	status  string
-	payment *x402.PaymentPayload
-}
-
 // payloadField names the payment payload in errors.
-const payloadField = `message.metadata["` + MetaPayload + `"]`
+const payloadField = `message.metadata["` + x402a2a.MetaPayload + `"]`
 
-// readClientPayment reads MetaStatus and MetaPayload from a message's
-// metadata. The payload is an x402 PaymentPayload object (or, as some
-// clients send it, the base64 of its JSON); its shape is checked as an x402
-// payment header's is.
-func readClientPayment(metadata json.RawMessage) (clientPayment, *rpcError) {
-	var cp clientPayment
-	if len(metadata) == 0 {
-		return cp, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(metadata, &m); err != nil {
-		return cp, invalidParam("message.metadata", "object", "metadata must be a JSON object")
-	}
-	if raw, ok := m[MetaStatus]; ok && !isNull(raw) {
-		if json.Unmarshal(raw, &cp.status) != nil {
-			return cp, invalidParam(`message.metadata["`+MetaStatus+`"]`, "string", "the payment status must be a string")
-		}
-		switch cp.status {
-		case StatusPaymentSubmitted, StatusPaymentRejected:
-		default:
-			return cp, invalidParam(`message.metadata["`+MetaStatus+`"]`, "oneof",
-				"a client's payment status is %q or %q, got %q", StatusPaymentSubmitted, StatusPaymentRejected, clip.Runes(cp.status, 40))
-		}
-	}
-	raw, ok := m[MetaPayload]
-	if !ok || isNull(raw) {
-		if cp.status == StatusPaymentSubmitted {
-			return cp, invalidParam(payloadField, "required", "a message with payment status %q carries the signed x402 PaymentPayload", StatusPaymentSubmitted)
-		}
-		return cp, nil
-	}
-	if t := bytes.TrimSpace(raw); t[0] != '{' && t[0] != '"' {
-		return cp, invalidParam(payloadField, "object", "the payment payload must be an x402 PaymentPayload object")
-	}
-	p, err := seller.Payment(raw)
+// readClientPayment reads the payment status and payload of a message's
+// metadata (x402a2a.ReadPayment); a malformed one is -32602 naming the
+// member.
+func readClientPayment(metadata json.RawMessage) (x402a2a.ClientPayment, *rpcError) {
+	cp, err := x402a2a.ReadPayment(metadata)
 	if err != nil {
-		msg := "not an x402 PaymentPayload"
-		var he *x402.HeaderError
-		if errors.As(err, &he) {
-			msg += ": " + he.Message
+		var me *x402a2a.MetadataError
+		if errors.As(err, &me) {
+			return cp, invalidParam(me.Field, me.Rule, "%s", me.Message)
 		}
-		return cp, invalidParam(payloadField, "x402_payload", "%s", msg)
+		return cp, invalidParam("message.metadata", "object", "%s", err.Error())
 	}
-	if cp.status == "" {
-		cp.status = StatusPaymentSubmitted
-	}
-	cp.payment = p
 	return cp, nil
 }
 
@@ -341,10 +187,10 @@ func withoutPayload(metadata json.RawMessage) json.RawMessage {
 	if json.Unmarshal(metadata, &m) != nil {
 		return metadata
 	}
-	if _, ok := m[MetaPayload]; !ok {
+	if _, ok := m[x402a2a.MetaPayload]; !ok {
 		return metadata
 	}
-	delete(m, MetaPayload)
+	delete(m, x402a2a.MetaPayload)
 	if len(m) == 0 {
 		return nil
 	}
@@ -422,13 +268,13 @@ func (h *handler) startSale(ctx context.Context, msg message, req ask, modes out
 		h.store.put(t)
 		return t, nil
 	}
-	if cp.status == StatusPaymentRejected {
+	if cp.Status == x402a2a.StatusPaymentRejected {
 		t.state = stateCanceled
-		t.status = h.agentMessage(t, &paymentMeta{Status: StatusPaymentRejected}, "The payment was declined; nothing was charged.")
+		t.status = h.agentMessage(t, &x402a2a.Metadata{Status: x402a2a.StatusPaymentRejected}, "The payment was declined; nothing was charged.")
 		h.store.put(t)
 		return t, nil
 	}
-	if cp.payment == nil {
+	if cp.Payment == nil {
 		out := h.sell.sell(ctx, sl, msg, nil)
 		if out.Code != seller.CodePaymentRequired || out.PaymentRequired == nil {
 			e := newError(CodeInternalError, "internal error")
@@ -436,14 +282,14 @@ func (h *handler) startSale(ctx context.Context, msg message, req ask, modes out
 			return nil, e
 		}
 		t.state = stateInputRequired
-		t.status = h.agentMessage(t, &paymentMeta{Status: StatusPaymentRequired, Required: out.PaymentRequired}, paymentRequiredText(tool, sl.offer, t.id))
+		t.status = h.agentMessage(t, &x402a2a.Metadata{Status: x402a2a.StatusPaymentRequired, Required: out.PaymentRequired}, paymentRequiredText(tool, sl.offer, t.id))
 		h.store.put(t)
 		return t, nil
 	}
 	// Paying up front: the task is working while the engine runs.
 	t.state = stateWorking
 	h.store.put(t)
-	return h.runSale(ctx, t, msg, *cp.payment, modes), nil
+	return h.runSale(ctx, t, msg, *cp.Payment, modes), nil
 }
 
 // continueSale answers a message on the task of a paid call: the payment
@@ -459,7 +305,7 @@ func (h *handler) continueSale(ctx context.Context, t *task, msg message, modes 
 		// A payment is being processed: the task as it stands.
 		return t, nil
 	case stateCompleted:
-		if cp.payment != nil && t.sale.paidKey != "" && paymentKey(cp.payment) == t.sale.paidKey {
+		if cp.Payment != nil && t.sale.paidKey != "" && paymentKey(cp.Payment) == t.sale.paidKey {
 			return t, nil // the same payment again: the recorded answer
 		}
 		return nil, newError(CodeUnsupportedOperation,
@@ -471,31 +317,31 @@ func (h *handler) continueSale(ctx context.Context, t *task, msg message, modes 
 			"unsupported operation: task %q is %s and takes no more messages; send a new message without taskId to start again", clip.Runes(t.id, 80), t.state.name(v03)).
 			with("taskId", clip.Runes(t.id, 80))
 	}
-	if cp.payment == nil && cp.status != StatusPaymentRejected {
+	if cp.Payment == nil && cp.Status != x402a2a.StatusPaymentRejected {
 		return nil, invalidParam(payloadField, "required",
 			"task %q waits for a payment: send the signed x402 PaymentPayload in message.metadata[%q] (or %q: %q to decline)",
-			clip.Runes(t.id, 80), MetaPayload, MetaStatus, StatusPaymentRejected)
+			clip.Runes(t.id, 80), x402a2a.MetaPayload, x402a2a.MetaStatus, x402a2a.StatusPaymentRejected)
 	}
 	next := *t
 	next.timestamp = h.now()
 	msg.taskID, msg.contextID = t.id, t.contextID
 	msg.metadata = withoutPayload(msg.metadata)
 	next.history = append(slices.Clone(t.history), *t.status, msg)
-	if cp.status == StatusPaymentRejected {
+	if cp.Status == x402a2a.StatusPaymentRejected {
 		next.state = stateCanceled
-		next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentRejected, Receipts: t.sale.receipts}, "The payment was declined; nothing was charged.")
+		next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentRejected, Receipts: t.sale.receipts}, "The payment was declined; nothing was charged.")
 		if !h.store.swap(t, &next) {
 			return h.current(t)
 		}
 		return &next, nil
 	}
 	next.state = stateWorking
-	next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentSubmitted}, "The payment was received; verifying it.")
+	next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentSubmitted}, "The payment was received; verifying it.")
 	if !h.store.swap(t, &next) {
 		// Another message moved the task on first.
 		return h.current(t)
 	}
-	return h.runSale(ctx, &next, msg, *cp.payment, modes), nil
+	return h.runSale(ctx, &next, msg, *cp.Payment, modes), nil
 }
 
 // current returns the stored state of t after a lost race.
@@ -546,13 +392,13 @@ func (h *handler) conclude(t *task, out seller.Result, modes outputModes) *task 
 			r := sl.offer.Required(reason)
 			pr = &r
 		}
-		next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentFailed, Error: code, Required: pr, Receipts: next.sale.receipts}, text)
+		next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentFailed, Error: code, Required: pr, Receipts: next.sale.receipts}, text)
 		return &next
 	}
 	fail := func(receipt x402.SettleResponse, code, text string) *task {
 		next.sale = sl.withReceipt(receipt)
 		next.state = stateFailed
-		next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentFailed, Error: code, Receipts: next.sale.receipts}, text)
+		next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentFailed, Error: code, Receipts: next.sale.receipts}, text)
 		return &next
 	}
 	switch {
@@ -561,22 +407,22 @@ func (h *handler) conclude(t *task, out seller.Result, modes outputModes) *task 
 		next.sale.paidKey = out.Outcome.Key
 		next.state = stateCompleted
 		next.artifacts = []artifact{h.outputArtifact(sl.tool, out.Answer, modes)}
-		next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentCompleted, Receipts: next.sale.receipts}, paidText(sl, out))
+		next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentCompleted, Receipts: next.sale.receipts}, paidText(sl, out))
 		return &next
 	case out.Refused():
-		return fail(failure(out.Reason), paymentError(out.Code),
+		return fail(failure(out.Reason), x402a2a.ErrorCode(out.Code),
 			fmt.Sprintf("The payment was refused (%s); nothing was charged. Send a new message without taskId to start again.", clip.Runes(out.Reason, 120)))
 	case out.AtSettlement:
 		receipt := failure(out.Reason)
 		if out.Settlement != nil {
 			receipt = *out.Settlement
 		}
-		return fail(receipt, paymentError(out.Code), fmt.Sprintf("The settlement was refused (%s); the answer was withheld.", clip.Runes(out.Reason, 120)))
+		return fail(receipt, x402a2a.ErrorCode(out.Code), fmt.Sprintf("The settlement was refused (%s); the answer was withheld.", clip.Runes(out.Reason, 120)))
 	}
 	switch out.Code {
 	case seller.CodeRunUnavailable:
 		reason := cmp.Or(out.Reason, reasonToolUnavailable)
-		return retry(reason, PaymentErrorServiceUnavailable, unavailableText(sl.tool, true))
+		return retry(reason, x402a2a.PaymentErrorServiceUnavailable, unavailableText(sl.tool, true))
 	case seller.CodeRunFailed:
 		text := fmt.Sprintf("%s failed; nothing was charged.", sl.tool.Name)
 		var se *svc.Error
@@ -585,55 +431,33 @@ func (h *handler) conclude(t *task, out seller.Result, modes outputModes) *task 
 		} else {
 			h.log.Error("a2a: paid tool failed", "tool", sl.tool.Key, "error", out.Err)
 		}
-		return fail(failure(reasonToolFailed), PaymentErrorServiceFailed, text)
+		return fail(failure(reasonToolFailed), x402a2a.PaymentErrorServiceFailed, text)
 	case seller.CodeInProgress:
-		return retry(out.Reason, PaymentErrorInProgress, fmt.Sprintf(
+		return retry(out.Reason, x402a2a.PaymentErrorInProgress, fmt.Sprintf(
 			"This payment is being processed for this call; nothing more was charged. Send the same payment again in %d s.", seconds(out.RetryAfter)))
 	case seller.CodeThrottled:
-		return retry(out.Reason, PaymentErrorUnavailable, fmt.Sprintf(
+		return retry(out.Reason, x402a2a.PaymentErrorUnavailable, fmt.Sprintf(
 			"Too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged. Send the same payment again in %d s.",
 			seconds(out.RetryAfter)))
 	case seller.CodeSettlementPending, seller.CodeUnresolved:
-		return retry(out.Reason, PaymentErrorSettlementPending, fmt.Sprintf(
+		return retry(out.Reason, x402a2a.PaymentErrorSettlementPending, fmt.Sprintf(
 			"The payment is being settled. Send the same payment again in %d s to get the answer.", seconds(out.RetryAfter)))
 	case seller.CodeUnavailable:
 		if out.Err != nil {
 			h.log.Warn("a2a: payment not processed", "tool", sl.tool.Key, "reason", out.Reason, "error", out.Err)
 		}
-		return retry(out.Reason, PaymentErrorUnavailable,
+		return retry(out.Reason, x402a2a.PaymentErrorUnavailable,
 			fmt.Sprintf("The payment could not be processed now (%s); nothing was charged. Send the same payment again later.", clip.Runes(out.Reason, 80)))
 	}
 	h.log.Error("a2a: unexpected payment outcome", "kind", out.Outcome.Kind.String())
-	return fail(failure(x402.ReasonUnexpectedVerifyError), PaymentErrorInvalidPayment, "The payment could not be processed; nothing was charged.")
-}
-
-// paymentError is the extension's error code of a refused payment or a
-// refused settlement.
-func paymentError(c seller.Code) string {
-	switch c {
-	case seller.CodeInvalidSignature:
-		return PaymentErrorInvalidSignature
-	case seller.CodeExpired:
-		return PaymentErrorExpiredPayment
-	case seller.CodeDuplicateNonce:
-		return PaymentErrorDuplicateNonce
-	case seller.CodeNetworkMismatch:
-		return PaymentErrorNetworkMismatch
-	case seller.CodeInvalidAmount:
-		return PaymentErrorInvalidAmount
-	case seller.CodeInsufficientFunds:
-		return PaymentErrorInsufficientFunds
-	case seller.CodeSettlementFailed:
-		return PaymentErrorSettlementFailed
-	}
-	return PaymentErrorInvalidPayment
+	return fail(failure(x402.ReasonUnexpectedVerifyError), x402a2a.PaymentErrorInvalidPayment, "The payment could not be processed; nothing was charged.")
 }
 
 // sell sells the call of a sale with payment (nil for none).
 func (s *paidSeller) sell(ctx context.Context, sl *sale, msg message, payment *x402.PaymentPayload) seller.Result {
 	return s.seller.Sell(ctx, seller.Sale{Offer: sl.offer, Fingerprint: sl.fingerprint, Run: func(ctx context.Context) ([]byte, error) {
 		return s.shop.Run(ctx, sl.call)
-	}}, seller.Request{Transport: Transport, Payment: payment, RequestID: s.requestIDOf(ctx, msg), RefCode: s.refCodeOf(ctx)})
+	}}, seller.Request{Transport: x402a2a.Transport, Payment: payment, RequestID: s.requestIDOf(ctx, msg), RefCode: s.refCodeOf(ctx)})
 }
 
 func (s *paidSeller) requestIDOf(ctx context.Context, msg message) string {
@@ -654,7 +478,7 @@ func (s *paidSeller) refCodeOf(ctx context.Context) string {
 
 // agentMessage is the agent's status message of t: a text part and the
 // extension's metadata (none when meta is nil).
-func (h *handler) agentMessage(t *task, meta *paymentMeta, text string) *message {
+func (h *handler) agentMessage(t *task, meta *x402a2a.Metadata, text string) *message {
 	m := &message{id: h.newID(), contextID: t.contextID, taskID: t.id, role: roleAgent,
 		parts: []part{{text: text, mediaType: mediaText}}}
 	if meta != nil {
@@ -702,7 +526,7 @@ func paymentRequiredText(t *tools.Tool, offer *engine.Offer, taskID string) stri
 	}
 	return fmt.Sprintf("Payment required: %s USDC on %s for %s (%s). Sign an x402 v2 payment for the requirements in metadata[%q] "+
 		"and send it in message.metadata[%q] (with %q: %q) on task %s; the answer comes with the settlement receipt.",
-		t.Price, network, t.Name, t.Key, MetaRequired, MetaPayload, MetaStatus, StatusPaymentSubmitted, taskID)
+		t.Price, network, t.Name, t.Key, x402a2a.MetaRequired, x402a2a.MetaPayload, x402a2a.MetaStatus, x402a2a.StatusPaymentSubmitted, taskID)
 }
 
 // paidText tells that the call was paid.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
@@ -49,7 +50,7 @@ func TestPayerThrottled(t *testing.T) {
 		if task.Status.State != state(v10, stateInputRequired) {
 			t.Fatalf("call %d: task %s", i, task.Status.State)
 		}
-		if task.paymentError(t) == PaymentErrorUnavailable && task.required(t).Error == engine.ReasonPayerThrottled {
+		if task.paymentError(t) == x402a2a.PaymentErrorUnavailable && task.required(t).Error == engine.ReasonPayerThrottled {
 			if txt := *task.Status.Message.Parts[0].Text; !strings.Contains(txt, "nothing was run or charged") {
 				t.Fatalf("throttled text %q", txt)
 			}

@@ -22,11 +22,13 @@ import (
 // (SQLite, or PostgreSQL with SVC_TEST_DATABASE_URL; with its ledger row)
 // or, to show the transports' own cost, the in-memory one. Payments are
 // signed before the clock starts, one per call; calls run in parallel.
-// The MCP rate should be at least 0.8 of the HTTP rate.
+// The MCP rate should be at least 0.8 of the HTTP rate. "memory-sdk"
+// leaves the paid calls to the SDK's stateless handler (no direct
+// answers), the measure of what the direct answers save.
 func BenchmarkPaidMCPvsHTTP(b *testing.B) {
-	for _, journal := range []string{"store", "memory"} {
+	for _, journal := range []string{"store", "memory", "memory-sdk"} {
 		b.Run(journal, func(b *testing.B) {
-			benchPaid(b, newPaidEnv(b, paidOptions{memory: journal == "memory"}))
+			benchPaid(b, newPaidEnv(b, paidOptions{memory: journal != "store", sdkOnly: journal == "memory-sdk"}))
 		})
 	}
 }
