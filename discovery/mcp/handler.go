@@ -94,10 +94,13 @@
 //     or who has too many running (the engine's payer budget), a tool
 //     error saying when to call again.
 //
-// Well-formed paid calls are answered by the handler itself, with the
-// SDK's checks and result form, without the SDK's per-request session
-// (which would cost more than the rest of a paid call); anything else goes
-// to the SDK.
+// The paid tools are sold through the x402 MCP binding (package x402/mcp)
+// over the seller of the catalog's tools (package tools/sell): the same
+// preflight, offer, fingerprint and run as on HTTP and A2A. Well-formed
+// paid calls are answered by the binding itself, with the SDK's checks and
+// result form, without the SDK's per-request session (whose JSON decoding
+// costs several times the rest of a paid call); anything else goes to the
+// SDK.
 package mcp
 
 import (

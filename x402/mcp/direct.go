@@ -37,7 +37,11 @@ func (s *Seller) serveDirect(w http.ResponseWriter, r *http.Request, body []byte
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
+		Params  struct {
+			Name      string                     `json:"name"`
+			Arguments json.RawMessage            `json:"arguments"`
+			Meta      map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
 	}
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil {
 		return false
@@ -45,14 +49,7 @@ func (s *Seller) serveDirect(w http.ResponseWriter, r *http.Request, body []byte
 	if m.JSONRPC != "2.0" || m.Method != "tools/call" || !validID(m.ID) {
 		return false
 	}
-	var p struct {
-		Name      string                     `json:"name"`
-		Arguments json.RawMessage            `json:"arguments"`
-		Meta      map[string]json.RawMessage `json:"_meta"`
-	}
-	if err := json.Unmarshal(m.Params, &p); err != nil {
-		return false
-	}
+	p := m.Params
 	pt := s.tools[p.Name]
 	if pt == nil {
 		return false
