@@ -91,9 +91,9 @@ func (s *Server) buildPaid() error {
 		},
 		WriteError:      WriteError,
 		WriteProblem:    s.writePaymentProblem,
-		AdmitUnpaid:     s.admitUnpaid,
-		AdmitPayment:    s.admitPayment,
-		PaymentRefused:  s.paymentRefused,
+		AdmitUnpaid:     s.AdmitUnpaid,
+		AdmitPayment:    s.AdmitPayment,
+		PaymentRefused:  s.PaymentRefused,
 		PublicBaseURL:   s.cfg.PublicBaseURL,
 		MaxRequestBytes: s.bodyLimit,
 		Bodies:          serverBodies{s},
@@ -142,9 +142,11 @@ func (s *Server) buildPaid() error {
 	return nil
 }
 
-// admitPayment lets a request with a payment through while its client has
-// refused-payment tokens left; it takes none (paymentRefused does).
-func (s *Server) admitPayment(r *http.Request) (bool, time.Duration) {
+// AdmitPayment lets a request with a payment through while its client has
+// refused-payment tokens left; it takes none (PaymentRefused does). The
+// paid routes ask it, and so do the MCP and A2A sellers mounted on the
+// server, so that the limit is per client address on every transport.
+func (s *Server) AdmitPayment(r *http.Request) (bool, time.Duration) {
 	if s.refusedLimiter == nil {
 		return true, 0
 	}
@@ -158,15 +160,16 @@ func (s *Server) admitPayment(r *http.Request) (bool, time.Duration) {
 	return true, 0
 }
 
-// paymentRefused takes a refused-payment token of r's client.
-func (s *Server) paymentRefused(r *http.Request) {
+// PaymentRefused takes a refused-payment token of r's client.
+func (s *Server) PaymentRefused(r *http.Request) {
 	if s.refusedLimiter != nil {
 		s.refusedLimiter.Allow(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now())
 	}
 }
 
-// admitUnpaid applies the unpaid-request rate limit of the paid routes.
-func (s *Server) admitUnpaid(r *http.Request) (bool, time.Duration) {
+// AdmitUnpaid applies the unpaid-request rate limit of the paid calls (on
+// every transport) to r's client.
+func (s *Server) AdmitUnpaid(r *http.Request) (bool, time.Duration) {
 	if s.unpaidLimiter == nil {
 		return true, 0
 	}

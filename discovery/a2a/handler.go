@@ -89,6 +89,15 @@ type Options struct {
 	// is the request id otherwise).
 	RequestID func(r *http.Request) string
 	RefCode   func(r *http.Request) string
+	// AdmitUnpaid, AdmitPayment and PaymentRefused are the server's limits
+	// of unpaid calls and refused payments per client address: a message
+	// asking for a tool without payment passes AdmitUnpaid (else its task
+	// fails, no payment asked), a payment AdmitPayment (else the task
+	// waits for the same payment again, nothing run); each refused payment
+	// is told to PaymentRefused. Nil means no limit.
+	AdmitUnpaid    func(r *http.Request) (ok bool, retryAfter time.Duration)
+	AdmitPayment   func(r *http.Request) (ok bool, retryAfter time.Duration)
+	PaymentRefused func(r *http.Request)
 }
 
 // handler answers A2A JSON-RPC requests (1.0 and 0.3) at one endpoint.

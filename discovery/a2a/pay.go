@@ -30,6 +30,8 @@ const (
 	reasonTerminalUnavailable = "terminal_unavailable"
 	reasonToolUnavailable     = "tool_unavailable"
 	reasonToolFailed          = "tool_failed"
+	// reasonRateLimited: the address sent too many refused payments lately.
+	reasonRateLimited = "rate_limited"
 )
 
 // Fingerprint identifies a paid A2A call for the payment engine:
@@ -64,6 +66,18 @@ type paidSeller struct {
 	network   string
 	requestID func(*http.Request) string
 	refCode   func(*http.Request) string
+	// admitUnpaid, admitPayment and paymentRefused are Options'.
+	admitUnpaid    func(*http.Request) (bool, time.Duration)
+	admitPayment   func(*http.Request) (bool, time.Duration)
+	paymentRefused func(*http.Request)
+}
+
+// admit asks limit (nil: no limit) about the HTTP request of ctx.
+func (s *paidSeller) admit(ctx context.Context, limit func(*http.Request) (bool, time.Duration)) (bool, time.Duration) {
+	if ri := requestInfoOf(ctx); limit != nil && ri.r != nil {
+		return limit(ri.r)
+	}
+	return true, 0
 }
 
 // newSeller builds the offers of every tool; nil when opts.Engine is nil.
@@ -87,7 +101,8 @@ func newSeller(opts Options) (*paidSeller, error) {
 		return nil, fmt.Errorf("a2a: %w", err)
 	}
 	s := &paidSeller{shop: shop, seller: sl, cat: opts.Catalog, offers: map[string]*engine.Offer{}, network: shop.Network(),
-		requestID: opts.RequestID, refCode: opts.RefCode}
+		requestID: opts.RequestID, refCode: opts.RefCode,
+		admitUnpaid: opts.AdmitUnpaid, admitPayment: opts.AdmitPayment, paymentRefused: opts.PaymentRefused}
 	for _, t := range opts.Catalog.All() {
 		offer, err := shop.Offer(t, "A2A "+t.Key, ResourceURL(opts.Catalog.BaseURL(), t.Key), nil)
 		if err != nil {
@@ -275,6 +290,14 @@ func (h *handler) startSale(ctx context.Context, msg message, req ask, modes out
 		return t, nil
 	}
 	if cp.Payment == nil {
+		if ok, wait := h.sell.admit(ctx, h.sell.admitUnpaid); !ok {
+			// Nothing is sold to this address now: no payment is asked for.
+			t.state = stateFailed
+			t.status = h.agentMessage(t, nil, fmt.Sprintf(
+				"Too many calls without payment from this address lately; no payment was asked for. Try again in %d s with a new message.", seconds(wait)))
+			h.store.put(t)
+			return t, nil
+		}
 		out := h.sell.sell(ctx, sl, msg, nil)
 		if out.Code != seller.CodePaymentRequired || out.PaymentRequired == nil {
 			e := newError(CodeInternalError, "internal error")
@@ -358,7 +381,9 @@ func (h *handler) current(t *task) (*task, error) {
 func (h *handler) runSale(ctx context.Context, t *task, msg message, payment x402.PaymentPayload, modes outputModes) *task {
 	sl := t.sale
 	var out seller.Result
-	if err := h.sell.shop.Check(ctx, sl.call); err != nil {
+	if ok, wait := h.sell.admit(ctx, h.sell.admitPayment); !ok {
+		out = seller.Result{Code: seller.CodeThrottled, Reason: reasonRateLimited, RetryAfter: max(wait, time.Second)}
+	} else if err := h.sell.shop.Check(ctx, sl.call); err != nil {
 		reason := reasonToolUnavailable
 		if sl.tool.Terminal {
 			reason = reasonTerminalUnavailable
@@ -366,6 +391,9 @@ func (h *handler) runSale(ctx context.Context, t *task, msg message, payment x40
 		out = seller.Result{Code: seller.CodeRunUnavailable, Reason: reason, Err: err}
 	} else {
 		out = h.sell.sell(ctx, sl, msg, &payment)
+		if ri := requestInfoOf(ctx); out.Refused() && ri.r != nil && h.sell.paymentRefused != nil {
+			h.sell.paymentRefused(ri.r)
+		}
 	}
 	final := h.conclude(t, out, modes)
 	h.store.put(final)
@@ -436,6 +464,10 @@ func (h *handler) conclude(t *task, out seller.Result, modes outputModes) *task 
 		return retry(out.Reason, x402a2a.PaymentErrorInProgress, fmt.Sprintf(
 			"This payment is being processed for this call; nothing more was charged. Send the same payment again in %d s.", seconds(out.RetryAfter)))
 	case seller.CodeThrottled:
+		if out.Reason == reasonRateLimited {
+			return retry(out.Reason, x402a2a.PaymentErrorUnavailable, fmt.Sprintf(
+				"Too many refused payments from this address lately; nothing was run or charged. Send the same payment again in %d s.", seconds(out.RetryAfter)))
+		}
 		return retry(out.Reason, x402a2a.PaymentErrorUnavailable, fmt.Sprintf(
 			"Too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged. Send the same payment again in %d s.",
 			seconds(out.RetryAfter)))

@@ -224,6 +224,12 @@ type Options struct {
 	// POST carrying a paid call, for the payment journal; nil means none.
 	RequestID func(r *http.Request) string
 	RefCode   func(r *http.Request) string
+	// AdmitUnpaid, AdmitPayment and PaymentRefused are the server's limits
+	// of unpaid calls and refused payments per client address (see
+	// x402/mcp.Config); nil means none.
+	AdmitUnpaid    func(r *http.Request) (ok bool, retryAfter time.Duration)
+	AdmitPayment   func(r *http.Request) (ok bool, retryAfter time.Duration)
+	PaymentRefused func(r *http.Request)
 }
 
 // DefaultInstructions tell a model how the tools chain together.

@@ -83,6 +83,7 @@ func newSeller(opts Options, log *slog.Logger) (*paidSeller, error) {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}
 	bin, err := x402mcp.NewSeller(x402mcp.Config{Seller: sl, RequestID: opts.RequestID, RefCode: opts.RefCode, Logger: log,
+		AdmitUnpaid: opts.AdmitUnpaid, AdmitPayment: opts.AdmitPayment, PaymentRefused: opts.PaymentRefused,
 		RunError: func(ctx context.Context, tool string, err error) string {
 			if e := toolError(ctx, log, tool, err, nil); e != nil {
 				return e.Error()

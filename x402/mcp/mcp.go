@@ -106,6 +106,15 @@ type Config struct {
 	// Seller.Handler); nil means none.
 	RequestID func(r *http.Request) string
 	RefCode   func(r *http.Request) string
+	// AdmitUnpaid, when set, is asked before a call without payment is
+	// answered, AdmitPayment before a call with one is sold: false answers
+	// a tool error saying when to call again, and nothing runs.
+	// PaymentRefused, when set, is told of each call whose payment was
+	// refused. Together they slow down a client whose payments keep being
+	// refused, as the net/http binding's hooks of the same names do.
+	AdmitUnpaid    func(r *http.Request) (ok bool, retryAfter time.Duration)
+	AdmitPayment   func(r *http.Request) (ok bool, retryAfter time.Duration)
+	PaymentRefused func(r *http.Request)
 	// RunError is the text of the tool error of a run that failed (nothing
 	// is charged); nil means "<tool> failed on the server; try again
 	// later", the error being logged.
@@ -355,6 +364,16 @@ func (s *Seller) sell(ctx context.Context, pt *paidTool, p Prepared, payment jso
 	}
 	req := seller.Request{Transport: Transport, Payment: pay}
 	if r != nil {
+		admit, what := s.cfg.AdmitUnpaid, "calls without payment"
+		if pay != nil {
+			admit, what = s.cfg.AdmitPayment, "refused payments"
+		}
+		if admit != nil {
+			if ok, wait := admit(r); !ok {
+				return answer{result: errorResult(fmt.Sprintf("%s: rate limited: too many %s from this address lately; nothing was run or charged: call again after %s",
+					pt.name, what, max(wait, time.Second).Round(time.Second)))}
+			}
+		}
 		if s.cfg.RequestID != nil {
 			req.RequestID = s.cfg.RequestID(r)
 		}
@@ -363,6 +382,9 @@ func (s *Seller) sell(ctx context.Context, pt *paidTool, p Prepared, payment jso
 		}
 	}
 	res := s.cfg.Seller.Sell(ctx, seller.Sale{Offer: pt.offer, Fingerprint: seller.Fingerprint(Transport, pt.name, p.Input), Run: p.Run}, req)
+	if res.Refused() && r != nil && s.cfg.PaymentRefused != nil {
+		s.cfg.PaymentRefused(r)
+	}
 	return s.result(ctx, pt.name, res)
 }
 
