@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/tools"
@@ -538,5 +540,37 @@ func TestPaidCallInputOverBodyLimit(t *testing.T) {
 	}
 	if env.h.store.len() != 0 {
 		t.Fatal("a task was created")
+	}
+}
+
+// The limits of the server per client address: a refused payment is told
+// to PaymentRefused; while AdmitPayment refuses, a payment runs nothing
+// and the task waits for it again (PAYMENT_UNAVAILABLE, the offer
+// repeated); while AdmitUnpaid refuses, a call without payment fails with
+// no payment asked.
+func TestPaymentLimits(t *testing.T) {
+	var refused atomic.Int64
+	var unpaidOK atomic.Bool
+	unpaidOK.Store(true)
+	env := newPayEnv(t, func(o *Options) {
+		o.AdmitUnpaid = func(*http.Request) (bool, time.Duration) { return unpaidOK.Load(), 4 * time.Second }
+		o.AdmitPayment = func(*http.Request) (bool, time.Duration) { return refused.Load() == 0, 6 * time.Second }
+		o.PaymentRefused = func(*http.Request) { refused.Add(1) }
+	})
+	v := v10
+	first := env.send(t, v, saleMessage(v, "m1", "risk-levels", riskInput))
+	tampered := env.pay(t, first.required(t), func(p *exact.ExactEVMPayload) { p.Authorization.Value = "1" })
+	if bad := env.send(t, v, payingMessage(v, "m2", first.ID, tampered)); bad.Status.State != state(v, stateFailed) || refused.Load() != 1 {
+		t.Fatalf("a tampered payment: %+v, %d refusals told", bad, refused.Load())
+	}
+	second := env.send(t, v, saleMessage(v, "m3", "risk-levels", riskInput))
+	limited := env.send(t, v, payingMessage(v, "m4", second.ID, env.pay(t, second.required(t), nil)))
+	if limited.Status.State != state(v, stateInputRequired) || limited.paymentError(t) != x402a2a.PaymentErrorUnavailable ||
+		len(limited.required(t).Accepts) != 1 || env.settled() != 0 || len(env.rows(t, engine.StateReserved)) != 0 {
+		t.Fatalf("a payment over the limit: %+v", limited)
+	}
+	unpaidOK.Store(false)
+	if over := env.send(t, v, saleMessage(v, "m5", "risk-levels", riskInput)); over.Status.State != state(v, stateFailed) || over.paymentStatus(t) != "" {
+		t.Fatalf("a call without payment over the limit: %+v", over)
 	}
 }
