@@ -75,6 +75,9 @@ func (e *Error) Unwrap() error { return e.Cause }
 // not count such a failed paid call against the payment's attempts.
 func (e *Error) Transient() bool { return e.Kind == KindUnavailable }
 
+// Timeout reports whether the error is a time limit reached (KindTimeout).
+func (e *Error) Timeout() bool { return e.Kind == KindTimeout }
+
 // Is reports whether target is an *Error of the same kind, so that
 // errors.Is(err, &svc.Error{Kind: svc.KindTimeout}) works.
 func (e *Error) Is(target error) bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/tools"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 const transportsBase = "https://svc.example.com"
@@ -48,7 +49,7 @@ func checkTransports(t *testing.T, where string, tool *tools.Tool, tr discovery.
 		t.Errorf("%s %s: http %+v", where, tool.Key, tr.HTTP)
 	}
 	if tr.MCP.URL != transportsBase+"/mcp" || tr.MCP.Method != "tools/call" || tr.MCP.Tool != mcp.PaidToolName(tool) ||
-		tr.MCP.PaymentMeta != mcp.MetaPayment || tr.MCP.SettlementMeta != mcp.MetaPaymentResponse || tr.MCP.Extension != mcp.ExtensionPayment {
+		tr.MCP.PaymentMeta != x402mcp.MetaPayment || tr.MCP.SettlementMeta != x402mcp.MetaPaymentResponse || tr.MCP.Extension != x402mcp.ExtensionPayment {
 		t.Errorf("%s %s: mcp %+v", where, tool.Key, tr.MCP)
 	}
 	var part struct {
@@ -72,9 +73,9 @@ func checkTransports(t *testing.T, where string, tool *tools.Tool, tr discovery.
 // The MCP names discovery publishes are the ones discovery/mcp serves.
 func TestDiscoveryNamesMCPBinding(t *testing.T) {
 	for _, c := range [][2]string{
-		{discovery.MCPMetaPayment, mcp.MetaPayment},
-		{discovery.MCPMetaPaymentResponse, mcp.MetaPaymentResponse},
-		{discovery.MCPPaymentExtension, mcp.ExtensionPayment},
+		{discovery.MCPMetaPayment, x402mcp.MetaPayment},
+		{discovery.MCPMetaPaymentResponse, x402mcp.MetaPaymentResponse},
+		{discovery.MCPPaymentExtension, x402mcp.ExtensionPayment},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("discovery says %q, mcp uses %q", c[0], c[1])

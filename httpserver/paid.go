@@ -11,6 +11,7 @@ import (
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/nethttp"
@@ -38,7 +39,7 @@ const HeaderRef = "X-Ref"
 type paidRoute struct {
 	s     *Server
 	tool  *tools.Tool
-	env   tools.Env
+	shop  *sell.Shop
 	rm    *routeMetrics
 	offer *engine.Offer
 }
@@ -62,6 +63,13 @@ func (s *Server) buildPaid() error {
 	if len(list) == 0 {
 		return fmt.Errorf("httpserver: the catalog has no tools")
 	}
+	env := s.cfg.Env
+	env.Terminal = s.cfg.Terminal
+	shop, err := sell.New(sell.Config{Offers: s.engine, Catalog: s.cfg.Catalog, PayTo: s.payTo, Network: s.network.CAIP2, Env: env,
+		TerminalCheck: s.healthCache.Check, SymbolCheck: s.healthCache.CheckSymbol})
+	if err != nil {
+		return fmt.Errorf("httpserver: %w", err)
+	}
 	// The Access-Control-Allow-Origin value, shared by every answer
 	// (clipped: an Add on an answer's header copies it).
 	anyOrigin := []string{"*"}[:1:1]
@@ -83,9 +91,9 @@ func (s *Server) buildPaid() error {
 		},
 		WriteError:      WriteError,
 		WriteProblem:    s.writePaymentProblem,
-		AdmitUnpaid:     s.admitUnpaid,
-		AdmitPayment:    s.admitPayment,
-		PaymentRefused:  s.paymentRefused,
+		AdmitUnpaid:     s.AdmitUnpaid,
+		AdmitPayment:    s.AdmitPayment,
+		PaymentRefused:  s.PaymentRefused,
 		PublicBaseURL:   s.cfg.PublicBaseURL,
 		MaxRequestBytes: s.bodyLimit,
 		Bodies:          serverBodies{s},
@@ -100,9 +108,6 @@ func (s *Server) buildPaid() error {
 		r.Context().Value(routeKey{}).(*paidRoute).run(w, r)
 	}))
 	for _, t := range list {
-		if t.Network != "" && t.Network != s.network.CAIP2 {
-			return fmt.Errorf("httpserver: tool %s is priced on network %s, the server on %s", t.Key, t.Network, s.network.CAIP2)
-		}
 		// The resource is the endpoint (as the reference servers name it),
 		// not the request with its query string: one URL per tool for
 		// discovery services, and an offer that is the same for every
@@ -111,17 +116,12 @@ func (s *Server) buildPaid() error {
 		if s.cfg.PublicBaseURL != "" {
 			resource = strings.TrimRight(s.cfg.PublicBaseURL, "/") + t.Path
 		}
-		route, err := t.PaymentRoute(s.network.CAIP2, s.payTo, resource)
+		pattern := t.Method + " " + t.Path
+		offer, err := shop.Offer(t, pattern, resource, nil)
 		if err != nil {
 			return fmt.Errorf("httpserver: %w", err)
 		}
-		pattern := t.Method + " " + t.Path
-		offer, err := s.engine.NewOffer(pattern, t.Key, route)
-		if err != nil {
-			return fmt.Errorf("httpserver: tool %s: payment terms: %w", t.Key, err)
-		}
-		pr := &paidRoute{s: s, tool: t, env: s.cfg.Env, offer: offer}
-		pr.env.Terminal = s.cfg.Terminal
+		pr := &paidRoute{s: s, tool: t, shop: shop, offer: offer}
 		pr.rm = s.metrics.route(routeLabel(pattern), "paid")
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header()[headerAllowOrigin] = anyOrigin
@@ -142,9 +142,11 @@ func (s *Server) buildPaid() error {
 	return nil
 }
 
-// admitPayment lets a request with a payment through while its client has
-// refused-payment tokens left; it takes none (paymentRefused does).
-func (s *Server) admitPayment(r *http.Request) (bool, time.Duration) {
+// AdmitPayment lets a request with a payment through while its client has
+// refused-payment tokens left; it takes none (PaymentRefused does). The
+// paid routes ask it, and so do the MCP and A2A sellers mounted on the
+// server, so that the limit is per client address on every transport.
+func (s *Server) AdmitPayment(r *http.Request) (bool, time.Duration) {
 	if s.refusedLimiter == nil {
 		return true, 0
 	}
@@ -158,15 +160,16 @@ func (s *Server) admitPayment(r *http.Request) (bool, time.Duration) {
 	return true, 0
 }
 
-// paymentRefused takes a refused-payment token of r's client.
-func (s *Server) paymentRefused(r *http.Request) {
+// PaymentRefused takes a refused-payment token of r's client.
+func (s *Server) PaymentRefused(r *http.Request) {
 	if s.refusedLimiter != nil {
 		s.refusedLimiter.Allow(clientlimit.Key(r, s.cfg.TrustedProxies), s.cfg.Now())
 	}
 }
 
-// admitUnpaid applies the unpaid-request rate limit of the paid routes.
-func (s *Server) admitUnpaid(r *http.Request) (bool, time.Duration) {
+// AdmitUnpaid applies the unpaid-request rate limit of the paid calls (on
+// every transport) to r's client.
+func (s *Server) AdmitUnpaid(r *http.Request) (bool, time.Duration) {
 	if s.unpaidLimiter == nil {
 		return true, 0
 	}
@@ -261,21 +264,17 @@ func headerNameList(s string) bool {
 	return true
 }
 
-// preflight decodes and validates the input and, for a terminal-backed
-// tool, checks the terminal's availability and the symbol the call names
-// (cached, as the availability is): all before any 402.
+// preflight decodes and validates the input and checks what the call
+// depends on (the shop's Check: for a terminal-backed tool, the cached
+// availability of the terminal and the symbol the call names): all before
+// any 402.
 func (pr *paidRoute) preflight(r *http.Request) error {
 	call, err := pr.tool.Decode(r.Context(), r)
 	if err != nil {
 		return err
 	}
-	if err := pr.terminalCheck(r.Context()); err != nil {
+	if err := pr.shop.Check(r.Context(), call); err != nil {
 		return err
-	}
-	if pr.tool.Terminal {
-		if err := call.CheckSymbol(r.Context(), pr.s.healthCache.CheckSymbol); err != nil {
-			return err
-		}
 	}
 	if pc := paidCallOf(r.Context()); pc != nil {
 		pc.call = call
@@ -298,18 +297,6 @@ func (pr *paidRoute) fingerprint(r *http.Request, body []byte) string {
 // transportHTTP names HTTP in the payment journal and in fingerprints.
 const transportHTTP = "http"
 
-// terminalCheck is, for a terminal-backed tool, the cached availability
-// check of the terminal (KindUnavailable: 503, no 402); nil for the others.
-func (pr *paidRoute) terminalCheck(ctx context.Context) error {
-	if !pr.tool.Terminal {
-		return nil
-	}
-	if err := pr.s.healthCache.Check(ctx); err != nil {
-		return &svc.Error{Kind: svc.KindUnavailable, Message: "the trading terminal is unavailable; no payment was requested, try again later", Cause: err}
-	}
-	return nil
-}
-
 // run runs the tool after the payment was verified. An error answer makes
 // the middleware settle nothing.
 func (pr *paidRoute) run(w http.ResponseWriter, r *http.Request) {
@@ -327,7 +314,7 @@ func (pr *paidRoute) run(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), pr.s.cfg.ToolTimeout)
 	defer cancel()
-	out, err := call.RunJSON(ctx, pr.env)
+	out, err := pr.shop.Run(ctx, call)
 	if err != nil {
 		if svc.KindOf(err) == svc.KindInternal {
 			pr.s.log.Error("tool failed", "tool", pr.tool.Key, "request_id", RequestIDOf(r), "error", err)

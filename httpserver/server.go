@@ -28,6 +28,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/engine"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
+	"github.com/seed1284c1d2/svc/x402/seller"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -36,9 +37,10 @@ const (
 	// DefaultBodyLimit bounds request bodies (2 MiB); past it, 413. It is
 	// the catalog's default (tools.DefaultBodyLimit).
 	DefaultBodyLimit = tools.DefaultBodyLimit
-	// DefaultToolTimeout bounds one tool run after payment verification;
-	// past it the answer is 504 and nothing is settled.
-	DefaultToolTimeout = 20 * time.Second
+	// DefaultToolTimeout bounds one tool run after payment verification
+	// (the run time limit of every transport); past it the answer is 504
+	// and nothing is settled.
+	DefaultToolTimeout = seller.DefaultRunTimeout
 	// DefaultReadHeaderTimeout, DefaultReadTimeout, DefaultWriteTimeout and
 	// DefaultIdleTimeout are the http.Server timeouts. The write timeout
 	// covers the body, the tool, the facilitator's /verify and /settle

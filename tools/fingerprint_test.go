@@ -54,9 +54,7 @@ func TestFingerprint(t *testing.T) {
 	if fp("xau-bars", "?count=21&timeframe=M5") == bars {
 		t.Error("another value, the same fingerprint")
 	}
-	in := []byte(`{"a":1}`)
-	if tools.Fingerprint("http", "x", in) == tools.Fingerprint("mcp", "x", in) || tools.Fingerprint("http", "x", in) == tools.Fingerprint("http", "y", in) ||
-		tools.Fingerprint("ab", "c", in) == tools.Fingerprint("a", "bc", in) {
-		t.Error("transport and name do not separate fingerprints")
+	if fp("risk-levels", `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`) != risk {
+		t.Error("the same call, another fingerprint")
 	}
 }

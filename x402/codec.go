@@ -162,6 +162,14 @@ func DecodePaymentPayload(s string) (PaymentPayload, error) {
 	if err != nil {
 		return PaymentPayload{}, err
 	}
+	return DecodePaymentPayloadJSON(raw)
+}
+
+// DecodePaymentPayloadJSON decodes the JSON of a payment payload (the
+// object a transport carries in its metadata rather than in a header) and
+// checks its shape as DecodePaymentPayload does. Failures are
+// *HeaderError (ErrHeaderMalformed).
+func DecodePaymentPayloadJSON(raw []byte) (PaymentPayload, error) {
 	w, err := unmarshalWirePayload(raw)
 	if err != nil {
 		return PaymentPayload{}, headerMalformed(err, "invalid JSON")

@@ -12,4 +12,7 @@ const (
 	// ReasonSettlementPending: a settlement went out (or may have) and is
 	// not confirmed yet; the same payment presented again gets its outcome.
 	ReasonSettlementPending = "settlement_pending"
+	// ReasonInsufficientFunds: the payer's balance does not cover the
+	// payment.
+	ReasonInsufficientFunds = "insufficient_funds"
 )

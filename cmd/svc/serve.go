@@ -803,7 +803,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		return nil, err
 	}
 	var admit freeAdmitter
-	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, terminal, admit.admit)
+	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, terminal, &admit)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -877,6 +877,28 @@ func (a *freeAdmitter) admit(r *http.Request, n int) (bool, time.Duration) {
 		return s.AdmitFree(r, n)
 	}
 	return true, 0
+}
+
+// admitUnpaid, admitPayment and paymentRefused are the server's limits of
+// unpaid calls and refused payments, for the MCP and A2A sellers.
+func (a *freeAdmitter) admitUnpaid(r *http.Request) (bool, time.Duration) {
+	if s := a.srv.Load(); s != nil {
+		return s.AdmitUnpaid(r)
+	}
+	return true, 0
+}
+
+func (a *freeAdmitter) admitPayment(r *http.Request) (bool, time.Duration) {
+	if s := a.srv.Load(); s != nil {
+		return s.AdmitPayment(r)
+	}
+	return true, 0
+}
+
+func (a *freeAdmitter) paymentRefused(r *http.Request) {
+	if s := a.srv.Load(); s != nil {
+		s.PaymentRefused(r)
+	}
 }
 
 // serveFlagGroups orders `svc serve -h` by topic.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"time"
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/discovery"
@@ -29,10 +27,11 @@ const a2aStoreBytes = 16 << 20
 // With an engine, MCP and A2A also sell the paid tools through it (the
 // same engine as the HTTP routes: one authorization buys one call,
 // whatever the transport); terminal backs the gold tools there too.
-// admit counts the messages of an MCP batch beyond the first against the
-// client's free-route rate (the server's AdmitFree).
+// lim counts the messages of an MCP batch beyond the first against the
+// client's free-route rate (the server's AdmitFree), and applies the
+// server's limits of unpaid calls and refused payments to MCP and A2A.
 func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base string, log *slog.Logger,
-	eng *engine.Engine, terminal xau.Terminal, admit func(*http.Request, int) (bool, time.Duration)) ([]httpserver.Route, *discovery.Service, error) {
+	eng *engine.Engine, terminal xau.Terminal, lim *freeAdmitter) ([]httpserver.Route, *discovery.Service, error) {
 	disc, err := discovery.New(discovery.Config{
 		Catalog:       catalog,
 		BaseURL:       base,
@@ -63,7 +62,8 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	}
 	mcpHandler, err := mcp.NewHandler(disc, mcp.Options{BaseURL: base, Version: buildVersion(), Logger: log,
 		Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network, Env: env, TerminalCheck: terminalCheck, SymbolCheck: symbolCheck,
-		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest, AdmitBatch: admit})
+		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest, AdmitBatch: lim.admit,
+		AdmitUnpaid: lim.admitUnpaid, AdmitPayment: lim.admitPayment, PaymentRefused: lim.paymentRefused})
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcp: %w", err)
 	}
@@ -76,7 +76,7 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	// their input several times.
 	a2aOpts := a2a.Options{Logger: log, Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network,
 		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest,
-		MaxStoreBytes: a2aStoreBytes}
+		MaxStoreBytes: a2aStoreBytes, AdmitUnpaid: lim.admitUnpaid, AdmitPayment: lim.admitPayment, PaymentRefused: lim.paymentRefused}
 	a2aOpts.TerminalCheck, a2aOpts.SymbolCheck = terminalCheck, symbolCheck
 	a2aHandler, err := a2a.NewHandler(disc, a2aOpts)
 	if err != nil {

@@ -133,7 +133,7 @@
 //     x402.payment.receipts (every x402 SettleResponse of the task, failed
 //     attempts included).
 //
-// The engine's fingerprint of the call (Fingerprint, tools.Fingerprint of
+// The engine's fingerprint of the call (Fingerprint, seller.Fingerprint of
 // "a2a", the tool key and the canonical JSON of the decoded input of the
 // first message): an authorization used over HTTP or MCP, or for another
 // tool or input, is refused here (the same input formatted otherwise is

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
@@ -116,9 +117,9 @@ func TestE2EPaidCalls(t *testing.T) {
 				t.Fatalf("%d requests seen", len(seen))
 			}
 			for _, r := range seen {
-				ok := r.version == "1.0" && r.extensions == ExtensionURI && (r.method == "SendMessage" || r.method == "GetTask")
+				ok := r.version == "1.0" && r.extensions == x402a2a.ExtensionURI && (r.method == "SendMessage" || r.method == "GetTask")
 				if v == v03 {
-					ok = r.version == "" && r.legacyExtensions == ExtensionURI && (r.method == "message/send" || r.method == "tasks/get")
+					ok = r.version == "" && r.legacyExtensions == x402a2a.ExtensionURI && (r.method == "message/send" || r.method == "tasks/get")
 				}
 				if !ok {
 					t.Fatalf("request %+v", r)
@@ -128,16 +129,16 @@ func TestE2EPaidCalls(t *testing.T) {
 				t.Fatalf("the SDK client speaks %q, want 1.0", rep.ProtocolVersion)
 			}
 			// The card declares the extension and a skill per tool.
-			if len(rep.Card.Extensions) != 1 || rep.Card.Extensions[0].URI != ExtensionURI || !slices.Contains(rep.Card.Skills, "risk-levels") {
+			if len(rep.Card.Extensions) != 1 || rep.Card.Extensions[0].URI != x402a2a.ExtensionURI || !slices.Contains(rep.Card.Skills, "risk-levels") {
 				t.Fatalf("card %+v", rep.Card)
 			}
 			// Payment required, with the engine's offer.
 			first := rep.First
-			if first.State != state(v, stateInputRequired) || deref(first.Status) != StatusPaymentRequired || first.Required == nil ||
+			if first.State != state(v, stateInputRequired) || deref(first.Status) != x402a2a.StatusPaymentRequired || first.Required == nil ||
 				len(first.Required.Accepts) != 1 || first.Required.Accepts[0].Amount != "5000" || first.Required.Accepts[0].PayTo != testPayTo {
 				t.Fatalf("first: %+v", first)
 			}
-			if v == v03 && deref(first.Activated) != ExtensionURI {
+			if v == v03 && deref(first.Activated) != x402a2a.ExtensionURI {
 				t.Fatalf("activation not acknowledged: %+v", first)
 			}
 			if rep.PayloadVersion != 2 {
@@ -145,7 +146,7 @@ func TestE2EPaidCalls(t *testing.T) {
 			}
 			// Paid: the tool's answer and the receipt.
 			paid := rep.Paid
-			if paid.ID != first.ID || paid.State != state(v, stateCompleted) || deref(paid.Status) != StatusPaymentCompleted ||
+			if paid.ID != first.ID || paid.State != state(v, stateCompleted) || deref(paid.Status) != x402a2a.StatusPaymentCompleted ||
 				deref(paid.Artifact) != "risk-levels" || !sameJSON(paid.Output, want) {
 				t.Fatalf("paid: %+v", paid)
 			}
@@ -153,7 +154,7 @@ func TestE2EPaidCalls(t *testing.T) {
 				!strings.EqualFold(paid.Receipts[0].Payer, env.signer.Address()) {
 				t.Fatalf("paid receipts: %+v", paid.Receipts)
 			}
-			if rep.Got.State != paid.State || !sameJSON(rep.Got.Output, want) || deref(rep.Got.Status) != StatusPaymentCompleted {
+			if rep.Got.State != paid.State || !sameJSON(rep.Got.Output, want) || deref(rep.Got.Status) != x402a2a.StatusPaymentCompleted {
 				t.Fatalf("get: %+v", rep.Got)
 			}
 			// The same payment again: the recorded answer, no new settlement.
@@ -171,13 +172,13 @@ func TestE2EPaidCalls(t *testing.T) {
 				task e2ePayTask
 				code string
 			}{
-				"reuse":            {rep.Reuse, PaymentErrorDuplicateNonce},
-				"tampered value":   {rep.TamperValue, PaymentErrorInvalidAmount},
-				"tampered sig":     {rep.TamperSignature, PaymentErrorInvalidSignature},
-				"tampered accepts": {rep.TamperAccepted, PaymentErrorInvalidAmount},
+				"reuse":            {rep.Reuse, x402a2a.PaymentErrorDuplicateNonce},
+				"tampered value":   {rep.TamperValue, x402a2a.PaymentErrorInvalidAmount},
+				"tampered sig":     {rep.TamperSignature, x402a2a.PaymentErrorInvalidSignature},
+				"tampered accepts": {rep.TamperAccepted, x402a2a.PaymentErrorInvalidAmount},
 			} {
 				r := tc.task
-				if r.State != state(v, stateFailed) || deref(r.Status) != StatusPaymentFailed || deref(r.Error) != tc.code || !isNull(r.Output) ||
+				if r.State != state(v, stateFailed) || deref(r.Status) != x402a2a.StatusPaymentFailed || deref(r.Error) != tc.code || !isNull(r.Output) ||
 					len(r.Receipts) != 1 || r.Receipts[0].Success || r.Receipts[0].ErrorReason == "" {
 					t.Fatalf("%s: %+v, want failed with %s", name, r, tc.code)
 				}
@@ -201,7 +202,7 @@ func TestE2EPaidCalls(t *testing.T) {
 			}
 			settledBefore++
 			for _, row := range env.rows(t, engine.StateSettled) {
-				if row.Transport != Transport || row.RequestHash != Fingerprint("risk-levels", canonical) {
+				if row.Transport != x402a2a.Transport || row.RequestHash != Fingerprint("risk-levels", canonical) {
 					t.Fatalf("journal row %+v", row)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
@@ -72,7 +73,7 @@ func FuzzA2A(f *testing.F) {
 		h := free
 		if sell {
 			h = selling
-			req.Header.Set("A2A-Extensions", ExtensionURI)
+			req.Header.Set("A2A-Extensions", x402a2a.ExtensionURI)
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -18,6 +18,7 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
@@ -79,7 +80,8 @@ type Options struct {
 	// xau.HealthCache of its own; pass the server's cache's CheckSymbol to
 	// share it.
 	SymbolCheck func(ctx context.Context, symbol string) error
-	// ToolTimeout bounds one paid tool run; 0 means DefaultToolTimeout.
+	// ToolTimeout bounds one paid tool run; 0 means
+	// seller.DefaultRunTimeout.
 	// The engine's RunTimeout bounds it too.
 	ToolTimeout time.Duration
 	// RequestID and RefCode, when set, read the request id and the referral
@@ -87,6 +89,15 @@ type Options struct {
 	// is the request id otherwise).
 	RequestID func(r *http.Request) string
 	RefCode   func(r *http.Request) string
+	// AdmitUnpaid, AdmitPayment and PaymentRefused are the server's limits
+	// of unpaid calls and refused payments per client address: a message
+	// asking for a tool without payment passes AdmitUnpaid (else its task
+	// fails, no payment asked), a payment AdmitPayment (else the task
+	// waits for the same payment again, nothing run); each refused payment
+	// is told to PaymentRefused. Nil means no limit.
+	AdmitUnpaid    func(r *http.Request) (ok bool, retryAfter time.Duration)
+	AdmitPayment   func(r *http.Request) (ok bool, retryAfter time.Duration)
+	PaymentRefused func(r *http.Request)
 }
 
 // handler answers A2A JSON-RPC requests (1.0 and 0.3) at one endpoint.
@@ -99,7 +110,7 @@ type handler struct {
 	log     *slog.Logger
 	newID   func() string
 	// sell sells the paid tools; nil when the agent only discovers.
-	sell *seller
+	sell *paidSeller
 }
 
 // NewHandler returns the handler of POST /a2a answering through s (the
@@ -234,12 +245,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if h.sell != nil {
-		ri := requestInfo{r: r, activated: extensionActivated(r.Header)}
+		ri := requestInfo{r: r, activated: x402a2a.Activated(r.Header)}
 		if ri.activated {
 			// The extension is active for this request: say so, in both
 			// versions' spellings.
-			w.Header().Set("A2A-Extensions", ExtensionURI)
-			w.Header().Set("X-A2A-Extensions", ExtensionURI)
+			w.Header().Set("A2A-Extensions", x402a2a.ExtensionURI)
+			w.Header().Set("X-A2A-Extensions", x402a2a.ExtensionURI)
 		}
 		ctx = context.WithValue(ctx, requestInfoKey{}, ri)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/internal/clip"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 )
 
 // methodSpec is a JSON-RPC method: the protocol version of its answers and
@@ -244,7 +245,7 @@ func (h *handler) cancelTask(_ context.Context, v version, params json.RawMessag
 		next.timestamp = h.now()
 		next.history = append(slices.Clone(t.history), *t.status)
 		next.state = stateCanceled
-		next.status = h.agentMessage(&next, &paymentMeta{Status: StatusPaymentRejected, Receipts: t.sale.receipts}, "Canceled by the client; nothing was charged.")
+		next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentRejected, Receipts: t.sale.receipts}, "Canceled by the client; nothing was charged.")
 		if h.store.swap(t, &next) {
 			return next.render(v, p.HistoryLength), nil
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/internal/schemetest"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
@@ -51,7 +52,7 @@ func TestPayerThrottled(t *testing.T) {
 		if task.Status.State != state(v10, stateInputRequired) {
 			t.Fatalf("call %d: task %s", i, task.Status.State)
 		}
-		if task.paymentError(t) == PaymentErrorUnavailable && task.required(t).Error == engine.ReasonPayerThrottled {
+		if task.paymentError(t) == x402a2a.PaymentErrorUnavailable && task.required(t).Error == engine.ReasonPayerThrottled {
 			if txt := *task.Status.Message.Parts[0].Text; !strings.Contains(txt, "nothing was run or charged") {
 				t.Fatalf("throttled text %q", txt)
 			}

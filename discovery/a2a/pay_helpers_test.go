@@ -18,6 +18,7 @@ import (
 	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -169,7 +170,7 @@ func saleMessage(v version, id, tool string, input any) obj {
 func payingMessage(v version, id, taskID string, payload any) obj {
 	m := textMessage(v, id, "Here is the payment authorization.")
 	m["taskId"] = taskID
-	m["metadata"] = obj{MetaStatus: StatusPaymentSubmitted, MetaPayload: payload}
+	m["metadata"] = obj{x402a2a.MetaStatus: x402a2a.StatusPaymentSubmitted, x402a2a.MetaPayload: payload}
 	return m
 }
 
@@ -222,14 +223,14 @@ func (p payTask) meta(t *testing.T, key string, v any) bool {
 // paymentStatus is the status message's x402.payment.status ("" if none).
 func (p payTask) paymentStatus(t *testing.T) string {
 	var s string
-	p.meta(t, MetaStatus, &s)
+	p.meta(t, x402a2a.MetaStatus, &s)
 	return s
 }
 
 // paymentError is the status message's x402.payment.error ("" if none).
 func (p payTask) paymentError(t *testing.T) string {
 	var s string
-	p.meta(t, MetaError, &s)
+	p.meta(t, x402a2a.MetaError, &s)
 	return s
 }
 
@@ -237,8 +238,8 @@ func (p payTask) paymentError(t *testing.T) string {
 func (p payTask) required(t *testing.T) x402.PaymentRequired {
 	t.Helper()
 	var pr x402.PaymentRequired
-	if !p.meta(t, MetaRequired, &pr) {
-		t.Fatalf("task %s (%s): no %s", p.ID, p.Status.State, MetaRequired)
+	if !p.meta(t, x402a2a.MetaRequired, &pr) {
+		t.Fatalf("task %s (%s): no %s", p.ID, p.Status.State, x402a2a.MetaRequired)
 	}
 	return pr
 }
@@ -246,7 +247,7 @@ func (p payTask) required(t *testing.T) x402.PaymentRequired {
 // receipts is the status message's x402.payment.receipts.
 func (p payTask) receipts(t *testing.T) []x402.SettleResponse {
 	var rs []x402.SettleResponse
-	p.meta(t, MetaReceipts, &rs)
+	p.meta(t, x402a2a.MetaReceipts, &rs)
 	return rs
 }
 
@@ -319,10 +320,10 @@ func (env *payEnv) postWith(t *testing.T, v version, body string, activate bool)
 	if v == v10 {
 		req.Header.Set("A2A-Version", "1.0")
 		if activate {
-			req.Header.Set("A2A-Extensions", ExtensionURI)
+			req.Header.Set("A2A-Extensions", x402a2a.ExtensionURI)
 		}
 	} else if activate {
-		req.Header.Set("X-A2A-Extensions", ExtensionURI)
+		req.Header.Set("X-A2A-Extensions", x402a2a.ExtensionURI)
 	}
 	res, err := env.srv.Client().Do(req)
 	if err != nil {

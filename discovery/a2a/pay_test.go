@@ -7,11 +7,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
@@ -26,7 +29,7 @@ func TestPaidCall(t *testing.T) {
 		t.Run(v.String(), func(t *testing.T) {
 			env := newPayEnv(t)
 			first := env.send(t, v, saleMessage(v, "m1", "risk-levels", riskInput))
-			if first.Status.State != state(v, stateInputRequired) || first.paymentStatus(t) != StatusPaymentRequired || len(first.Artifacts) != 0 {
+			if first.Status.State != state(v, stateInputRequired) || first.paymentStatus(t) != x402a2a.StatusPaymentRequired || len(first.Artifacts) != 0 {
 				t.Fatalf("first answer: %+v", first)
 			}
 			pr := first.required(t)
@@ -42,13 +45,13 @@ func TestPaidCall(t *testing.T) {
 				t.Fatalf("%d journal rows before any payment", n)
 			}
 			got := env.get(t, v, first.ID)
-			if got.Status.State != first.Status.State || got.paymentStatus(t) != StatusPaymentRequired {
+			if got.Status.State != first.Status.State || got.paymentStatus(t) != x402a2a.StatusPaymentRequired {
 				t.Fatalf("GetTask of the pending task: %+v", got)
 			}
 
 			payment := env.pay(t, pr, nil)
 			paid := env.send(t, v, payingMessage(v, "m2", first.ID, payment))
-			if paid.ID != first.ID || paid.Status.State != state(v, stateCompleted) || paid.paymentStatus(t) != StatusPaymentCompleted {
+			if paid.ID != first.ID || paid.Status.State != state(v, stateCompleted) || paid.paymentStatus(t) != x402a2a.StatusPaymentCompleted {
 				t.Fatalf("paid answer: %+v", paid)
 			}
 			if out, want := paid.output(t), invoke(t, env.cat, tools.Env{}, "risk-levels", riskInput); !sameJSON(out, want) {
@@ -65,7 +68,7 @@ func TestPaidCall(t *testing.T) {
 			if len(paid.History) != 3 || paid.History[1].Role != map[version]string{v10: "ROLE_AGENT", v03: "agent"}[v] {
 				t.Fatalf("history %+v", paid.History)
 			}
-			if _, kept := paid.History[2].Metadata[MetaPayload]; kept {
+			if _, kept := paid.History[2].Metadata[x402a2a.MetaPayload]; kept {
 				t.Fatal("the kept history holds the signed payment")
 			}
 			rows := env.rows(t, engine.StateSettled)
@@ -120,8 +123,8 @@ func TestPaidCallReplay(t *testing.T) {
 			other := obj{"entry": 3600, "direction": "short", "slPct": 0.05, "tpPct": 0.04}
 			third := env.send(t, v, saleMessage(v, "m6", "risk-levels", other))
 			refused := env.send(t, v, payingMessage(v, "m7", third.ID, payment))
-			if refused.Status.State != state(v, stateFailed) || refused.paymentStatus(t) != StatusPaymentFailed ||
-				refused.paymentError(t) != PaymentErrorDuplicateNonce || len(refused.Artifacts) != 0 {
+			if refused.Status.State != state(v, stateFailed) || refused.paymentStatus(t) != x402a2a.StatusPaymentFailed ||
+				refused.paymentError(t) != x402a2a.PaymentErrorDuplicateNonce || len(refused.Artifacts) != 0 {
 				t.Fatalf("the same payment for another input: %+v", refused)
 			}
 			if rs := refused.receipts(t); len(rs) != 1 || rs[0].Success || rs[0].ErrorReason != exact.ReasonNonceAlreadyUsed {
@@ -158,7 +161,7 @@ func TestPaymentUsedOverHTTPIsRefused(t *testing.T) {
 		t.Fatalf("over HTTP: %s %s", out.Kind, out.Reason)
 	}
 	refused := env.send(t, v10, payingMessage(v10, "m2", first.ID, payment))
-	if refused.Status.State != state(v10, stateFailed) || refused.paymentError(t) != PaymentErrorDuplicateNonce || env.settled() != 1 {
+	if refused.Status.State != state(v10, stateFailed) || refused.paymentError(t) != x402a2a.PaymentErrorDuplicateNonce || env.settled() != 1 {
 		t.Fatalf("an HTTP authorization over A2A: %+v, %d settlements", refused, env.settled())
 	}
 }
@@ -174,15 +177,15 @@ func TestTamperedPaymentRefused(t *testing.T) {
 	}{
 		{"value lowered after signing", func(p *x402.PaymentPayload) {
 			editAuth(t, p, func(a *exact.Authorization) { a.Value = "9999" })
-		}, PaymentErrorInvalidAmount},
+		}, x402a2a.PaymentErrorInvalidAmount},
 		{"deadline pushed after signing", func(p *x402.PaymentPayload) {
 			editAuth(t, p, func(a *exact.Authorization) { a.ValidBefore += "0" })
-		}, PaymentErrorInvalidSignature},
+		}, x402a2a.PaymentErrorInvalidSignature},
 		{"signature of another key", func(p *x402.PaymentPayload) {
 			editAuth(t, p, func(a *exact.Authorization) { a.From = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" })
-		}, PaymentErrorInvalidSignature},
-		{"lower amount claimed", func(p *x402.PaymentPayload) { p.Accepted.Amount = "1" }, PaymentErrorInvalidAmount},
-		{"another network claimed", func(p *x402.PaymentPayload) { p.Accepted.Network = "eip155:84532" }, PaymentErrorNetworkMismatch},
+		}, x402a2a.PaymentErrorInvalidSignature},
+		{"lower amount claimed", func(p *x402.PaymentPayload) { p.Accepted.Amount = "1" }, x402a2a.PaymentErrorInvalidAmount},
+		{"another network claimed", func(p *x402.PaymentPayload) { p.Accepted.Network = "eip155:84532" }, x402a2a.PaymentErrorNetworkMismatch},
 	} {
 		for _, v := range []version{v10, v03} {
 			t.Run(tc.name+"/"+v.String(), func(t *testing.T) {
@@ -192,9 +195,9 @@ func TestTamperedPaymentRefused(t *testing.T) {
 				payment := env.pay(t, first.required(t), nil)
 				tc.tamper(&payment)
 				refused := env.send(t, v, payingMessage(v, "m2", first.ID, payment))
-				if refused.Status.State != state(v, stateFailed) || refused.paymentStatus(t) != StatusPaymentFailed || refused.paymentError(t) != tc.code {
+				if refused.Status.State != state(v, stateFailed) || refused.paymentStatus(t) != x402a2a.StatusPaymentFailed || refused.paymentError(t) != tc.code {
 					t.Fatalf("got state %s, status %s, error %s; want failed, %s, %s", refused.Status.State, refused.paymentStatus(t), refused.paymentError(t),
-						StatusPaymentFailed, tc.code)
+						x402a2a.StatusPaymentFailed, tc.code)
 				}
 				if rs := refused.receipts(t); len(rs) != 1 || rs[0].Success || rs[0].ErrorReason == "" || rs[0].Transaction != "" {
 					t.Fatalf("receipts %+v", rs)
@@ -275,7 +278,7 @@ func TestPaidCallTerminalDown(t *testing.T) {
 				t.Fatalf("terminal down: %+v", down)
 			}
 			var pr x402.PaymentRequired
-			if down.meta(t, MetaRequired, &pr) {
+			if down.meta(t, x402a2a.MetaRequired, &pr) {
 				t.Fatal("a payment requirement while the terminal is down")
 			}
 			env.term.SetDown(false)
@@ -283,8 +286,8 @@ func TestPaidCallTerminalDown(t *testing.T) {
 			payment := env.pay(t, first.required(t), nil)
 			env.term.SetDown(true)
 			wait := env.send(t, v, payingMessage(v, "m3", first.ID, payment))
-			if wait.Status.State != state(v, stateInputRequired) || wait.paymentStatus(t) != StatusPaymentFailed ||
-				wait.paymentError(t) != PaymentErrorServiceUnavailable || env.settled() != 0 {
+			if wait.Status.State != state(v, stateInputRequired) || wait.paymentStatus(t) != x402a2a.StatusPaymentFailed ||
+				wait.paymentError(t) != x402a2a.PaymentErrorServiceUnavailable || env.settled() != 0 {
 				t.Fatalf("paying while down: %+v", wait)
 			}
 			if wait.required(t).Accepts[0].Amount != first.required(t).Accepts[0].Amount {
@@ -313,7 +316,7 @@ func TestPaidCallUpFront(t *testing.T) {
 	first := env.send(t, v03, saleMessage(v03, "m1", "risk-levels", riskInput))
 	payment := env.pay(t, first.required(t), nil)
 	m := saleMessage(v03, "m2", "risk-levels", riskInput)
-	m["metadata"] = obj{MetaStatus: StatusPaymentSubmitted, MetaPayload: payment}
+	m["metadata"] = obj{x402a2a.MetaStatus: x402a2a.StatusPaymentSubmitted, x402a2a.MetaPayload: payment}
 	paid := env.send(t, v03, m)
 	if paid.ID == first.ID || paid.Status.State != "completed" || env.settled() != 1 {
 		t.Fatalf("up front: %+v", paid)
@@ -334,9 +337,9 @@ func TestPaidCallDeclined(t *testing.T) {
 			first := env.send(t, v, saleMessage(v, "m1", "risk-levels", riskInput))
 			m := textMessage(v, "m2", "too expensive")
 			m["taskId"] = first.ID
-			m["metadata"] = obj{MetaStatus: StatusPaymentRejected}
+			m["metadata"] = obj{x402a2a.MetaStatus: x402a2a.StatusPaymentRejected}
 			declined := env.send(t, v, m)
-			if declined.Status.State != state(v, stateCanceled) || declined.paymentStatus(t) != StatusPaymentRejected {
+			if declined.Status.State != state(v, stateCanceled) || declined.paymentStatus(t) != x402a2a.StatusPaymentRejected {
 				t.Fatalf("declined: %+v", declined)
 			}
 			second := env.send(t, v, saleMessage(v, "m3", "risk-levels", riskInput))
@@ -344,7 +347,7 @@ func TestPaidCallDeclined(t *testing.T) {
 			if ex.resp.Error != nil {
 				t.Fatalf("cancel: %s", ex.raw)
 			}
-			if c := decodePayTask(t, v, ex.resp.Result, false); c.Status.State != state(v, stateCanceled) || c.paymentStatus(t) != StatusPaymentRejected {
+			if c := decodePayTask(t, v, ex.resp.Result, false); c.Status.State != state(v, stateCanceled) || c.paymentStatus(t) != x402a2a.StatusPaymentRejected {
 				t.Fatalf("canceled: %+v", c)
 			}
 			ex = env.postWith(t, v, request(t, `4`, cancelMethod(v), obj{"id": second.ID}), true)
@@ -375,11 +378,11 @@ func TestPaymentMessageErrors(t *testing.T) {
 		}
 	}
 	bad(nil, payloadField)
-	bad(obj{MetaStatus: StatusPaymentSubmitted}, payloadField)
-	bad(obj{MetaStatus: "paid"}, MetaStatus)
-	bad(obj{MetaPayload: "not base64!"}, payloadField)
-	bad(obj{MetaPayload: obj{"x402Version": 2}}, payloadField)
-	bad(obj{MetaPayload: 7}, payloadField)
+	bad(obj{x402a2a.MetaStatus: x402a2a.StatusPaymentSubmitted}, payloadField)
+	bad(obj{x402a2a.MetaStatus: "paid"}, x402a2a.MetaStatus)
+	bad(obj{x402a2a.MetaPayload: "not base64!"}, payloadField)
+	bad(obj{x402a2a.MetaPayload: obj{"x402Version": 2}}, payloadField)
+	bad(obj{x402a2a.MetaPayload: 7}, payloadField)
 	if got := env.get(t, v10, first.ID); got.Status.State != state(v10, stateInputRequired) {
 		t.Fatalf("the task moved: %+v", got)
 	}
@@ -439,20 +442,20 @@ func TestNoEngineSellsNothing(t *testing.T) {
 func TestExtensionActivationHeader(t *testing.T) {
 	env := newPayEnv(t)
 	body := request(t, `1`, "SendMessage", obj{"message": textMessage(v10, "m", "catalog")})
-	if ex := env.postWith(t, v10, body, true); ex.header.Get("A2A-Extensions") != ExtensionURI || ex.header.Get("X-A2A-Extensions") != ExtensionURI {
+	if ex := env.postWith(t, v10, body, true); ex.header.Get("A2A-Extensions") != x402a2a.ExtensionURI || ex.header.Get("X-A2A-Extensions") != x402a2a.ExtensionURI {
 		t.Fatalf("activated: headers %v", ex.header)
 	}
 	if ex := env.postWith(t, v10, body, false); ex.header.Get("A2A-Extensions") != "" {
 		t.Fatalf("not activated: headers %v", ex.header)
 	}
 	h := http.Header{}
-	h.Add("A2A-Extensions", "https://example.com/other, "+ExtensionURIv01)
-	if !extensionActivated(h) {
+	h.Add("A2A-Extensions", "https://example.com/other, "+x402a2a.ExtensionURIv01)
+	if !x402a2a.Activated(h) {
 		t.Fatal("the v0.1 URI in a list does not activate")
 	}
 	// A paid call works without activation too.
 	ex := env.postWith(t, v10, request(t, `1`, "SendMessage", obj{"message": saleMessage(v10, "m", "risk-levels", riskInput)}), false)
-	if p := decodePayTask(t, v10, ex.resp.Result, true); p.paymentStatus(t) != StatusPaymentRequired {
+	if p := decodePayTask(t, v10, ex.resp.Result, true); p.paymentStatus(t) != x402a2a.StatusPaymentRequired {
 		t.Fatalf("without activation: %s", ex.raw)
 	}
 }
@@ -466,7 +469,7 @@ func TestPaymentCard(t *testing.T) {
 	if err := json.Unmarshal(card, &c); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Capabilities.Extensions) != 1 || c.Capabilities.Extensions[0].URI != ExtensionURI || c.Capabilities.Extensions[0].Required {
+	if len(c.Capabilities.Extensions) != 1 || c.Capabilities.Extensions[0].URI != x402a2a.ExtensionURI || c.Capabilities.Extensions[0].Required {
 		t.Fatalf("extensions %+v", c.Capabilities.Extensions)
 	}
 	ids := map[string]bool{}
@@ -489,7 +492,7 @@ func TestPaymentCard(t *testing.T) {
 			t.Fatalf("skill %s example names %v", s.ID, d["tool"])
 		}
 		p := env.send(t, v10, dataMessage(v10, "e-"+s.ID, d))
-		if p.paymentStatus(t) != StatusPaymentRequired {
+		if p.paymentStatus(t) != x402a2a.StatusPaymentRequired {
 			t.Fatalf("skill %s example: %+v", s.ID, p)
 		}
 	}
@@ -537,5 +540,37 @@ func TestPaidCallInputOverBodyLimit(t *testing.T) {
 	}
 	if env.h.store.len() != 0 {
 		t.Fatal("a task was created")
+	}
+}
+
+// The limits of the server per client address: a refused payment is told
+// to PaymentRefused; while AdmitPayment refuses, a payment runs nothing
+// and the task waits for it again (PAYMENT_UNAVAILABLE, the offer
+// repeated); while AdmitUnpaid refuses, a call without payment fails with
+// no payment asked.
+func TestPaymentLimits(t *testing.T) {
+	var refused atomic.Int64
+	var unpaidOK atomic.Bool
+	unpaidOK.Store(true)
+	env := newPayEnv(t, func(o *Options) {
+		o.AdmitUnpaid = func(*http.Request) (bool, time.Duration) { return unpaidOK.Load(), 4 * time.Second }
+		o.AdmitPayment = func(*http.Request) (bool, time.Duration) { return refused.Load() == 0, 6 * time.Second }
+		o.PaymentRefused = func(*http.Request) { refused.Add(1) }
+	})
+	v := v10
+	first := env.send(t, v, saleMessage(v, "m1", "risk-levels", riskInput))
+	tampered := env.pay(t, first.required(t), func(p *exact.ExactEVMPayload) { p.Authorization.Value = "1" })
+	if bad := env.send(t, v, payingMessage(v, "m2", first.ID, tampered)); bad.Status.State != state(v, stateFailed) || refused.Load() != 1 {
+		t.Fatalf("a tampered payment: %+v, %d refusals told", bad, refused.Load())
+	}
+	second := env.send(t, v, saleMessage(v, "m3", "risk-levels", riskInput))
+	limited := env.send(t, v, payingMessage(v, "m4", second.ID, env.pay(t, second.required(t), nil)))
+	if limited.Status.State != state(v, stateInputRequired) || limited.paymentError(t) != x402a2a.PaymentErrorUnavailable ||
+		len(limited.required(t).Accepts) != 1 || env.settled() != 0 || len(env.rows(t, engine.StateReserved)) != 0 {
+		t.Fatalf("a payment over the limit: %+v", limited)
+	}
+	unpaidOK.Store(false)
+	if over := env.send(t, v, saleMessage(v, "m5", "risk-levels", riskInput)); over.Status.State != state(v, stateFailed) || over.paymentStatus(t) != "" {
+		t.Fatalf("a call without payment over the limit: %+v", over)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/seed1284c1d2/svc/internal/schemetest"
+	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
@@ -41,10 +43,10 @@ func TestSecondScheme(t *testing.T) {
 			res := pr.Resource
 			payment.Resource = &res
 			paid := env.send(t, v, payingMessage(v, "m2", first.ID, payment))
-			if paid.Status.State != state(v, stateCompleted) || paid.paymentStatus(t) != StatusPaymentCompleted {
+			if paid.Status.State != state(v, stateCompleted) || paid.paymentStatus(t) != x402a2a.StatusPaymentCompleted {
 				t.Fatalf("paid answer: %+v", paid)
 			}
-			if out, want := paid.output(t), invoke(t, env.cat, env.h.sell.env, "risk-levels", riskInput); !sameJSON(out, want) {
+			if out, want := paid.output(t), invoke(t, env.cat, tools.Env{}, "risk-levels", riskInput); !sameJSON(out, want) {
 				t.Fatalf("answer %s, want %s", out, want)
 			}
 			rs := paid.receipts(t)

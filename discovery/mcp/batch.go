@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // batchVersion is the first protocol version without JSON-RPC batches.
@@ -49,7 +51,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 	for _, m := range msgs {
 		if carriesPayment(m) {
 			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest,
-				"invalid request: a paid tools/call (params._meta[\""+MetaPayment+"\"]) is sent alone in its POST, not in a batch")
+				"invalid request: a paid tools/call (params._meta[\""+x402mcp.MetaPayment+"\"]) is sent alone in its POST, not in a batch")
 			return
 		}
 	}
@@ -83,7 +85,7 @@ func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 // carriesPayment reports whether a JSON-RPC message has a payment in
 // params._meta.
 func carriesPayment(m json.RawMessage) bool {
-	if !bytes.Contains(m, []byte(MetaPayment)) {
+	if !bytes.Contains(m, []byte(x402mcp.MetaPayment)) {
 		return false
 	}
 	var p struct {
@@ -94,7 +96,7 @@ func carriesPayment(m json.RawMessage) bool {
 	if err := json.Unmarshal(m, &p); err != nil {
 		return true // let no undecodable payment through in a batch
 	}
-	_, ok := p.Params.Meta[MetaPayment]
+	_, ok := p.Params.Meta[x402mcp.MetaPayment]
 	return ok
 }
 

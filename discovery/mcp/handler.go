@@ -94,10 +94,13 @@
 //     or who has too many running (the engine's payer budget), a tool
 //     error saying when to call again.
 //
-// Well-formed paid calls are answered by the handler itself, with the
-// SDK's checks and result form, without the SDK's per-request session
-// (which would cost more than the rest of a paid call); anything else goes
-// to the SDK.
+// The paid tools are sold through the x402 MCP binding (package x402/mcp)
+// over the seller of the catalog's tools (package tools/sell): the same
+// preflight, offer, fingerprint and run as on HTTP and A2A. Well-formed
+// paid calls are answered by the binding itself, with the SDK's checks and
+// result form, without the SDK's per-request session (whose JSON decoding
+// costs several times the rest of a paid call); anything else goes to the
+// SDK.
 package mcp
 
 import (
@@ -114,7 +117,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -215,13 +217,19 @@ type Options struct {
 	// tools.Call.CheckSymbol); nil means a health cache over Env.Terminal.
 	// Pass the server's xau.HealthCache.CheckSymbol to share its cache.
 	SymbolCheck func(ctx context.Context, symbol string) error
-	// ToolTimeout bounds one paid tool run; zero leaves only the engine's
-	// run time limit.
+	// ToolTimeout bounds one paid tool run; zero means
+	// seller.DefaultRunTimeout.
 	ToolTimeout time.Duration
 	// RequestID and RefCode read the request id and the referral code of a
 	// POST carrying a paid call, for the payment journal; nil means none.
 	RequestID func(r *http.Request) string
 	RefCode   func(r *http.Request) string
+	// AdmitUnpaid, AdmitPayment and PaymentRefused are the server's limits
+	// of unpaid calls and refused payments per client address (see
+	// x402/mcp.Config); nil means none.
+	AdmitUnpaid    func(r *http.Request) (ok bool, retryAfter time.Duration)
+	AdmitPayment   func(r *http.Request) (ok bool, retryAfter time.Duration)
+	PaymentRefused func(r *http.Request)
 }
 
 // DefaultInstructions tell a model how the tools chain together.
@@ -244,9 +252,10 @@ type handler struct {
 	maxAnswer int64
 	admit     func(r *http.Request, extra int) (bool, time.Duration)
 	log       *slog.Logger
-	sell      *seller  // nil: discovery only
-	fast      bool     // paid calls are answered by serveFast when they can be
-	info      sdk.Meta // the serverInfo _meta of 2026-07-28 results
+	// sdkOnly is the SDK's handler with the paid tools' binding but
+	// without its direct answers (nil when nothing is sold), for tests
+	// comparing both.
+	sdkOnly http.Handler
 }
 
 // NewHandler returns the http.Handler of POST /mcp, answering through s.
@@ -322,9 +331,10 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.sell, h.fast = sell, true
-	h.info = sdk.Meta{sdk.MetaKeyServerInfo: &sdk.Implementation{Name: ServerName, Title: serverTitle, Version: opts.Version}}
-	srv := newServer(s, opts.Version, opts.Instructions, ttl, log, sell)
+	srv, err := newServer(s, opts.Version, opts.Instructions, ttl, log, sell)
+	if err != nil {
+		return nil, err
+	}
 	h.sdk = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
@@ -336,8 +346,19 @@ func NewHandler(s discovery.Surfaces, opts Options) (http.Handler, error) {
 		PropagateRequestCancellation: true,
 		Logger:                       log,
 	})
+	if sell != nil {
+		// Paid calls read their HTTP request, a client of the x402
+		// extension binding gets payment_required answers, and
+		// well-formed paid calls are answered without the SDK's
+		// per-request session.
+		info := &sdk.Implementation{Name: ServerName, Title: serverTitle, Version: opts.Version}
+		h.sdk, h.sdkOnly = sell.mcp.Handler(h.sdk, info), sell.mcp.Handler(h.sdk, nil)
+	}
 	return h, nil
 }
+
+// serverTitle is the serverInfo title.
+const serverTitle = "svc discovery"
 
 // JSON-RPC error codes answered by the handler itself.
 const (
@@ -424,129 +445,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	if h.sell == nil || m.method != "tools/call" {
-		h.sdk.ServeHTTP(w, r)
-		return
-	}
-	if h.fast && h.serveFast(w, r, m) {
-		return
-	}
-	// A tools/call may be a paid one: its tool handler gets the request
-	// and, for a client of the extension binding, hands back the
-	// PaymentRequired that replaces the tool result.
-	slot := &callSlot{r: r}
-	if r.Header.Get("MCP-Protocol-Version") >= "2026-07-28" {
-		slot.extension = advertisesPayment(m.params)
-	}
-	r = r.WithContext(context.WithValue(r.Context(), slotKey{}, slot))
-	if !slot.extension {
-		h.sdk.ServeHTTP(w, r)
-		return
-	}
-	bw := &bufferedWriter{header: w.Header()}
-	h.sdk.ServeHTTP(bw, r)
-	bw.finish(w, slot)
-}
-
-// advertisesPayment reports whether the params of a 2026-07-28 request
-// declare the org.x402/payment extension in their client capabilities.
-func advertisesPayment(params json.RawMessage) bool {
-	if !bytes.Contains(params, []byte(ExtensionPayment)) {
-		return false
-	}
-	var p struct {
-		Meta struct {
-			Capabilities struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			} `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return false
-	}
-	_, ok := p.Meta.Capabilities.Extensions[ExtensionPayment]
-	return ok
-}
-
-// bufferedWriter holds the SDK's answer to a tools/call of a client of the
-// extension binding, which the paid tool handler may ask to replace.
-type bufferedWriter struct {
-	header http.Header // the real writer's
-	status int
-	body   bytes.Buffer
-}
-
-func (b *bufferedWriter) Header() http.Header { return b.header }
-
-func (b *bufferedWriter) WriteHeader(status int) {
-	if b.status == 0 {
-		b.status = status
-	}
-}
-
-func (b *bufferedWriter) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	return b.body.Write(p)
-}
-
-// finish writes the buffered answer to w: as it is, or, when the tool
-// handler asked for payment, with the tool result replaced by the
-// extension binding's {resultType: "payment_required", paymentRequired,
-// _meta} (the result's _meta kept, but for x402/error).
-func (b *bufferedWriter) finish(w http.ResponseWriter, slot *callSlot) {
-	status, body := b.status, b.body.Bytes()
-	if status == 0 {
-		status = http.StatusOK
-	}
-	if slot.paymentRequired != nil && status == http.StatusOK {
-		if out, err := paymentRequiredAnswer(body, slot); err == nil {
-			body = out
-		}
-	}
-	if w.Header().Get("Content-Length") != "" {
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// paymentRequiredAnswer rewrites a JSON-RPC tool result into the extension
-// binding's payment_required result.
-func paymentRequiredAnswer(body []byte, slot *callSlot) ([]byte, error) {
-	var res struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  *struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(body, &res); err != nil {
-		return nil, fmt.Errorf("mcp: tool answer: %w", err)
-	}
-	if res.Result == nil {
-		return nil, errors.New("mcp: the tool answer is not a result")
-	}
-	meta := res.Result.Meta
-	delete(meta, MetaPaymentError)
-	if slot.settlement == nil {
-		delete(meta, MetaPaymentResponse)
-	}
-	type result struct {
-		ResultType      string                     `json:"resultType"`
-		PaymentRequired json.RawMessage            `json:"paymentRequired"`
-		Meta            map[string]json.RawMessage `json:"_meta,omitempty"`
-	}
-	out, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  result          `json:"result"`
-	}{res.JSONRPC, res.ID, result{ResultTypePaymentRequired, slot.paymentRequired, meta}})
-	if err != nil {
-		return nil, fmt.Errorf("mcp: payment_required answer: %w", err)
-	}
-	return out, nil
+	h.sdk.ServeHTTP(w, r)
 }
 
 // precheck parses a body: it returns a non-zero status with a JSON-RPC

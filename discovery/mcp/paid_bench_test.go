@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/x402"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // BenchmarkPaidMCPvsHTTP measures paid calls of risk_levels with local
@@ -22,11 +22,13 @@ import (
 // (SQLite, or PostgreSQL with SVC_TEST_DATABASE_URL; with its ledger row)
 // or, to show the transports' own cost, the in-memory one. Payments are
 // signed before the clock starts, one per call; calls run in parallel.
-// The MCP rate should be at least 0.8 of the HTTP rate.
+// The MCP rate should be at least 0.8 of the HTTP rate. "memory-sdk"
+// leaves the paid calls to the SDK's stateless handler (no direct
+// answers), the measure of what the direct answers save.
 func BenchmarkPaidMCPvsHTTP(b *testing.B) {
-	for _, journal := range []string{"store", "memory"} {
+	for _, journal := range []string{"store", "memory", "memory-sdk"} {
 		b.Run(journal, func(b *testing.B) {
-			benchPaid(b, newPaidEnv(b, paidOptions{memory: journal == "memory"}))
+			benchPaid(b, newPaidEnv(b, paidOptions{memory: journal != "store", sdkOnly: journal == "memory-sdk"}))
 		})
 	}
 }
@@ -44,7 +46,7 @@ func benchPaid(b *testing.B, e *paidEnv) {
 		bodies := make([]string, b.N)
 		for i := range bodies {
 			meta := map[string]any{
-				mcp.MetaPayment: asObject(b, e.signFor(b, pr.Accepts[0])),
+				x402mcp.MetaPayment:                          asObject(b, e.signFor(b, pr.Accepts[0])),
 				"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 				"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 				"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench", "version": "1.0.0"},

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // TestPayerThrottled: a payer whose paid calls keep timing out on its own
@@ -33,7 +33,7 @@ func TestPayerThrottled(t *testing.T) {
 		pr := offerOf(t, e.callTool(t, modern, "regex_test", args, nil))
 		throttled := 0
 		for i := range calls {
-			res := e.callTool(t, modern, "regex_test", args, map[string]any{mcp.MetaPayment: asObject(t, e.sign(t, pr))})
+			res := e.callTool(t, modern, "regex_test", args, map[string]any{x402mcp.MetaPayment: asObject(t, e.sign(t, pr))})
 			txt := text(t, res)
 			if res["isError"] != true {
 				t.Fatalf("call %d: %s", i, mustJSON(t, res))
@@ -58,7 +58,7 @@ func TestPayerThrottled(t *testing.T) {
 		}
 		p := e.sign(t, pr)
 		p.Payload = mustJSON(t, ep)
-		res := e.callTool(t, modern, "regex_test", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+		res := e.callTool(t, modern, "regex_test", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 		if strings.Contains(text(t, res), engine.ReasonPayerThrottled) || runs.Load() != burst+1 {
 			t.Fatalf("another payer: %s (%d runs)", mustJSON(t, res), runs.Load())
 		}
@@ -76,7 +76,7 @@ func TestReplayEquivalentArguments(t *testing.T) {
 	eachPath(t, paidOptions{}, func(t *testing.T, e *paidEnv) {
 		args := json.RawMessage(`{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`)
 		p := e.sign(t, offerOf(t, e.callTool(t, modern, "risk_levels", args, nil)))
-		first := e.callTool(t, modern, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+		first := e.callTool(t, modern, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 		firstSR, ok := settlementOf(t, first)
 		if !ok || !firstSR.Success {
 			t.Fatalf("first call %s", mustJSON(t, first))
@@ -85,14 +85,14 @@ func TestReplayEquivalentArguments(t *testing.T) {
 			`{"tpPct":0.04,"slPct":0.05,"direction":"long","entry":3500}`,
 			`{ "direction": "long", "entry": 3500.0, "tpPct": 0.040, "slPct": 5e-2 }`,
 		} {
-			res := e.callTool(t, modern, "risk_levels", json.RawMessage(again), map[string]any{mcp.MetaPayment: asObject(t, p)})
+			res := e.callTool(t, modern, "risk_levels", json.RawMessage(again), map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 			sr, ok := settlementOf(t, res)
 			if !reflect.DeepEqual(res["structuredContent"], first["structuredContent"]) || !ok || sr.Transaction != firstSR.Transaction {
 				t.Fatalf("replay with %s: %s", again, mustJSON(t, res))
 			}
 		}
 		res := e.callTool(t, modern, "risk_levels", json.RawMessage(`{"entry":3501,"direction":"long","slPct":0.05,"tpPct":0.04}`),
-			map[string]any{mcp.MetaPayment: asObject(t, p)})
+			map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 		if pr := offerOf(t, res); pr.Error != exact.ReasonNonceAlreadyUsed {
 			t.Fatalf("another value: %s", mustJSON(t, res))
 		}

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // payReport is what e2e/mcp/pay.mjs prints.
@@ -135,8 +135,8 @@ func TestPaidTypeScriptClients(t *testing.T) {
 			if rep.Era != c.era || rep.ProtocolVersion != c.version {
 				t.Fatalf("era %q version %q, want %q %q", rep.Era, rep.ProtocolVersion, c.era, c.version)
 			}
-			if exts, _ := rep.Capabilities["extensions"].(map[string]any); exts[mcp.ExtensionPayment] == nil {
-				t.Fatalf("capabilities %v lack %s", rep.Capabilities, mcp.ExtensionPayment)
+			if exts, _ := rep.Capabilities["extensions"].(map[string]any); exts[x402mcp.ExtensionPayment] == nil {
+				t.Fatalf("capabilities %v lack %s", rep.Capabilities, x402mcp.ExtensionPayment)
 			}
 			for _, s := range rep.Steps {
 				if s.Error != "" {
@@ -231,7 +231,7 @@ func TestPaidTypeScriptClients(t *testing.T) {
 	}
 	for _, s := range settled {
 		rec, err := e.journal.Get(context.Background(), exact.NonceKey(s.Network, s.Asset, s.Payer, s.Nonce))
-		if err != nil || rec.State != engine.StateSettled || rec.Transport != mcp.Transport {
+		if err != nil || rec.State != engine.StateSettled || rec.Transport != x402mcp.Transport {
 			t.Fatalf("journal row %+v (%v)", rec, err)
 		}
 	}
@@ -276,14 +276,14 @@ func checkRequirement(t *testing.T, ext bool, res map[string]any, reason string)
 	t.Helper()
 	var pr map[string]any
 	if ext {
-		if res["resultType"] != mcp.ResultTypePaymentRequired {
+		if res["resultType"] != x402mcp.ResultTypePaymentRequired {
 			t.Fatalf("want a payment_required result, got %s", mustJSON(t, res))
 		}
 		pr = mustMap(res["paymentRequired"])
 	} else {
 		meta := mustMap(res["_meta"])
 		pr = mustMap(res["structuredContent"])
-		if res["isError"] != true || !reflect.DeepEqual(meta[mcp.MetaPaymentError], res["structuredContent"]) ||
+		if res["isError"] != true || !reflect.DeepEqual(meta[x402mcp.MetaPaymentError], res["structuredContent"]) ||
 			!reflect.DeepEqual(generic(t, []byte(text(t, res))), res["structuredContent"]) {
 			t.Fatalf("want the tool-result binding, got %s", mustJSON(t, res))
 		}

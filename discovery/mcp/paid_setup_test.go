@@ -25,6 +25,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/exact"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 	"github.com/seed1284c1d2/svc/xau"
 )
 
@@ -237,7 +238,7 @@ func (e *paidEnv) requestOf(t testing.TB, er era, name string, args any, meta ma
 	if er != legacy {
 		caps := map[string]any{}
 		if er == extension {
-			caps["extensions"] = map[string]any{mcp.ExtensionPayment: map[string]any{}}
+			caps["extensions"] = map[string]any{x402mcp.ExtensionPayment: map[string]any{}}
 		}
 		m["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
 		m["io.modelcontextprotocol/clientCapabilities"] = caps
@@ -264,7 +265,7 @@ func offerOf(t testing.TB, result map[string]any) x402.PaymentRequired {
 	t.Helper()
 	var raw any
 	switch {
-	case result["resultType"] == mcp.ResultTypePaymentRequired:
+	case result["resultType"] == x402mcp.ResultTypePaymentRequired:
 		raw = result["paymentRequired"]
 	case result["isError"] == true && result["structuredContent"] != nil:
 		raw = result["structuredContent"]
@@ -315,7 +316,7 @@ func asBase64(t testing.TB, p x402.PaymentPayload) string {
 func settlementOf(t testing.TB, result map[string]any) (x402.SettleResponse, bool) {
 	t.Helper()
 	meta, _ := result["_meta"].(map[string]any)
-	raw, ok := meta[mcp.MetaPaymentResponse]
+	raw, ok := meta[x402mcp.MetaPaymentResponse]
 	if !ok {
 		return x402.SettleResponse{}, false
 	}

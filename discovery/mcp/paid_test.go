@@ -21,6 +21,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/exact"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 var eras = []era{legacy, modern, extension}
@@ -88,7 +89,7 @@ func TestPaidToolList(t *testing.T) {
 				meta := got["_meta"].(map[string]any)
 				price, _ := strconv.ParseFloat(tool.Price, 64)
 				terms, _ := meta[mcp.MetaPrice].(map[string]any)
-				if meta[mcp.MetaAgentsPaymentRequired] != true || meta[mcp.MetaAgentsPriceUSD] != price ||
+				if meta[x402mcp.MetaAgentsPaymentRequired] != true || meta[x402mcp.MetaAgentsPriceUSD] != price ||
 					terms["priceUsd"] != tool.Price || terms["network"] != x402.NetworkBase || terms["payTo"] != testPayTo ||
 					terms["amount"] != strconv.FormatInt(tool.PriceAtomic, 10) || terms["resource"] != e.base+"/mcp#"+tool.OperationID {
 					t.Errorf("%s: _meta %v", tool.OperationID, meta)
@@ -104,8 +105,8 @@ func TestPaidToolList(t *testing.T) {
 		if err := json.Unmarshal(res.Result, &disc); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := disc.Capabilities.Extensions[mcp.ExtensionPayment]; !ok {
-			t.Fatalf("server/discover does not declare %s: %s", mcp.ExtensionPayment, res.Result)
+		if _, ok := disc.Capabilities.Extensions[x402mcp.ExtensionPayment]; !ok {
+			t.Fatalf("server/discover does not declare %s: %s", x402mcp.ExtensionPayment, res.Result)
 		}
 	})
 }
@@ -135,12 +136,12 @@ func TestUnpaidCall(t *testing.T) {
 				meta, _ := res["_meta"].(map[string]any)
 				switch er {
 				case extension:
-					if res["isError"] != nil || res["content"] != nil || meta[mcp.MetaPaymentError] != nil {
+					if res["isError"] != nil || res["content"] != nil || meta[x402mcp.MetaPaymentError] != nil {
 						t.Fatalf("extension binding answer %s", mustJSON(t, res))
 					}
 				default:
 					if res["isError"] != true || !reflect.DeepEqual(generic(t, []byte(text(t, res))), res["structuredContent"]) ||
-						!reflect.DeepEqual(meta[mcp.MetaPaymentError], res["structuredContent"]) {
+						!reflect.DeepEqual(meta[x402mcp.MetaPaymentError], res["structuredContent"]) {
 						t.Fatalf("tool-result binding answer %s", mustJSON(t, res))
 					}
 					if wantType := map[era]any{legacy: nil, modern: "complete"}[er]; res["resultType"] != wantType {
@@ -161,8 +162,8 @@ func mustMap(v any) map[string]any {
 func noPaymentAsked(t *testing.T, res map[string]any, want string) {
 	t.Helper()
 	meta, _ := res["_meta"].(map[string]any)
-	if res["isError"] != true || res["structuredContent"] != nil || meta[mcp.MetaPaymentError] != nil ||
-		res["resultType"] == mcp.ResultTypePaymentRequired {
+	if res["isError"] != true || res["structuredContent"] != nil || meta[x402mcp.MetaPaymentError] != nil ||
+		res["resultType"] == x402mcp.ResultTypePaymentRequired {
 		t.Fatalf("want a plain tool error, got %s", mustJSON(t, res))
 	}
 	if got := text(t, res); !strings.Contains(got, want) {
@@ -196,7 +197,7 @@ func TestInvalidArgumentsAskNoPayment(t *testing.T) {
 				{"xau_quote", `"EURUSD" is not served by the trading terminal`, map[string]any{"symbol": "EURUSD"}},
 			} {
 				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, nil), c.field)
-				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, map[string]any{mcp.MetaPayment: asObject(t, pay)}), c.field)
+				noPaymentAsked(t, e.callTool(t, er, c.name, c.args, map[string]any{x402mcp.MetaPayment: asObject(t, pay)}), c.field)
 			}
 		}
 		e.notJournaled(t, pay)
@@ -215,7 +216,7 @@ func TestTerminalDownAsksNoPayment(t *testing.T) {
 			for _, name := range []string{"xau_quote", "xau_bars", "xau_market_state"} {
 				noPaymentAsked(t, e.callTool(t, er, name, map[string]any{}, nil), "terminal is unavailable")
 			}
-			noPaymentAsked(t, e.callTool(t, er, "xau_quote", map[string]any{}, map[string]any{mcp.MetaPayment: asObject(t, pay)}), "no payment was requested")
+			noPaymentAsked(t, e.callTool(t, er, "xau_quote", map[string]any{}, map[string]any{x402mcp.MetaPayment: asObject(t, pay)}), "no payment was requested")
 		}
 		e.notJournaled(t, pay)
 		e.terminal.SetDown(false)
@@ -248,7 +249,7 @@ func TestPaidCall(t *testing.T) {
 					if form == "base64" {
 						payment = asBase64(t, p)
 					}
-					res := e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: payment})
+					res := e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: payment})
 					if res["isError"] != nil || !reflect.DeepEqual(res["structuredContent"], generic(t, want)) || text(t, res) != string(want) {
 						t.Fatalf("paid answer %s, want %s", mustJSON(t, res), want)
 					}
@@ -260,7 +261,7 @@ func TestPaidCall(t *testing.T) {
 						t.Fatalf("settlement %+v (present %v)", sr, ok)
 					}
 					rec := e.record(t, p)
-					if rec.State != engine.StateSettled || rec.Transport != mcp.Transport || rec.Product != tool.Key ||
+					if rec.State != engine.StateSettled || rec.Transport != x402mcp.Transport || rec.Product != tool.Key ||
 						rec.Resource != "tools/call risk_levels" || rec.RequestHash != mcp.Fingerprint("risk_levels", call.Input()) {
 						t.Fatalf("journal row %+v", rec)
 					}
@@ -278,10 +279,10 @@ func TestReplayAndReuse(t *testing.T) {
 	eachPath(t, paidOptions{}, func(t *testing.T, e *paidEnv) {
 		args := e.exampleArgs(t, "risk_levels")
 		p := e.sign(t, offerOf(t, e.callTool(t, modern, "risk_levels", args, nil)))
-		first := e.callTool(t, modern, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+		first := e.callTool(t, modern, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 		firstSR, _ := settlementOf(t, first)
 		for _, er := range eras {
-			again := e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asBase64(t, p)})
+			again := e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asBase64(t, p)})
 			sr, ok := settlementOf(t, again)
 			if !reflect.DeepEqual(again["structuredContent"], first["structuredContent"]) || !ok || sr.Transaction != firstSR.Transaction {
 				t.Fatalf("%s replay: %s, first %s", er, mustJSON(t, again), mustJSON(t, first))
@@ -294,7 +295,7 @@ func TestReplayAndReuse(t *testing.T) {
 				if e.paidTool(t, name).Price != e.paidTool(t, "risk_levels").Price {
 					t.Fatalf("%s is not priced as risk_levels", name)
 				}
-				pr := offerOf(t, e.callTool(t, er, name, a, map[string]any{mcp.MetaPayment: asObject(t, p)}))
+				pr := offerOf(t, e.callTool(t, er, name, a, map[string]any{x402mcp.MetaPayment: asObject(t, p)}))
 				if pr.Error != exact.ReasonNonceAlreadyUsed {
 					t.Fatalf("%s %s with a used payment: error %q", er, name, pr.Error)
 				}
@@ -368,14 +369,14 @@ func TestOneAuthorizationOneTransport(t *testing.T) {
 			t.Fatalf("HTTP journal row %+v", rec)
 		}
 		for _, er := range eras {
-			pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, viaHTTP)}))
+			pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, viaHTTP)}))
 			if pr.Error != exact.ReasonNonceAlreadyUsed {
 				t.Fatalf("%s: an HTTP authorization on MCP: error %q", er, pr.Error)
 			}
 		}
 
 		viaMCP := e.sign(t, mcpOffer)
-		if r := e.callTool(t, modern, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, viaMCP)}); r["isError"] != nil {
+		if r := e.callTool(t, modern, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, viaMCP)}); r["isError"] != nil {
 			t.Fatalf("MCP paid call: %s", mustJSON(t, r))
 		}
 		res = httpPay(viaMCP)
@@ -416,7 +417,7 @@ func TestTamperedPayment(t *testing.T) {
 				}
 				c.edit(&ep, &p)
 				p.Payload = mustJSON(t, ep)
-				res := e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+				res := e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 				if pr := offerOf(t, res); pr.Error != c.reason {
 					t.Fatalf("%s tampered %s: error %q, want %q", er, c.name, pr.Error, c.reason)
 				}
@@ -440,8 +441,8 @@ func TestMalformedPayment(t *testing.T) {
 				map[string]any{"x402Version": 2, "payload": map[string]any{}},
 				map[string]any{"x402Version": 1, "accepted": map[string]any{"scheme": "exact", "network": "eip155:8453"}, "payload": map[string]any{}},
 			} {
-				pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: v}))
-				if pr.Error != mcp.ReasonInvalidPayment {
+				pr := offerOf(t, e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: v}))
+				if pr.Error != x402mcp.ReasonInvalidPayment {
 					t.Fatalf("%s payment %v: error %q", er, v, pr.Error)
 				}
 			}
@@ -457,7 +458,7 @@ func TestSettlementFailure(t *testing.T) {
 		args := e.exampleArgs(t, "risk_levels")
 		for _, er := range eras {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
-			res := e.callTool(t, er, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+			res := e.callTool(t, er, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 			pr := offerOf(t, res)
 			sr, ok := settlementOf(t, res)
 			if pr.Error != "invalid_exact_evm_insufficient_balance" || !ok || sr.Success || sr.ErrorReason != pr.Error {
@@ -480,7 +481,7 @@ func TestRunFailureChargesNothing(t *testing.T) {
 		args := map[string]any{"symbol": "EURUSD"}
 		for _, er := range eras {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "xau_quote", args, nil)))
-			res := e.callTool(t, er, "xau_quote", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+			res := e.callTool(t, er, "xau_quote", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 			noPaymentAsked(t, res, "nothing was charged")
 			if rec := e.record(t, p); rec.State != engine.StateReleased || settlementsOf(e, p) != 0 {
 				t.Fatalf("%s: journal row %+v", er, rec)
@@ -502,9 +503,14 @@ func eachPath(t *testing.T, o paidOptions, f func(t *testing.T, e *paidEnv)) {
 }
 
 // TestFastPathMatchesSDK sends the same calls to a server answering paid
-// calls itself and to one leaving them to the SDK: status, headers and
-// results must be the same (but for each server's own URL and settlement
-// ids), and the fast path must spare the SDK's per-request allocations.
+// calls itself (x402/mcp's direct answers) and to one leaving them to the
+// SDK, in every era (legacy, 2026-07-28, the extension binding) and for
+// every answer the direct path gives (unpaid, invalid arguments, no
+// arguments, a malformed payment, paid, replayed, a payment of another
+// call, a tampered payment, the terminal down): status, headers
+// and results must be the same (but for each server's own URL and
+// settlement ids), and the direct path must spare the SDK's per-request
+// allocations.
 func TestFastPathMatchesSDK(t *testing.T) {
 	fast, slow := newPaidEnv(t, paidOptions{}), newPaidEnv(t, paidOptions{sdkOnly: true})
 	args := fast.exampleArgs(t, "risk_levels")
@@ -529,7 +535,7 @@ func TestFastPathMatchesSDK(t *testing.T) {
 		if err := json.Unmarshal([]byte(text), &v); err != nil {
 			t.Fatalf("%s: %s", er, rep.body)
 		}
-		if sr := mustMap(mustMap(mustMap(v)["result"])["_meta"])[mcp.MetaPaymentResponse]; sr != nil {
+		if sr := mustMap(mustMap(mustMap(v)["result"])["_meta"])[x402mcp.MetaPaymentResponse]; sr != nil {
 			mustMap(sr)["transaction"] = "TX"
 		}
 		return answer{rep.status, rep.header.Get("Content-Type"), rep.header.Get("Cache-Control"), v}
@@ -537,9 +543,29 @@ func TestFastPathMatchesSDK(t *testing.T) {
 	payOnce := func(er era) func(e *paidEnv) map[string]any {
 		return func(e *paidEnv) map[string]any {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
-			return map[string]any{mcp.MetaPayment: asBase64(t, p)}
+			return map[string]any{x402mcp.MetaPayment: asBase64(t, p)}
 		}
 	}
+	// paidBefore pays for args first and sends that payment again: for
+	// args, the recorded answer; for other arguments, a refusal.
+	paidBefore := func(er era) func(e *paidEnv) map[string]any {
+		return func(e *paidEnv) map[string]any {
+			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
+			meta := map[string]any{x402mcp.MetaPayment: asObject(t, p)}
+			e.callTool(t, er, "risk_levels", args, meta)
+			return meta
+		}
+	}
+	// tampered is a payment of another amount than the one asked.
+	tampered := func(er era) func(e *paidEnv) map[string]any {
+		return func(e *paidEnv) map[string]any {
+			pr := offerOf(t, e.callTool(t, er, "risk_levels", args, nil))
+			pr.Accepts[0].Amount = "1"
+			return map[string]any{x402mcp.MetaPayment: asObject(t, e.sign(t, pr))}
+		}
+	}
+	other := fast.exampleArgs(t, "risk_levels")
+	other["entry"] = 3600
 	for _, er := range eras {
 		for _, c := range []struct {
 			name string
@@ -550,8 +576,12 @@ func TestFastPathMatchesSDK(t *testing.T) {
 			{"unpaid", "risk_levels", args, nil},
 			{"invalid", "risk_levels", bad, nil},
 			{"no arguments", "session_state", nil, nil},
-			{"malformed payment", "risk_levels", args, func(*paidEnv) map[string]any { return map[string]any{mcp.MetaPayment: true} }},
+			{"malformed payment", "risk_levels", args, func(*paidEnv) map[string]any { return map[string]any{x402mcp.MetaPayment: true} }},
 			{"paid", "risk_levels", args, payOnce(er)},
+			{"replayed", "risk_levels", args, paidBefore(er)},
+			{"payment of another call", "risk_levels", other, paidBefore(er)},
+			{"tampered payment", "risk_levels", args, tampered(er)},
+			{"terminal down", "xau_quote", map[string]any{}, func(e *paidEnv) map[string]any { e.terminal.SetDown(true); return nil }},
 		} {
 			f, s := do(fast, er, c.tool, c.args, c.meta), do(slow, er, c.tool, c.args, c.meta)
 			if !reflect.DeepEqual(f, s) {
@@ -632,7 +662,7 @@ func TestEveryToolIsSold(t *testing.T) {
 				}
 			}
 			p := e.sign(t, offerOf(t, res))
-			paid := e.callTool(t, modern, tool.OperationID, args, map[string]any{mcp.MetaPayment: asBase64(t, p)})
+			paid := e.callTool(t, modern, tool.OperationID, args, map[string]any{x402mcp.MetaPayment: asBase64(t, p)})
 			if sr, ok := settlementOf(t, paid); paid["isError"] != nil || !ok || !sr.Success {
 				t.Fatalf("%s: %s", tool.OperationID, mustJSON(t, paid))
 			}
@@ -652,7 +682,7 @@ func TestSettlementUndecided(t *testing.T) {
 		args := e.exampleArgs(t, "risk_levels")
 		for _, er := range eras {
 			p := e.sign(t, offerOf(t, e.callTool(t, er, "risk_levels", args, nil)))
-			meta := map[string]any{mcp.MetaPayment: asObject(t, p)}
+			meta := map[string]any{x402mcp.MetaPayment: asObject(t, p)}
 			noPaymentAsked(t, e.callTool(t, er, "risk_levels", args, meta), "call again with the same arguments and the same payment")
 			if pr := offerOf(t, e.callTool(t, er, "risk_levels", args, meta)); pr.Error != engine.ReasonPaymentInProgress {
 				t.Fatalf("%s: retry during settlement: error %q", er, pr.Error)

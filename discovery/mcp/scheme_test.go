@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // TestSecondScheme sells a paid tool over MCP with the toy ticket scheme
@@ -33,7 +33,7 @@ func sellWithTickets(t *testing.T, e *paidEnv, tickets *schemetest.Tickets) {
 	pay := func(p x402.PaymentPayload) map[string]any {
 		res := pr.Resource
 		p.Resource = &res
-		return e.callTool(t, modern, "risk_levels", args, map[string]any{mcp.MetaPayment: asObject(t, p)})
+		return e.callTool(t, modern, "risk_levels", args, map[string]any{x402mcp.MetaPayment: asObject(t, p)})
 	}
 	stale := offerOf(t, pay(tickets.Sign("bob", 3, pr.Accepts[0])))
 	if stale.Error != schemetest.ReasonStale || stale.Accepts[0].Extra[schemetest.ExtraNext] != float64(0) || tickets.Settles() != 0 {
@@ -46,7 +46,7 @@ func sellWithTickets(t *testing.T, e *paidEnv, tickets *schemetest.Tickets) {
 		t.Fatalf("paid with a ticket: %s", mustJSON(t, res))
 	}
 	rec, err := e.journal.Get(context.Background(), schemetest.Key("bob", 0))
-	if err != nil || rec.State != engine.StateSettled || rec.Transport != mcp.Transport || rec.Resource != "tools/call risk_levels" {
+	if err != nil || rec.State != engine.StateSettled || rec.Transport != x402mcp.Transport || rec.Resource != "tools/call risk_levels" {
 		t.Fatalf("journal row %+v %v", rec, err)
 	}
 	again := pay(good)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/discovery"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // Tool names, stable identifiers of the MCP surface.
@@ -70,14 +71,14 @@ func annotations(title string) *sdk.ToolAnnotations {
 
 // newServer builds the SDK server with the four tools and, when sell is
 // set, the paid tools.
-func newServer(s discovery.Surfaces, version, instructions string, ttl time.Duration, log *slog.Logger, sell *seller) *sdk.Server {
+func newServer(s discovery.Surfaces, version, instructions string, ttl time.Duration, log *slog.Logger, sell *paidSeller) (*sdk.Server, error) {
 	ttlMs := int(ttl / time.Millisecond)
 	// Tools only: no logging, prompts, resources or completions, and no
 	// list-change notifications (the list is fixed at start-up). A seller
 	// also declares the x402 extension binding.
 	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}
 	if sell != nil {
-		caps.AddExtension(ExtensionPayment, nil)
+		caps.AddExtension(x402mcp.ExtensionPayment, nil)
 	}
 	srv := sdk.NewServer(&sdk.Implementation{
 		Name:    ServerName,
@@ -151,9 +152,11 @@ func newServer(s discovery.Surfaces, version, instructions string, ttl time.Dura
 		return nil, out, toolError(ctx, log, ToolToolInfo, err, nil)
 	})
 	if sell != nil {
-		sell.register(srv)
+		if err := sell.register(srv, log); err != nil {
+			return nil, err
+		}
 	}
-	return srv
+	return srv, nil
 }
 
 // toolError turns an error of the discovery core into the error of a tool

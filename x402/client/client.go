@@ -19,9 +19,9 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactclient "github.com/seed1284c1d2/svc/x402/exact/client"
 	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402/internal/evmaddr"
-	exactclient "github.com/seed1284c1d2/svc/x402/exact/client"
 )
 
 // Signer holds a payer's private key. It signs EIP-3009 authorizations and

@@ -4,42 +4,53 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// serverTitle is the serverInfo title.
-const serverTitle = "svc discovery"
-
 // legacyVersions are the protocol versions of the initialize era the SDK
 // serves ("" is a request without the header, read as 2025-03-26).
 var legacyVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
-// serveFast answers a well-formed tools/call of a paid tool itself,
-// exactly as the SDK would but without its per-request session (whose
-// decoding dominates the cost of a paid call): the same checks as the SDK
-// pass, the same seller runs, and the result has the same form (resultType
-// and _meta serverInfo on 2026-07-28, the payment_required result for a
-// client of the extension binding). It returns false, having written
-// nothing, for anything it does not recognise as valid — another tool, a
-// notification, a header the SDK must judge (a base64-encoded Mcp-Name, an
-// Mcp-Param-*, a version or _meta mismatch) — so that the SDK answers it,
-// errors included.
-func (h *handler) serveFast(w http.ResponseWriter, r *http.Request, m message) bool {
-	if m.id == nil || bytes.Equal(m.id, []byte("null")) {
+// serveDirect answers a well-formed tools/call of a tool added with
+// AddTool itself, as the SDK's stateless Streamable HTTP handler would but
+// without its per-request session (whose JSON decoding costs several times
+// the rest of a paid call): the SDK's checks pass, the same call runs, and
+// the result has the same form (resultType and _meta serverInfo on
+// 2026-07-28, the payment_required result for a client of the extension
+// binding). It returns false, having written nothing, for anything it
+// does not recognise as valid or that the SDK must judge — another
+// method or tool, a notification, a batch, an Origin header or a Host the
+// SDK's protections decide on, a base64-encoded Mcp-Name, an Mcp-Param-*
+// header, a version or _meta mismatch — so that the SDK answers it, errors
+// included.
+func (s *Seller) serveDirect(w http.ResponseWriter, r *http.Request, body []byte, info sdk.Meta) bool {
+	if r.Header.Get("Origin") != "" || !jsonContent(r.Header.Get("Content-Type")) || !loopbackSafe(r) {
 		return false
 	}
-	var p struct {
-		Name      string                     `json:"name"`
-		Arguments json.RawMessage            `json:"arguments"`
-		Meta      map[string]json.RawMessage `json:"_meta"`
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  struct {
+			Name      string                     `json:"name"`
+			Arguments json.RawMessage            `json:"arguments"`
+			Meta      map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
 	}
-	if err := json.Unmarshal(m.params, &p); err != nil {
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' || json.Unmarshal(body, &m) != nil {
 		return false
 	}
-	pt := h.sell.byName[p.Name]
+	if m.JSONRPC != "2.0" || m.Method != "tools/call" || !validID(m.ID) {
+		return false
+	}
+	p := m.Params
+	pt := s.tools[p.Name]
 	if pt == nil {
 		return false
 	}
@@ -56,7 +67,7 @@ func (h *handler) serveFast(w http.ResponseWriter, r *http.Request, m message) b
 	extension := false
 	if modern {
 		var v string
-		if json.Unmarshal(rawVersion, &v) != nil || v != "2026-07-28" || version != v ||
+		if json.Unmarshal(rawVersion, &v) != nil || v != extensionVersion || version != v ||
 			r.Header.Get("Mcp-Method") != "tools/call" || r.Header.Get("Mcp-Name") != p.Name {
 			return false
 		}
@@ -75,11 +86,11 @@ func (h *handler) serveFast(w http.ResponseWriter, r *http.Request, m message) b
 		return false
 	}
 
-	a := h.sell.call(r.Context(), pt, p.Arguments, p.Meta[MetaPayment], r)
+	a := s.call(r.Context(), pt, p.Arguments, p.Meta[MetaPayment], r)
 	var result any
 	switch {
 	case extension && a.required != nil:
-		meta := maps.Clone(h.info)
+		meta := maps.Clone(info)
 		if a.settlement != nil {
 			meta[MetaPaymentResponse] = a.settlement
 		}
@@ -88,25 +99,24 @@ func (h *handler) serveFast(w http.ResponseWriter, r *http.Request, m message) b
 		res := wireResult{Meta: a.result.Meta, Content: a.result.Content, StructuredContent: a.result.StructuredContent, IsError: a.result.IsError}
 		if modern {
 			res.ResultType = "complete"
-			res.Meta = maps.Clone(h.info)
+			res.Meta = maps.Clone(info)
 			maps.Copy(res.Meta, a.result.Meta)
 		}
 		result = res
 	}
-	body, err := json.Marshal(struct {
+	out, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Result  any             `json:"result"`
-	}{"2.0", m.id, result})
+	}{"2.0", m.ID, result})
 	if err != nil {
-		h.log.ErrorContext(r.Context(), "mcp: encoding a paid tool result failed", "tool", pt.name, "err", err)
-		writeRPCError(w, http.StatusInternalServerError, m.id, codeInternalError, "internal error: the result could not be encoded")
-		return true
+		s.log.ErrorContext(r.Context(), "x402/mcp: encoding a paid tool result failed", "tool", pt.name, "err", err)
+		out = []byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32603,"message":"internal error: the result could not be encoded"}}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	_, _ = w.Write(out)
 	return true
 }
 
@@ -125,6 +135,49 @@ type extensionResult struct {
 	ResultType      string          `json:"resultType"`
 	PaymentRequired json.RawMessage `json:"paymentRequired"`
 	Meta            sdk.Meta        `json:"_meta,omitempty"`
+}
+
+// jsonContent reports whether a Content-Type is application/json.
+func jsonContent(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+// loopbackSafe reports whether the SDK's DNS rebinding protection lets r
+// through for sure: it did not reach a loopback listener, or it names a
+// loopback host.
+func loopbackSafe(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+// isLoopback reports whether an address or host name is a loopback one.
+func isLoopback(addr string) bool {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// validID reports whether a JSON-RPC request id is a string or a number.
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch id[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
 }
 
 // accepts reports whether Accept values admit JSON and SSE, as the SDK
