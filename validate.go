@@ -200,20 +200,16 @@ func compileRules(t reflect.Type) (*compiled, error) {
 // validator returns a validator with the rules of b, the tags of t read.
 func (b bounds) validator(t reflect.Type) (v *validator.Validate, err error) {
 	v = validator.New(validator.WithRequiredStructEnabled())
-	// A set Number is validated as its decimal, by pointer so that
-	// required holds for any set value; an unset one as nothing.
+	// A set Number is validated as its decimal, an unset one as nothing.
 	v.RegisterCustomTypeFunc(func(f reflect.Value) any {
-		var n *Number
-		if f.CanAddr() {
-			n = f.Addr().Interface().(*Number)
-		} else {
-			c := f.Interface().(Number)
-			n = &c
-		}
-		if !n.set {
+		n := f.Interface().(Number)
+		switch {
+		case !n.set:
 			return nil
+		case n.d == (decimal.Decimal{}):
+			return exactDecimal{decimal.Zero} // the zero value of a decimal is a set 0, which required must see as given
 		}
-		return &n.d
+		return exactDecimal{n.d}
 	}, Number{})
 	for code, keep := range map[string]func(c int) bool{
 		"gt":  func(c int) bool { return c > 0 },
@@ -228,8 +224,8 @@ func (b bounds) validator(t reflect.Type) (v *validator.Validate, err error) {
 		}
 	}
 	if err := v.RegisterValidation("integer", func(fl validator.FieldLevel) bool {
-		d, ok := fl.Field().Addr().Interface().(*decimal.Decimal)
-		return ok && d.IsInteger()
+		d, ok := fl.Field().Interface().(exactDecimal)
+		return ok && d[0].IsInteger()
 	}); err != nil {
 		return nil, err
 	}
@@ -252,13 +248,15 @@ func (b bounds) validator(t reflect.Type) (v *validator.Validate, err error) {
 	return v, nil
 }
 
+// exactDecimal is a set Number as the validator sees it: an array, which
+// it neither walks into as it does a struct nor converts to float64.
+type exactDecimal [1]decimal.Decimal
+
 // compare compares the value of a field (a Number's decimal or an integer)
 // with the bound param: -1, 0 or +1.
 func (b bounds) compare(f reflect.Value, param string) int {
-	if f.Kind() == reflect.Struct && f.CanAddr() {
-		if d, ok := f.Addr().Interface().(*decimal.Decimal); ok {
-			return d.Cmp(b.dec[param])
-		}
+	if d, ok := f.Interface().(exactDecimal); ok {
+		return d[0].Cmp(b.dec[param])
 	}
 	return cmp.Compare(f.Int(), b.n[param])
 }
@@ -266,7 +264,9 @@ func (b bounds) compare(f reflect.Value, param string) int {
 // check checks the validate tags of *req and records every failure in fe,
 // field names prefixed by prefix ("bars[3]"; "" for the request itself).
 func (tr tagRules[T]) check(fe *fieldErrors, prefix string, req *T) {
-	tr.compiled.check(fe, prefix, reflect.ValueOf(req).Elem(), req)
+	// By value: the validator then reads the fields of a copy that it
+	// does not copy again field by field.
+	tr.compiled.check(fe, prefix, reflect.ValueOf(req).Elem(), *req)
 }
 
 // fieldError is a failure and the position of its field.
@@ -284,9 +284,9 @@ func (c *compiled) check(fe *fieldErrors, prefix string, v reflect.Value, req an
 			continue
 		}
 		n := v.FieldByIndex(fr.index).Addr().Interface().(*Number)
-		var r fieldErrors
-		if !n.checkRange(&r, fr.path(prefix)) {
-			out = append(out, fieldError{fr.pos, r[0]})
+		if k := len(*fe); !n.checkRange(fe, fr.path(prefix)) {
+			out = append(out, fieldError{fr.pos, (*fe)[k]})
+			*fe = (*fe)[:k]
 			outOfRange |= 1 << fr.pos
 		}
 	}
