@@ -108,7 +108,7 @@ func TestValidateExactBounds(t *testing.T) {
 }
 
 // TestValidateConcurrent checks one compiled request type from many
-// goroutines (run with -race: the validator is only read after compiling).
+// goroutines (run with -race: the compiled rules are only read).
 func TestValidateConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 8 {
