@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/envflag"
+	"github.com/seed1284c1d2/svc/internal/scrub"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
@@ -17,12 +19,12 @@ import (
 // may have settled but that recovery could not tell, to reconcile by hand),
 // oldest first. It never prints a payment's signature.
 func payments(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("payments", stderr, getenv, "svc payments [--db DSN] [--state unknown] [--limit 100] [--json]")
+	f := envflag.New("payments", stderr, getenv, "svc payments [--db DSN] [--state unknown] [--limit 100] [--json]")
 	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
 	stateName := f.String("state", "", "unknown", "state to list: reserved, settling, settled, released, failed or unknown")
 	limit := f.Int("limit", "", 100, "rows to list at most (1-10000)")
 	asJSON := f.Bool("json", false, "print the rows as JSON lines")
-	if err := f.parseNoArgs(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
 	}
 	var state engine.State
@@ -32,10 +34,10 @@ func payments(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 	}
 	if state == 0 {
-		return usageError(fmt.Sprintf("--state %q is not a payment state (reserved, settling, settled, released, failed, unknown)", *stateName))
+		return envflag.UsageError(fmt.Sprintf("--state %q is not a payment state (reserved, settling, settled, released, failed, unknown)", *stateName))
 	}
 	if *limit < 1 || *limit > 10000 {
-		return usageError("--limit must be between 1 and 10000")
+		return envflag.UsageError("--limit must be between 1 and 10000")
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -65,7 +67,7 @@ func payments(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	for _, s := range engine.States() {
 		parts = append(parts, fmt.Sprintf("%s %d", s, counts[s]))
 	}
-	fmt.Fprintf(stdout, "payment journal (%s): %s\n\n", displayDSN(*db), strings.Join(parts, ", "))
+	fmt.Fprintf(stdout, "payment journal (%s): %s\n\n", scrub.DisplayDSN(*db), strings.Join(parts, ", "))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CREATED\tRESOURCE\tTRANSPORT\tPAYER\tNONCE\tAMOUNT\tREQUEST ID\tREASON")
 	for _, r := range rows {
