@@ -23,7 +23,6 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
-	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 )
 
@@ -223,7 +222,11 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	srv := &http.Server{Handler: facilitatorMux(fac, token, &sec), ReadHeaderTimeout: 10 * time.Second}
+	api := fac.Handler(onchain.ServerOptions{
+		Auth: func(h http.Handler) http.Handler { return tokenAuth(h, token, "x402 facilitator", false) },
+		Mask: sec.Err,
+	})
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "svc facilitator %s — on-chain settlement on %s — listening on http://%s\n  relayer: %s (send it gas)\n",
 		buildVersion(), n.CAIP2, ln.Addr(), fac.Relayer().Hex())
 	log.Info("svc facilitator: listening", "addr", ln.Addr().String(), "network", n.CAIP2, "relayer", fac.Relayer().Hex())
@@ -237,77 +240,6 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return srv.Shutdown(sctx)
-}
-
-// facilitatorMux serves fac: /verify, /settle and /supported behind the
-// bearer token; /health (alive), /ready (503 when the relayer cannot pay
-// for gas or the chain does not answer) and /metrics (relayer balance and
-// pending transactions) without it.
-func facilitatorMux(fac *onchain.Facilitator, token string, sec *scrub.Secrets) http.Handler {
-	api := facilitator.Handler(scrubbedFacilitator{Facilitator: fac, sec: sec})
-	mux := http.NewServeMux()
-	authed := tokenAuth(api, token, "x402 facilitator", false)
-	mux.Handle("POST /verify", authed)
-	mux.Handle("POST /settle", authed)
-	mux.Handle("GET /supported", authed)
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
-	})
-	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
-		if err := fac.Ready(ctx); err != nil {
-			w.Header().Set("Retry-After", "30")
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "error": sec.Scrub(err.Error())})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
-	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "# HELP svc_relayer_pending_transactions Settlement transactions sent and not yet mined.\n# TYPE svc_relayer_pending_transactions gauge\nsvc_relayer_pending_transactions %d\n", fac.Pending())
-		if b, err := fac.RelayerBalance(ctx); err == nil {
-			fmt.Fprintf(w, "# HELP svc_relayer_balance_wei Native balance of the relayer (pays the gas).\n# TYPE svc_relayer_balance_wei gauge\nsvc_relayer_balance_wei %s\n", b)
-		}
-	})
-	return mux
-}
-
-// scrubbedFacilitator is the on-chain facilitator whose errors, answered
-// to the API's clients, have the credentials of sec masked (the RPC
-// client's errors repeat the endpoint's URL, API key included).
-type scrubbedFacilitator struct {
-	*onchain.Facilitator
-	sec *scrub.Secrets
-}
-
-// Verify implements x402.Facilitator.
-func (f scrubbedFacilitator) Verify(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
-	r, err := f.Facilitator.Verify(ctx, payload, req)
-	return r, f.scrubbed(err)
-}
-
-// Settle implements x402.Facilitator.
-func (f scrubbedFacilitator) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
-	r, err := f.Facilitator.Settle(ctx, payload, req)
-	return r, f.scrubbed(err)
-}
-
-// Supported implements x402.Facilitator.
-func (f scrubbedFacilitator) Supported(ctx context.Context) (x402.SupportedResponse, error) {
-	r, err := f.Facilitator.Supported(ctx)
-	return r, f.scrubbed(err)
-}
-
-func (f scrubbedFacilitator) scrubbed(err error) error { return f.sec.Err(err) }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // reconcile runs `svc reconcile`: every settled payment of a period in the

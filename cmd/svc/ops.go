@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -105,6 +106,14 @@ func tokenAuth(next http.Handler, token, realm string, basic bool) http.Handler 
 		w.Header().Set("WWW-Authenticate", scheme+` realm="`+realm+`"`)
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a valid token is required (" + how + ")"})
 	})
+}
+
+// writeJSON writes v as a JSON answer that is not cached.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // adminServer serves the operator's handler (metrics, dashboard, pprof,
