@@ -422,7 +422,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 	defer func() { err = c.secrets.Err(err) }()
 	// Log lines (one per request at level info) and the banner go out
 	// through a buffer (see logSink), with every credential masked (see
-	// scrubWriter).
+	// scrub.Secrets.Writer).
 	sink := newLogSink(stderr)
 	stopFlush := sink.start(logFlushEvery)
 	defer stopFlush()

@@ -76,7 +76,7 @@ func TestSecretsPrivateURL(t *testing.T) {
 }
 
 // FuzzDisplayDSN checks that a database URL's password never survives
-// displayDSN.
+// DisplayDSN.
 func FuzzDisplayDSN(f *testing.F) {
 	for _, s := range []string{"svc-data/svc.db", "postgres://u:secretpw@h/db?password=other123", "postgres://u:%zz@h", "postgresql://h/db?sslpassword=abcdef12"} {
 		f.Add(s)
