@@ -293,41 +293,36 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		Mismatch    string    `json:"mismatch"`
 		Detail      string    `json:"detail"`
 	}
-	var found []finding
-	unchecked := 0 // rows whose payTo nobody knows
-	dev := 0       // dev-mode rows: nothing was settled on chain
-	checked := 0   // the others
+	dev := 0 // dev-mode rows: nothing was settled on chain
 	// Streamed: the chain is asked row by row, outside any database read.
-	err = st.EachSettlement(ctx, from, to, func(r ledger.Settlement) error {
-		if ledger.IsDev(r) {
-			dev++
-			return nil
-		}
-		checked++
-		s := onchain.Settled{Transaction: r.Transaction, Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, Amount: r.Amount, PayTo: defaultPayTo}
-		// The payment record, while it is kept, names the payTo the
-		// payer signed for.
-		rec, err := st.Get(ctx, exact.NonceKey(r.Network, r.Asset, r.Payer, r.Nonce))
-		switch {
-		case err == nil && rec.PayTo != "":
-			s.PayTo = rec.PayTo
-		case err != nil && !errors.Is(err, engine.ErrNotFound):
-			return fmt.Errorf("payment journal: %w", err)
-		}
-		if s.PayTo == "" {
-			unchecked++
-		}
-		m, err := onchain.CheckSettled(ctx, c, s)
-		if err != nil {
-			return fmt.Errorf("reconcile: %w", redactURL(err, *rpcURL))
-		}
-		if m != nil {
-			found = append(found, finding{r.SettledAt, r.ToolKey, r.Network, r.Asset, r.Payer, s.PayTo, r.Nonce, r.Amount, r.Transaction, m.Kind, m.Detail})
-		}
-		return nil
+	rec, err := onchain.Reconcile(ctx, c, func(yield func(finding, onchain.Settled) error) error {
+		return st.EachSettlement(ctx, from, to, func(r ledger.Settlement) error {
+			if ledger.IsDev(r) {
+				dev++
+				return nil
+			}
+			s := onchain.Settled{Transaction: r.Transaction, Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, Amount: r.Amount, PayTo: defaultPayTo}
+			// The payment record, while it is kept, names the payTo the
+			// payer signed for.
+			rec, err := st.Get(ctx, exact.NonceKey(r.Network, r.Asset, r.Payer, r.Nonce))
+			switch {
+			case err == nil && rec.PayTo != "":
+				s.PayTo = rec.PayTo
+			case err != nil && !errors.Is(err, engine.ErrNotFound):
+				return fmt.Errorf("payment journal: %w", err)
+			}
+			return yield(finding{r.SettledAt, r.ToolKey, r.Network, r.Asset, r.Payer, s.PayTo, r.Nonce, r.Amount, r.Transaction, "", ""}, s)
+		})
 	})
 	if err != nil {
-		return err
+		return redactURL(err, *rpcURL)
+	}
+	checked, unchecked := rec.Checked, rec.NoPayee
+	found := make([]finding, 0, len(rec.Mismatches))
+	for _, m := range rec.Mismatches {
+		x := m.Row
+		x.Mismatch, x.Detail = m.Mismatch.Kind, m.Mismatch.Detail
+		found = append(found, x)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
