@@ -420,7 +420,7 @@ func (w *jsonShapeWalker) member(n *jsonShapeNode, raw []byte, esc bool) *jsonSh
 		path = append(append(append(make([]byte, 0, len(n.path)+1+len(name)), n.path...), '.'), name...)
 	} else {
 		path = append(append(make([]byte, 0, len(n.path)+len(name)+4), n.path...), '[')
-		path = append(jsonShapeQuote(path, name), ']')
+		path = append(appendJSONString(path, name), ']')
 	}
 	c := w.newNode(string(path))
 	if c != nil {
@@ -446,50 +446,6 @@ func jsonShapeIdentifier(name []byte) bool {
 		}
 	}
 	return true
-}
-
-// jsonShapeQuote appends s in JSON string quoting as encoding/json writes
-// it without HTML escaping: \" \\ \b \f \n \r \t, \u00XX for other control
-// characters, \u2028 and \u2029, and \ufffd for invalid UTF-8.
-func jsonShapeQuote(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\b':
-				dst = append(dst, '\\', 'b')
-			case c == '\f':
-				dst = append(dst, '\\', 'f')
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&15])
-		default:
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
 }
 
 // jsonShapeUnquote appends the decoded content of a validated JSON string

@@ -2,6 +2,7 @@ package svc
 
 import (
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -75,4 +76,55 @@ func TestValidateStructRules(t *testing.T) {
 			t.Errorf("%+v: %v, want %v", c.r, got, c.want)
 		}
 	}
+}
+
+// TestValidateExactBounds: bounds compare exact decimals, where float64
+// would round the value onto the bound.
+func TestValidateExactBounds(t *testing.T) {
+	type req struct {
+		G Number `json:"g" validate:"required,gt=0.1"`
+		L Number `json:"l" validate:"required,lte=100"`
+	}
+	tags := compileTags[req]()
+	for _, c := range []struct {
+		g, l string
+		want map[string]string
+	}{
+		{"0.10000000000000000001", "100", map[string]string{}},
+		{"0.1", "100.00000000000000001", map[string]string{"g": "gt", "l": "lte"}},
+		{"0.09999999999999999999", "99.99999999999999999", map[string]string{"g": "gt"}},
+	} {
+		r := req{G: MustNumber(c.g), L: MustNumber(c.l)}
+		var fe fieldErrors
+		tags.check(&fe, "", &r)
+		got := map[string]string{}
+		for _, e := range fe {
+			got[e.Field] = e.Rule
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("g=%s l=%s: %v, want %v", c.g, c.l, got, c.want)
+		}
+	}
+}
+
+// TestValidateConcurrent checks one compiled request type from many
+// goroutines (run with -race: the compiled rules are only read).
+func TestValidateConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 200 {
+				r := RiskLevelsRequest{Entry: N(int64(i*j - 100)), Direction: Long, SlPct: N(1), TpPct: N(2)}
+				var fe fieldErrors
+				riskLevelsTags.check(&fe, "", &r)
+				if (len(fe) == 0) != (i*j > 100) {
+					t.Errorf("entry %d: %v", i*j-100, fe)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/seed1284c1d2/svc"
 )
 
 // SchemaDialect is the JSON Schema dialect of every published schema.
@@ -240,9 +241,12 @@ func schemaAt(s *jsonschema.Schema, path string) (*jsonschema.Schema, error) {
 // Any other tag is an error: a rule the schema cannot show (a rule across
 // fields) is checked in code and described in words in the descriptor.
 func applyTags(s *jsonschema.Schema, sh *shape, tags string) (required bool, err error) {
-	parts := strings.Split(tags, ",")
-	for _, tag := range parts {
-		name, param, _ := strings.Cut(strings.TrimSpace(tag), "=")
+	for _, r := range svc.ParseRules(tags) {
+		name, param := r.Name, r.Param
+		tag := name
+		if param != "" {
+			tag += "=" + param
+		}
 		numeric := sh.kind == kindInteger || sh.kind == kindNumber
 		num := func() (*float64, error) {
 			f, err := strconv.ParseFloat(param, 64)

@@ -95,9 +95,9 @@ type shapeField struct {
 // oneofWords returns the words of the oneof rule of a validate tag
 // ("required,oneof=long short" → long, short), or nil.
 func oneofWords(tag string) []string {
-	for rule := range strings.SplitSeq(tag, ",") {
-		if w, ok := strings.CutPrefix(rule, "oneof="); ok {
-			return strings.Fields(w)
+	for _, r := range svc.ParseRules(tag) {
+		if r.Name == "oneof" {
+			return strings.Fields(r.Param)
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/internal/envflag"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
@@ -33,7 +34,7 @@ type callOutput struct {
 // call pays for one call of a tool and prints the result and the
 // settlement.
 func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("call", stderr, getenv, "svc call <tool-key> [--json '{...}' | --query k=v ...] --key-env VAR [--url URL] [--max 0.10]")
+	f := envflag.New("call", stderr, getenv, "svc call <tool-key> [--json '{...}' | --query k=v ...] --key-env VAR [--url URL] [--max 0.10]")
 	baseURL := f.String("url", "SVC_URL", "http://127.0.0.1:8080", "server base URL")
 	jsonInput := f.String("json", "", "", "input as a JSON object (the body of a POST tool; query parameters of a GET tool)")
 	query := f.List("query", "", "input parameter k=v (repeatable)")
@@ -42,33 +43,33 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	network := f.String("network", "", x402.NetworkBase, "network the client agrees to pay on")
 	timeout := f.Duration("timeout", "", 90*time.Second, "time limit of the whole call")
 	// Flags may come before and after the tool key, in any mix.
-	positional, err := f.parseInterspersed(args)
+	positional, err := f.ParseInterspersed(args)
 	if err != nil {
 		return err
 	}
 	if len(positional) == 0 {
-		return usageError("svc call needs a tool key (svc tools lists them)")
+		return envflag.UsageError("svc call needs a tool key (svc tools lists them)")
 	}
 	if len(positional) > 1 {
-		return usageError(fmt.Sprintf("unexpected argument %q after the tool key %q: give the input with --query k=v or --json '{...}'",
+		return envflag.UsageError(fmt.Sprintf("unexpected argument %q after the tool key %q: give the input with --query k=v or --json '{...}'",
 			clip.Runes(positional[1], 60), clip.Runes(positional[0], 60)))
 	}
 	key := positional[0]
 	if *keyEnv == "" {
-		return usageError("--key-env names the environment variable holding the payer's private key")
+		return envflag.UsageError("--key-env names the environment variable holding the payer's private key")
 	}
 	if err := keyEnvError(*keyEnv); err != nil {
 		return err
 	}
-	if *jsonInput != "" && len(query.values) > 0 {
-		return usageError("give the input with --json or with --query, not both")
+	if *jsonInput != "" && len(query.Values()) > 0 {
+		return envflag.UsageError("give the input with --json or with --query, not both")
 	}
-	if err := checkQueryFlags(query.values); err != nil {
+	if err := checkQueryFlags(query.Values()); err != nil {
 		return err
 	}
 	hexKey := strings.TrimSpace(getenv(*keyEnv))
 	if hexKey == "" {
-		return usageError(fmt.Sprintf("the environment variable %s is empty", *keyEnv))
+		return envflag.UsageError(fmt.Sprintf("the environment variable %s is empty", *keyEnv))
 	}
 	signer, err := client.ParseSigner(hexKey)
 	if err != nil {
@@ -76,7 +77,7 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	}
 	base := strings.TrimRight(*baseURL, "/")
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageError(fmt.Sprintf("--url %q is not an http(s) URL", *baseURL))
+		return envflag.UsageError(fmt.Sprintf("--url %q is not an http(s) URL", *baseURL))
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -88,7 +89,7 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		}
 		return err
 	}
-	req, err := buildCallRequest(ctx, base, item, *jsonInput, query.values)
+	req, err := buildCallRequest(ctx, base, item, *jsonInput, query.Values())
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	resp, err := hc.Do(req)
 	if err != nil {
 		if errors.Is(err, client.ErrAmountOverMax) {
-			return usageError(fmt.Sprintf("%s costs $%s a call, over the spend cap of $%s: raise it with --max %s",
+			return envflag.UsageError(fmt.Sprintf("%s costs $%s a call, over the spend cap of $%s: raise it with --max %s",
 				item.Key, item.PriceUSD, strings.TrimPrefix(*maxUSD, "$"), item.PriceUSD))
 		}
 		return fmt.Errorf("calling %s %s: %w", item.Method, item.Path, err)
@@ -135,10 +136,10 @@ func checkQueryFlags(values []string) error {
 	for _, kv := range values {
 		k, _, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return usageError(fmt.Sprintf("--query %q: want k=v", clip.Runes(kv, 60)))
+			return envflag.UsageError(fmt.Sprintf("--query %q: want k=v", clip.Runes(kv, 60)))
 		}
 		if seen[k] {
-			return usageError(fmt.Sprintf("--query %s is given twice", clip.Runes(k, 60)))
+			return envflag.UsageError(fmt.Sprintf("--query %s is given twice", clip.Runes(k, 60)))
 		}
 		seen[k] = true
 	}
@@ -172,7 +173,7 @@ func buildCallRequest(ctx context.Context, base string, item catalogTool, jsonIn
 	for _, kv := range query {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usageError(fmt.Sprintf("--query %q: want k=v", kv))
+			return nil, envflag.UsageError(fmt.Sprintf("--query %q: want k=v", kv))
 		}
 		q.Add(k, v)
 	}
@@ -183,7 +184,7 @@ func buildCallRequest(ctx context.Context, base string, item catalogTool, jsonIn
 		if input != nil {
 			qi, err := tools.QueryOf(input)
 			if err != nil {
-				return nil, usageError("--json for a GET tool must be an object of scalar values: " + err.Error())
+				return nil, envflag.UsageError("--json for a GET tool must be an object of scalar values: " + err.Error())
 			}
 			q = qi
 		}
@@ -284,7 +285,7 @@ func notSvcError(base, u string, status int) error {
 	if strings.HasSuffix(strings.ToLower(base), "/api") {
 		msg += fmt.Sprintf("; --url takes the base URL without /api (e.g. --url %s)", base[:len(base)-len("/api")])
 	}
-	return usageError(msg + "; to pay any other x402 server, use svc pay URL")
+	return envflag.UsageError(msg + "; to pay any other x402 server, use svc pay URL")
 }
 
 // findTool looks a tool up in the server's catalog by its key (or its
@@ -310,7 +311,7 @@ func findTool(ctx context.Context, base, key string) (catalogTool, error) {
 		keys = append(keys, it.Key)
 	}
 	if near := closestKeys(want, keys); len(near) > 0 {
-		return catalogTool{}, usageError(fmt.Sprintf("no tool %q on %s; did you mean %s? (svc tools lists them all)", key, base, strings.Join(near, " or ")))
+		return catalogTool{}, envflag.UsageError(fmt.Sprintf("no tool %q on %s; did you mean %s? (svc tools lists them all)", key, base, strings.Join(near, " or ")))
 	}
-	return catalogTool{}, usageError(fmt.Sprintf("no tool %q on %s; tools: %s", key, base, strings.Join(keys, ", ")))
+	return catalogTool{}, envflag.UsageError(fmt.Sprintf("no tool %q on %s; tools: %s", key, base, strings.Join(keys, ", ")))
 }

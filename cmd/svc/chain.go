@@ -17,11 +17,12 @@ import (
 
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/seed1284c1d2/svc/internal/envflag"
+	"github.com/seed1284c1d2/svc/internal/scrub"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
-	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 )
 
@@ -46,7 +47,7 @@ type onchainFlags struct {
 	relayerKey              *ecdsa.PrivateKey // read by check
 }
 
-func addOnchainFlags(f *envFlags) *onchainFlags {
+func addOnchainFlags(f *envflag.Set) *onchainFlags {
 	return &onchainFlags{
 		rpcURL:        f.String("rpc-url", "SVC_RPC_URL", "", "EVM JSON-RPC endpoint of the payment network (never logged): the on-chain facilitator settles through it; svc serve --facilitator-url reads it (read-only, no key) to recover interrupted settlements from the chain"),
 		keyEnv:        f.String("relayer-key-env", "", defaultRelayerKeyEnv, "name of the environment variable holding the relayer's private key (hex; it pays the gas)"),
@@ -62,18 +63,18 @@ func addOnchainFlags(f *envFlags) *onchainFlags {
 // the chain.
 func (o *onchainFlags) check(getenv func(string) string) error {
 	if strings.TrimSpace(*o.rpcURL) == "" {
-		return usageError("on-chain settlement needs --rpc-url (SVC_RPC_URL)")
+		return envflag.UsageError("on-chain settlement needs --rpc-url (SVC_RPC_URL)")
 	}
 	for name, v := range map[string]*string{"--max-fee-gwei": o.maxFeeGwei, "--max-tip-gwei": o.maxTipGwei} {
 		if _, err := decimalUnits(*v, 9); err != nil {
-			return usageError(name + ": " + err.Error())
+			return envflag.UsageError(name + ": " + err.Error())
 		}
 	}
 	if _, err := decimalUnits(*o.minBalanceEth, 18); err != nil {
-		return usageError("--min-relayer-balance: " + err.Error())
+		return envflag.UsageError("--min-relayer-balance: " + err.Error())
 	}
 	if *o.confirmations < 1 || *o.confirmations > 1000 {
-		return usageError("--confirmations must be between 1 and 1000")
+		return envflag.UsageError("--confirmations must be between 1 and 1000")
 	}
 	k, err := o.key(getenv)
 	if err != nil {
@@ -134,11 +135,11 @@ func (o *onchainFlags) key(getenv func(string) string) (*ecdsa.PrivateKey, error
 	}
 	v := getenv(name)
 	if strings.TrimSpace(v) == "" {
-		return nil, usageError(fmt.Sprintf("on-chain settlement needs the relayer's private key in $%s (or --relayer-key-file)", name))
+		return nil, envflag.UsageError(fmt.Sprintf("on-chain settlement needs the relayer's private key in $%s (or --relayer-key-file)", name))
 	}
 	k, err := onchain.ParseKey(v)
 	if err != nil {
-		return nil, usageError(fmt.Sprintf("the relayer key in $%s: %v", name, err))
+		return nil, envflag.UsageError(fmt.Sprintf("the relayer key in $%s: %v", name, err))
 	}
 	return k, nil
 }
@@ -165,15 +166,15 @@ func redactURL(err error, url string) error {
 	}
 	// What is left of it in other spellings (net/http prints the user name
 	// and "***" for the password; a key in the path or the query).
-	var sec secrets
-	sec.addPrivateURL(url)
-	return sec.scrubErr(err)
+	var sec scrub.Secrets
+	sec.AddPrivateURL(url)
+	return sec.Err(err)
 }
 
 // facilitatorCmd runs `svc facilitator`: the on-chain facilitator served
 // over the x402 facilitator HTTP API behind a bearer token.
 func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) (err error) {
-	f := newEnvFlags("facilitator", stderr, getenv, "svc facilitator --rpc-url URL [--relayer-key-env NAME | --relayer-key-file PATH] [--token-env NAME] [flags]")
+	f := envflag.New("facilitator", stderr, getenv, "svc facilitator --rpc-url URL [--relayer-key-env NAME | --relayer-key-file PATH] [--token-env NAME] [flags]")
 	addr := f.String("addr", "SVC_FACILITATOR_ADDR", "127.0.0.1:8402", "listen address (port 0 picks a free port; the bound address is printed)")
 	network := f.String("network", "SVC_NETWORK", x402.NetworkBase, "network settled on (CAIP-2 id); the RPC endpoint must serve it")
 	payTo := f.String("pay-to", "SVC_PAY_TO", "", "when set, the only receiving wallet accepted")
@@ -181,7 +182,7 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	logLevel := f.String("log-level", "SVC_LOG_LEVEL", "info", "debug, info, warn or error")
 	logFormat := f.String("log-format", "SVC_LOG_FORMAT", "text", "text or json")
 	oc := addOnchainFlags(f)
-	if err := f.parseNoArgs(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
 	}
 	if err := oc.check(getenv); err != nil {
@@ -194,20 +195,20 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	}
 	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
 	if !ok {
-		return usageError(fmt.Sprintf("--network %q is not a known network", *network))
+		return envflag.UsageError(fmt.Sprintf("--network %q is not a known network", *network))
 	}
 	token := strings.TrimSpace(getenv(strings.TrimSpace(*tokenEnv)))
 	if len(token) < minTokenLen {
-		return usageError("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in " +
+		return envflag.UsageError("the facilitator spends the relayer's gas: set a bearer token of at least 16 characters in " +
 			tokenVarWhere("--token-env", defaultTokenEnv, strings.TrimSpace(*tokenEnv)))
 	}
 	// Neither the RPC URL's key nor the token leaves in a log line, an
 	// error or an answer (see secrets).
-	var sec secrets
-	sec.addPrivateURL(*oc.rpcURL)
-	sec.add(token)
-	defer func() { err = sec.scrubErr(err) }()
-	stderr = scrubWriter{w: stderr, s: &sec}
+	var sec scrub.Secrets
+	sec.AddPrivateURL(*oc.rpcURL)
+	sec.Add(token)
+	defer func() { err = sec.Err(err) }()
+	stderr = sec.Writer(stderr)
 	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		return err
@@ -221,7 +222,11 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	srv := &http.Server{Handler: facilitatorMux(fac, token, &sec), ReadHeaderTimeout: 10 * time.Second}
+	api := fac.Handler(onchain.ServerOptions{
+		Auth: func(h http.Handler) http.Handler { return tokenAuth(h, token, "x402 facilitator", false) },
+		Mask: sec.Err,
+	})
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "svc facilitator %s — on-chain settlement on %s — listening on http://%s\n  relayer: %s (send it gas)\n",
 		buildVersion(), n.CAIP2, ln.Addr(), fac.Relayer().Hex())
 	log.Info("svc facilitator: listening", "addr", ln.Addr().String(), "network", n.CAIP2, "relayer", fac.Relayer().Hex())
@@ -237,111 +242,25 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	return srv.Shutdown(sctx)
 }
 
-// facilitatorMux serves fac: /verify, /settle and /supported behind the
-// bearer token; /health (alive), /ready (503 when the relayer cannot pay
-// for gas or the chain does not answer) and /metrics (relayer balance and
-// pending transactions) without it.
-func facilitatorMux(fac *onchain.Facilitator, token string, sec *secrets) http.Handler {
-	api := facilitator.Handler(scrubbedFacilitator{Facilitator: fac, sec: sec})
-	mux := http.NewServeMux()
-	authed := tokenAuth(api, token, "x402 facilitator", false)
-	mux.Handle("POST /verify", authed)
-	mux.Handle("POST /settle", authed)
-	mux.Handle("GET /supported", authed)
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
-	})
-	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
-		if err := fac.Ready(ctx); err != nil {
-			w.Header().Set("Retry-After", "30")
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "error": sec.scrub(err.Error())})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
-	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprintf(w, "# HELP svc_relayer_pending_transactions Settlement transactions sent and not yet mined.\n# TYPE svc_relayer_pending_transactions gauge\nsvc_relayer_pending_transactions %d\n", fac.Pending())
-		if b, err := fac.RelayerBalance(ctx); err == nil {
-			fmt.Fprintf(w, "# HELP svc_relayer_balance_wei Native balance of the relayer (pays the gas).\n# TYPE svc_relayer_balance_wei gauge\nsvc_relayer_balance_wei %s\n", b)
-		}
-	})
-	return mux
-}
-
-// scrubbedFacilitator is the on-chain facilitator whose errors, answered
-// to the API's clients, have the credentials of sec masked (the RPC
-// client's errors repeat the endpoint's URL, API key included).
-type scrubbedFacilitator struct {
-	*onchain.Facilitator
-	sec *secrets
-}
-
-// Verify implements x402.Facilitator.
-func (f scrubbedFacilitator) Verify(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.VerifyResponse, error) {
-	r, err := f.Facilitator.Verify(ctx, payload, req)
-	return r, f.scrubbed(err)
-}
-
-// Settle implements x402.Facilitator.
-func (f scrubbedFacilitator) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
-	r, err := f.Facilitator.Settle(ctx, payload, req)
-	return r, f.scrubbed(err)
-}
-
-// Supported implements x402.Facilitator.
-func (f scrubbedFacilitator) Supported(ctx context.Context) (x402.SupportedResponse, error) {
-	r, err := f.Facilitator.Supported(ctx)
-	return r, f.scrubbed(err)
-}
-
-func (f scrubbedFacilitator) scrubbed(err error) error {
-	if err == nil {
-		return nil
-	}
-	return scrubbedError{msg: f.sec.scrub(err.Error()), err: err}
-}
-
-// scrubbedError is an error whose message has the credentials masked; it
-// unwraps to the original, so that its kind (unavailable: 503) is kept.
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e scrubbedError) Error() string { return e.msg }
-func (e scrubbedError) Unwrap() error { return e.err }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // reconcile runs `svc reconcile`: every settled payment of a period in the
 // journal is compared with the chain, and the mismatches are listed.
 func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("reconcile", stderr, getenv, "svc reconcile --from DATE --to DATE --rpc-url URL [--db DSN] [--pay-to ADDR] [--json]")
+	f := envflag.New("reconcile", stderr, getenv, "svc reconcile --from DATE --to DATE --rpc-url URL [--db DSN] [--pay-to ADDR] [--json]")
 	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
 	rpcURL := f.String("rpc-url", "SVC_RPC_URL", "", "EVM JSON-RPC endpoint of the payments' chain (never logged)")
 	fromS := f.String("from", "", "", "start of the period (RFC 3339 or YYYY-MM-DD, inclusive), by settlement time; default 30 days before --to")
 	toS := f.String("to", "", "", "end of the period (RFC 3339 or YYYY-MM-DD, exclusive); default the end of today (UTC)")
 	payTo := f.String("pay-to", "SVC_PAY_TO", "", "the wallet the payments were due to, for ledger rows whose payment record has been pruned (their payTo is checked against it)")
 	asJSON := f.Bool("json", false, "print the mismatches as JSON lines")
-	if err := f.parseNoArgs(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
 	}
 	from, to, err := ledger.ParsePeriod(*fromS, *toS, time.Now())
 	if err != nil {
-		return usageError(err.Error())
+		return envflag.UsageError(err.Error())
 	}
 	if strings.TrimSpace(*rpcURL) == "" {
-		return usageError("--rpc-url (SVC_RPC_URL) is required: the chain to compare with")
+		return envflag.UsageError("--rpc-url (SVC_RPC_URL) is required: the chain to compare with")
 	}
 	defaultPayTo := strings.TrimSpace(*payTo)
 	if defaultPayTo != "" {
@@ -374,41 +293,36 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		Mismatch    string    `json:"mismatch"`
 		Detail      string    `json:"detail"`
 	}
-	var found []finding
-	unchecked := 0 // rows whose payTo nobody knows
-	dev := 0       // dev-mode rows: nothing was settled on chain
-	checked := 0   // the others
+	dev := 0 // dev-mode rows: nothing was settled on chain
 	// Streamed: the chain is asked row by row, outside any database read.
-	err = st.EachSettlement(ctx, from, to, func(r ledger.Settlement) error {
-		if ledger.IsDev(r) {
-			dev++
-			return nil
-		}
-		checked++
-		s := onchain.Settled{Transaction: r.Transaction, Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, Amount: r.Amount, PayTo: defaultPayTo}
-		// The payment record, while it is kept, names the payTo the
-		// payer signed for.
-		rec, err := st.Get(ctx, exact.NonceKey(r.Network, r.Asset, r.Payer, r.Nonce))
-		switch {
-		case err == nil && rec.PayTo != "":
-			s.PayTo = rec.PayTo
-		case err != nil && !errors.Is(err, engine.ErrNotFound):
-			return fmt.Errorf("payment journal: %w", err)
-		}
-		if s.PayTo == "" {
-			unchecked++
-		}
-		m, err := onchain.CheckSettled(ctx, c, s)
-		if err != nil {
-			return fmt.Errorf("reconcile: %w", redactURL(err, *rpcURL))
-		}
-		if m != nil {
-			found = append(found, finding{r.SettledAt, r.ToolKey, r.Network, r.Asset, r.Payer, s.PayTo, r.Nonce, r.Amount, r.Transaction, m.Kind, m.Detail})
-		}
-		return nil
+	rec, err := onchain.Reconcile(ctx, c, func(yield func(finding, onchain.Settled) error) error {
+		return st.EachSettlement(ctx, from, to, func(r ledger.Settlement) error {
+			if ledger.IsDev(r) {
+				dev++
+				return nil
+			}
+			s := onchain.Settled{Transaction: r.Transaction, Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, Amount: r.Amount, PayTo: defaultPayTo}
+			// The payment record, while it is kept, names the payTo the
+			// payer signed for.
+			rec, err := st.Get(ctx, exact.NonceKey(r.Network, r.Asset, r.Payer, r.Nonce))
+			switch {
+			case err == nil && rec.PayTo != "":
+				s.PayTo = rec.PayTo
+			case err != nil && !errors.Is(err, engine.ErrNotFound):
+				return fmt.Errorf("payment journal: %w", err)
+			}
+			return yield(finding{r.SettledAt, r.ToolKey, r.Network, r.Asset, r.Payer, s.PayTo, r.Nonce, r.Amount, r.Transaction, "", ""}, s)
+		})
 	})
 	if err != nil {
-		return err
+		return redactURL(err, *rpcURL)
+	}
+	checked, unchecked := rec.Checked, rec.NoPayee
+	found := make([]finding, 0, len(rec.Mismatches))
+	for _, m := range rec.Mismatches {
+		x := m.Row
+		x.Mismatch, x.Detail = m.Mismatch.Kind, m.Mismatch.Detail
+		found = append(found, x)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

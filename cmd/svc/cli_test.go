@@ -118,9 +118,9 @@ func TestServeHelpByTopic(t *testing.T) {
 	}
 	last := -1
 	for _, g := range serveFlagGroups {
-		i := strings.Index(out, "\n"+g.title+":\n")
+		i := strings.Index(out, "\n"+g.Title+":\n")
 		if i < 0 || i < last {
-			t.Fatalf("topic %q missing or out of order:\n%s", g.title, out)
+			t.Fatalf("topic %q missing or out of order:\n%s", g.Title, out)
 		}
 		last = i
 	}

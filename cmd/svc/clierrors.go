@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/internal/envflag"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/x402"
 )
@@ -24,7 +25,7 @@ func jsonInputError(s string) error {
 	err := json.Unmarshal([]byte(s), &v)
 	if err == nil {
 		if _, ok := v.(map[string]any); !ok {
-			return usageError("--json must be a JSON object ({...}) holding the tool's input")
+			return envflag.UsageError("--json must be a JSON object ({...}) holding the tool's input")
 		}
 		return nil
 	}
@@ -34,9 +35,9 @@ func jsonInputError(s string) error {
 		if pos > len(s) {
 			pos = len(s)
 		}
-		return usageError(fmt.Sprintf("--json is not valid JSON at byte %d (%s): %s", pos, jsonContext(s, pos), se.Error()))
+		return envflag.UsageError(fmt.Sprintf("--json is not valid JSON at byte %d (%s): %s", pos, jsonContext(s, pos), se.Error()))
 	}
-	return usageError(fmt.Sprintf("--json is not valid JSON: %v", err))
+	return envflag.UsageError(fmt.Sprintf("--json is not valid JSON: %v", err))
 }
 
 // jsonContext shows the few bytes before pos, where a JSON syntax error
@@ -116,14 +117,14 @@ func payToError(flagName, s string) error {
 	a, ok := evmaddr.Parse(s)
 	switch {
 	case !ok:
-		return usageError(fmt.Sprintf("%s %q is not an address: want 0x followed by 40 hex digits", flagName, clip.Runes(s, 60)))
+		return envflag.UsageError(fmt.Sprintf("%s %q is not an address: want 0x followed by 40 hex digits", flagName, clip.Runes(s, 60)))
 	case a == (common.Address{}):
-		return usageError(fmt.Sprintf("%s %s is the zero address: payments sent there are lost", flagName, s))
+		return envflag.UsageError(fmt.Sprintf("%s %s is the zero address: payments sent there are lost", flagName, s))
 	case evmaddr.SpellingOf(s, a.Hex()) == evmaddr.BadChecksum:
-		return usageError(fmt.Sprintf("%s %s has a wrong EIP-55 checksum (the case of its letters): these digits spelled with their checksum are %s; "+
+		return envflag.UsageError(fmt.Sprintf("%s %s has a wrong EIP-55 checksum (the case of its letters): these digits spelled with their checksum are %s; "+
 			"a wrong checksum usually means a mistyped digit, so check the address itself before using that spelling", flagName, s, a.Hex()))
 	case !x402.IsValidAddress(s):
-		return usageError(fmt.Sprintf("%s %s: give it in lower case or in its EIP-55 form %s", flagName, s, a.Hex()))
+		return envflag.UsageError(fmt.Sprintf("%s %s: give it in lower case or in its EIP-55 form %s", flagName, s, a.Hex()))
 	}
 	return nil
 }

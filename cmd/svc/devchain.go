@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/seed1284c1d2/svc/internal/devchain"
+	"github.com/seed1284c1d2/svc/internal/envflag"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/batch"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -58,19 +59,19 @@ func devchainCmd(ctx context.Context, args []string, stdout, stderr io.Writer, g
 			return devchainAdvance(ctx, args[1:], stdout, stderr, getenv)
 		}
 	}
-	f := newEnvFlags("devchain", stderr, getenv, devchainSynopsis)
+	f := envflag.New("devchain", stderr, getenv, devchainSynopsis)
 	addr := f.String("addr", "SVC_DEVCHAIN_ADDR", devchain.DefaultAddr, "JSON-RPC listen address, loopback only (port 0 picks a free port)")
 	seed := f.String("seed", "SVC_DEVCHAIN_SEED", "", "derive the dev keys from this text, the same on every run (default: fresh keys every run)")
 	payerUSDC := f.String("payer-usdc", "", "1000", "test USDC minted for the payer at start")
-	if err := f.parse(args); err != nil {
+	if err := f.Parse(args); err != nil {
 		return err
 	}
 	if f.NArg() > 0 {
-		return usageError(fmt.Sprintf("svc devchain: unknown subcommand %q (fund, advance, or none to run the chain)", f.Arg(0)))
+		return envflag.UsageError(fmt.Sprintf("svc devchain: unknown subcommand %q (fund, advance, or none to run the chain)", f.Arg(0)))
 	}
 	usdc, err := decimalUnits(*payerUSDC, 6)
 	if err != nil {
-		return usageError("--payer-usdc: " + err.Error())
+		return envflag.UsageError("--payer-usdc: " + err.Error())
 	}
 	if usdc == nil {
 		usdc = new(big.Int)
@@ -81,7 +82,7 @@ func devchainCmd(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	cancel()
 	if err != nil {
 		if strings.Contains(err.Error(), "loopback") {
-			return usageError("--addr: " + err.Error())
+			return envflag.UsageError("--addr: " + err.Error())
 		}
 		return err
 	}
@@ -139,7 +140,7 @@ func usdcString(atomic *big.Int) string {
 
 // devchainRPCFlag is the --rpc-url of fund and advance: $SVC_RPC_URL (as
 // svc devchain's lines export it), else the default address.
-func devchainRPCFlag(f *envFlags) *string {
+func devchainRPCFlag(f *envflag.Set) *string {
 	return f.String("rpc-url", "SVC_RPC_URL", "http://"+devchain.DefaultAddr, "the svc devchain's JSON-RPC endpoint")
 }
 
@@ -171,29 +172,29 @@ func devchainCallError(err error, method, url string) error {
 
 // devchainFund runs `svc devchain fund ADDRESS USDC [--eth N]`.
 func devchainFund(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("devchain fund", stderr, getenv, "svc devchain fund ADDRESS USDC [--eth N] [--rpc-url URL]\n\nGives ADDRESS USDC test USDC (a decimal amount, e.g. 10 or 0.25) and, with --eth, ETH, on an svc devchain.")
+	f := envflag.New("devchain fund", stderr, getenv, "svc devchain fund ADDRESS USDC [--eth N] [--rpc-url URL]\n\nGives ADDRESS USDC test USDC (a decimal amount, e.g. 10 or 0.25) and, with --eth, ETH, on an svc devchain.")
 	rpcURL := devchainRPCFlag(f)
 	ethAmount := f.String("eth", "", "", "ETH to send as well (a decimal amount)")
-	pos, err := f.parseInterspersed(args)
+	pos, err := f.ParseInterspersed(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 2 {
-		return usageError("svc devchain fund takes ADDRESS and USDC, e.g. svc devchain fund 0x… 10")
+		return envflag.UsageError("svc devchain fund takes ADDRESS and USDC, e.g. svc devchain fund 0x… 10")
 	}
 	if err := payToError("ADDRESS", pos[0]); err != nil {
 		return err
 	}
 	usdc, err := decimalUnits(pos[1], 6)
 	if err != nil {
-		return usageError("USDC: " + err.Error())
+		return envflag.UsageError("USDC: " + err.Error())
 	}
 	wei, err := decimalUnits(*ethAmount, 18)
 	if err != nil {
-		return usageError("--eth: " + err.Error())
+		return envflag.UsageError("--eth: " + err.Error())
 	}
 	if usdc.Sign() == 0 && (wei == nil || wei.Sign() == 0) {
-		return usageError("USDC: nothing to send: give an amount above 0 (or --eth)")
+		return envflag.UsageError("USDC: nothing to send: give an amount above 0 (or --eth)")
 	}
 	var weiArg any
 	if wei != nil {
@@ -232,25 +233,25 @@ func devchainCall(ctx context.Context, rpcURL string, res any, method string, ar
 
 // devchainAdvance runs `svc devchain advance DURATION`.
 func devchainAdvance(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("devchain advance", stderr, getenv, "svc devchain advance DURATION [--rpc-url URL]\n\nMoves an svc devchain's clock forward by DURATION (1h, 90s, or whole seconds): the block it seals is that much after the last one.")
+	f := envflag.New("devchain advance", stderr, getenv, "svc devchain advance DURATION [--rpc-url URL]\n\nMoves an svc devchain's clock forward by DURATION (1h, 90s, or whole seconds): the block it seals is that much after the last one.")
 	rpcURL := devchainRPCFlag(f)
-	pos, err := f.parseInterspersed(args)
+	pos, err := f.ParseInterspersed(args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usageError("svc devchain advance takes a DURATION, e.g. svc devchain advance 1h")
+		return envflag.UsageError("svc devchain advance takes a DURATION, e.g. svc devchain advance 1h")
 	}
 	d, err := time.ParseDuration(pos[0])
 	if err != nil {
 		n, nerr := strconv.ParseInt(pos[0], 10, 64)
 		if nerr != nil {
-			return usageError(fmt.Sprintf("DURATION %q: want a duration such as 1h or 90s, or whole seconds", pos[0]))
+			return envflag.UsageError(fmt.Sprintf("DURATION %q: want a duration such as 1h or 90s, or whole seconds", pos[0]))
 		}
 		d = time.Duration(n) * time.Second
 	}
 	if d < time.Second || d%time.Second != 0 {
-		return usageError(fmt.Sprintf("DURATION %q: the clock moves by whole seconds, at least 1s", pos[0]))
+		return envflag.UsageError(fmt.Sprintf("DURATION %q: the clock moves by whole seconds, at least 1s", pos[0]))
 	}
 	var res devchain.AdvanceResult
 	if err := devchainCall(ctx, *rpcURL, &res, "devchain_advance", hexutil.Uint64(d/time.Second)); err != nil {
@@ -275,20 +276,20 @@ func checkEmbeddedChain(c *serveConfig, value, rpcURL string) error {
 		return nil
 	case chainEmbedded:
 	default:
-		return usageError(fmt.Sprintf("--chain %q: the only value is %q (a local dev chain in this process)", value, chainEmbedded))
+		return envflag.UsageError(fmt.Sprintf("--chain %q: the only value is %q (a local dev chain in this process)", value, chainEmbedded))
 	}
 	switch {
 	case c.facilitatorURL != "":
-		return usageError("--chain embedded settles on its own dev chain: drop --facilitator-url (SVC_FACILITATOR_URL)")
+		return envflag.UsageError("--chain embedded settles on its own dev chain: drop --facilitator-url (SVC_FACILITATOR_URL)")
 	case c.settle != "":
-		return usageError("--chain embedded settles on its own dev chain: drop --settle (run `svc devchain` and --settle onchain --rpc-url to use a chain outside the server)")
+		return envflag.UsageError("--chain embedded settles on its own dev chain: drop --settle (run `svc devchain` and --settle onchain --rpc-url to use a chain outside the server)")
 	case strings.TrimSpace(rpcURL) != "":
-		return usageError("--chain embedded settles on its own dev chain: drop --rpc-url (SVC_RPC_URL)")
+		return envflag.UsageError("--chain embedded settles on its own dev chain: drop --rpc-url (SVC_RPC_URL)")
 	case c.network != x402.NetworkBase:
-		return usageError(fmt.Sprintf("--chain embedded runs chain id %d (Base's): --network must be %s", devchain.ChainID, x402.NetworkBase))
+		return envflag.UsageError(fmt.Sprintf("--chain embedded runs chain id %d (Base's): --network must be %s", devchain.ChainID, x402.NetworkBase))
 	}
 	if err := checkDevAddr(c.addr); err != nil {
-		return usageError(fmt.Sprintf("--chain embedded is dev mode and listens on loopback only: --addr %q is not a loopback address", c.addr))
+		return envflag.UsageError(fmt.Sprintf("--chain embedded is dev mode and listens on loopback only: --addr %q is not a loopback address", c.addr))
 	}
 	c.devChain = &devChainRun{}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/seed1284c1d2/svc/internal/envflag"
 )
 
 // TestParseServeEmbeddedChain: --chain embedded is dev mode's defaults
@@ -35,7 +37,7 @@ func TestParseServeEmbeddedChain(t *testing.T) {
 		"public address":     {[]string{"--dev", "--chain", "embedded", "--addr", "0.0.0.0:8080"}, "loopback"},
 	} {
 		_, err := parseServe(tc.args, io.Discard, envOf(nil))
-		if err == nil || !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !errors.As(err, new(envflag.UsageError)) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a usage error naming %q", name, err, tc.want)
 		}
 	}

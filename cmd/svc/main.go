@@ -28,6 +28,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/seed1284c1d2/svc/internal/envflag"
 )
 
 // apiVersion is the version of the service's HTTP interface (its routes,
@@ -87,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(envflag.UsageError)):
 		fmt.Fprintln(stderr, "svc:", err)
 		return 2
 	default:
@@ -95,11 +97,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 1
 	}
 }
-
-// usageError is a command line that cannot be run.
-type usageError string
-
-func (e usageError) Error() string { return string(e) }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `svc — small deterministic tools for agents, sold per call with x402 (USDC on Base)

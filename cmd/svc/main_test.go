@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/httpserver"
+	"github.com/seed1284c1d2/svc/internal/envflag"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
@@ -371,7 +372,7 @@ func TestParseServe(t *testing.T) {
 	for name, tc := range bad {
 		if _, err := parseServe(tc.args, io.Discard, envOf(tc.env)); err == nil {
 			t.Errorf("%s: accepted", name)
-		} else if _, ok := err.(usageError); !ok {
+		} else if _, ok := err.(envflag.UsageError); !ok {
 			t.Errorf("%s: %T %v is not a usage error", name, err, err)
 		}
 	}
@@ -548,19 +549,6 @@ func TestRunCommands(t *testing.T) {
 	errOut.Reset()
 	if c := run(context.Background(), []string{"call", "risk-levels", "--key-env", "K"}, &out, &errOut, envOf(map[string]string{"K": "0xnotakey-SECRETISH"})); c != 1 || strings.Contains(errOut.String(), "SECRETISH") {
 		t.Fatalf("malformed key: exit %d %q", c, errOut.String())
-	}
-}
-
-func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]int64{"2MiB": 2 << 20, "512KiB": 512 << 10, "2097152": 2097152, "1MB": 1000000, "64K": 64 << 10} {
-		if got, err := parseBytes(in); err != nil || got != want {
-			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "0", "-1", "2GiBs", "abc", "1.5MiB"} {
-		if _, err := parseBytes(in); err == nil {
-			t.Errorf("parseBytes(%q) accepted", in)
-		}
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/httpserver"
+	"github.com/seed1284c1d2/svc/internal/envflag"
 )
 
 // statsTallies feeds discovery's aggregate stats from the server's
@@ -68,16 +70,16 @@ func (c *serveConfig) readAdminToken(name string, getenv func(string) string) er
 		name = defaultAdminTokenEnv
 	}
 	if !envNameRE.MatchString(name) {
-		return usageError("--admin-token-env takes the name of an environment variable (letters, digits and _), not the token itself (the value given is not repeated here)")
+		return envflag.UsageError("--admin-token-env takes the name of an environment variable (letters, digits and _), not the token itself (the value given is not repeated here)")
 	}
 	c.adminToken = strings.TrimSpace(getenv(name))
-	c.secrets.add(c.adminToken)
+	c.secrets.Add(c.adminToken)
 	switch {
 	case len(c.adminToken) < minTokenLen:
-		return usageError(fmt.Sprintf("the admin listener's token in %s must be at least %d characters",
+		return envflag.UsageError(fmt.Sprintf("the admin listener's token in %s must be at least %d characters",
 			tokenVarWhere("--admin-token-env", defaultAdminTokenEnv, name), minTokenLen))
 	case c.adminAddr == "":
-		return usageError("an admin token protects the admin listener: set --admin-addr too (without it /metrics is on the public port, unprotected)")
+		return envflag.UsageError("an admin token protects the admin listener: set --admin-addr too (without it /metrics is on the public port, unprotected)")
 	}
 	return nil
 }
@@ -104,6 +106,14 @@ func tokenAuth(next http.Handler, token, realm string, basic bool) http.Handler 
 		w.Header().Set("WWW-Authenticate", scheme+` realm="`+realm+`"`)
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a valid token is required (" + how + ")"})
 	})
+}
+
+// writeJSON writes v as a JSON answer that is not cached.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // adminServer serves the operator's handler (metrics, dashboard, pprof,

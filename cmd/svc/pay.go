@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/internal/envflag"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 )
@@ -39,9 +40,9 @@ type payOutput struct {
 // about the payment to stderr; --json prints both as one JSON object;
 // --dry-run asks without paying and prints the offer.
 func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("pay", stderr, getenv, "svc pay [-X METHOD] [-d BODY|@FILE|@-] [-H 'Name: value' ...] --key-env VAR [--max 0.10] [--dry-run] URL")
+	f := envflag.New("pay", stderr, getenv, "svc pay [-X METHOD] [-d BODY|@FILE|@-] [-H 'Name: value' ...] --key-env VAR [--max 0.10] [--dry-run] URL")
 	var method, data string
-	headers := &listFlag{}
+	headers := &envflag.List{}
 	f.FlagSet.StringVar(&method, "X", "", "request method (default GET, or POST with -d)")
 	f.FlagSet.StringVar(&method, "request", "", "request method (same as -X)")
 	f.FlagSet.StringVar(&data, "d", "", "request body; @FILE reads a file, @- standard input (Content-Type application/json when it is JSON, else form-urlencoded, unless -H sets one)")
@@ -55,29 +56,29 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	dryRun := f.Bool("dry-run", false, "ask without paying: print the offer and what would be paid")
 	asJSON := f.Bool("json", false, "print {status, body, settlement} as JSON instead of the body alone")
 	timeout := f.Duration("timeout", "", 90*time.Second, "time limit of the whole exchange")
-	positional, err := f.parseInterspersed(args)
+	positional, err := f.ParseInterspersed(args)
 	if err != nil {
 		return err
 	}
 	switch {
 	case len(positional) == 0:
-		return usageError("svc pay needs the URL to call (svc call TOOL pays one of svc's tools by name)")
+		return envflag.UsageError("svc pay needs the URL to call (svc call TOOL pays one of svc's tools by name)")
 	case len(positional) > 1:
-		return usageError(fmt.Sprintf("unexpected argument %q after the URL (quote a body given with -d)", clip.Runes(positional[1], 60)))
+		return envflag.UsageError(fmt.Sprintf("unexpected argument %q after the URL (quote a body given with -d)", clip.Runes(positional[1], 60)))
 	}
 	target := positional[0]
 	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageError(fmt.Sprintf("%q is not an http(s) URL", clip.Runes(target, 80)))
+		return envflag.UsageError(fmt.Sprintf("%q is not an http(s) URL", clip.Runes(target, 80)))
 	}
 	if s := strings.TrimSpace(*scheme); !slices.Contains(payingSchemes(), s) {
-		return usageError(fmt.Sprintf("--scheme %q: this client pays %s only", clip.Runes(s, 40), quoteList(payingSchemes())))
+		return envflag.UsageError(fmt.Sprintf("--scheme %q: this client pays %s only", clip.Runes(s, 40), quoteList(payingSchemes())))
 	}
 	if _, ok := x402.LookupNetwork(strings.TrimSpace(*network)); !ok {
-		return usageError(fmt.Sprintf("--network %q is not a known network", clip.Runes(*network, 40)))
+		return envflag.UsageError(fmt.Sprintf("--network %q is not a known network", clip.Runes(*network, 40)))
 	}
 	capUSD := strings.TrimPrefix(strings.TrimSpace(*maxUSD), "$")
 	if _, err := x402.PriceToAtomic(capUSD, 6); err != nil {
-		return usageError(fmt.Sprintf("--max %q is not an amount of dollars", clip.Runes(*maxUSD, 40)))
+		return envflag.UsageError(fmt.Sprintf("--max %q is not an amount of dollars", clip.Runes(*maxUSD, 40)))
 	}
 	body, err := payBody(data, stdin)
 	if err != nil {
@@ -91,11 +92,11 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	hdr := http.Header{}
-	for _, h := range headers.values {
+	for _, h := range headers.Values() {
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
-			return usageError(fmt.Sprintf("-H %q: want 'Name: value'", clip.Runes(h, 60)))
+			return envflag.UsageError(fmt.Sprintf("-H %q: want 'Name: value'", clip.Runes(h, 60)))
 		}
 		hdr.Add(name, strings.TrimSpace(value))
 	}
@@ -110,14 +111,14 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var signer *client.Signer
 	if !*dryRun {
 		if *keyEnv == "" {
-			return usageError("--key-env names the environment variable holding the payer's private key (or --dry-run to see the offer)")
+			return envflag.UsageError("--key-env names the environment variable holding the payer's private key (or --dry-run to see the offer)")
 		}
 		if err := keyEnvError(*keyEnv); err != nil {
 			return err
 		}
 		hexKey := strings.TrimSpace(getenv(*keyEnv))
 		if hexKey == "" {
-			return usageError(fmt.Sprintf("the environment variable %s is empty", *keyEnv))
+			return envflag.UsageError(fmt.Sprintf("the environment variable %s is empty", *keyEnv))
 		}
 		if signer, err = client.ParseSigner(hexKey); err != nil {
 			return fmt.Errorf("the key in %s: %w", *keyEnv, err)
@@ -128,7 +129,7 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, target, bytesOrNil(body))
 	if err != nil {
-		return usageError(fmt.Sprintf("the request: %v", err))
+		return envflag.UsageError(fmt.Sprintf("the request: %v", err))
 	}
 	req.Header = hdr
 	opts := []client.Option{client.WithMaxAmount("$" + capUSD), client.WithNetworks(strings.TrimSpace(*network))}
@@ -140,7 +141,7 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		var none *client.NoAcceptableError
 		switch {
 		case errors.As(err, &none) && errors.Is(err, client.ErrAmountOverMax):
-			return usageError(fmt.Sprintf("the price is over the spend cap of $%s (nothing was paid): %v; raise it with --max", capUSD, none))
+			return envflag.UsageError(fmt.Sprintf("the price is over the spend cap of $%s (nothing was paid): %v; raise it with --max", capUSD, none))
 		case errors.As(err, &none):
 			return fmt.Errorf("nothing this client can pay is offered (nothing was paid): %v", none)
 		}
@@ -228,13 +229,13 @@ func payBody(data string, stdin io.Reader) ([]byte, error) {
 			return nil, fmt.Errorf("reading the body from standard input: %w", err)
 		}
 		if len(b) > maxAnswerBytes {
-			return nil, usageError(fmt.Sprintf("the body on standard input is over %d bytes", maxAnswerBytes))
+			return nil, envflag.UsageError(fmt.Sprintf("the body on standard input is over %d bytes", maxAnswerBytes))
 		}
 		return b, nil
 	case strings.HasPrefix(data, "@"):
 		b, err := os.ReadFile(data[1:])
 		if err != nil {
-			return nil, usageError(fmt.Sprintf("-d %s: %v", clip.Runes(data, 80), errors.Unwrap(err)))
+			return nil, envflag.UsageError(fmt.Sprintf("-d %s: %v", clip.Runes(data, 80), errors.Unwrap(err)))
 		}
 		return b, nil
 	}

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/envflag"
+	"github.com/seed1284c1d2/svc/internal/scrub"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
@@ -17,12 +19,12 @@ import (
 // may have settled but that recovery could not tell, to reconcile by hand),
 // oldest first. It never prints a payment's signature.
 func payments(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("payments", stderr, getenv, "svc payments [--db DSN] [--state unknown] [--limit 100] [--json]")
+	f := envflag.New("payments", stderr, getenv, "svc payments [--db DSN] [--state unknown] [--limit 100] [--json]")
 	db := f.String("db", "SVC_DATABASE_URL", defaultDB, "SQLite file path, or a postgres:// URL")
 	stateName := f.String("state", "", "unknown", "state to list: reserved, settling, settled, released, failed or unknown")
 	limit := f.Int("limit", "", 100, "rows to list at most (1-10000)")
 	asJSON := f.Bool("json", false, "print the rows as JSON lines")
-	if err := f.parseNoArgs(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
 	}
 	var state engine.State
@@ -32,10 +34,10 @@ func payments(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 	}
 	if state == 0 {
-		return usageError(fmt.Sprintf("--state %q is not a payment state (reserved, settling, settled, released, failed, unknown)", *stateName))
+		return envflag.UsageError(fmt.Sprintf("--state %q is not a payment state (reserved, settling, settled, released, failed, unknown)", *stateName))
 	}
 	if *limit < 1 || *limit > 10000 {
-		return usageError("--limit must be between 1 and 10000")
+		return envflag.UsageError("--limit must be between 1 and 10000")
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -44,7 +46,7 @@ func payments(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return err
 	}
 	defer st.Close()
-	return printPayments(ctx, st, state, *limit, *asJSON, displayDSN(*db), stdout)
+	return printPayments(ctx, st, state, *limit, *asJSON, scrub.DisplayDSN(*db), stdout)
 }
 
 // printPayments prints the counts of journal j (named where) and up to

@@ -20,6 +20,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/seed1284c1d2/svc/httpserver"
+	"github.com/seed1284c1d2/svc/internal/envflag"
+	"github.com/seed1284c1d2/svc/internal/scrub"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
@@ -64,7 +66,7 @@ type serveConfig struct {
 	devMode, devPayTo             bool
 	facilitatorURL, authHeader    string
 	publicFacilitator             string // the facilitator URL the public documents name
-	secrets                       secrets
+	secrets                       scrub.Secrets
 	prices                        map[string]string
 	bodyLimit                     int64
 	bodyMemory                    int64
@@ -99,7 +101,7 @@ type serveConfig struct {
 
 // parseServe reads the flags and the SVC_* environment.
 func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*serveConfig, error) {
-	f := newEnvFlags("serve", stderr, getenv, "svc serve [flags]")
+	f := envflag.New("serve", stderr, getenv, "svc serve [flags]")
 	addr := f.String("addr", "SVC_ADDR", defaultAddr, "listen address (port 0 picks a free port; the bound address is printed)")
 	baseURL := f.String("base-url", "SVC_BASE_URL", "", "public base URL clients reach the server at (default http://<addr>)")
 	network := f.String("network", "SVC_NETWORK", x402.NetworkBase, "payment network (CAIP-2 id)")
@@ -137,11 +139,11 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	adminTokenEnv := f.String("admin-token-env", "", "", "name of the environment variable holding a token (16+ characters) the admin listener requires, as a bearer token or a Basic password (default SVC_ADMIN_TOKEN when set)")
 	dev := f.EnvBool("dev", "SVC_DEV", false, "dev mode on purpose: the local facilitator, nothing settles on chain (the default only when nothing else is configured)")
 	publicFac := f.String("public-facilitator-url", "SVC_PUBLIC_FACILITATOR_URL", "", "facilitator URL the public documents name (default: only the scheme and host of --facilitator-url)")
-	f.groups = serveFlagGroups
+	f.Groups = serveFlagGroups
 	settle := f.String("settle", "SVC_SETTLE", "", `"onchain": settle on chain in this process (with --rpc-url and a relayer key) instead of through a facilitator`)
 	chain := addOnchainFlags(f)
 	devChain := f.String("chain", "SVC_CHAIN", "", `"embedded": dev mode settling for real on a local EVM chain run in this process (chain id 8453, test USDC; its RPC URL and a payer's dev key are printed)`)
-	if err := f.parseNoArgs(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return nil, err
 	}
 	c := &serveConfig{
@@ -155,23 +157,23 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		logLevel: *logLevel, logFormat: *logFormat, adminAddr: strings.TrimSpace(*adminAddr),
 	}
 	if c.payerRefill <= 0 {
-		return nil, usageError(fmt.Sprintf("--payer-refill %s must be positive", c.payerRefill))
+		return nil, envflag.UsageError(fmt.Sprintf("--payer-refill %s must be positive", c.payerRefill))
 	}
 	if c.payerConcurrency < 1 {
-		return nil, usageError(fmt.Sprintf("--payer-concurrency %d must be at least 1", c.payerConcurrency))
+		return nil, envflag.UsageError(fmt.Sprintf("--payer-concurrency %d must be at least 1", c.payerConcurrency))
 	}
 	n, ok := x402.LookupNetwork(strings.TrimSpace(*network))
 	if !ok {
-		return nil, usageError(fmt.Sprintf("--network %q is not a known network (eip155:8453 is Base, eip155:84532 Base Sepolia)", *network))
+		return nil, envflag.UsageError(fmt.Sprintf("--network %q is not a known network (eip155:8453 is Base, eip155:84532 Base Sepolia)", *network))
 	}
 	c.network = n.CAIP2
 	c.settle, c.chain = strings.ToLower(strings.TrimSpace(*settle)), chain
 	// Credentials first, so that nothing below can print them.
-	c.secrets.addURL(c.facilitatorURL)
-	c.secrets.addHeader(c.authHeader)
-	c.secrets.addDSN(c.db)
-	c.secrets.addPrivateURL(c.bridgeURL)
-	c.secrets.addPrivateURL(*chain.rpcURL)
+	c.secrets.AddURL(c.facilitatorURL)
+	c.secrets.AddHeader(c.authHeader)
+	c.secrets.AddDSN(c.db)
+	c.secrets.AddPrivateURL(c.bridgeURL)
+	c.secrets.AddPrivateURL(*chain.rpcURL)
 	if err := checkPublishing(c, strings.TrimSpace(*publicFac)); err != nil {
 		return nil, err
 	}
@@ -180,9 +182,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	}
 	switch {
 	case c.settle != "" && c.settle != settleOnchain:
-		return nil, usageError(fmt.Sprintf("--settle %q: the only value is %q (without it, payments settle through --facilitator-url)", *settle, settleOnchain))
+		return nil, envflag.UsageError(fmt.Sprintf("--settle %q: the only value is %q (without it, payments settle through --facilitator-url)", *settle, settleOnchain))
 	case c.settle == settleOnchain && c.facilitatorURL != "":
-		return nil, usageError("--settle onchain and --facilitator-url exclude each other")
+		return nil, envflag.UsageError("--settle onchain and --facilitator-url exclude each other")
 	case c.settle == settleOnchain:
 		if err := chain.check(getenv); err != nil {
 			return nil, err
@@ -192,22 +194,22 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	if c.facilitatorURL != "" {
 		c.statusRPC = strings.TrimSpace(*chain.rpcURL)
 		if *chain.confirmations < 1 || *chain.confirmations > 1000 {
-			return nil, usageError("--confirmations must be between 1 and 1000")
+			return nil, envflag.UsageError("--confirmations must be between 1 and 1000")
 		}
 	}
 	if *dev && strings.TrimSpace(*chain.rpcURL) != "" {
-		return nil, usageError("--rpc-url is for --facilitator-url (recovery reads the chain) or --settle onchain; dev mode settles nothing on chain")
+		return nil, envflag.UsageError("--rpc-url is for --facilitator-url (recovery reads the chain) or --settle onchain; dev mode settles nothing on chain")
 	}
 	if *dev && !c.devMode {
 		other := "--facilitator-url"
 		if c.settle == settleOnchain {
 			other = "--settle onchain"
 		}
-		return nil, usageError("--dev and " + other + " contradict each other: --dev runs the local facilitator, which settles nothing on chain; drop one")
+		return nil, envflag.UsageError("--dev and " + other + " contradict each other: --dev runs the local facilitator, which settles nothing on chain; drop one")
 	}
 	if c.devMode && !*dev {
-		if given := productionSettings(c, strings.TrimSpace(*payTo), trusted.values); len(given) > 0 {
-			return nil, usageError(fmt.Sprintf("production settings given (%s) but no way to settle payments: "+
+		if given := productionSettings(c, strings.TrimSpace(*payTo), trusted.Values()); len(given) > 0 {
+			return nil, envflag.UsageError(fmt.Sprintf("production settings given (%s) but no way to settle payments: "+
 				"set --facilitator-url (SVC_FACILITATOR_URL) to the x402 facilitator that settles them on chain, "+
 				"or --settle onchain with --rpc-url and a relayer key to settle them in this process, "+
 				"or add --dev (SVC_DEV=true) to run in dev mode on purpose (the local facilitator settles nothing)", strings.Join(given, ", ")))
@@ -216,7 +218,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	c.payTo = strings.TrimSpace(*payTo)
 	if c.payTo == "" {
 		if !c.devMode {
-			return nil, usageError("--pay-to (SVC_PAY_TO) is required with a facilitator URL or --settle onchain: it is the wallet that receives the payments")
+			return nil, envflag.UsageError("--pay-to (SVC_PAY_TO) is required with a facilitator URL or --settle onchain: it is the wallet that receives the payments")
 		}
 		p, err := devPayTo()
 		if err != nil {
@@ -230,37 +232,37 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	if c.authHeader != "" {
 		name, _, ok := strings.Cut(c.authHeader, ":")
 		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(strings.TrimSpace(name), " \t\r\n") {
-			return nil, usageError(`--facilitator-auth-header must look like "Name: value"`)
+			return nil, envflag.UsageError(`--facilitator-auth-header must look like "Name: value"`)
 		}
 		if c.devMode {
-			return nil, usageError("--facilitator-auth-header needs --facilitator-url")
+			return nil, envflag.UsageError("--facilitator-auth-header needs --facilitator-url")
 		}
 	}
-	if len(prices.values) > 0 {
+	if len(prices.Values()) > 0 {
 		c.prices = map[string]string{}
-		for _, kv := range prices.values {
+		for _, kv := range prices.Values() {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
-				return nil, usageError(fmt.Sprintf("--price %q: want key=price, e.g. regex-test=0.004", kv))
+				return nil, envflag.UsageError(fmt.Sprintf("--price %q: want key=price, e.g. regex-test=0.004", kv))
 			}
 			c.prices[strings.TrimSpace(k)] = strings.TrimPrefix(strings.TrimSpace(v), "$")
 		}
 	}
-	bl, err := parseBytes(*bodyLimit)
+	bl, err := envflag.ParseBytes(*bodyLimit)
 	if err != nil {
-		return nil, usageError("--body-limit: " + err.Error())
+		return nil, envflag.UsageError("--body-limit: " + err.Error())
 	}
 	c.bodyLimit = bl
-	if c.bodyMemory, err = parseBytes(*bodyMemory); err != nil {
-		return nil, usageError("--body-memory: " + err.Error())
+	if c.bodyMemory, err = envflag.ParseBytes(*bodyMemory); err != nil {
+		return nil, envflag.UsageError("--body-memory: " + err.Error())
 	}
 	if c.bodyMemory < c.bodyLimit {
-		return nil, usageError(fmt.Sprintf("--body-memory %d must hold one body of --body-limit %d bytes", c.bodyMemory, c.bodyLimit))
+		return nil, envflag.UsageError(fmt.Sprintf("--body-memory %d must hold one body of --body-limit %d bytes", c.bodyMemory, c.bodyLimit))
 	}
 	if v := strings.TrimSpace(*bodyRate); strings.EqualFold(v, "off") {
 		c.bodyRate = -1
-	} else if br, err := parseBytes(v); err != nil {
-		return nil, usageError("--body-rate: " + err.Error() + `, or "off"`)
+	} else if br, err := envflag.ParseBytes(v); err != nil {
+		return nil, envflag.UsageError("--body-rate: " + err.Error() + `, or "off"`)
 	} else {
 		c.bodyRate = float64(br)
 	}
@@ -269,10 +271,10 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		tokenEnv = defaultBridgeTokenEnv
 	}
 	if !envNameRE.MatchString(tokenEnv) {
-		return nil, usageError("--bridge-token-env takes the name of an environment variable (letters, digits and _), not the token itself (the value given is not repeated here)")
+		return nil, envflag.UsageError("--bridge-token-env takes the name of an environment variable (letters, digits and _), not the token itself (the value given is not repeated here)")
 	}
 	c.bridgeToken = strings.TrimSpace(getenv(tokenEnv))
-	c.secrets.add(c.bridgeToken)
+	c.secrets.Add(c.bridgeToken)
 	if err := c.readAdminToken(strings.TrimSpace(*adminTokenEnv), getenv); err != nil {
 		return nil, err
 	}
@@ -292,24 +294,24 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	case "simulated", "none":
 	case "bridge":
 		if c.bridgeURL == "" {
-			return nil, usageError("--terminal bridge needs --bridge-url (SVC_MT5_BRIDGE_URL)")
+			return nil, envflag.UsageError("--terminal bridge needs --bridge-url (SVC_MT5_BRIDGE_URL)")
 		}
 		if c.bridgeToken == "" {
-			return nil, usageError("--terminal bridge needs the bridge token in " + tokenVarWhere("--bridge-token-env", defaultBridgeTokenEnv, tokenEnv))
+			return nil, envflag.UsageError("--terminal bridge needs the bridge token in " + tokenVarWhere("--bridge-token-env", defaultBridgeTokenEnv, tokenEnv))
 		}
 	case "replay":
 		if c.replayFile == "" {
-			return nil, usageError("--terminal replay needs --replay-file (SVC_REPLAY_FILE)")
+			return nil, envflag.UsageError("--terminal replay needs --replay-file (SVC_REPLAY_FILE)")
 		}
 	default:
-		return nil, usageError(fmt.Sprintf("--terminal %q: want simulated, bridge, replay or none", c.terminal))
+		return nil, envflag.UsageError(fmt.Sprintf("--terminal %q: want simulated, bridge, replay or none", c.terminal))
 	}
-	for _, p := range trusted.values {
+	for _, p := range trusted.Values() {
 		pfx, err := netip.ParsePrefix(p)
 		if err != nil {
 			a, aerr := netip.ParseAddr(p)
 			if aerr != nil {
-				return nil, usageError(fmt.Sprintf("--trusted-proxy %q is not a CIDR or an address", p))
+				return nil, envflag.UsageError(fmt.Sprintf("--trusted-proxy %q is not a CIDR or an address", p))
 			}
 			pfx = netip.PrefixFrom(a, a.BitLen())
 		}
@@ -348,7 +350,7 @@ func checkPublishing(c *serveConfig, publicFac string) error {
 	}
 	if publicFac != "" {
 		if c.facilitatorURL == "" {
-			return usageError("--public-facilitator-url needs --facilitator-url")
+			return envflag.UsageError("--public-facilitator-url needs --facilitator-url")
 		}
 		if err := publishedURLError("--public-facilitator-url", publicFac); err != nil {
 			return err
@@ -398,7 +400,7 @@ func isPostgres(dsn string) bool {
 func newLogger(stderr io.Writer, level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageError(fmt.Sprintf("--log-level %q: want debug, info, warn or error", level))
+		return nil, envflag.UsageError(fmt.Sprintf("--log-level %q: want debug, info, warn or error", level))
 	}
 	opts := &slog.HandlerOptions{Level: lv}
 	switch strings.ToLower(format) {
@@ -407,7 +409,7 @@ func newLogger(stderr io.Writer, level, format string) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
 	}
-	return nil, usageError(fmt.Sprintf("--log-format %q: want text or json", format))
+	return nil, envflag.UsageError(fmt.Sprintf("--log-format %q: want text or json", format))
 }
 
 // serve runs the server until ctx ends (SIGINT, SIGTERM), then drains the
@@ -418,14 +420,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		return err
 	}
 	// No error leaves with a credential of the configuration in it.
-	defer func() { err = c.secrets.scrubErr(err) }()
+	defer func() { err = c.secrets.Err(err) }()
 	// Log lines (one per request at level info) and the banner go out
 	// through a buffer (see logSink), with every credential masked (see
-	// scrubWriter).
+	// scrub.Secrets.Writer).
 	sink := newLogSink(stderr)
 	stopFlush := sink.start(logFlushEvery)
 	defer stopFlush()
-	stderr = scrubWriter{w: sink, s: &c.secrets}
+	stderr = c.secrets.Writer(sink)
 	log, err := newLogger(stderr, c.logLevel, c.logFormat)
 	if err != nil {
 		return err
@@ -511,7 +513,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 func checkDevAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageError(fmt.Sprintf("--addr %q: %v", addr, err))
+		return envflag.UsageError(fmt.Sprintf("--addr %q: %v", addr, err))
 	}
 	if strings.EqualFold(host, "localhost") {
 		return nil
@@ -519,7 +521,7 @@ func checkDevAddr(addr string) error {
 	if a, err := netip.ParseAddr(host); err == nil && a.Unmap().IsLoopback() {
 		return nil
 	}
-	return usageError(fmt.Sprintf("dev mode (no --facilitator-url: the local facilitator settles nothing on chain) refuses to listen on %q, "+
+	return envflag.UsageError(fmt.Sprintf("dev mode (no --facilitator-url: the local facilitator settles nothing on chain) refuses to listen on %q, "+
 		"which is not a loopback address; use 127.0.0.1 or [::1], or configure --facilitator-url and --pay-to for production", addr))
 }
 
@@ -541,7 +543,7 @@ func openTerminal(c *serveConfig) (xau.Terminal, error) {
 	case "replay":
 		tf, err := xau.ParseTimeframe(c.replayTimeframe)
 		if err != nil {
-			return nil, usageError(fmt.Sprintf("--replay-timeframe %q: want M1, M5, M15 or H1", c.replayTimeframe))
+			return nil, envflag.UsageError(fmt.Sprintf("--replay-timeframe %q: want M1, M5, M15 or H1", c.replayTimeframe))
 		}
 		t, err := replay.Open(replay.Config{Symbol: c.symbol, Timeframe: tf, ServerUTCOffset: c.replayOffset}, c.replayFile)
 		if err != nil {
@@ -597,9 +599,9 @@ func openStore(ctx context.Context, dsn string) (store.Store, error) {
 	if err != nil {
 		// The store's errors say "store: ..." already; the database
 		// password never appears in them.
-		var s secrets
-		s.addDSN(dsn)
-		return nil, s.scrubErr(err)
+		var s scrub.Secrets
+		s.AddDSN(dsn)
+		return nil, s.Err(err)
 	}
 	return st, nil
 }
@@ -613,15 +615,15 @@ func openStoreReadOnly(ctx context.Context, dsn string) (store.Store, error) {
 	if err == nil {
 		return st, nil
 	}
-	var s secrets
-	s.addDSN(dsn)
+	var s scrub.Secrets
+	s.AddDSN(dsn)
 	switch {
 	case errors.Is(err, store.ErrNoDatabase):
-		return nil, usageError(fmt.Sprintf("--db %s: no such database: svc serve creates it (%s under the directory it runs in, unless --db or $SVC_DATABASE_URL says otherwise); run from that directory or pass --db", displayDSN(dsn), defaultDB))
+		return nil, envflag.UsageError(fmt.Sprintf("--db %s: no such database: svc serve creates it (%s under the directory it runs in, unless --db or $SVC_DATABASE_URL says otherwise); run from that directory or pass --db", scrub.DisplayDSN(dsn), defaultDB))
 	case errors.Is(err, store.ErrSchema):
-		return nil, usageError(fmt.Sprintf("--db %s: not an svc database of this version (%s); svc serve creates and upgrades it", displayDSN(dsn), s.scrub(err.Error())))
+		return nil, envflag.UsageError(fmt.Sprintf("--db %s: not an svc database of this version (%s); svc serve creates and upgrades it", scrub.DisplayDSN(dsn), s.Scrub(err.Error())))
 	}
-	return nil, s.scrubErr(err)
+	return nil, s.Err(err)
 }
 
 // pruner is the store's periodic housekeeping (store.Store.PruneAll).
@@ -690,7 +692,7 @@ func printBanner(w io.Writer, c *serveConfig, bound, base, dialect string, catal
 	default:
 		fmt.Fprintf(&b, "  gold data:   %s\n", c.terminal)
 	}
-	fmt.Fprintf(&b, "  store:       %s (%s)\n", dialect, displayDSN(c.db))
+	fmt.Fprintf(&b, "  store:       %s (%s)\n", dialect, scrub.DisplayDSN(c.db))
 	b.WriteString("  payments:    every step journaled in the store before it happens; interrupted payments are recovered at start\n")
 	b.WriteString("  recovery:    " + recoveryNote(c) + "\n")
 	ops := "/health /livez /readyz /metrics"
@@ -902,12 +904,12 @@ func (a *freeAdmitter) paymentRefused(r *http.Request) {
 }
 
 // serveFlagGroups orders `svc serve -h` by topic.
-var serveFlagGroups = []flagGroup{
-	{"Listening", []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
-	{"Payments", []string{"dev", "chain", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
-	{"The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
-	{"Gold terminal", []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
-	{"Storage", []string{"db"}},
-	{"Limits", []string{"body-limit", "body-memory", "body-rate", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "payer-concurrency", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
-	{"Logs", []string{"log-level", "log-format"}},
+var serveFlagGroups = []envflag.Group{
+	{Title: "Listening", Names: []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
+	{Title: "Payments", Names: []string{"dev", "chain", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
+	{Title: "The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", Names: []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
+	{Title: "Gold terminal", Names: []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
+	{Title: "Storage", Names: []string{"db"}},
+	{Title: "Limits", Names: []string{"body-limit", "body-memory", "body-rate", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "payer-concurrency", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
+	{Title: "Logs", Names: []string{"log-level", "log-format"}},
 }

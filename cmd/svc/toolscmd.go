@@ -10,15 +10,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/seed1284c1d2/svc/internal/envflag"
 	"github.com/seed1284c1d2/svc/tools"
 )
 
 // listTools prints the catalog: the local one, or a server's with --url.
 func listTools(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := newEnvFlags("tools", stderr, getenv, "svc tools [--url URL] [--json]")
+	f := envflag.New("tools", stderr, getenv, "svc tools [--url URL] [--json]")
 	baseURL := f.String("url", "SVC_URL", "", "read the catalog of the server at this base URL instead of the local one")
 	asJSON := f.Bool("json", false, "print the catalog items as JSON")
-	if err := f.parseNoArgs(args); err != nil {
+	if err := f.ParseNoArgs(args); err != nil {
 		return err
 	}
 	var items []json.RawMessage

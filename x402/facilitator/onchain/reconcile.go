@@ -86,3 +86,41 @@ func isTxHash(s string) bool {
 	var h [32]byte
 	return evmaddr.DecodeHex(h[:], s)
 }
+
+// Reconciliation is the outcome of Reconcile for rows of type R.
+type Reconciliation[R any] struct {
+	Checked    int // settlements compared with the chain
+	NoPayee    int // of them, those compared without a payee (Settled.PayTo "")
+	Mismatches []Found[R]
+}
+
+// Found is a row whose settlement the chain does not confirm.
+type Found[R any] struct {
+	Row      R
+	Mismatch Mismatch
+}
+
+// Reconcile compares with the chain of c every settlement that each
+// yields, with the caller's row it comes from, one at a time: each may
+// stream its rows from a database, the chain is asked between two of them.
+// The mismatches are returned in the order of the rows. An error of each
+// or of yield's callers stops the comparison and is returned; an error of
+// the chain is returned wrapped, prefixed "reconcile: ".
+func Reconcile[R any](ctx context.Context, c *ethclient.Client, each func(yield func(row R, s Settled) error) error) (Reconciliation[R], error) {
+	var out Reconciliation[R]
+	err := each(func(row R, s Settled) error {
+		out.Checked++
+		if s.PayTo == "" {
+			out.NoPayee++
+		}
+		m, err := CheckSettled(ctx, c, s)
+		if err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
+		if m != nil {
+			out.Mismatches = append(out.Mismatches, Found[R]{Row: row, Mismatch: *m})
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,4 +1,7 @@
-package main
+// Package envflag is a command-line flag set whose flags may take their
+// default from an environment variable, with help grouped by topic,
+// flags between positional arguments, and byte sizes.
+package envflag
 
 import (
 	"flag"
@@ -10,60 +13,62 @@ import (
 	"time"
 )
 
-// envFlags is a flag set whose flags may take their default from an SVC_*
+// Set is a flag set whose flags may take their default from an SVC_*
 // environment variable; an explicit flag wins over the variable.
-type envFlags struct {
+type Set struct {
 	*flag.FlagSet
 	getenv   func(string) string
 	errs     []string
 	synopsis string
 	help     io.Writer
-	// groups, when set, orders -h by topic: each group's title and its
+	// Groups, when set, orders -h by topic: each group's title and its
 	// flags' names; flags in no group are listed last, under "Other".
-	groups []flagGroup
+	Groups []Group
 }
 
-// flagGroup is a topic of -h and the names of its flags.
-type flagGroup struct {
-	title string
-	names []string
+// Group is a topic of -h: its title and the names of its flags.
+type Group struct {
+	Title string
+	Names []string
 }
 
-func newEnvFlags(name string, stderr io.Writer, getenv func(string) string, synopsis string) *envFlags {
+// New returns an empty set for the command name: getenv reads the
+// environment, -h prints synopsis and the flags to stderr.
+func New(name string, stderr io.Writer, getenv func(string) string, synopsis string) *Set {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	// The flag package prints a parse error and the whole usage; run
 	// prints the error once, and -h prints the usage (see parse).
 	fs.SetOutput(io.Discard)
-	f := &envFlags{FlagSet: fs, getenv: getenv, synopsis: synopsis, help: stderr}
+	f := &Set{FlagSet: fs, getenv: getenv, synopsis: synopsis, help: stderr}
 	fs.Usage = func() {}
 	return f
 }
 
-// printUsage writes the synopsis and the flags, by topic when groups are
+// PrintUsage writes the synopsis and the flags, by topic when groups are
 // set.
-func (f *envFlags) printUsage(w io.Writer) {
+func (f *Set) PrintUsage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s\n", f.synopsis)
 	hasEnv := false
 	f.VisitAll(func(x *flag.Flag) { hasEnv = hasEnv || strings.Contains(x.Usage, "(env ") })
 	if hasEnv {
 		fmt.Fprint(w, "\nA flag wins over its environment variable.\n")
 	}
-	if len(f.groups) == 0 {
+	if len(f.Groups) == 0 {
 		var all []*flag.Flag
 		f.VisitAll(func(x *flag.Flag) { all = append(all, x) })
 		printFlags(w, "Flags", all)
 		return
 	}
 	listed := map[string]bool{}
-	for _, g := range f.groups {
+	for _, g := range f.Groups {
 		var fl []*flag.Flag
-		for _, n := range g.names {
+		for _, n := range g.Names {
 			if x := f.Lookup(n); x != nil {
 				fl = append(fl, x)
 				listed[n] = true
 			}
 		}
-		printFlags(w, g.title, fl)
+		printFlags(w, g.Title, fl)
 	}
 	var rest []*flag.Flag
 	f.VisitAll(func(x *flag.Flag) {
@@ -98,13 +103,14 @@ func printFlags(w io.Writer, title string, fl []*flag.Flag) {
 }
 
 // env returns the variable's value, "" when unset or no name is given.
-func (f *envFlags) env(name string) string {
+func (f *Set) env(name string) string {
 	if name == "" {
 		return ""
 	}
 	return strings.TrimSpace(f.getenv(name))
 }
 
+// withEnv appends the name of the variable env to a flag's usage.
 func withEnv(usage, env string) string {
 	if env == "" {
 		return usage
@@ -113,7 +119,7 @@ func withEnv(usage, env string) string {
 }
 
 // String defines a string flag defaulting to $env, else def.
-func (f *envFlags) String(name, env, def, usage string) *string {
+func (f *Set) String(name, env, def, usage string) *string {
 	if v := f.env(env); v != "" {
 		def = v
 	}
@@ -121,7 +127,7 @@ func (f *envFlags) String(name, env, def, usage string) *string {
 }
 
 // Duration defines a duration flag defaulting to $env, else def.
-func (f *envFlags) Duration(name, env string, def time.Duration, usage string) *time.Duration {
+func (f *Set) Duration(name, env string, def time.Duration, usage string) *time.Duration {
 	if v := f.env(env); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -134,7 +140,7 @@ func (f *envFlags) Duration(name, env string, def time.Duration, usage string) *
 }
 
 // Float defines a float flag defaulting to $env, else def.
-func (f *envFlags) Float(name, env string, def float64, usage string) *float64 {
+func (f *Set) Float(name, env string, def float64, usage string) *float64 {
 	if v := f.env(env); v != "" {
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -147,7 +153,7 @@ func (f *envFlags) Float(name, env string, def float64, usage string) *float64 {
 }
 
 // Int defines an int flag defaulting to $env, else def.
-func (f *envFlags) Int(name, env string, def int, usage string) *int {
+func (f *Set) Int(name, env string, def int, usage string) *int {
 	if v := f.env(env); v != "" {
 		x, err := strconv.Atoi(v)
 		if err != nil {
@@ -161,8 +167,8 @@ func (f *envFlags) Int(name, env string, def int, usage string) *int {
 
 // List defines a repeatable flag; $env holds comma-separated values used
 // when the flag is not given.
-func (f *envFlags) List(name, env, usage string) *listFlag {
-	l := &listFlag{}
+func (f *Set) List(name, env, usage string) *List {
+	l := &List{}
 	if v := f.env(env); v != "" {
 		for _, p := range strings.Split(v, ",") {
 			if p = strings.TrimSpace(p); p != "" {
@@ -180,7 +186,7 @@ func (f *envFlags) List(name, env, usage string) *listFlag {
 
 // EnvBool defines a boolean flag defaulting to $env (true, false, 1, 0...),
 // else def.
-func (f *envFlags) EnvBool(name, env string, def bool, usage string) *bool {
+func (f *Set) EnvBool(name, env string, def bool, usage string) *bool {
 	if v := f.env(env); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -192,45 +198,45 @@ func (f *envFlags) EnvBool(name, env string, def bool, usage string) *bool {
 	return f.FlagSet.Bool(name, def, withEnv(usage, env))
 }
 
-// parse parses args and reports the environment's malformed values. -h
-// prints the usage; a parse error is returned (run prints it once) with a
+// Parse parses args and reports the environment's malformed values. -h
+// prints the usage; a parse error is returned (the caller prints it once, as a UsageError) with a
 // pointer to -h.
-func (f *envFlags) parse(args []string) error {
+func (f *Set) Parse(args []string) error {
 	if err := f.FlagSet.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			f.printUsage(f.help)
+			f.PrintUsage(f.help)
 			return err
 		}
-		return usageError(fmt.Sprintf("%v (svc %s -h lists the flags)", err, f.Name()))
+		return UsageError(fmt.Sprintf("%v (svc %s -h lists the flags)", err, f.Name()))
 	}
 	if len(f.errs) > 0 {
-		return usageError(strings.Join(f.errs, "; "))
+		return UsageError(strings.Join(f.errs, "; "))
 	}
 	return nil
 }
 
-// parseNoArgs is parse for a command that takes no positional argument:
+// ParseNoArgs is Parse for a command that takes no positional argument:
 // one is a usage error naming it.
-func (f *envFlags) parseNoArgs(args []string) error {
-	if err := f.parse(args); err != nil {
+func (f *Set) ParseNoArgs(args []string) error {
+	if err := f.Parse(args); err != nil {
 		return err
 	}
 	if f.NArg() > 0 {
-		return usageError(fmt.Sprintf("svc %s takes no arguments, got %q", f.Name(), f.Arg(0)))
+		return UsageError(fmt.Sprintf("svc %s takes no arguments, got %q", f.Name(), f.Arg(0)))
 	}
 	return nil
 }
 
-// parseInterspersed parses args with flags before, between and after the
+// ParseInterspersed parses args with flags before, between and after the
 // positional arguments, which it returns in order ("svc call --url U
 // xau-bars --query count=3": the standard flag package would stop at
 // xau-bars and drop every flag after it). "--" ends the flags: what
 // follows is positional.
-func (f *envFlags) parseInterspersed(args []string) ([]string, error) {
+func (f *Set) ParseInterspersed(args []string) ([]string, error) {
 	var positional []string
 	for {
 		dashes := slices.Index(args, "--")
-		if err := f.parse(args); err != nil {
+		if err := f.Parse(args); err != nil {
 			return nil, err
 		}
 		rest := f.Args()
@@ -246,16 +252,21 @@ func (f *envFlags) parseInterspersed(args []string) ([]string, error) {
 	}
 }
 
-// listFlag is a repeatable flag. Values given on the command line replace
+// List is a repeatable flag. Values given on the command line replace
 // those from the environment.
-type listFlag struct {
+type List struct {
 	values  []string
 	fromEnv bool
 }
 
-func (l *listFlag) String() string { return strings.Join(l.values, ",") }
+// Values returns the values, in order.
+func (l *List) Values() []string { return l.values }
 
-func (l *listFlag) Set(v string) error {
+// String implements flag.Value.
+func (l *List) String() string { return strings.Join(l.values, ",") }
+
+// Set implements flag.Value.
+func (l *List) Set(v string) error {
 	if l.fromEnv {
 		l.values, l.fromEnv = nil, false
 	}
@@ -263,9 +274,9 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-// parseBytes reads a byte size: a plain integer or one with a suffix KiB,
+// ParseBytes reads a byte size: a plain integer or one with a suffix KiB,
 // MiB, KB, MB, K or M ("2MiB", "512KiB", "2097152").
-func parseBytes(s string) (int64, error) {
+func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := int64(1)
 	for _, u := range []struct {
@@ -283,3 +294,10 @@ func parseBytes(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// UsageError is a command line that cannot be run: the command prints it
+// and exits with status 2.
+type UsageError string
+
+// Error implements error.
+func (e UsageError) Error() string { return string(e) }
