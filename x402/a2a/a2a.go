@@ -26,7 +26,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/seller"
 )
@@ -192,7 +192,7 @@ func ReadPayment(metadata json.RawMessage) (ClientPayment, error) {
 		case StatusPaymentSubmitted, StatusPaymentRejected:
 		default:
 			return cp, &MetadataError{statusField, "oneof",
-				fmt.Sprintf("a client's payment status is %q or %q, got %q", StatusPaymentSubmitted, StatusPaymentRejected, clip.Runes(cp.Status, 40))}
+				fmt.Sprintf("a client's payment status is %q or %q, got %q", StatusPaymentSubmitted, StatusPaymentRejected, clip.Bytes(cp.Status, 40))}
 		}
 	}
 	raw, ok := m[MetaPayload]

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 )
 

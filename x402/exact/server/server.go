@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
 )
