@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -451,39 +452,102 @@ func (s *sqliteStore) Counts(ctx context.Context) (map[engine.State]int64, error
 	return out, nil
 }
 
-// Prune implements engine.Journal.
-func (s *sqliteStore) Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error) {
-	err = s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		deleted, forgotten, err = sqlitePruneJournal(ctx, tx, now)
-		return err
-	})
-	if err != nil {
-		return 0, 0, err
+// Prune implements engine.Journal: each batch is one IMMEDIATE
+// transaction on the writer connection, which the group committer takes
+// in between.
+func (s *sqliteStore) Prune(ctx context.Context, now time.Time, o engine.PruneOptions) (engine.PruneTotals, error) {
+	var t engine.PruneTotals
+	for _, ph := range sqlitePrunePhases {
+		after := pruneCursor{at: math.MinInt64, row: math.MinInt64}
+		for {
+			if err := ctx.Err(); err != nil {
+				return t, fmt.Errorf("store: sqlite: prune: %w", err)
+			}
+			var n int64
+			err := s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
+				var err error
+				n, after, err = sqlitePruneBatch(ctx, tx, ph.sql, instant(now), after, o.BatchSize())
+				return err
+			})
+			if err != nil {
+				return t, err
+			}
+			deleted, forgotten := ph.counts(n)
+			if err := o.Step(&t, deleted, forgotten); err != nil {
+				return t, fmt.Errorf("store: sqlite: prune: %w", err)
+			}
+			if n < int64(o.BatchSize()) {
+				break
+			}
+		}
 	}
-	return deleted, forgotten, nil
+	return t, nil
 }
 
-// sqlitePruneJournal deletes the prunable rows past keep_until and forgets
-// the answers past answer_until of the others.
-func sqlitePruneJournal(ctx context.Context, tx *sql.Tx, now time.Time) (deleted, forgotten int64, err error) {
-	nowN := instant(now)
-	res, err := tx.ExecContext(ctx, `DELETE FROM payments WHERE keep_until < ? AND state IN `+sqlStates(engine.Prunable), nowN)
+// pruneCursor is where a prune phase's walk of its index has got to: the
+// instant (keep_until or answer_until) and the row (SQLite's rowid) of the
+// last row it changed. The next batch starts after it, so that rows the
+// phase passes over (not prunable yet) are read once per Prune, not once
+// per batch.
+type pruneCursor struct {
+	at, row int64
+}
+
+// prunePhase is one pass of Prune: its statement (arguments: now, the
+// cursor's instant and row, the batch size; it returns the instant and
+// row of each row it changes) and what a changed row counts as.
+type prunePhase struct {
+	sql    string
+	counts func(n int64) (deleted, forgotten int64)
+}
+
+// sqlitePrunePhases delete the prunable rows past keep_until (index
+// payments_keep_until, in (keep_until, rowid) order), then forget the
+// answers past answer_until of the prunable rows left (partial index
+// payments_answer_until).
+var sqlitePrunePhases = []prunePhase{
+	{
+		sql: `DELETE FROM payments WHERE rowid IN (SELECT rowid FROM payments
+			WHERE keep_until < ?1 AND (keep_until, rowid) > (?2, ?3) AND state IN ` + sqlStates(engine.Prunable) + `
+			ORDER BY keep_until, rowid LIMIT ?4) RETURNING keep_until, rowid`,
+		counts: func(n int64) (int64, int64) { return n, 0 },
+	},
+	{
+		sql: `UPDATE payments SET answer = NULL WHERE rowid IN (SELECT rowid FROM payments
+			WHERE answer IS NOT NULL AND answer_until < ?1 AND (answer_until, rowid) > (?2, ?3)
+				AND state IN ` + sqlStates(engine.Prunable) + `
+			ORDER BY answer_until, rowid LIMIT ?4) RETURNING answer_until, rowid`,
+		counts: func(n int64) (int64, int64) { return 0, n },
+	},
+}
+
+// sqlitePruneBatch runs one batch of a prune phase in tx: it changes up to
+// limit rows after the cursor and returns how many, and the cursor past
+// the last.
+func sqlitePruneBatch(ctx context.Context, tx *sql.Tx, query string, now int64, after pruneCursor, limit int) (int64, pruneCursor, error) {
+	rows, err := tx.QueryContext(ctx, query, now, after.at, after.row, limit)
 	if err != nil {
-		return 0, 0, fmt.Errorf("payments: %w", err)
+		return 0, after, err
 	}
-	if deleted, err = res.RowsAffected(); err != nil {
-		return 0, 0, fmt.Errorf("payments: %w", err)
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		var c pruneCursor
+		if err := rows.Scan(&c.at, &c.row); err != nil {
+			return 0, after, err
+		}
+		n++
+		after = after.max(c)
 	}
-	res, err = tx.ExecContext(ctx, `UPDATE payments SET answer = NULL
-		WHERE answer IS NOT NULL AND answer_until < ? AND state IN `+sqlStates(engine.Prunable), nowN)
-	if err != nil {
-		return 0, 0, fmt.Errorf("answers: %w", err)
+	return n, after, rows.Err()
+}
+
+// max is the later of c and d in (at, row) order.
+func (c pruneCursor) max(d pruneCursor) pruneCursor {
+	if d.at > c.at || (d.at == c.at && d.row > c.row) {
+		return d
 	}
-	if forgotten, err = res.RowsAffected(); err != nil {
-		return 0, 0, fmt.Errorf("answers: %w", err)
-	}
-	return deleted, forgotten, nil
+	return c
 }
 
 // LedgerEntry returns the ledger entry of an authorization (found false if
