@@ -442,6 +442,7 @@ func (s *postgresStore) Prune(ctx context.Context, now time.Time, o engine.Prune
 				return t, fmt.Errorf("store: postgres: prune: %w", err)
 			}
 			var n int64
+			started := time.Now()
 			err := s.withConn(ctx, "prune", func(ctx context.Context, c *pgx.Conn) error {
 				var err error
 				n, after, err = pgPruneBatch(ctx, c, ph.sql, instant(now), after, o.BatchSize())
@@ -456,6 +457,9 @@ func (s *postgresStore) Prune(ctx context.Context, now time.Time, o engine.Prune
 			}
 			if n < int64(o.BatchSize()) {
 				break
+			}
+			if err := o.Pause(ctx, time.Since(started)); err != nil {
+				return t, fmt.Errorf("store: postgres: prune: %w", err)
 			}
 		}
 	}

@@ -464,6 +464,7 @@ func (s *sqliteStore) Prune(ctx context.Context, now time.Time, o engine.PruneOp
 				return t, fmt.Errorf("store: sqlite: prune: %w", err)
 			}
 			var n int64
+			started := time.Now()
 			err := s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
 				var err error
 				n, after, err = sqlitePruneBatch(ctx, tx, ph.sql, instant(now), after, o.BatchSize())
@@ -478,6 +479,9 @@ func (s *sqliteStore) Prune(ctx context.Context, now time.Time, o engine.PruneOp
 			}
 			if n < int64(o.BatchSize()) {
 				break
+			}
+			if err := o.Pause(ctx, time.Since(started)); err != nil {
+				return t, fmt.Errorf("store: sqlite: prune: %w", err)
 			}
 		}
 	}
@@ -507,13 +511,13 @@ type prunePhase struct {
 // payments_answer_until).
 var sqlitePrunePhases = []prunePhase{
 	{
-		sql: `DELETE FROM payments WHERE rowid IN (SELECT rowid FROM payments
+		sql: `DELETE FROM payments WHERE rowid IN (SELECT rowid FROM payments INDEXED BY payments_keep_until
 			WHERE keep_until < ?1 AND (keep_until, rowid) > (?2, ?3) AND state IN ` + sqlStates(engine.Prunable) + `
 			ORDER BY keep_until, rowid LIMIT ?4) RETURNING keep_until, rowid`,
 		counts: func(n int64) (int64, int64) { return n, 0 },
 	},
 	{
-		sql: `UPDATE payments SET answer = NULL WHERE rowid IN (SELECT rowid FROM payments
+		sql: `UPDATE payments SET answer = NULL WHERE rowid IN (SELECT rowid FROM payments INDEXED BY payments_answer_until
 			WHERE answer IS NOT NULL AND answer_until < ?1 AND (answer_until, rowid) > (?2, ?3)
 				AND state IN ` + sqlStates(engine.Prunable) + `
 			ORDER BY answer_until, rowid LIMIT ?4) RETURNING answer_until, rowid`,

@@ -216,6 +216,35 @@ type PruneOptions struct {
 	// forgot something, outside any transaction, with the totals so far;
 	// an error from it stops Prune.
 	After func(PruneTotals) error
+	// Rest is how long Prune waits after a batch, as a multiple of the
+	// time the batch took (DefaultPruneRest when zero; negative: no
+	// wait): a prune then takes at most 1/(1+Rest) of a single writer's
+	// time, and the paid calls the rest.
+	Rest float64
+}
+
+// DefaultPruneRest is PruneOptions.Rest when zero: Prune takes at most a
+// third of the writer's time.
+const DefaultPruneRest = 2
+
+// Pause waits what o.Rest says after a batch that took took, or until ctx
+// ends (its error).
+func (o PruneOptions) Pause(ctx context.Context, took time.Duration) error {
+	rest := o.Rest
+	if rest == 0 {
+		rest = DefaultPruneRest
+	}
+	if rest < 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(time.Duration(float64(took) * rest))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // PruneTotals counts what Prune did.

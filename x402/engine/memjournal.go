@@ -338,8 +338,13 @@ func (m *MemoryJournal) Prune(ctx context.Context, now time.Time, o PruneOptions
 			m.mu.Unlock()
 			return t, fmt.Errorf("engine: memory journal: prune: %w", err)
 		}
+		started := time.Now()
 		deleted, forgotten, done := m.pruneBatch(now, &read, &write, o.BatchSize())
-		if err := o.Step(&t, deleted, forgotten); err != nil {
+		err := o.Step(&t, deleted, forgotten)
+		if err == nil && !done {
+			err = o.Pause(ctx, time.Since(started))
+		}
+		if err != nil {
 			m.mu.Lock()
 			m.closeGap(read, write)
 			m.mu.Unlock()
