@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -434,45 +433,19 @@ func (s *postgresStore) Counts(ctx context.Context) (map[engine.State]int64, err
 // Settle never waits for a prune, and a row it holds is left to the next
 // Prune).
 func (s *postgresStore) Prune(ctx context.Context, now time.Time, o engine.PruneOptions) (engine.PruneTotals, error) {
-	var t engine.PruneTotals
-	for _, ph := range pgPrunePhases {
-		after := pgPruneCursor{at: math.MinInt64}
-		for {
-			if err := ctx.Err(); err != nil {
-				return t, fmt.Errorf("store: postgres: prune: %w", err)
-			}
-			var n int64
-			started := time.Now()
-			err := s.withConn(ctx, "prune", func(ctx context.Context, c *pgx.Conn) error {
-				var err error
-				n, after, err = pgPruneBatch(ctx, c, ph.sql, instant(now), after, o.BatchSize())
-				return err
-			})
-			if err != nil {
-				return t, err
-			}
-			deleted, forgotten := ph.counts(n)
-			if err := o.Step(&t, deleted, forgotten); err != nil {
-				return t, fmt.Errorf("store: postgres: prune: %w", err)
-			}
-			if n < int64(o.BatchSize()) {
-				break
-			}
-			if err := o.Pause(ctx, time.Since(started)); err != nil {
-				return t, fmt.Errorf("store: postgres: prune: %w", err)
-			}
-		}
-	}
-	return t, nil
+	return runPrune(ctx, "store: postgres", pgPrunePhases, o, func(ctx context.Context, ph prunePhase, after pruneCursor) (int64, pruneCursor, error) {
+		var n int64
+		err := s.withConn(ctx, "prune", func(ctx context.Context, c *pgx.Conn) error {
+			var err error
+			n, after, err = pgPruneBatch(ctx, c, ph.sql, instant(now), after, o.BatchSize())
+			return err
+		})
+		return n, after, err
+	})
 }
 
-// pgPruneCursor is the PostgreSQL pruneCursor: the row is its key.
-type pgPruneCursor struct {
-	at  int64
-	key string
-}
-
-// pgPrunePhases are sqlitePrunePhases on PostgreSQL: the batch is locked
+// pgPrunePhases are sqlitePrunePhases on PostgreSQL, the row's key for its
+// place in the index order: the batch is locked
 // (SKIP LOCKED) and the condition checked again on the locked rows. The
 // index is entered at the cursor's instant ($2).
 var pgPrunePhases = []prunePhase{
@@ -499,9 +472,9 @@ var pgPrunePhases = []prunePhase{
 }
 
 // pgPruneBatch runs one batch of a prune phase: it changes up to limit
-// rows after the cursor and returns how many, and the cursor past the
-// last.
-func pgPruneBatch(ctx context.Context, c *pgx.Conn, query string, now int64, after pgPruneCursor, limit int) (int64, pgPruneCursor, error) {
+// rows after the cursor (instant and key) and returns how many, and the
+// cursor past the last.
+func pgPruneBatch(ctx context.Context, c *pgx.Conn, query string, now int64, after pruneCursor, limit int) (int64, pruneCursor, error) {
 	rows, err := c.Query(ctx, query, now, after.at, after.key, limit)
 	if err != nil {
 		return 0, after, err
@@ -509,14 +482,12 @@ func pgPruneBatch(ctx context.Context, c *pgx.Conn, query string, now int64, aft
 	defer rows.Close()
 	var n int64
 	for rows.Next() {
-		var d pgPruneCursor
+		d := pruneCursor{row: after.row}
 		if err := rows.Scan(&d.at, &d.key); err != nil {
 			return 0, after, err
 		}
 		n++
-		if d.at > after.at || (d.at == after.at && d.key > after.key) {
-			after = d
-		}
+		after = after.max(d)
 	}
 	return n, after, rows.Err()
 }

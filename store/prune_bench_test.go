@@ -203,7 +203,8 @@ func (s *sqliteStore) benchPruneOneTransaction(ctx context.Context, now time.Tim
 	return n, err
 }
 
-// benchGenerateExpired inserts rows expired settled rows in one statement.
+// benchGenerateExpired inserts rows expired settled rows in one statement,
+// then vacuums and analyzes the table.
 func (s *postgresStore) benchGenerateExpired(ctx context.Context, rows int, now time.Time) error {
 	sel := benchExpiredRow(func(i int) string {
 		if i == 1 {
@@ -211,14 +212,12 @@ func (s *postgresStore) benchGenerateExpired(ctx context.Context, rows int, now 
 		}
 		return "$" + strconv.Itoa(i) + "::text"
 	}, func(n string, w int) string { return fmt.Sprintf("'0x' || lpad(to_hex(%s), %d, '0')", n, w) })
-	return s.withConn(ctx, "generate", func(ctx context.Context, c *pgx.Conn) error {
-		_, err := c.Exec(ctx, `INSERT INTO payments (`+paymentCols+`) SELECT `+sel+` FROM generate_series(0, $6::bigint - 1) AS n`,
-			instant(now), benchPayload, benchRequirements, benchAnswer, benchSettlement, rows)
-		if err == nil {
-			_, err = c.Exec(ctx, `ANALYZE payments`)
-		}
-		return err
-	})
+	_, err := s.pool.Exec(ctx, `INSERT INTO payments (`+paymentCols+`) SELECT `+sel+` FROM generate_series(0, $6::bigint - 1) AS n`,
+		instant(now), benchPayload, benchRequirements, benchAnswer, benchSettlement, rows)
+	if err == nil {
+		_, err = s.pool.Exec(ctx, `VACUUM ANALYZE payments`)
+	}
+	return err
 }
 
 // benchPruneOneTransaction deletes every prunable row past keep_until in

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -456,53 +455,15 @@ func (s *sqliteStore) Counts(ctx context.Context) (map[engine.State]int64, error
 // transaction on the writer connection, which the group committer takes
 // in between.
 func (s *sqliteStore) Prune(ctx context.Context, now time.Time, o engine.PruneOptions) (engine.PruneTotals, error) {
-	var t engine.PruneTotals
-	for _, ph := range sqlitePrunePhases {
-		after := pruneCursor{at: math.MinInt64, row: math.MinInt64}
-		for {
-			if err := ctx.Err(); err != nil {
-				return t, fmt.Errorf("store: sqlite: prune: %w", err)
-			}
-			var n int64
-			started := time.Now()
-			err := s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
-				var err error
-				n, after, err = sqlitePruneBatch(ctx, tx, ph.sql, instant(now), after, o.BatchSize())
-				return err
-			})
-			if err != nil {
-				return t, err
-			}
-			deleted, forgotten := ph.counts(n)
-			if err := o.Step(&t, deleted, forgotten); err != nil {
-				return t, fmt.Errorf("store: sqlite: prune: %w", err)
-			}
-			if n < int64(o.BatchSize()) {
-				break
-			}
-			if err := o.Pause(ctx, time.Since(started)); err != nil {
-				return t, fmt.Errorf("store: sqlite: prune: %w", err)
-			}
-		}
-	}
-	return t, nil
-}
-
-// pruneCursor is where a prune phase's walk of its index has got to: the
-// instant (keep_until or answer_until) and the row (SQLite's rowid) of the
-// last row it changed. The next batch starts after it, so that rows the
-// phase passes over (not prunable yet) are read once per Prune, not once
-// per batch.
-type pruneCursor struct {
-	at, row int64
-}
-
-// prunePhase is one pass of Prune: its statement (arguments: now, the
-// cursor's instant and row, the batch size; it returns the instant and
-// row of each row it changes) and what a changed row counts as.
-type prunePhase struct {
-	sql    string
-	counts func(n int64) (deleted, forgotten int64)
+	return runPrune(ctx, "store: sqlite", sqlitePrunePhases, o, func(ctx context.Context, ph prunePhase, after pruneCursor) (int64, pruneCursor, error) {
+		var n int64
+		err := s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
+			var err error
+			n, after, err = sqlitePruneBatch(ctx, tx, ph.sql, instant(now), after, o.BatchSize())
+			return err
+		})
+		return n, after, err
+	})
 }
 
 // sqlitePrunePhases delete the prunable rows past keep_until (index
@@ -544,14 +505,6 @@ func sqlitePruneBatch(ctx context.Context, tx *sql.Tx, query string, now int64, 
 		after = after.max(c)
 	}
 	return n, after, rows.Err()
-}
-
-// max is the later of c and d in (at, row) order.
-func (c pruneCursor) max(d pruneCursor) pruneCursor {
-	if d.at > c.at || (d.at == c.at && d.row > c.row) {
-		return d
-	}
-	return c
 }
 
 // LedgerEntry returns the ledger entry of an authorization (found false if

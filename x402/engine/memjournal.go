@@ -328,9 +328,14 @@ func (m *MemoryJournal) Prune(ctx context.Context, now time.Time, o PruneOptions
 	m.pruneMu.Lock()
 	defer m.pruneMu.Unlock()
 	var t PruneTotals
-	// read walks order; write is where the next kept key goes: order is
-	// compacted in place (Reserve only appends past read).
+	// read walks order up to end, its length when the walk starts (rows
+	// created since are left to the next Prune); write is where the next
+	// kept key goes: order is compacted in place (Reserve only appends
+	// past end).
 	read, write := 0, 0
+	m.mu.Lock()
+	end := len(m.order)
+	m.mu.Unlock()
 	for {
 		if err := ctx.Err(); err != nil {
 			m.mu.Lock()
@@ -339,10 +344,11 @@ func (m *MemoryJournal) Prune(ctx context.Context, now time.Time, o PruneOptions
 			return t, fmt.Errorf("engine: memory journal: prune: %w", err)
 		}
 		started := time.Now()
-		deleted, forgotten, done := m.pruneBatch(now, &read, &write, o.BatchSize())
+		deleted, forgotten, done := m.pruneBatch(now, &read, &write, end, o.BatchSize())
+		took := time.Since(started)
 		err := o.Step(&t, deleted, forgotten)
 		if err == nil && !done {
-			err = o.Pause(ctx, time.Since(started))
+			err = o.Pause(ctx, took)
 		}
 		if err != nil {
 			m.mu.Lock()
@@ -356,13 +362,13 @@ func (m *MemoryJournal) Prune(ctx context.Context, now time.Time, o PruneOptions
 	}
 }
 
-// pruneBatch examines up to n keys of order from *read, keeping those not
-// deleted at *write; done reports that the walk reached the end of order
-// (then compacted).
-func (m *MemoryJournal) pruneBatch(now time.Time, read, write *int, n int) (deleted, forgotten int64, done bool) {
+// pruneBatch examines up to n keys of order from *read to end, keeping
+// those not deleted at *write; done reports that the walk reached end
+// (order is then compacted).
+func (m *MemoryJournal) pruneBatch(now time.Time, read, write *int, end, n int) (deleted, forgotten int64, done bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for ; n > 0 && *read < len(m.order); n-- {
+	for ; n > 0 && *read < end; n-- {
 		k := m.order[*read]
 		*read++
 		r := m.rows[k]
@@ -379,7 +385,7 @@ func (m *MemoryJournal) pruneBatch(now time.Time, read, write *int, n int) (dele
 		m.order[*write] = k
 		*write++
 	}
-	if *read < len(m.order) {
+	if *read < end {
 		return deleted, forgotten, false
 	}
 	m.closeGap(*read, *write)
