@@ -444,10 +444,10 @@ func (s *postgresStore) Prune(ctx context.Context, now time.Time, o engine.Prune
 	})
 }
 
-// pgPrunePhases are sqlitePrunePhases on PostgreSQL, the row's key for its
-// place in the index order: the batch is locked
-// (SKIP LOCKED) and the condition checked again on the locked rows. The
-// index is entered at the cursor's instant ($2).
+// pgPrunePhases are sqlitePrunePhases on PostgreSQL, with the row's key
+// as its place among rows of the same instant: the batch is locked (SKIP
+// LOCKED) and its condition checked again on the locked rows; the index
+// is entered at the cursor's instant ($2).
 var pgPrunePhases = []prunePhase{
 	{
 		sql: `WITH batch AS (SELECT key FROM payments
