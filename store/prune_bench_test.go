@@ -33,8 +33,8 @@ import (
 // prune's time and rows per second; "one-transaction" deletes every row
 // in one transaction (the store's operation timeout bounding it), as a
 // single-statement prune does, "batched" is Prune with the default batch
-// and rest, "batched-no-rest" the same without rest between batches,
-// "batched-rest-4" with twice the default rest.
+// and rest (engine.DefaultPruneRest), "batched-rest-2" resting twice the
+// batch's time, "batched-no-rest" not resting between batches.
 // PostgreSQL runs with SVC_TEST_DATABASE_URL set (bench/prune.sh).
 //
 //	SVC_BENCH_PRUNE_ROWS=200000 go test -run '^$' -bench BenchmarkPruneWhilePaying -benchtime 1x ./store/
@@ -48,7 +48,7 @@ func BenchmarkPruneWhilePaying(b *testing.B) {
 		dialects = append(dialects, "postgres")
 	}
 	for _, d := range dialects {
-		for _, mode := range []string{"one-transaction", "batched", "batched-no-rest", "batched-rest-4"} {
+		for _, mode := range []string{"one-transaction", "batched", "batched-rest-2", "batched-no-rest"} {
 			b.Run(d+"/"+mode, func(b *testing.B) {
 				for range b.N {
 					benchPruneWhilePaying(b, d, mode, rows)
@@ -88,8 +88,8 @@ func benchPruneWhilePaying(b *testing.B, dialect, mode string, rows int) {
 			t.Deleted, err = pb.oneTx(ctx, now)
 		case "batched":
 			t, err = pb.st.Prune(ctx, now, engine.PruneOptions{})
-		case "batched-rest-4":
-			t, err = pb.st.Prune(ctx, now, engine.PruneOptions{Rest: 4})
+		case "batched-rest-2":
+			t, err = pb.st.Prune(ctx, now, engine.PruneOptions{Rest: 2})
 		default:
 			t, err = pb.st.Prune(ctx, now, engine.PruneOptions{Rest: -1})
 		}

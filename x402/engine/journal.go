@@ -224,8 +224,8 @@ type PruneOptions struct {
 }
 
 // DefaultPruneRest is PruneOptions.Rest when zero: Prune takes at most a
-// third of the writer's time.
-const DefaultPruneRest = 2
+// fifth of the writer's time.
+const DefaultPruneRest = 4
 
 // Pause waits what o.Rest says after a batch that took took, or until ctx
 // ends (its error).
