@@ -194,7 +194,8 @@ type OperatorJournal interface {
 	// deleted), and forgets their answers past AnswerUntil. It works in
 	// batches: each one commit of its own that deletes or forgets at most
 	// o.Batch rows, so that the journal's other writes wait for one batch
-	// at most and go on between batches. It stops when nothing is left to
+	// at most and go on between batches, while Prune rests (o.Rest). It
+	// stops when nothing is left to
 	// prune, when ctx ends (with ctx's error) or when o.After returns an
 	// error (with that error), and returns the totals of the batches
 	// committed. A batch is all or nothing; a later Prune takes up what
