@@ -1,9 +1,11 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -324,4 +326,78 @@ func allCounts() map[engine.State]int64 {
 		out[s] = 0
 	}
 	return out
+}
+
+// pruneCursor is where a prune phase's walk of its index has got to: the
+// instant (keep_until or answer_until) and the row (SQLite's rowid, or
+// PostgreSQL's key) of the last row it changed. The next batch starts
+// after it, so that rows the phase passes over (not prunable yet) are read
+// once per Prune, not once per batch.
+type pruneCursor struct {
+	at, row int64
+	key     string
+}
+
+// startCursor is before every row.
+var startCursor = pruneCursor{at: math.MinInt64, row: math.MinInt64}
+
+// max is the later of c and d in (at, row, key) order.
+func (c pruneCursor) max(d pruneCursor) pruneCursor {
+	switch {
+	case d.at != c.at:
+		if d.at > c.at {
+			return d
+		}
+	case d.row != c.row:
+		if d.row > c.row {
+			return d
+		}
+	case d.key > c.key:
+		return d
+	}
+	return c
+}
+
+// prunePhase is one pass of Prune: its statement (arguments: now, the
+// cursor's instant and row, the batch size; it returns the instant and
+// row of each row it changes) and what a changed row counts as.
+type prunePhase struct {
+	sql    string
+	counts func(n int64) (deleted, forgotten int64)
+}
+
+// runPrune is engine.Journal.Prune over phases: batch runs one batch of a
+// phase, as one commit of at most o.BatchSize() rows after the cursor, and
+// returns how many rows it changed and the cursor past the last. A phase
+// ends with a batch short of the batch size. Errors other than batch's are
+// prefixed with prefix.
+func runPrune(ctx context.Context, prefix string, phases []prunePhase, o engine.PruneOptions,
+	batch func(ctx context.Context, ph prunePhase, after pruneCursor) (int64, pruneCursor, error)) (engine.PruneTotals, error) {
+	var t engine.PruneTotals
+	for _, ph := range phases {
+		after := startCursor
+		for {
+			if err := ctx.Err(); err != nil {
+				return t, fmt.Errorf("%s: prune: %w", prefix, err)
+			}
+			started := time.Now()
+			n, next, err := batch(ctx, ph, after)
+			if err != nil {
+				return t, err
+			}
+			took := time.Since(started)
+			after = next
+			deleted, forgotten := ph.counts(n)
+			if err := o.Step(&t, deleted, forgotten); err != nil {
+				return t, fmt.Errorf("%s: prune: %w", prefix, err)
+			}
+			if n < int64(o.BatchSize()) {
+				break
+			}
+			if err := o.Pause(ctx, took); err != nil {
+				return t, fmt.Errorf("%s: prune: %w", prefix, err)
+			}
+		}
+	}
+	return t, nil
 }

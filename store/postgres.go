@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/ledger"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // pgDefaultMaxConns is the default PostgreSQL pool size.
@@ -376,15 +377,16 @@ func (s *postgresStore) Lounge(ctx context.Context, now time.Time, limit int) ([
 	return out, nil
 }
 
-// PruneAll implements Store, in one transaction.
+// PruneAll implements Store: the journal's Prune in batches
+// (engine.DefaultPruneBatch), then the lounge in one statement.
 func (s *postgresStore) PruneAll(ctx context.Context, now time.Time) (Pruned, error) {
-	var p Pruned
-	err := s.withTx(ctx, "prune all", func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if p.Payments, p.Answers, err = pgPruneJournal(ctx, tx, now); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, toNanos(now.Add(-club.LoungeTTL)))
+	t, err := s.Prune(ctx, now, engine.PruneOptions{})
+	p := Pruned{Payments: t.Deleted, Answers: t.Forgotten}
+	if err != nil {
+		return p, err
+	}
+	err = s.withConn(ctx, "prune all", func(ctx context.Context, c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, `DELETE FROM lounge WHERE checked_in_at <= $1`, toNanos(now.Add(-club.LoungeTTL)))
 		if err != nil {
 			return fmt.Errorf("lounge: %w", err)
 		}

@@ -427,34 +427,69 @@ func (s *postgresStore) Counts(ctx context.Context) (map[engine.State]int64, err
 	return out, nil
 }
 
-// Prune implements engine.Journal, in one transaction.
-func (s *postgresStore) Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error) {
-	err = s.withTx(ctx, "prune", func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		deleted, forgotten, err = pgPruneJournal(ctx, tx, now)
-		return err
+// Prune implements engine.Journal: each batch is one statement (its own
+// transaction) that locks the rows it changes, skipping rows another
+// transaction holds (FOR UPDATE SKIP LOCKED: a concurrent Reserve or
+// Settle never waits for a prune, and a row it holds is left to the next
+// Prune).
+func (s *postgresStore) Prune(ctx context.Context, now time.Time, o engine.PruneOptions) (engine.PruneTotals, error) {
+	return runPrune(ctx, "store: postgres", pgPrunePhases, o, func(ctx context.Context, ph prunePhase, after pruneCursor) (int64, pruneCursor, error) {
+		var n int64
+		err := s.withConn(ctx, "prune", func(ctx context.Context, c *pgx.Conn) error {
+			var err error
+			n, after, err = pgPruneBatch(ctx, c, ph.sql, instant(now), after, o.BatchSize())
+			return err
+		})
+		return n, after, err
 	})
-	if err != nil {
-		return 0, 0, err
-	}
-	return deleted, forgotten, nil
 }
 
-// pgPruneJournal deletes the prunable rows past keep_until and forgets the
-// answers past answer_until of the others.
-func pgPruneJournal(ctx context.Context, c pgExecer, now time.Time) (deleted, forgotten int64, err error) {
-	nowN := instant(now)
-	tag, err := c.Exec(ctx, `DELETE FROM payments WHERE keep_until < $1 AND state IN `+sqlStates(engine.Prunable), nowN)
+// pgPrunePhases are sqlitePrunePhases on PostgreSQL, with the row's key
+// as its place among rows of the same instant: the batch is locked (SKIP
+// LOCKED) and its condition checked again on the locked rows; the index
+// is entered at the cursor's instant ($2).
+var pgPrunePhases = []prunePhase{
+	{
+		sql: `WITH batch AS (SELECT key FROM payments
+				WHERE keep_until < $1 AND keep_until >= $2 AND (keep_until, key) > ($2, $3)
+					AND state IN ` + sqlStates(engine.Prunable) + `
+				ORDER BY keep_until, key LIMIT $4 FOR UPDATE SKIP LOCKED)
+			DELETE FROM payments p USING batch WHERE p.key = batch.key
+				AND p.keep_until < $1 AND p.state IN ` + sqlStates(engine.Prunable) + `
+			RETURNING p.keep_until, p.key`,
+		counts: func(n int64) (int64, int64) { return n, 0 },
+	},
+	{
+		sql: `WITH batch AS (SELECT key FROM payments
+				WHERE answer IS NOT NULL AND answer_until < $1 AND answer_until >= $2 AND (answer_until, key) > ($2, $3)
+					AND state IN ` + sqlStates(engine.Prunable) + `
+				ORDER BY answer_until, key LIMIT $4 FOR UPDATE SKIP LOCKED)
+			UPDATE payments p SET answer = NULL FROM batch WHERE p.key = batch.key
+				AND p.answer IS NOT NULL AND p.answer_until < $1 AND p.state IN ` + sqlStates(engine.Prunable) + `
+			RETURNING p.answer_until, p.key`,
+		counts: func(n int64) (int64, int64) { return 0, n },
+	},
+}
+
+// pgPruneBatch runs one batch of a prune phase: it changes up to limit
+// rows after the cursor (instant and key) and returns how many, and the
+// cursor past the last.
+func pgPruneBatch(ctx context.Context, c *pgx.Conn, query string, now int64, after pruneCursor, limit int) (int64, pruneCursor, error) {
+	rows, err := c.Query(ctx, query, now, after.at, after.key, limit)
 	if err != nil {
-		return 0, 0, fmt.Errorf("payments: %w", err)
+		return 0, after, err
 	}
-	deleted = tag.RowsAffected()
-	tag, err = c.Exec(ctx, `UPDATE payments SET answer = NULL
-		WHERE answer IS NOT NULL AND answer_until < $1 AND state IN `+sqlStates(engine.Prunable), nowN)
-	if err != nil {
-		return 0, 0, fmt.Errorf("answers: %w", err)
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		d := pruneCursor{row: after.row}
+		if err := rows.Scan(&d.at, &d.key); err != nil {
+			return 0, after, err
+		}
+		n++
+		after = after.max(d)
 	}
-	return deleted, tag.RowsAffected(), nil
+	return n, after, rows.Err()
 }
 
 // LedgerEntry returns the ledger entry of an authorization (found false if

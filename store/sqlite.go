@@ -19,6 +19,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/ledger"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // sqliteDefaultReaders is the default size of the SQLite read pool.
@@ -532,14 +533,15 @@ func (s *sqliteStore) Lounge(ctx context.Context, now time.Time, limit int) ([]c
 	return out, nil
 }
 
-// PruneAll implements Store, in one transaction.
+// PruneAll implements Store: the journal's Prune in batches
+// (engine.DefaultPruneBatch), then the lounge in one transaction.
 func (s *sqliteStore) PruneAll(ctx context.Context, now time.Time) (Pruned, error) {
-	var p Pruned
-	err := s.writeTx(ctx, "prune all", func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		if p.Payments, p.Answers, err = sqlitePruneJournal(ctx, tx, now); err != nil {
-			return err
-		}
+	t, err := s.Prune(ctx, now, engine.PruneOptions{})
+	p := Pruned{Payments: t.Deleted, Answers: t.Forgotten}
+	if err != nil {
+		return p, err
+	}
+	err = s.writeTx(ctx, "prune all", func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM lounge WHERE checked_in_at <= ?`, toNanos(now.Add(-club.LoungeTTL)))
 		if err != nil {
 			return fmt.Errorf("lounge: %w", err)

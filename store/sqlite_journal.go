@@ -451,39 +451,60 @@ func (s *sqliteStore) Counts(ctx context.Context) (map[engine.State]int64, error
 	return out, nil
 }
 
-// Prune implements engine.Journal.
-func (s *sqliteStore) Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error) {
-	err = s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		deleted, forgotten, err = sqlitePruneJournal(ctx, tx, now)
-		return err
+// Prune implements engine.Journal: each batch is one IMMEDIATE
+// transaction on the writer connection, which the group committer takes
+// in between.
+func (s *sqliteStore) Prune(ctx context.Context, now time.Time, o engine.PruneOptions) (engine.PruneTotals, error) {
+	return runPrune(ctx, "store: sqlite", sqlitePrunePhases, o, func(ctx context.Context, ph prunePhase, after pruneCursor) (int64, pruneCursor, error) {
+		var n int64
+		err := s.writeTx(ctx, "prune", func(ctx context.Context, tx *sql.Tx) error {
+			var err error
+			n, after, err = sqlitePruneBatch(ctx, tx, ph.sql, instant(now), after, o.BatchSize())
+			return err
+		})
+		return n, after, err
 	})
-	if err != nil {
-		return 0, 0, err
-	}
-	return deleted, forgotten, nil
 }
 
-// sqlitePruneJournal deletes the prunable rows past keep_until and forgets
-// the answers past answer_until of the others.
-func sqlitePruneJournal(ctx context.Context, tx *sql.Tx, now time.Time) (deleted, forgotten int64, err error) {
-	nowN := instant(now)
-	res, err := tx.ExecContext(ctx, `DELETE FROM payments WHERE keep_until < ? AND state IN `+sqlStates(engine.Prunable), nowN)
+// sqlitePrunePhases delete the prunable rows past keep_until (index
+// payments_keep_until, in (keep_until, rowid) order), then forget the
+// answers past answer_until of the prunable rows left (partial index
+// payments_answer_until).
+var sqlitePrunePhases = []prunePhase{
+	{
+		sql: `DELETE FROM payments WHERE rowid IN (SELECT rowid FROM payments INDEXED BY payments_keep_until
+			WHERE keep_until < ?1 AND (keep_until, rowid) > (?2, ?3) AND state IN ` + sqlStates(engine.Prunable) + `
+			ORDER BY keep_until, rowid LIMIT ?4) RETURNING keep_until, rowid`,
+		counts: func(n int64) (int64, int64) { return n, 0 },
+	},
+	{
+		sql: `UPDATE payments SET answer = NULL WHERE rowid IN (SELECT rowid FROM payments INDEXED BY payments_answer_until
+			WHERE answer IS NOT NULL AND answer_until < ?1 AND (answer_until, rowid) > (?2, ?3)
+				AND state IN ` + sqlStates(engine.Prunable) + `
+			ORDER BY answer_until, rowid LIMIT ?4) RETURNING answer_until, rowid`,
+		counts: func(n int64) (int64, int64) { return 0, n },
+	},
+}
+
+// sqlitePruneBatch runs one batch of a prune phase in tx: it changes up to
+// limit rows after the cursor and returns how many, and the cursor past
+// the last.
+func sqlitePruneBatch(ctx context.Context, tx *sql.Tx, query string, now int64, after pruneCursor, limit int) (int64, pruneCursor, error) {
+	rows, err := tx.QueryContext(ctx, query, now, after.at, after.row, limit)
 	if err != nil {
-		return 0, 0, fmt.Errorf("payments: %w", err)
+		return 0, after, err
 	}
-	if deleted, err = res.RowsAffected(); err != nil {
-		return 0, 0, fmt.Errorf("payments: %w", err)
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		var c pruneCursor
+		if err := rows.Scan(&c.at, &c.row); err != nil {
+			return 0, after, err
+		}
+		n++
+		after = after.max(c)
 	}
-	res, err = tx.ExecContext(ctx, `UPDATE payments SET answer = NULL
-		WHERE answer IS NOT NULL AND answer_until < ? AND state IN `+sqlStates(engine.Prunable), nowN)
-	if err != nil {
-		return 0, 0, fmt.Errorf("answers: %w", err)
-	}
-	if forgotten, err = res.RowsAffected(); err != nil {
-		return 0, 0, fmt.Errorf("answers: %w", err)
-	}
-	return deleted, forgotten, nil
+	return n, after, rows.Err()
 }
 
 // LedgerEntry returns the ledger entry of an authorization (found false if

@@ -214,8 +214,11 @@ type Store interface {
 	engine.Journal
 
 	// PruneAll is the periodic housekeeping: the journal's Prune (rows past
-	// KeepUntil, answers past AnswerUntil) and the lounge entries older
-	// than club.LoungeTTL. Correctness never depends on it.
+	// KeepUntil, answers past AnswerUntil) with the default
+	// engine.PruneOptions, in batches, then the lounge entries older than
+	// club.LoungeTTL. When ctx ends first it returns what the committed
+	// batches did with ctx's error; the next call takes up the rest.
+	// Correctness never depends on it.
 	PruneAll(ctx context.Context, now time.Time) (Pruned, error)
 	// Ping checks that the database answers (for /health).
 	Ping(ctx context.Context) error

@@ -632,7 +632,10 @@ type pruner interface {
 }
 
 // pruneLoop deletes expired payment journal rows, forgets recorded answers
-// past their retention and drops old lounge entries, periodically.
+// past their retention and drops old lounge entries, periodically. The
+// journal is pruned in batches that leave the writer to the paid calls in
+// between; a round that does not finish within pruneInterval stops and the
+// next one takes up the rest.
 func pruneLoop(ctx context.Context, st pruner, log *slog.Logger) {
 	t := time.NewTicker(pruneInterval)
 	defer t.Stop()
@@ -641,14 +644,18 @@ func pruneLoop(ctx context.Context, st pruner, log *slog.Logger) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			pctx, cancel := context.WithTimeout(ctx, time.Minute)
+			pctx, cancel := context.WithTimeout(ctx, pruneInterval)
 			p, err := st.PruneAll(pctx, now)
 			cancel()
-			if err != nil {
-				log.Warn("svc: pruning the store failed", "error", err)
-				continue
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				log.Warn("svc: pruning the store stopped; the next round continues", "error", err,
+					"payments", p.Payments, "answers", p.Answers)
+			default:
+				log.Debug("svc: pruned the store", "payments", p.Payments, "answers", p.Answers, "lounge_entries", p.LoungeEntries)
 			}
-			log.Debug("svc: pruned the store", "payments", p.Payments, "answers", p.Answers, "lounge_entries", p.LoungeEntries)
 		}
 	}
 }

@@ -1030,8 +1030,8 @@ func runJournalStore(t *testing.T, open Opener) {
 		if err := s.Release(ctx, rec.Key, "o", "tool failed", true); err != nil {
 			t.Fatalf("Release: %v", err)
 		}
-		if deleted, _, err := s.Prune(ctx, time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil || deleted != 0 {
-			t.Fatalf("Prune = %d deleted, %v; want none", deleted, err)
+		if got, err := s.Prune(ctx, time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC), engine.PruneOptions{}); err != nil || got.Deleted != 0 {
+			t.Fatalf("Prune = %d deleted, %v; want none", got.Deleted, err)
 		}
 		if _, err := s.Get(ctx, rec.Key); err != nil {
 			t.Fatalf("Get after Prune: %v", err)

@@ -547,8 +547,8 @@ func TestRetention(t *testing.T) {
 	// Past the answer's retention, the answer is forgotten and the payment
 	// refused as used (the key is kept).
 	h.clock.Advance(answerFor + time.Minute)
-	if _, forgotten, err := h.journal.Prune(context.Background(), h.clock.Now()); err != nil || forgotten != 1 {
-		t.Fatalf("prune: %d forgotten, %v", forgotten, err)
+	if got, err := h.journal.Prune(context.Background(), h.clock.Now(), engine.PruneOptions{}); err != nil || got.Forgotten != 1 {
+		t.Fatalf("prune: %d forgotten, %v", got.Forgotten, err)
 	}
 	wantKind(t, e.Serve(context.Background(), h.call(far, "A"), r.answer("{}")), engine.Refused, exact.ReasonNonceAlreadyUsed)
 	if r.n.Load() != 2 || chain.settles.Load() != 2 {
@@ -777,7 +777,7 @@ func TestRecoverAlreadyUsedIsUnknown(t *testing.T) {
 	if rep, err := b.Recover(ctx); err != nil || rep != (engine.RecoveryReport{}) {
 		t.Fatalf("second recovery: %+v %v", rep, err)
 	}
-	if _, _, err := h.journal.Prune(ctx, h.clock.Now().Add(365*24*time.Hour)); err != nil {
+	if _, err := h.journal.Prune(ctx, h.clock.Now().Add(365*24*time.Hour), engine.PruneOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if rec := h.row(p); rec.State != engine.StateUnknown {

@@ -190,10 +190,92 @@ type OperatorJournal interface {
 	Counts(ctx context.Context) (map[State]int64, error)
 
 	// Prune deletes rows past KeepUntil that are settled, released or
-	// failed (Prunable: settling and unknown rows are never deleted), and
-	// forgets their answers past AnswerUntil. It returns the rows deleted
-	// and the answers forgotten.
-	Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error)
+	// failed (Prunable: reserved, settling and unknown rows are never
+	// deleted), and forgets their answers past AnswerUntil. It works in
+	// batches: each one commit of its own that deletes or forgets at most
+	// o.Batch rows, so that the journal's other writes wait for one batch
+	// at most and go on between batches, while Prune rests (o.Rest). It
+	// stops when nothing is left to
+	// prune, when ctx ends (with ctx's error) or when o.After returns an
+	// error (with that error), and returns the totals of the batches
+	// committed. A batch is all or nothing; a later Prune takes up what
+	// an interrupted one left.
+	Prune(ctx context.Context, now time.Time, o PruneOptions) (PruneTotals, error)
+}
+
+// DefaultPruneBatch is the batch of Prune when PruneOptions.Batch is not
+// positive: rows deleted, or answers forgotten, per commit.
+const DefaultPruneBatch = 500
+
+// PruneOptions says how Prune proceeds.
+type PruneOptions struct {
+	// Batch bounds the rows one commit deletes or whose answers it
+	// forgets (DefaultPruneBatch when not positive): the longest a
+	// concurrent write waits for Prune is what one batch takes.
+	Batch int
+	// After, when not nil, is called after each batch that deleted or
+	// forgot something, outside any transaction, with the totals so far;
+	// an error from it stops Prune.
+	After func(PruneTotals) error
+	// Rest is how long Prune waits after a batch, as a multiple of the
+	// time the batch took (DefaultPruneRest when zero; negative: no
+	// wait): a prune then takes at most 1/(1+Rest) of a single writer's
+	// time, and the paid calls the rest.
+	Rest float64
+}
+
+// DefaultPruneRest is PruneOptions.Rest when zero: Prune takes at most a
+// fifth of the writer's time.
+const DefaultPruneRest = 4
+
+// Pause waits what o.Rest says after a batch that took took, or until ctx
+// ends (its error).
+func (o PruneOptions) Pause(ctx context.Context, took time.Duration) error {
+	rest := o.Rest
+	if rest == 0 {
+		rest = DefaultPruneRest
+	}
+	if rest < 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(time.Duration(float64(took) * rest))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// PruneTotals counts what Prune did.
+type PruneTotals struct {
+	Deleted   int64 // rows deleted
+	Forgotten int64 // answers forgotten (of rows kept)
+	Batches   int   // batches that deleted or forgot something
+}
+
+// BatchSize is o.Batch, or DefaultPruneBatch when that is not positive.
+func (o PruneOptions) BatchSize() int {
+	if o.Batch > 0 {
+		return o.Batch
+	}
+	return DefaultPruneBatch
+}
+
+// Step adds one committed batch's deleted and forgotten rows to t and
+// reports it to o.After; a batch that changed nothing is not counted.
+func (o PruneOptions) Step(t *PruneTotals, deleted, forgotten int64) error {
+	if deleted == 0 && forgotten == 0 {
+		return nil
+	}
+	t.Deleted += deleted
+	t.Forgotten += forgotten
+	t.Batches++
+	if o.After == nil {
+		return nil
+	}
+	return o.After(*t)
 }
 
 // Reservation is what Reserve records of an admitted call: the

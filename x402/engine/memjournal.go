@@ -34,8 +34,13 @@ type LedgerEntry struct {
 // where no store is configured. Its ledger is readable with LedgerEntry
 // and Ledger. The zero value is not usable; call NewMemoryJournal.
 type MemoryJournal struct {
-	mu        sync.Mutex
-	rows      map[string]*Record
+	pruneMu sync.Mutex // one Prune at a time: it alone shortens order
+
+	mu   sync.Mutex
+	rows map[string]*Record
+	// order lists every key of rows once, in creation order: Prune walks
+	// it a batch at a time, releasing mu in between.
+	order     []string
 	instances map[string]time.Time
 	ledger    map[string]int // ledger key → index in entries
 	entries   []LedgerEntry
@@ -67,6 +72,9 @@ func (m *MemoryJournal) Reserve(ctx context.Context, r Reservation, maxAttempts 
 	case !ok || (TransitionReserve.Rule().Allows(cur.State, false, false) && cur.KeepUntil.Before(r.Now)):
 		row := r.Record()
 		m.rows[r.Key] = &row
+		if !ok {
+			m.order = append(m.order, r.Key)
+		}
 		return cloneRecord(row), nil
 	case TransitionReserveAgain.Rule().Allows(cur.State, false, false) && cur.Attempts < maxAttempts:
 		*cur = r.Again(*cur)
@@ -313,25 +321,83 @@ func (m *MemoryJournal) Counts(ctx context.Context) (map[State]int64, error) {
 	return out, nil
 }
 
-// Prune implements Journal. The ledger is kept.
-func (m *MemoryJournal) Prune(ctx context.Context, now time.Time) (deleted, forgotten int64, err error) {
-	if err := ctx.Err(); err != nil {
-		return 0, 0, fmt.Errorf("engine: memory journal: prune: %w", err)
+// Prune implements Journal. The ledger is kept. A batch examines at most
+// o.Batch rows under the journal's lock (so it changes at most as many);
+// the lock is released between batches.
+func (m *MemoryJournal) Prune(ctx context.Context, now time.Time, o PruneOptions) (PruneTotals, error) {
+	m.pruneMu.Lock()
+	defer m.pruneMu.Unlock()
+	var t PruneTotals
+	// read walks order up to end, its length when the walk starts (rows
+	// created since are left to the next Prune); write is where the next
+	// kept key goes: order is compacted in place (Reserve only appends
+	// past end).
+	read, write := 0, 0
+	m.mu.Lock()
+	end := len(m.order)
+	m.mu.Unlock()
+	for {
+		if err := ctx.Err(); err != nil {
+			m.mu.Lock()
+			m.closeGap(read, write)
+			m.mu.Unlock()
+			return t, fmt.Errorf("engine: memory journal: prune: %w", err)
+		}
+		started := time.Now()
+		deleted, forgotten, done := m.pruneBatch(now, &read, &write, end, o.BatchSize())
+		took := time.Since(started)
+		err := o.Step(&t, deleted, forgotten)
+		if err == nil && !done {
+			err = o.Pause(ctx, took)
+		}
+		if err != nil {
+			m.mu.Lock()
+			m.closeGap(read, write)
+			m.mu.Unlock()
+			return t, fmt.Errorf("engine: memory journal: prune: %w", err)
+		}
+		if done {
+			return t, nil
+		}
 	}
+}
+
+// pruneBatch examines up to n keys of order from *read to end, keeping
+// those not deleted at *write; done reports that the walk reached end
+// (order is then compacted).
+func (m *MemoryJournal) pruneBatch(now time.Time, read, write *int, end, n int) (deleted, forgotten int64, done bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k, r := range m.rows {
+	for ; n > 0 && *read < end; n-- {
+		k := m.order[*read]
+		*read++
+		r := m.rows[k]
 		switch {
 		case !Prunable.Has(r.State):
 		case r.KeepUntil.Before(now):
 			delete(m.rows, k)
 			deleted++
+			continue
 		case r.Answer != nil && r.AnswerUntil.Before(now):
 			r.Answer = nil
 			forgotten++
 		}
+		m.order[*write] = k
+		*write++
 	}
-	return deleted, forgotten, nil
+	if *read < end {
+		return deleted, forgotten, false
+	}
+	m.closeGap(*read, *write)
+	return deleted, forgotten, true
+}
+
+// closeGap drops order[write:read], the slots of keys Prune deleted (m.mu
+// held).
+func (m *MemoryJournal) closeGap(read, write int) {
+	n := copy(m.order[write:], m.order[read:])
+	clear(m.order[write+n:])
+	m.order = m.order[:write+n]
 }
 
 // LedgerEntry returns the ledger entry of an authorization; found is false

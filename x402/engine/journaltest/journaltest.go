@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Journal) {
 	t.Run("RecoverConcurrent", s.recoverConcurrent)
 	t.Run("ListAndCounts", s.listAndCounts)
 	t.Run("Prune", s.prune)
+	t.Run("PruneInBatches", s.pruneInBatches)
 	t.Run("ConcurrentReservesOneWinner", s.concurrentReserve)
 	t.Run("ConcurrentTransitionsAreDurable", s.concurrentTransitions)
 	t.Run("TransitionTable", s.transitionTable)
@@ -962,35 +963,12 @@ func (s *suite) prune(t *testing.T) {
 	keys := map[string]string{}
 	before := map[string]engine.Record{}
 	for name, r := range rows {
-		rec := s.record("owner-a")
-		rec.KeepUntil = r.keep
-		mustReserve(t, j, rec, 3)
-		st := settlingOf(rec)
-		st.AnswerUntil = r.answer
-		var err error
-		switch r.state {
-		case engine.StateReserved:
-		case engine.StateReleased:
-			err = j.Release(ctx, rec.Key, "owner-a", "x", true)
-		default:
-			err = j.Settling(ctx, rec.Key, "owner-a", st)
-			switch {
-			case err != nil:
-			case r.state == engine.StateSettled:
-				err = j.Settle(ctx, rec.Key, settleResponse(rec, 1), base)
-			case r.state == engine.StateFailed:
-				err = j.Fail(ctx, rec.Key, "owner-a", "refused", refusal(rec))
-			case r.state == engine.StateUnknown:
-				err = j.MarkUnknown(ctx, rec.Key, "owner-a", "x")
-			}
-		}
-		if err != nil {
-			t.Fatalf("%s: setting up: %v", name, err)
-		}
+		rec := s.pruneRow(t, j, r.state, r.keep, r.answer)
 		keys[name] = rec.Key
-		before[name] = mustGet(t, j, rec.Key)
+		before[name] = rec
 	}
-	deleted, forgotten, err := j.Prune(ctx, now)
+	got, err := j.Prune(ctx, now, engine.PruneOptions{})
+	deleted, forgotten := got.Deleted, got.Forgotten
 	if err != nil {
 		t.Fatalf("Prune: %v", err)
 	}
@@ -1022,8 +1000,8 @@ func (s *suite) prune(t *testing.T) {
 		t.Fatalf("Prune = %d deleted, %d forgotten; want %d, %d", deleted, forgotten, wantDeleted, wantForgotten)
 	}
 	// Pruning again finds nothing more.
-	if d, f, err := j.Prune(ctx, now); err != nil || d != 0 || f != 0 {
-		t.Fatalf("second Prune = %d, %d, %v; want 0, 0", d, f, err)
+	if again, err := j.Prune(ctx, now, engine.PruneOptions{}); err != nil || again != (engine.PruneTotals{}) {
+		t.Fatalf("second Prune = %+v, %v; want nothing", again, err)
 	}
 	// A deleted key may be reserved afresh.
 	for name, r := range rows {
@@ -1036,6 +1014,231 @@ func (s *suite) prune(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pruneRow creates a record held by owner-a, kept until keep, and drives
+// it to state (settling, settled, failed and unknown rows with an answer
+// kept until answer) and returns what the journal then holds.
+func (s *suite) pruneRow(t *testing.T, j engine.Journal, state engine.State, keep, answer time.Time) engine.Record {
+	t.Helper()
+	ctx := context.Background()
+	rec := s.record("owner-a")
+	rec.KeepUntil = keep
+	mustReserve(t, j, rec, 3)
+	st := settlingOf(rec)
+	st.AnswerUntil = answer
+	var err error
+	switch state {
+	case engine.StateReserved:
+	case engine.StateReleased:
+		err = j.Release(ctx, rec.Key, "owner-a", "x", true)
+	default:
+		err = j.Settling(ctx, rec.Key, "owner-a", st)
+		switch {
+		case err != nil:
+		case state == engine.StateSettled:
+			err = j.Settle(ctx, rec.Key, settleResponse(rec, 1), base)
+		case state == engine.StateFailed:
+			err = j.Fail(ctx, rec.Key, "owner-a", "refused", refusal(rec))
+		case state == engine.StateUnknown:
+			err = j.MarkUnknown(ctx, rec.Key, "owner-a", "x")
+		}
+	}
+	if err != nil {
+		t.Fatalf("setting up a %v row: %v", state, err)
+	}
+	return mustGet(t, j, rec.Key)
+}
+
+// pruneBatch is the batch of the batched prune cases: many batches from
+// a few rows.
+const pruneBatch = 2
+
+// pruneInBatches checks that Prune works in batches of at most
+// PruneOptions.Batch rows, that a Prune interrupted by its context (or
+// stopped by After) keeps what its batches committed and that the next
+// Prune finishes the work, that rows in a state outside Prunable are
+// never touched, and that the journal's writes go on between batches: a
+// whole paid call (Reserve, Settling, Settle) issued while a prune runs
+// completes before the prune's next batch.
+func (s *suite) pruneInBatches(t *testing.T) {
+	ctx := context.Background()
+	j := s.open(t)
+	now := base.Add(48 * time.Hour)
+	past, future := now.Add(-time.Millisecond), now.Add(time.Hour)
+	var gone, forgotten, kept []engine.Record
+	for i := range 7 {
+		st := []engine.State{engine.StateSettled, engine.StateReleased, engine.StateFailed}[i%3]
+		gone = append(gone, s.pruneRow(t, j, st, past.Add(-time.Duration(i%2)*time.Minute), past))
+	}
+	for i := range 5 {
+		st := []engine.State{engine.StateSettled, engine.StateFailed}[i%2]
+		forgotten = append(forgotten, s.pruneRow(t, j, st, future, past.Add(-time.Duration(i%2)*time.Minute)))
+	}
+	// Rows no Prune may touch, past both instants, some among the
+	// prunable ones in the order of each index.
+	for _, st := range []engine.State{engine.StateReserved, engine.StateSettling, engine.StateUnknown} {
+		kept = append(kept, s.pruneRow(t, j, st, past, past))
+		kept = append(kept, s.pruneRow(t, j, st, past.Add(-time.Minute), past.Add(-time.Minute)))
+	}
+	kept = append(kept, s.pruneRow(t, j, engine.StateSettled, future, future))
+	want := engine.PruneTotals{Deleted: int64(len(gone)), Forgotten: int64(len(forgotten))}
+
+	// Interrupted by its context after two batches: what they committed
+	// stays, the rest is left.
+	stopAt := 2
+	cctx, cancel := context.WithCancel(ctx)
+	var steps []engine.PruneTotals
+	first, err := j.Prune(cctx, now, engine.PruneOptions{Batch: pruneBatch, After: func(tot engine.PruneTotals) error {
+		steps = append(steps, tot)
+		if len(steps) == stopAt {
+			cancel()
+		}
+		return nil
+	}})
+	cancel()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Prune whose context ends after %d batches err = %v, want context.Canceled", stopAt, err)
+	}
+	checkSteps(t, steps)
+	if len(steps) != stopAt || first != steps[len(steps)-1] {
+		t.Fatalf("interrupted Prune = %+v after batches %+v; want the totals of %d batches", first, steps, stopAt)
+	}
+	s.checkPruned(t, j, gone, forgotten, kept, first)
+
+	// Stopped by After: the same.
+	stop := errors.New("stop")
+	second, err := j.Prune(ctx, now, engine.PruneOptions{Batch: pruneBatch, After: func(engine.PruneTotals) error { return stop }})
+	if !errors.Is(err, stop) || second.Batches != 1 || second.Deleted+second.Forgotten > pruneBatch {
+		t.Fatalf("Prune stopped by After = %+v, %v; want one batch and After's error", second, err)
+	}
+	done := engine.PruneTotals{Deleted: first.Deleted + second.Deleted, Forgotten: first.Forgotten + second.Forgotten}
+	s.checkPruned(t, j, gone, forgotten, kept, done)
+
+	// The rest, with paid calls going on: one completes between every two
+	// batches, whether issued from the hook (while the prune waits) or
+	// from a caller running alongside.
+	var calls atomic.Int64
+	stopCalls := make(chan struct{})
+	callErr := make(chan error, 1)
+	go func() {
+		defer close(callErr)
+		for {
+			select {
+			case <-stopCalls:
+				return
+			default:
+			}
+			if err := s.paidCall(ctx, j); err != nil {
+				callErr <- err
+				return
+			}
+			calls.Add(1)
+		}
+	}()
+	steps = nil
+	seen := calls.Load()
+	third, err := j.Prune(ctx, now, engine.PruneOptions{Batch: pruneBatch, After: func(tot engine.PruneTotals) error {
+		steps = append(steps, tot)
+		if err := s.paidCall(ctx, j); err != nil {
+			return fmt.Errorf("a paid call between batches: %w", err)
+		}
+		deadline := time.Now().Add(waitFor)
+		for calls.Load() == seen {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no concurrent paid call completed within %v between batches", waitFor)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		seen = calls.Load()
+		return nil
+	}})
+	close(stopCalls)
+	if err != nil {
+		t.Fatalf("Prune with paid calls going on: %v", err)
+	}
+	if err := <-callErr; err != nil {
+		t.Fatalf("a paid call alongside the prune: %v", err)
+	}
+	checkSteps(t, steps)
+	done.Deleted, done.Forgotten = done.Deleted+third.Deleted, done.Forgotten+third.Forgotten
+	if done.Deleted != want.Deleted || done.Forgotten != want.Forgotten || third.Batches < 2 {
+		t.Fatalf("the three Prunes deleted %d and forgot %d (last in %d batches); want %d and %d, the last in several batches",
+			done.Deleted, done.Forgotten, third.Batches, want.Deleted, want.Forgotten)
+	}
+	s.checkPruned(t, j, gone, forgotten, kept, done)
+	if again, err := j.Prune(ctx, now, engine.PruneOptions{Batch: pruneBatch}); err != nil || again != (engine.PruneTotals{}) {
+		t.Fatalf("Prune once all is pruned = %+v, %v; want nothing", again, err)
+	}
+}
+
+// checkSteps checks the totals After saw: one more batch each time, each
+// batch deleting or forgetting between 1 and pruneBatch rows.
+func checkSteps(t *testing.T, steps []engine.PruneTotals) {
+	t.Helper()
+	var prev engine.PruneTotals
+	for i, st := range steps {
+		n := st.Deleted + st.Forgotten - prev.Deleted - prev.Forgotten
+		if st.Batches != i+1 || n < 1 || n > pruneBatch || st.Deleted < prev.Deleted || st.Forgotten < prev.Forgotten {
+			t.Fatalf("batch %d: totals %+v after %+v; want one more batch of 1 to %d rows", i+1, st, prev, pruneBatch)
+		}
+		prev = st
+	}
+}
+
+// checkPruned checks the journal after prunes that, in all, deleted and
+// forgot what tot says: that many rows of gone are absent and the others
+// unchanged, that many answers of forgotten are gone and the rows
+// otherwise unchanged, and kept is untouched.
+func (s *suite) checkPruned(t *testing.T, j engine.Journal, gone, forgotten, kept []engine.Record, tot engine.PruneTotals) {
+	t.Helper()
+	ctx := context.Background()
+	var absent, blank int64
+	for _, rec := range gone {
+		got, err := j.Get(ctx, rec.Key)
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			absent++
+		case err != nil:
+			t.Fatalf("Get %s: %v", rec.Key, err)
+		default:
+			checkRecord(t, "a row not pruned yet", got, rec, false)
+		}
+	}
+	for _, rec := range forgotten {
+		got := mustGet(t, j, rec.Key)
+		if got.Answer == nil {
+			blank++
+			rec.Answer = nil
+		}
+		checkRecord(t, "a row whose answer is kept or forgotten", got, rec, false)
+	}
+	for _, rec := range kept {
+		checkRecord(t, "a row Prune may not touch", mustGet(t, j, rec.Key), rec, false)
+	}
+	if absent != tot.Deleted || blank != tot.Forgotten {
+		t.Fatalf("%d rows deleted and %d answers forgotten; Prune said %+v", absent, blank, tot)
+	}
+}
+
+// paidCall runs the journal's writes of one paid call on a new key:
+// Reserve, Settling, Settle; the row and its answer are kept for a year
+// (no prune of the suite touches them).
+func (s *suite) paidCall(ctx context.Context, j engine.Journal) error {
+	rec := s.record("owner-b")
+	rec.KeepUntil = base.AddDate(1, 0, 0)
+	if _, err := j.Reserve(ctx, reservation(rec), 3); err != nil {
+		return fmt.Errorf("reserve: %w", err)
+	}
+	st := settlingOf(rec)
+	st.AnswerUntil = rec.KeepUntil
+	if err := j.Settling(ctx, rec.Key, rec.Owner, st); err != nil {
+		return fmt.Errorf("settling: %w", err)
+	}
+	if err := j.Settle(ctx, rec.Key, settleResponse(rec, 2), base); err != nil {
+		return fmt.Errorf("settle: %w", err)
+	}
+	return nil
 }
 
 func (s *suite) concurrentReserve(t *testing.T) {
