@@ -26,8 +26,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402/seller"
 )
 

@@ -7,8 +7,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
 // Mux is a facilitator of several payment schemes: it dispatches each

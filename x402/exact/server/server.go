@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed1284c1d2/svc/x402/internal/clip"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	"github.com/seed1284c1d2/svc/x402/internal/clip"
 )
 
 // Config configures a Server. Facilitator is required.
