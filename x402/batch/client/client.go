@@ -398,7 +398,10 @@ func (s *Scheme) Resync(_ context.Context, paid x402.PaymentRequirements, pr x40
 		if err != nil {
 			return false, err
 		}
-		return true, s.adopt(c, st, *extra.ChannelState, extra.VoucherState)
+		if err := s.adopt(c, st, *extra.ChannelState, extra.VoucherState); err != nil {
+			return false, err
+		}
+		return true, nil
 	}
 	return false, nil
 }
