@@ -136,6 +136,16 @@ func (s *Scheme) channelOf(req x402.PaymentRequirements) (channel, error) {
 	return channel{ch: ch, extra: extra, d: d, id: id, path: filepath.Join(s.cfg.Dir, name)}, nil
 }
 
+// open returns the channel paying req and its state.
+func (s *Scheme) open(req x402.PaymentRequirements) (channel, State, error) {
+	c, err := s.channelOf(req)
+	if err != nil {
+		return c, State{}, err
+	}
+	st, err := c.load(req.Network)
+	return c, st, err
+}
+
 // load reads the channel's state; a missing file is a channel never paid.
 func (c channel) load(network string) (State, error) {
 	b, err := os.ReadFile(c.path)
@@ -205,11 +215,8 @@ func maxOf(a, b *big.Int) *big.Int {
 func (s *Scheme) State(req x402.PaymentRequirements) (State, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, err := s.channelOf(req)
-	if err != nil {
-		return State{}, err
-	}
-	return c.load(req.Network)
+	_, st, err := s.open(req)
+	return st, err
 }
 
 // Payload implements x402.ClientScheme: a voucher of the charged amount
@@ -225,11 +232,7 @@ func (s *Scheme) Payload(_ context.Context, req x402.PaymentRequirements, now ti
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, err := s.channelOf(req)
-	if err != nil {
-		return nil, err
-	}
-	st, err := c.load(req.Network)
+	c, st, err := s.open(req)
 	if err != nil {
 		return nil, err
 	}
@@ -282,11 +285,7 @@ func marshal(p batch.Payload) (json.RawMessage, error) {
 func (s *Scheme) RefundPayload(_ context.Context, req x402.PaymentRequirements, amt *big.Int) (json.RawMessage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, err := s.channelOf(req)
-	if err != nil {
-		return nil, err
-	}
-	st, err := c.load(req.Network)
+	c, st, err := s.open(req)
 	if err != nil {
 		return nil, err
 	}
@@ -347,11 +346,7 @@ func (s *Scheme) PaymentSettled(_ context.Context, req x402.PaymentRequirements,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, err := s.channelOf(req)
-	if err != nil {
-		return err
-	}
-	st, err := c.load(req.Network)
+	c, st, err := s.open(req)
 	if err != nil {
 		return err
 	}
