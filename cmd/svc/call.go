@@ -97,7 +97,7 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	if err != nil {
 		return err
 	}
-	opts, err := schemes.options(hexKey)
+	opts, err := schemes.options(hexKey, strings.TrimPrefix(*maxUSD, "$"))
 	if err != nil {
 		return fmt.Errorf("--scheme %s: %w", *schemes.scheme, err)
 	}

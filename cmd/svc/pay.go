@@ -132,7 +132,7 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return envflag.UsageError(fmt.Sprintf("the request: %v", err))
 	}
 	req.Header = hdr
-	opts, err := schemes.options(hexKey)
+	opts, err := schemes.options(hexKey, capUSD)
 	if err != nil {
 		return fmt.Errorf("--scheme %s: %w", *schemes.scheme, err)
 	}

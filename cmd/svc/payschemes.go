@@ -37,8 +37,8 @@ type schemeFlags struct {
 func addSchemeFlags(f *envflag.Set) *schemeFlags {
 	return &schemeFlags{
 		scheme: f.String("scheme", "", x402.SchemeExact, "payment scheme to pay with (one of those this client pays: "+strings.Join(payingSchemes(), ", ")+")"),
-		deposit: f.String("deposit", "", "", "batch-settlement: USD deposited when a channel is opened or runs short "+
-			"(default: "+fmt.Sprint(batchclient.DepositMultiple)+" calls; never below the server's minDeposit)"),
+		deposit: f.String("deposit", "", "", "batch-settlement: USD deposited when a channel is opened or runs short, and the most deposited "+
+			"(default: "+fmt.Sprint(batchclient.DepositMultiple)+" calls, at most "+fmt.Sprint(batchclient.DepositMultiple)+" × --max; raised to the server's minDeposit within that cap)"),
 		channels: f.String("channels", "SVC_CHANNELS", "", "batch-settlement: directory of the channel state files (default: the user's config dir/svc/channels)"),
 		refund:   f.EnvBool("refund", "", false, "batch-settlement: ask the server for the channel's unclaimed remainder back instead of paying"),
 	}
@@ -63,8 +63,11 @@ func (s *schemeFlags) check() error {
 
 // options returns the Transport options paying with the chosen scheme
 // with the key of hexKey (empty: a dry run, which chooses without
-// signing). The exact scheme needs none: the Transport's Signer pays.
-func (s *schemeFlags) options(hexKey string) ([]client.Option, error) {
+// signing). The exact scheme needs none: the Transport's Signer pays. A
+// batch-settlement deposit is capped by --deposit when given, else by
+// DepositMultiple calls at maxUSD each: a server's
+// minDeposit above it is refused.
+func (s *schemeFlags) options(hexKey, maxUSD string) ([]client.Option, error) {
 	name := strings.TrimSpace(*s.scheme)
 	if name == x402.SchemeExact {
 		return nil, nil
@@ -91,6 +94,14 @@ func (s *schemeFlags) options(hexKey string) ([]client.Option, error) {
 		if cfg.Deposit.Sign() <= 0 {
 			return nil, envflag.UsageError("--deposit must be positive")
 		}
+		cfg.MaxDeposit = cfg.Deposit
+	} else {
+		atomic, err := x402.PriceToAtomic(maxUSD, 6)
+		if err != nil {
+			return nil, envflag.UsageError(fmt.Sprintf("--max %q is not an amount of dollars", clip.Runes(maxUSD, 40)))
+		}
+		limit, _ := new(big.Int).SetString(atomic, 10)
+		cfg.MaxDeposit = limit.Mul(limit, big.NewInt(batchclient.DepositMultiple))
 	}
 	bs, err := batchclient.New(cfg)
 	if err != nil {

@@ -44,6 +44,10 @@ type Config struct {
 	// short (atomic units); nil means DepositMultiple requests. The
 	// requirement's minDeposit and the request's maximum raise it.
 	Deposit *big.Int
+	// MaxDeposit caps one deposit, minDeposit included: a requirement
+	// asking for more is refused before anything is signed. Nil means no
+	// cap.
+	MaxDeposit *big.Int
 	// Salt tells channels of one payer and receiver apart; the zero salt
 	// is the reference clients' default.
 	Salt common.Hash
@@ -241,6 +245,9 @@ func (s *Scheme) Payload(_ context.Context, req x402.PaymentRequirements, now ti
 	var p batch.Payload
 	if ceiling.Cmp(amount(st.Balance)) > 0 {
 		dep := s.depositFor(c.extra, price)
+		if s.cfg.MaxDeposit != nil && dep.Cmp(s.cfg.MaxDeposit) > 0 {
+			return nil, fmt.Errorf("batch-settlement client: the deposit %s (minDeposit %q) is over the cap %s", dep, c.extra.MinDeposit, s.cfg.MaxDeposit)
+		}
 		if validity > 0 {
 			req.MaxTimeoutSeconds = int(validity / time.Second)
 		}

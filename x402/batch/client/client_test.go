@@ -216,3 +216,20 @@ func TestBatchResyncRefusesForeignVoucher(t *testing.T) {
 		t.Fatalf("state after refused resyncs: %+v", st)
 	}
 }
+
+// TestBatchDepositCap: a minDeposit over Config.MaxDeposit is refused
+// before anything is signed or written.
+func TestBatchDepositCap(t *testing.T) {
+	s, _ := newSeller(t, "50000")
+	payer, _ := newKey(t)
+	bs, err := batchclient.New(batchclient.Config{Key: payer, Dir: t.TempDir(), MaxDeposit: big.NewInt(40_000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bs.Payload(context.Background(), s.req, time.Now(), 0); err == nil || !strings.Contains(err.Error(), "over the cap 40000") {
+		t.Fatalf("a minDeposit over the cap: %v", err)
+	}
+	if st, _ := bs.State(s.req); st.Signed != "0" {
+		t.Fatalf("state after a refused deposit: %+v", st)
+	}
+}
