@@ -34,13 +34,14 @@ type callOutput struct {
 // call pays for one call of a tool and prints the result and the
 // settlement.
 func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := envflag.New("call", stderr, getenv, "svc call <tool-key> [--json '{...}' | --query k=v ...] --key-env VAR [--url URL] [--max 0.10]")
+	f := envflag.New("call", stderr, getenv, "svc call <tool-key> [--json '{...}' | --query k=v ...] --key-env VAR [--url URL] [--max 0.10] [--scheme batch-settlement [--deposit USD] [--channels DIR] [--refund]]")
 	baseURL := f.String("url", "SVC_URL", "http://127.0.0.1:8080", "server base URL")
 	jsonInput := f.String("json", "", "", "input as a JSON object (the body of a POST tool; query parameters of a GET tool)")
 	query := f.List("query", "", "input parameter k=v (repeatable)")
 	keyEnv := f.String("key-env", "", "", "name of the environment variable holding the payer's private key (64 hex digits, 0x optional); required")
 	maxUSD := f.String("max", "", "0.10", "refuse to pay more than this many USD per call")
 	network := f.String("network", "", x402.NetworkBase, "network the client agrees to pay on")
+	schemes := addSchemeFlags(f)
 	timeout := f.Duration("timeout", "", 90*time.Second, "time limit of the whole call")
 	// Flags may come before and after the tool key, in any mix.
 	positional, err := f.ParseInterspersed(args)
@@ -59,6 +60,9 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return envflag.UsageError("--key-env names the environment variable holding the payer's private key")
 	}
 	if err := keyEnvError(*keyEnv); err != nil {
+		return err
+	}
+	if err := schemes.check(); err != nil {
 		return err
 	}
 	if *jsonInput != "" && len(query.Values()) > 0 {
@@ -93,7 +97,11 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	if err != nil {
 		return err
 	}
-	hc := client.New(signer, client.WithMaxAmount("$"+strings.TrimPrefix(*maxUSD, "$")), client.WithNetworks(*network))
+	opts, err := schemes.options(hexKey, strings.TrimPrefix(*maxUSD, "$"))
+	if err != nil {
+		return fmt.Errorf("--scheme %s: %w", *schemes.scheme, err)
+	}
+	hc := client.New(signer, append(opts, client.WithMaxAmount("$"+strings.TrimPrefix(*maxUSD, "$")), client.WithNetworks(*network))...)
 	resp, err := hc.Do(req)
 	if err != nil {
 		if errors.Is(err, client.ErrAmountOverMax) {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +39,7 @@ type payOutput struct {
 // about the payment to stderr; --json prints both as one JSON object;
 // --dry-run asks without paying and prints the offer.
 func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	f := envflag.New("pay", stderr, getenv, "svc pay [-X METHOD] [-d BODY|@FILE|@-] [-H 'Name: value' ...] --key-env VAR [--max 0.10] [--dry-run] URL")
+	f := envflag.New("pay", stderr, getenv, "svc pay [-X METHOD] [-d BODY|@FILE|@-] [-H 'Name: value' ...] --key-env VAR [--max 0.10] [--scheme batch-settlement [--deposit USD] [--channels DIR] [--refund]] [--dry-run] URL")
 	var method, data string
 	headers := &envflag.List{}
 	f.FlagSet.StringVar(&method, "X", "", "request method (default GET, or POST with -d)")
@@ -52,7 +51,7 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	keyEnv := f.String("key-env", "", "", "name of the environment variable holding the payer's private key (64 hex digits, 0x optional); required unless --dry-run")
 	maxUSD := f.String("max", "", "0.10", "refuse to pay more than this many USD for the request")
 	network := f.String("network", "", x402.NetworkBase, "network the client agrees to pay on (CAIP-2 id)")
-	scheme := f.String("scheme", "", x402.SchemeExact, "payment scheme to pay with (one of those this client pays: "+strings.Join(payingSchemes(), ", ")+")")
+	schemes := addSchemeFlags(f)
 	dryRun := f.Bool("dry-run", false, "ask without paying: print the offer and what would be paid")
 	asJSON := f.Bool("json", false, "print {status, body, settlement} as JSON instead of the body alone")
 	timeout := f.Duration("timeout", "", 90*time.Second, "time limit of the whole exchange")
@@ -70,8 +69,8 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return envflag.UsageError(fmt.Sprintf("%q is not an http(s) URL", clip.Runes(target, 80)))
 	}
-	if s := strings.TrimSpace(*scheme); !slices.Contains(payingSchemes(), s) {
-		return envflag.UsageError(fmt.Sprintf("--scheme %q: this client pays %s only", clip.Runes(s, 40), quoteList(payingSchemes())))
+	if err := schemes.check(); err != nil {
+		return err
 	}
 	if _, ok := x402.LookupNetwork(strings.TrimSpace(*network)); !ok {
 		return envflag.UsageError(fmt.Sprintf("--network %q is not a known network", clip.Runes(*network, 40)))
@@ -109,6 +108,7 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 
 	var signer *client.Signer
+	var hexKey string
 	if !*dryRun {
 		if *keyEnv == "" {
 			return envflag.UsageError("--key-env names the environment variable holding the payer's private key (or --dry-run to see the offer)")
@@ -116,7 +116,7 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if err := keyEnvError(*keyEnv); err != nil {
 			return err
 		}
-		hexKey := strings.TrimSpace(getenv(*keyEnv))
+		hexKey = strings.TrimSpace(getenv(*keyEnv))
 		if hexKey == "" {
 			return envflag.UsageError(fmt.Sprintf("the environment variable %s is empty", *keyEnv))
 		}
@@ -132,7 +132,11 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return envflag.UsageError(fmt.Sprintf("the request: %v", err))
 	}
 	req.Header = hdr
-	opts := []client.Option{client.WithMaxAmount("$" + capUSD), client.WithNetworks(strings.TrimSpace(*network))}
+	opts, err := schemes.options(hexKey, capUSD)
+	if err != nil {
+		return fmt.Errorf("--scheme %s: %w", *schemes.scheme, err)
+	}
+	opts = append(opts, client.WithMaxAmount("$"+capUSD), client.WithNetworks(strings.TrimSpace(*network)))
 	if *dryRun {
 		return payDryRun(req, opts, stdout)
 	}
@@ -162,8 +166,7 @@ func payCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	if sr != nil && sr.Success {
-		fmt.Fprintf(stderr, "svc pay: paid %s on %s to the server's payTo (payer %s), transaction %s\n",
-			atomicUSDC(sr.Amount), sr.Network, sr.Payer, sr.Transaction)
+		fmt.Fprintln(stderr, "svc pay: "+settledLine(sr))
 	}
 	if resp.StatusCode >= 300 {
 		if resp.StatusCode == http.StatusPaymentRequired {
@@ -268,10 +271,6 @@ func atomicUSDC(atomic string) string {
 	s := strings.TrimRight(strings.TrimRight(r.FloatString(6), "0"), ".")
 	return s + " USDC"
 }
-
-// payingSchemes names the payment schemes svc pay pays with: those
-// client.Transport pays with a Signer.
-func payingSchemes() []string { return []string{x402.SchemeExact} }
 
 // quoteList quotes each name and joins them with " or ".
 func quoteList(names []string) string {

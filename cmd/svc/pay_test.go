@@ -83,7 +83,9 @@ func TestPayAnyServer(t *testing.T) {
 		{[]string{"--key-env", "PAY_TEST_KEY"}, "needs the URL"},
 		{[]string{"--key-env", "PAY_TEST_KEY", "ftp://x"}, "is not an http(s) URL"},
 		{[]string{base + "/api/risk-levels"}, "--key-env names"},
-		{[]string{"--key-env", "PAY_TEST_KEY", "--scheme", "upto", base}, "pays \"exact\" only"},
+		{[]string{"--key-env", "PAY_TEST_KEY", "--scheme", "upto", base}, "pays \"exact\" or \"batch-settlement\" only"},
+		{[]string{"--key-env", "PAY_TEST_KEY", "--refund", base}, "--deposit and --refund are for --scheme batch-settlement"},
+		{[]string{"--key-env", "PAY_TEST_KEY", "--scheme", "batch-settlement", "--deposit", "lots", base}, "--deposit \"lots\" is not an amount of dollars"},
 		{[]string{"--key-env", "PAY_TEST_KEY", "-H", "nocolon", base}, "want 'Name: value'"},
 		{[]string{"--key-env", "PAY_TEST_KEY", "-d", "@/nonexistent/body.json", base}, "-d @/nonexistent/body.json"},
 	} {

@@ -143,9 +143,12 @@ func (e *NoAcceptableError) Unwrap() []error {
 // allowed network and asset, amount at most MaxAmount), has the scheme
 // build the payment (exact: an EIP-3009 authorization signed with Signer)
 // and sends the request once more with PAYMENT-SIGNATURE (v2) or
-// X-PAYMENT (v1). It pays at most once per request: the second answer is
-// returned as is (even a 402), and a request that already carries a payment
-// header is sent without paying. Use PaymentResponse on the answer to read
+// X-PAYMENT (v1). It pays once per request, and once more only when a
+// Resyncer scheme corrects its state from the 402 answering its payment;
+// any other answer is returned as is (even a 402), and a request that
+// already carries a payment header is sent without paying. Schemes that
+// implement SettlementReader are told the payment response of each
+// successful answer. Use PaymentResponse on the answer to read
 // the settlement.
 type Transport struct {
 	// Base sends the requests; nil means http.DefaultTransport.
@@ -246,23 +249,84 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if offer == nil { // not an x402 402: hand it back untouched
 		return resp, nil
 	}
-	name, value, err := t.pay(req.Context(), offer)
+	paid, err := t.pay(req.Context(), offer)
 	if err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
+	drain(resp)
+	if resp, err = t.send(base, req, getBody, paid); err != nil {
+		return nil, err
+	}
+	rs, ok := paid.scheme.(Resyncer)
+	if !ok || resp.StatusCode != http.StatusPaymentRequired || offer.version != x402.Version {
+		return resp, nil
+	}
+	pr, err := PaymentRequiredOf(resp)
+	if err != nil {
+		return resp, nil
+	}
+	again, err := rs.Resync(req.Context(), paid.req, pr)
+	if err != nil {
+		resp.Body.Close()
+		return nil, fmt.Errorf("x402: reading the corrective 402: %w", err)
+	}
+	if !again {
+		return resp, nil
+	}
+	if paid, err = t.payWith(req.Context(), offer, paid.index, paid.scheme); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	drain(resp)
+	return t.send(base, req, getBody, paid)
+}
+
+// drain reads what is left of a body (bounded) and closes it.
+func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, clMaxOfferBodyBytes))
 	resp.Body.Close()
+}
 
+// send sends req once more with the payment, and tells a SettlementReader
+// scheme the payment response of a successful answer.
+func (t *Transport) send(base http.RoundTripper, req *http.Request, getBody func() (io.ReadCloser, error), paid payment) (*http.Response, error) {
 	retry := req.Clone(req.Context())
-	retry.Header.Set(name, value)
+	retry.Header.Set(paid.header, paid.value)
 	if getBody != nil {
+		var err error
 		if retry.Body, err = getBody(); err != nil {
 			return nil, fmt.Errorf("x402: replaying the request body: %w", err)
 		}
 		retry.GetBody = getBody
 	}
-	return base.RoundTrip(retry)
+	resp, err := base.RoundTrip(retry)
+	if err != nil {
+		return nil, err
+	}
+	if sr, ok := paid.scheme.(SettlementReader); ok && resp.StatusCode < 300 {
+		if settle, perr := PaymentResponse(resp); perr == nil {
+			if err := sr.PaymentSettled(req.Context(), paid.req, *settle); err != nil {
+				resp.Body.Close()
+				return nil, fmt.Errorf("x402: reading the payment response: %w", err)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// SettlementReader is a ClientScheme keeping state across payments (a
+// payment channel's charged amount): the Transport tells it the payment
+// response of every successful answer to one of its payments.
+type SettlementReader interface {
+	PaymentSettled(ctx context.Context, paid x402.PaymentRequirements, resp x402.SettleResponse) error
+}
+
+// Resyncer is a ClientScheme that learns from a 402 answering one of its
+// payments (a corrective 402 carrying the server's state): when Resync
+// reports true, the Transport has it pay the request once more.
+type Resyncer interface {
+	Resync(ctx context.Context, paid x402.PaymentRequirements, pr x402.PaymentRequired) (bool, error)
 }
 
 // replayableBody returns a function giving the request body again, or nil
@@ -332,43 +396,61 @@ func clReadOffer(resp *http.Response) (*clOffer, error) {
 	return o, nil
 }
 
-// pay chooses a requirement and returns the payment header to send.
-func (t *Transport) pay(ctx context.Context, o *clOffer) (name, value string, err error) {
+// payment is a payment made for a request: the requirement chosen (its
+// index in the offer), the scheme that paid it and the header carrying it.
+type payment struct {
+	index         int
+	req           x402.PaymentRequirements
+	scheme        x402.ClientScheme
+	header, value string
+}
+
+// pay chooses a requirement and pays it.
+func (t *Transport) pay(ctx context.Context, o *clOffer) (payment, error) {
 	schemes, err := t.paying()
 	if err != nil {
-		return "", "", err
+		return payment{}, err
 	}
 	i, err := t.Choose(o.pr.Accepts)
 	if err != nil {
-		return "", "", err
+		return payment{}, err
 	}
+	chosen := o.pr.Accepts[i]
+	scheme := schemeFor(schemes, chosen)
+	if scheme == nil { // Choose accepts only requirements of these schemes
+		return payment{}, fmt.Errorf("x402: %w %q", ErrSchemeNotSupported, clip.Bytes(chosen.Scheme, 20))
+	}
+	return t.payWith(ctx, o, i, scheme)
+}
+
+// payWith has scheme pay the offer's requirement i.
+func (t *Transport) payWith(ctx context.Context, o *clOffer, i int, scheme x402.ClientScheme) (payment, error) {
 	now := time.Now
 	if t.Now != nil {
 		now = t.Now
 	}
 	chosen := o.pr.Accepts[i]
-	scheme := schemeFor(schemes, chosen)
-	if scheme == nil { // Choose accepts only requirements of these schemes
-		return "", "", fmt.Errorf("x402: %w %q", ErrSchemeNotSupported, clip.Bytes(chosen.Scheme, 20))
-	}
+	p := payment{index: i, req: chosen, scheme: scheme}
 	raw, err := scheme.Payload(ctx, chosen, now(), t.Validity)
 	if err != nil {
-		return "", "", err
+		return p, err
 	}
 	if o.version == x402.VersionV1 {
 		a := o.v1Accepts[i]
-		value, err = x402.EncodeHeader(x402.PaymentPayloadV1{X402Version: x402.VersionV1, Scheme: a.Scheme, Network: a.Network, Payload: raw})
-		return x402.HeaderV1Payment, value, err
+		p.header = x402.HeaderV1Payment
+		p.value, err = x402.EncodeHeader(x402.PaymentPayloadV1{X402Version: x402.VersionV1, Scheme: a.Scheme, Network: a.Network, Payload: raw})
+		return p, err
 	}
 	res := o.pr.Resource
-	value, err = x402.EncodeHeader(x402.PaymentPayload{
+	p.header = x402.HeaderPaymentSignature
+	p.value, err = x402.EncodeHeader(x402.PaymentPayload{
 		X402Version: x402.Version,
 		Resource:    &res,
 		Accepted:    chosen,
 		Payload:     raw,
 		Extensions:  o.pr.Extensions,
 	})
-	return x402.HeaderPaymentSignature, value, err
+	return p, err
 }
 
 // paying returns the schemes the Transport pays with: Schemes, else the
