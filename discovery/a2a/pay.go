@@ -20,7 +20,6 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
-	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/seller"
 )
 
@@ -61,6 +60,7 @@ func ResourceURL(base, toolKey string) string {
 type paidSeller struct {
 	shop      *sell.Shop
 	seller    *seller.Seller
+	engine    *engine.Engine
 	cat       *tools.Catalog
 	offers    map[string]*engine.Offer // by tool key
 	network   string
@@ -100,7 +100,7 @@ func newSeller(opts Options) (*paidSeller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a2a: %w", err)
 	}
-	s := &paidSeller{shop: shop, seller: sl, cat: opts.Catalog, offers: map[string]*engine.Offer{}, network: shop.Network(),
+	s := &paidSeller{shop: shop, seller: sl, engine: opts.Engine, cat: opts.Catalog, offers: map[string]*engine.Offer{}, network: shop.Network(),
 		requestID: opts.RequestID, refCode: opts.RefCode,
 		admitUnpaid: opts.AdmitUnpaid, admitPayment: opts.AdmitPayment, paymentRefused: opts.PaymentRefused}
 	for _, t := range opts.Catalog.All() {
@@ -216,14 +216,15 @@ func withoutPayload(metadata json.RawMessage) json.RawMessage {
 	return b
 }
 
-// paymentKey is the journal key of a payment (exact.NonceKey), "" when the
-// payload is not an exact EVM authorization.
-func paymentKey(p *x402.PaymentPayload) string {
-	ep, err := exact.ParseExactEVMPayload(p.Payload)
+// paymentKey is the journal key of a payment for the offer of sl, as its
+// scheme tells it (engine.Engine.Identify); "" when no registered scheme
+// accepts it.
+func (s *paidSeller) paymentKey(ctx context.Context, sl *sale, p *x402.PaymentPayload) string {
+	pm, err := s.engine.Identify(ctx, sl.offer, *p)
 	if err != nil {
 		return ""
 	}
-	return exact.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
+	return pm.Key
 }
 
 // startSale answers a message asking for a paid tool: invalid input is
@@ -328,7 +329,7 @@ func (h *handler) continueSale(ctx context.Context, t *task, msg message, modes 
 		// A payment is being processed: the task as it stands.
 		return t, nil
 	case stateCompleted:
-		if cp.Payment != nil && t.sale.paidKey != "" && paymentKey(cp.Payment) == t.sale.paidKey {
+		if cp.Payment != nil && t.sale.paidKey != "" && h.sell.paymentKey(ctx, t.sale, cp.Payment) == t.sale.paidKey {
 			return t, nil // the same payment again: the recorded answer
 		}
 		return nil, newError(CodeUnsupportedOperation,
