@@ -85,26 +85,22 @@ func newSeller(opts Options) (*paidSeller, error) {
 	if opts.Engine == nil {
 		return nil, nil
 	}
-	if opts.Catalog == nil {
-		return nil, errors.New("a2a: Options.Engine needs Options.Catalog")
+	shop := opts.Shop
+	if shop == nil {
+		return nil, errors.New("a2a: Options.Engine needs Options.Shop")
 	}
 	if opts.ToolTimeout < 0 {
 		return nil, fmt.Errorf("a2a: negative ToolTimeout %s", opts.ToolTimeout)
-	}
-	shop, err := sell.New(sell.Config{Offers: opts.Engine, Catalog: opts.Catalog, PayTo: opts.PayTo, Network: opts.Network, Env: opts.Env,
-		TerminalCheck: opts.TerminalCheck, SymbolCheck: opts.SymbolCheck})
-	if err != nil {
-		return nil, fmt.Errorf("a2a: %w", err)
 	}
 	sl, err := seller.New(seller.Config{Engine: opts.Engine, RunTimeout: opts.ToolTimeout, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: %w", err)
 	}
-	s := &paidSeller{shop: shop, seller: sl, engine: opts.Engine, cat: opts.Catalog, offers: map[string]*engine.Offer{}, network: shop.Network(),
+	s := &paidSeller{shop: shop, seller: sl, engine: opts.Engine, cat: shop.Catalog(), offers: map[string]*engine.Offer{}, network: shop.Network(),
 		requestID: opts.RequestID, refCode: opts.RefCode,
 		admitUnpaid: opts.AdmitUnpaid, admitPayment: opts.AdmitPayment, paymentRefused: opts.PaymentRefused}
-	for _, t := range opts.Catalog.All() {
-		offer, err := shop.Offer(t, "A2A "+t.Key, ResourceURL(opts.Catalog.BaseURL(), t.Key), nil)
+	for _, t := range shop.Catalog().All() {
+		offer, err := shop.Offer(t, "A2A "+t.Key, ResourceURL(shop.Catalog().BaseURL(), t.Key), nil)
 		if err != nil {
 			return nil, fmt.Errorf("a2a: %w", err)
 		}

@@ -33,7 +33,7 @@ func TestSecondScheme(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := newPayEnv(t, func(o *Options) { o.Engine = eng })
+			env := newPayEnv(t, func(o *paySetup) { o.Engine = eng })
 
 			first := env.send(t, v, saleMessage(v, "m1", "risk-levels", riskInput))
 			pr := first.required(t)
