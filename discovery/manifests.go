@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // ManifestVersion is the version of the format of the svc manifests
@@ -142,7 +141,6 @@ func paymentHeaders() map[string]string {
 
 // rail is the payment rail of the service.
 func (s *Service) rail() map[string]any {
-	d := exact.Domain(s.network)
 	return map[string]any{
 		"scheme":            x402.SchemeExact,
 		"network":           s.network.CAIP2,
@@ -153,7 +151,7 @@ func (s *Service) rail() map[string]any {
 		"payTo":             s.payTo,
 		"facilitator":       s.facil,
 		"transferMethod":    "eip3009",
-		"eip712":            map[string]any{"name": d.Name, "version": d.Version},
+		"eip712":            map[string]any{"name": s.network.EIP712Name, "version": s.network.EIP712Version},
 		"maxTimeoutSeconds": x402.DefaultMaxTimeoutSeconds,
 		"devMode":           s.cfg.DevMode,
 		"testnet":           s.network.Testnet,

@@ -13,7 +13,6 @@ import (
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
@@ -318,7 +317,6 @@ func (s *Service) steps(t *tools.Tool, terms x402.PaymentRequirements, method, u
 		send += "; if the market-data terminal is down the answer is 503, again before any payment"
 	}
 	send += "."
-	domain := exact.Domain(s.network)
 	settle := "Read the 200 JSON response and the PAYMENT-RESPONSE header: base64 of a JSON SettleResponse {success, transaction, network, payer}."
 	if s.cfg.DevMode {
 		settle += " Dev mode: the local facilitator verifies signatures for real but settles nothing on chain (transaction starts with \"" + facilitator.LocalTransactionPrefix + "\")."
@@ -330,7 +328,7 @@ func (s *Service) steps(t *tools.Tool, terms x402.PaymentRequirements, method, u
 			terms.Scheme, terms.Network, terms.Asset, terms.Amount, t.PriceFixed6(), terms.PayTo)},
 		{Step: 3, Action: "sign", Description: fmt.Sprintf(
 			"Sign an EIP-3009 TransferWithAuthorization (x402 exact scheme) from your wallet to payTo for exactly the amount, with a random 32-byte nonce and validBefore within maxTimeoutSeconds, under the token's EIP-712 domain {name %q, version %q, chainId %d, verifyingContract %s}.",
-			domain.Name, domain.Version, s.network.ChainID, terms.Asset)},
+			s.network.EIP712Name, s.network.EIP712Version, s.network.ChainID, terms.Asset)},
 		{Step: 4, Action: "retry", Header: x402.HeaderPaymentSignature, Description: "Retry the identical request with the header PAYMENT-SIGNATURE: base64 of a JSON PaymentPayload {x402Version: 2, accepted: the chosen accepts entry verbatim, payload: {signature, authorization}}."},
 		{Step: 5, Action: "read_response", Header: x402.HeaderPaymentResponse, Description: settle},
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
 
@@ -19,7 +18,6 @@ import (
 func (s *Service) buildSkill() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	domain := exact.Domain(s.network)
 
 	p("# %s — pay-per-call tools for agents\n\n", s.cfg.Name)
 	p("%s\n\n", serviceDescription)
@@ -43,7 +41,7 @@ func (s *Service) buildSkill() string {
 	p("## 2. Pay per call over HTTP (x402 v2)\n\n")
 	p("1. Send the request without payment. Invalid input is answered **400** (`application/problem+json`, `errors: [{field, rule, message}]`) before any payment is asked; a gold tool whose terminal is down answers **503**, also before payment.\n")
 	p("2. Receive **402 Payment Required**. The `%s` header is base64 of a JSON `PaymentRequired` `{x402Version: 2, resource, accepts: [...]}`.\n", x402.HeaderPaymentRequired)
-	p("3. Sign an EIP-3009 `TransferWithAuthorization` for the `accepts` entry (scheme `exact`): `value` = `amount`, `to` = `payTo`, a random 32-byte nonce, `validBefore` within `maxTimeoutSeconds`, EIP-712 domain `{name: %q, version: %q, chainId: %d, verifyingContract: %s}`.\n", domain.Name, domain.Version, s.network.ChainID, s.asset)
+	p("3. Sign an EIP-3009 `TransferWithAuthorization` for the `accepts` entry (scheme `exact`): `value` = `amount`, `to` = `payTo`, a random 32-byte nonce, `validBefore` within `maxTimeoutSeconds`, EIP-712 domain `{name: %q, version: %q, chainId: %d, verifyingContract: %s}`.\n", s.network.EIP712Name, s.network.EIP712Version, s.network.ChainID, s.asset)
 	p("4. Retry the identical request with `%s: <base64 JSON PaymentPayload {x402Version: 2, accepted, payload: {signature, authorization}}>`.\n", x402.HeaderPaymentSignature)
 	p("5. Read the **200** JSON answer and the `%s` header (base64 JSON `SettleResponse` `{success, transaction, network, payer}`). If settlement fails you get 402 and the answer is withheld; a tool failure settles nothing.\n\n", x402.HeaderPaymentResponse)
 

@@ -17,7 +17,7 @@ import (
 )
 
 // names are the example programs, each a main package in ./NAME.
-var names = []string{"library", "embed", "middleware", "pay", "mcp-tool"}
+var names = []string{"library", "embed", "middleware", "pay", "mcp-tool", "a2a-agent"}
 
 // build compiles every example into a temporary directory and returns it.
 func build(t *testing.T) string {

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -63,12 +64,18 @@ func (s *Server) buildPaid() error {
 	if len(list) == 0 {
 		return fmt.Errorf("httpserver: the catalog has no tools")
 	}
-	env := s.cfg.Env
-	env.Terminal = s.cfg.Terminal
-	shop, err := sell.New(sell.Config{Offers: s.engine, Catalog: s.cfg.Catalog, PayTo: s.payTo, Network: s.network.CAIP2, Env: env,
-		TerminalCheck: s.healthCache.Check, SymbolCheck: s.healthCache.CheckSymbol})
-	if err != nil {
-		return fmt.Errorf("httpserver: %w", err)
+	shop := s.cfg.Shop
+	if shop == nil {
+		env := s.cfg.Env
+		env.Terminal = s.cfg.Terminal
+		var err error
+		shop, err = sell.New(sell.Config{Offers: s.engine, Catalog: s.cfg.Catalog, PayTo: s.payTo, Network: s.network.CAIP2, Env: env,
+			TerminalCheck: s.healthCache.Check, SymbolCheck: s.healthCache.CheckSymbol})
+		if err != nil {
+			return fmt.Errorf("httpserver: %w", err)
+		}
+	} else if shop.Catalog() != s.cfg.Catalog || shop.Network() != s.network.CAIP2 {
+		return errors.New("httpserver: Config.Shop sells another catalog or on another network than Config.Catalog and Config.Network")
 	}
 	// The Access-Control-Allow-Origin value, shared by every answer
 	// (clipped: an Add on an answer's header copies it).

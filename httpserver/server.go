@@ -24,6 +24,7 @@ import (
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
@@ -111,6 +112,10 @@ type Config struct {
 	// Env configures the tools (default gold symbol, regex time limit,
 	// clock); its Terminal is replaced by Terminal.
 	Env tools.Env
+	// Shop, when set, sells the paid routes (offers over Engine, preflight,
+	// runs) as it does on the other transports; nil means one built from
+	// Catalog, PayTo, Network, Env and Terminal. It sells Catalog.
+	Shop *sell.Shop
 	// HealthTTL is how long a terminal health result is reused by the
 	// pre-payment check; zero means xau.DefaultHealthTTL.
 	HealthTTL time.Duration

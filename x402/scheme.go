@@ -94,6 +94,34 @@ func (e *CorrectiveRefusal) Error() string { return "x402: " + e.Reason + ": " +
 // RefusalReason implements Refusal.
 func (e *CorrectiveRefusal) RefusalReason() string { return e.Reason }
 
+// RefusalClass sorts a refusal reason into what a binding tells a client
+// alike whatever the scheme.
+type RefusalClass int
+
+// Refusal classes.
+const (
+	// RefusalOther: the payment does not accept the offered terms.
+	RefusalOther RefusalClass = iota
+	// RefusalSignature: the payment's proof or payload does not verify.
+	RefusalSignature
+	// RefusalExpired: outside the payment's time window.
+	RefusalExpired
+	// RefusalUsed: the payment was used already.
+	RefusalUsed
+	// RefusalNetwork: the payment is for another network.
+	RefusalNetwork
+	// RefusalAmount: the payment is not for the amount asked.
+	RefusalAmount
+	// RefusalFunds: the payer's funds do not cover the payment.
+	RefusalFunds
+)
+
+// ReasonClassifier is implemented by a ServerScheme that sorts its own
+// refusal reasons (its checks', its facilitator's) into RefusalClasses.
+type ReasonClassifier interface {
+	RefusalClass(reason string) RefusalClass
+}
+
 // SettleStatus is a scheme's verdict on a settlement.
 type SettleStatus int
 

@@ -24,6 +24,7 @@ import (
 	"github.com/seed1284c1d2/svc/internal/scrub"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -811,8 +812,20 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		_ = st.Close()
 		return nil, err
 	}
+	// One shop sells the tools on every transport: HTTP, MCP and A2A.
+	shopCfg := sell.Config{Offers: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network,
+		Env: tools.Env{Terminal: terminal, DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout}}
+	if terminal != nil {
+		hc := xau.NewHealthCache(terminal, c.healthTTL, nil)
+		shopCfg.TerminalCheck, shopCfg.SymbolCheck = hc.Check, hc.CheckSymbol
+	}
+	shop, err := sell.New(shopCfg)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	var admit freeAdmitter
-	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, terminal, &admit)
+	routes, disc, err := freeRoutes(c, catalog, st, base, log, eng, shop, &admit)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -823,6 +836,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		Observer:       disc.Stats(),
 		Terminal:       terminal,
 		Env:            tools.Env{DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout},
+		Shop:           shop,
 		HealthTTL:      c.healthTTL,
 		Facilitator:    facilitator,
 		Store:          st,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 
@@ -12,8 +11,8 @@ import (
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402/engine"
-	"github.com/seed1284c1d2/svc/xau"
 )
 
 // a2aStoreBytes bounds the A2A tasks svc serve keeps for GetTask.
@@ -24,14 +23,14 @@ const a2aStoreBytes = 16 << 20
 // MCP at /mcp, A2A at /a2a and the membership club. It returns the
 // discovery service too, whose stats the server feeds.
 //
-// With an engine, MCP and A2A also sell the paid tools through it (the
-// same engine as the HTTP routes: one authorization buys one call,
-// whatever the transport); terminal backs the gold tools there too.
+// MCP and A2A also sell the paid tools with shop over eng (the shop and
+// engine of the HTTP routes: one authorization buys one call, whatever
+// the transport).
 // lim counts the messages of an MCP batch beyond the first against the
 // client's free-route rate (the server's AdmitFree), and applies the
 // server's limits of unpaid calls and refused payments to MCP and A2A.
 func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base string, log *slog.Logger,
-	eng *engine.Engine, terminal xau.Terminal, lim *freeAdmitter) ([]httpserver.Route, *discovery.Service, error) {
+	eng *engine.Engine, shop *sell.Shop, lim *freeAdmitter) ([]httpserver.Route, *discovery.Service, error) {
 	disc, err := discovery.New(discovery.Config{
 		Catalog:       catalog,
 		BaseURL:       base,
@@ -45,7 +44,6 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	if err != nil {
 		return nil, nil, fmt.Errorf("discovery: %w", err)
 	}
-	env := tools.Env{Terminal: terminal, DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout}
 	// Discovery's agent card (both well-known paths) declares the A2A x402
 	// extension and a skill per paid tool; its documents say how each tool
 	// is bought over HTTP, MCP and A2A.
@@ -54,14 +52,8 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 		routes = append(routes, httpserver.Route(r))
 	}
 
-	var terminalCheck func(context.Context) error
-	var symbolCheck func(context.Context, string) error
-	if terminal != nil {
-		hc := xau.NewHealthCache(terminal, c.healthTTL, nil)
-		terminalCheck, symbolCheck = hc.Check, hc.CheckSymbol
-	}
 	mcpHandler, err := mcp.NewHandler(disc, mcp.Options{BaseURL: base, Version: buildVersion(), Logger: log,
-		Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network, Env: env, TerminalCheck: terminalCheck, SymbolCheck: symbolCheck,
+		Engine: eng, Shop: shop,
 		ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest, AdmitBatch: lim.admit,
 		AdmitUnpaid: lim.admitUnpaid, AdmitPayment: lim.admitPayment, PaymentRefused: lim.paymentRefused})
 	if err != nil {
@@ -74,10 +66,8 @@ func freeRoutes(c *serveConfig, catalog *tools.Catalog, st store.Store, base str
 	// holds the 1000 tasks of ordinary messages (a few KiB each), and
 	// no more than a dozen tasks of the largest messages, whose plans echo
 	// their input several times.
-	a2aOpts := a2a.Options{Logger: log, Engine: eng, Catalog: catalog, PayTo: c.payTo, Network: c.network,
-		Env: env, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest,
+	a2aOpts := a2a.Options{Logger: log, Engine: eng, Shop: shop, ToolTimeout: c.toolTimeout, RequestID: httpserver.RequestIDOf, RefCode: club.RefFromRequest,
 		MaxStoreBytes: a2aStoreBytes, AdmitUnpaid: lim.admitUnpaid, AdmitPayment: lim.admitPayment, PaymentRefused: lim.paymentRefused}
-	a2aOpts.TerminalCheck, a2aOpts.SymbolCheck = terminalCheck, symbolCheck
 	a2aHandler, err := a2a.NewHandler(disc, a2aOpts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("a2a: %w", err)

@@ -87,7 +87,7 @@
 // # Selling the tools: the x402 extension
 //
 // With Options.Engine (the payment engine shared with HTTP and MCP), every
-// tool of Options.Catalog is sold through the A2A x402 payments extension
+// tool of Options.Shop is sold through the A2A x402 payments extension
 // v0.2 (github.com/google-agentic-commerce/a2a-x402, spec/v0.2/spec.md),
 // standalone flow, x402 v2 exact payments in USDC. The agent card
 // (package discovery's, from the tool descriptors) declares ExtensionURI in
@@ -111,9 +111,9 @@
 //     message.parts[i].data.input (message.parts[i].data.tool for an unknown
 //     tool); no task is created and no payment is asked for.
 //  2. For the terminal-backed tools, the terminal's availability
-//     (Options.TerminalCheck): down, the task is failed, with a text saying
+//     (the shop's sell.Shop.Check): down, the task is failed, with a text saying
 //     that no payment was asked for, and no x402 metadata. Then the symbol
-//     the call names (Options.SymbolCheck): one the terminal does not serve
+//     the call names (the same check): one the terminal does not serve
 //     is -32602 naming message.parts[i].data.input.symbol (rule
 //     unknown_symbol), as in step 1.
 //  3. Without payment: the task is input-required; its status message (role

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
@@ -58,7 +59,7 @@ func FuzzA2A(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	selling, err := newHandler(s, Options{Engine: eng, Catalog: cat, PayTo: testPayTo, Env: tools.Env{Terminal: sim}})
+	selling, err := newHandler(s, Options{Engine: eng, Shop: newTestShop(f, sell.Config{Offers: eng, Catalog: cat, PayTo: testPayTo, Env: tools.Env{Terminal: sim}})})
 	if err != nil {
 		f.Fatal(err)
 	}

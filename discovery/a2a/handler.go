@@ -17,7 +17,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
-	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
@@ -57,29 +57,11 @@ type Options struct {
 
 	// Engine runs the paid calls: the same engine as the HTTP and MCP
 	// sellers, so that one authorization buys one call on one transport.
+	// Shop is then required.
 	Engine *engine.Engine
-	// Catalog lists the tools sold; required with Engine.
-	Catalog *tools.Catalog
-	// PayTo is the wallet receiving the payments; required with Engine.
-	PayTo string
-	// Network is the CAIP-2 payment network; empty means the catalog's.
-	Network string
-	// Env is what the tools run with: the trading terminal of the gold
-	// tools, the default symbol, the regex time limit, the clock.
-	Env tools.Env
-	// TerminalCheck is the availability check of the trading terminal,
-	// asked for the terminal-backed tools before any payment requirement
-	// and again before a payment is taken (an error means down). Nil means
-	// Env.Terminal's Health through an xau.HealthCache of its own (down
-	// when Env.Terminal is nil); pass the server's cached check to share it.
-	TerminalCheck func(ctx context.Context) error
-	// SymbolCheck says whether the terminal serves the symbol a call of a
-	// terminal-backed tool names, before any payment requirement (an error
-	// wrapping xau.ErrUnknownSymbol: invalid params naming the symbol; see
-	// tools.Call.CheckSymbol). Nil means Env.Terminal through an
-	// xau.HealthCache of its own; pass the server's cache's CheckSymbol to
-	// share it.
-	SymbolCheck func(ctx context.Context, symbol string) error
+	// Shop is the seller of the catalog's tools (offers over Engine,
+	// preflight, runs), shared with the other transports.
+	Shop *sell.Shop
 	// ToolTimeout bounds one paid tool run; 0 means
 	// seller.DefaultRunTimeout.
 	// The engine's RunTimeout bounds it too.

@@ -20,7 +20,6 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
-	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/seller"
 )
 
@@ -61,6 +60,7 @@ func ResourceURL(base, toolKey string) string {
 type paidSeller struct {
 	shop      *sell.Shop
 	seller    *seller.Seller
+	engine    *engine.Engine
 	cat       *tools.Catalog
 	offers    map[string]*engine.Offer // by tool key
 	network   string
@@ -85,26 +85,22 @@ func newSeller(opts Options) (*paidSeller, error) {
 	if opts.Engine == nil {
 		return nil, nil
 	}
-	if opts.Catalog == nil {
-		return nil, errors.New("a2a: Options.Engine needs Options.Catalog")
+	shop := opts.Shop
+	if shop == nil {
+		return nil, errors.New("a2a: Options.Engine needs Options.Shop")
 	}
 	if opts.ToolTimeout < 0 {
 		return nil, fmt.Errorf("a2a: negative ToolTimeout %s", opts.ToolTimeout)
-	}
-	shop, err := sell.New(sell.Config{Offers: opts.Engine, Catalog: opts.Catalog, PayTo: opts.PayTo, Network: opts.Network, Env: opts.Env,
-		TerminalCheck: opts.TerminalCheck, SymbolCheck: opts.SymbolCheck})
-	if err != nil {
-		return nil, fmt.Errorf("a2a: %w", err)
 	}
 	sl, err := seller.New(seller.Config{Engine: opts.Engine, RunTimeout: opts.ToolTimeout, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: %w", err)
 	}
-	s := &paidSeller{shop: shop, seller: sl, cat: opts.Catalog, offers: map[string]*engine.Offer{}, network: shop.Network(),
+	s := &paidSeller{shop: shop, seller: sl, engine: opts.Engine, cat: shop.Catalog(), offers: map[string]*engine.Offer{}, network: shop.Network(),
 		requestID: opts.RequestID, refCode: opts.RefCode,
 		admitUnpaid: opts.AdmitUnpaid, admitPayment: opts.AdmitPayment, paymentRefused: opts.PaymentRefused}
-	for _, t := range opts.Catalog.All() {
-		offer, err := shop.Offer(t, "A2A "+t.Key, ResourceURL(opts.Catalog.BaseURL(), t.Key), nil)
+	for _, t := range shop.Catalog().All() {
+		offer, err := shop.Offer(t, "A2A "+t.Key, ResourceURL(shop.Catalog().BaseURL(), t.Key), nil)
 		if err != nil {
 			return nil, fmt.Errorf("a2a: %w", err)
 		}
@@ -216,14 +212,15 @@ func withoutPayload(metadata json.RawMessage) json.RawMessage {
 	return b
 }
 
-// paymentKey is the journal key of a payment (exact.NonceKey), "" when the
-// payload is not an exact EVM authorization.
-func paymentKey(p *x402.PaymentPayload) string {
-	ep, err := exact.ParseExactEVMPayload(p.Payload)
+// paymentKey is the journal key of a payment for the offer of sl, as its
+// scheme tells it (engine.Engine.Identify); "" when no registered scheme
+// accepts it.
+func (s *paidSeller) paymentKey(ctx context.Context, sl *sale, p *x402.PaymentPayload) string {
+	pm, err := s.engine.Identify(ctx, sl.offer, *p)
 	if err != nil {
 		return ""
 	}
-	return exact.NonceKey(p.Accepted.Network, p.Accepted.Asset, ep.Authorization.From, ep.Authorization.Nonce)
+	return pm.Key
 }
 
 // startSale answers a message asking for a paid tool: invalid input is
@@ -328,7 +325,7 @@ func (h *handler) continueSale(ctx context.Context, t *task, msg message, modes 
 		// A payment is being processed: the task as it stands.
 		return t, nil
 	case stateCompleted:
-		if cp.Payment != nil && t.sale.paidKey != "" && paymentKey(cp.Payment) == t.sale.paidKey {
+		if cp.Payment != nil && t.sale.paidKey != "" && h.sell.paymentKey(ctx, t.sale, cp.Payment) == t.sale.paidKey {
 			return t, nil // the same payment again: the recorded answer
 		}
 		return nil, newError(CodeUnsupportedOperation,

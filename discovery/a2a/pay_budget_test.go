@@ -39,9 +39,9 @@ func TestPayerThrottled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := newPayEnv(t, func(o *Options) {
+	env := newPayEnv(t, func(o *paySetup) {
 		o.Engine = eng
-		o.Env.RegexTimeout = 20 * time.Millisecond
+		o.Sell.Env.RegexTimeout = 20 * time.Millisecond
 	})
 	input := obj{"pattern": "(a+)+$", "text": strings.Repeat("a", 40) + "!"}
 	task := env.send(t, v10, saleMessage(v10, "m0", "regex-test", input))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/client"
@@ -93,8 +94,25 @@ func (s *seenRequests) take() []seenRequest {
 	return l
 }
 
-// newPayEnv starts a selling server; mutate adjusts the options.
-func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
+// paySetup is what a selling server is built from: the handler's options
+// and the shop's configuration (its Offers is the options' Engine).
+type paySetup struct {
+	Options
+	Sell sell.Config
+}
+
+// newTestShop builds the shop of cfg, failing t on an error.
+func newTestShop(t testing.TB, cfg sell.Config) *sell.Shop {
+	t.Helper()
+	shop, err := sell.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shop
+}
+
+// newPayEnv starts a selling server; mutate adjusts the setup.
+func newPayEnv(t *testing.T, mutate ...func(*paySetup)) *payEnv {
 	t.Helper()
 	env := &payEnv{testEnv: &testEnv{}}
 	mux := http.NewServeMux()
@@ -120,8 +138,7 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{
-		Engine:  env.eng,
+	setup := paySetup{Options: Options{Engine: env.eng}, Sell: sell.Config{
 		Catalog: env.cat,
 		PayTo:   testPayTo,
 		Env:     tools.Env{Terminal: env.term},
@@ -131,10 +148,13 @@ func newPayEnv(t *testing.T, mutate ...func(*Options)) *payEnv {
 			}
 			return nil
 		},
-	}
+	}}
 	for _, m := range mutate {
-		m(&opts)
+		m(&setup)
 	}
+	setup.Sell.Offers = setup.Engine
+	opts := setup.Options
+	opts.Shop = newTestShop(t, setup.Sell)
 	h, err := newHandler(env.s, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -509,13 +510,21 @@ func TestPaymentCard(t *testing.T) {
 // Options for selling are checked.
 func TestSellingOptions(t *testing.T) {
 	env := newPayEnv(t)
+	shop := newTestShop(t, sell.Config{Offers: env.eng, Catalog: env.cat, PayTo: testPayTo})
 	for name, opts := range map[string]Options{
-		"no catalog":      {Engine: env.eng, PayTo: testPayTo},
-		"bad payTo":       {Engine: env.eng, Catalog: env.cat, PayTo: "0x123"},
-		"other network":   {Engine: env.eng, Catalog: env.cat, PayTo: testPayTo, Network: "eip155:84532"},
-		"negative budget": {Engine: env.eng, Catalog: env.cat, PayTo: testPayTo, ToolTimeout: -1},
+		"no shop":         {Engine: env.eng},
+		"bad payTo":       {Engine: env.eng, Shop: newTestShop(t, sell.Config{Offers: env.eng, Catalog: env.cat, PayTo: "0x123"})},
+		"negative budget": {Engine: env.eng, Shop: shop, ToolTimeout: -1},
 	} {
 		if _, err := NewHandler(env.s, opts); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	for name, cfg := range map[string]sell.Config{
+		"no catalog":    {Offers: env.eng, PayTo: testPayTo},
+		"other network": {Offers: env.eng, Catalog: env.cat, PayTo: testPayTo, Network: "eip155:84532"},
+	} {
+		if _, err := sell.New(cfg); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -523,12 +532,12 @@ func TestSellingOptions(t *testing.T) {
 
 // An input over the catalog's body limit is -32602, as over HTTP.
 func TestPaidCallInputOverBodyLimit(t *testing.T) {
-	env := newPayEnv(t, func(o *Options) {
-		cat, err := tools.New(tools.Options{BaseURL: o.Catalog.BaseURL(), BodyLimit: tools.MinBodyLimit})
+	env := newPayEnv(t, func(o *paySetup) {
+		cat, err := tools.New(tools.Options{BaseURL: o.Sell.Catalog.BaseURL(), BodyLimit: tools.MinBodyLimit})
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.Catalog = cat
+		o.Sell.Catalog = cat
 	})
 	big := obj{"token": strings.Repeat("a", int(tools.MinBodyLimit))}
 	ex := env.sendRaw(t, v10, saleMessage(v10, "m", "jwt-decode", big))
@@ -552,7 +561,7 @@ func TestPaymentLimits(t *testing.T) {
 	var refused atomic.Int64
 	var unpaidOK atomic.Bool
 	unpaidOK.Store(true)
-	env := newPayEnv(t, func(o *Options) {
+	env := newPayEnv(t, func(o *paySetup) {
 		o.AdmitUnpaid = func(*http.Request) (bool, time.Duration) { return unpaidOK.Load(), 4 * time.Second }
 		o.AdmitPayment = func(*http.Request) (bool, time.Duration) { return refused.Load() == 0, 6 * time.Second }
 		o.PaymentRefused = func(*http.Request) { refused.Add(1) }

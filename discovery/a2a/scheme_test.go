@@ -17,7 +17,8 @@ import (
 // TestSecondScheme sells a paid skill over A2A with the toy ticket scheme
 // registered with the engine before exact: the payment requirement lists
 // both, and a ticket pays the task: settled by the scheme (its extras in
-// the receipt) and journaled for the call.
+// the receipt) and journaled for the call; sent again, it gets the recorded answer
+// (its key comes from the scheme), and another ticket is refused.
 func TestSecondScheme(t *testing.T) {
 	for _, v := range []version{v10, v03} {
 		t.Run(v.String(), func(t *testing.T) {
@@ -32,7 +33,7 @@ func TestSecondScheme(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := newPayEnv(t, func(o *Options) { o.Engine = eng })
+			env := newPayEnv(t, func(o *paySetup) { o.Engine = eng })
 
 			first := env.send(t, v, saleMessage(v, "m1", "risk-levels", riskInput))
 			pr := first.required(t)
@@ -59,6 +60,19 @@ func TestSecondScheme(t *testing.T) {
 			}
 			if len(local.Settlements()) != 0 {
 				t.Fatal("a ticket reached the exact facilitator")
+			}
+			// The same ticket sent again to the completed task is known by
+			// the key its scheme gives it: the recorded answer, nothing
+			// settled again.
+			again := env.send(t, v, payingMessage(v, "m3", first.ID, payment))
+			if again.Status.State != state(v, stateCompleted) || !sameJSON(again.output(t), paid.output(t)) || tickets.Settles() != 1 {
+				t.Fatalf("the same ticket again: %+v (settles %d)", again, tickets.Settles())
+			}
+			// Another ticket is refused there.
+			other := tickets.Sign("carol", 1, pr.Accepts[0])
+			other.Resource = &res
+			if ex := env.sendRaw(t, v, payingMessage(v, "m4", first.ID, other)); ex.resp.Error == nil || tickets.Settles() != 1 {
+				t.Fatalf("another ticket on the completed task: %s (settles %d)", ex.raw, tickets.Settles())
 			}
 		})
 	}

@@ -106,7 +106,6 @@ package mcp
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,7 +123,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
-	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
@@ -190,33 +189,14 @@ type Options struct {
 	// Logger receives internal errors (never user input); nil discards them.
 	Logger *slog.Logger
 
-	// Engine, when set, sells every catalog tool over MCP through this
+	// Engine, when set, sells every tool of Shop over MCP through this
 	// payment engine (the one the HTTP routes use, so that one
 	// authorization buys one call on one transport); nil keeps the
-	// endpoint discovery-only. Catalog and PayTo are then required.
+	// endpoint discovery-only. Shop is then required.
 	Engine *engine.Engine
-	// Catalog lists the paid tools (one MCP tool each, named by its
-	// operation id) with their prices.
-	Catalog *tools.Catalog
-	// PayTo is the wallet paid (0x + 40 hex digits).
-	PayTo string
-	// Network is the CAIP-2 id (or v1 name) of the payment network; empty
-	// means the catalog's. Every tool must be priced on it.
-	Network string
-	// Env is what the tools run with (terminal, default gold symbol, regex
-	// time limit, clock).
-	Env tools.Env
-	// TerminalCheck is the availability check of the terminal-backed tools,
-	// run before any payment is asked (an error: a tool error, no payment
-	// requirement); nil means a health cache over Env.Terminal (and, with
-	// no terminal, always unavailable).
-	TerminalCheck func(ctx context.Context) error
-	// SymbolCheck says whether the terminal serves the symbol a call of a
-	// terminal-backed tool names, before any payment is asked (an error
-	// wrapping xau.ErrUnknownSymbol: a tool error naming the symbol; see
-	// tools.Call.CheckSymbol); nil means a health cache over Env.Terminal.
-	// Pass the server's xau.HealthCache.CheckSymbol to share its cache.
-	SymbolCheck func(ctx context.Context, symbol string) error
+	// Shop is the seller of the catalog's tools (offers over Engine,
+	// preflight, runs), shared with the other transports.
+	Shop *sell.Shop
 	// ToolTimeout bounds one paid tool run; zero means
 	// seller.DefaultRunTimeout.
 	ToolTimeout time.Duration

@@ -70,13 +70,9 @@ func newSeller(opts Options, log *slog.Logger) (*paidSeller, error) {
 	if opts.Engine == nil {
 		return nil, nil
 	}
-	if opts.Catalog == nil {
-		return nil, errors.New("mcp: Options.Catalog is required with Options.Engine")
-	}
-	shop, err := sell.New(sell.Config{Offers: opts.Engine, Catalog: opts.Catalog, PayTo: opts.PayTo, Network: opts.Network, Env: opts.Env,
-		TerminalCheck: opts.TerminalCheck, SymbolCheck: opts.SymbolCheck})
-	if err != nil {
-		return nil, fmt.Errorf("mcp: %w", err)
+	shop := opts.Shop
+	if shop == nil {
+		return nil, errors.New("mcp: Options.Shop is required with Options.Engine")
 	}
 	sl, err := seller.New(seller.Config{Engine: opts.Engine, RunTimeout: opts.ToolTimeout, Logger: log})
 	if err != nil {
@@ -95,7 +91,7 @@ func newSeller(opts Options, log *slog.Logger) (*paidSeller, error) {
 	}
 	s := &paidSeller{shop: shop, mcp: bin}
 	base := strings.TrimRight(opts.BaseURL, "/")
-	for _, t := range opts.Catalog.All() {
+	for _, t := range shop.Catalog().All() {
 		name := PaidToolName(t)
 		ext, err := bazaarExtension(t, name)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -139,14 +140,19 @@ func newPaidEnv(t testing.TB, o paidOptions) *paidEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := mcp.NewHandler(disc, mcp.Options{
-		BaseURL: base, Logger: log,
-		Engine: eng, Catalog: cat, PayTo: testPayTo,
+	shop, err := sell.New(sell.Config{Offers: eng, Catalog: cat, PayTo: testPayTo,
 		Env:           tools.Env{Terminal: term, RegexTimeout: o.regexTimeout},
 		TerminalCheck: xau.NewHealthCache(term, time.Millisecond, nil).Check,
 		SymbolCheck:   o.symbolCheck,
-		RequestID:     httpserver.RequestIDOf,
-		RefCode:       func(r *http.Request) string { return r.Header.Get("X-Ref") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcp.NewHandler(disc, mcp.Options{
+		BaseURL: base, Logger: log,
+		Engine: eng, Shop: shop,
+		RequestID: httpserver.RequestIDOf,
+		RefCode:   func(r *http.Request) string { return r.Header.Get("X-Ref") },
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/internal/schemetest"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -626,23 +627,38 @@ func TestSellingOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSurfaces(t, cat, "http://127.0.0.1:8080")
+	// sellWith builds a handler selling with a shop of cfg (none without
+	// Offers).
+	sellWith := func(cfg sell.Config, opts mcp.Options) error {
+		if cfg.Offers != nil {
+			shop, err := sell.New(cfg)
+			if err != nil {
+				return err
+			}
+			opts.Shop = shop
+		}
+		_, err := mcp.NewHandler(s, opts)
+		return err
+	}
 	for _, c := range []struct {
 		name string
+		cfg  sell.Config
 		opts mcp.Options
 		want string
 	}{
-		{"no catalog", mcp.Options{Engine: eng, PayTo: testPayTo}, "Catalog is required"},
-		{"no wallet", mcp.Options{Engine: eng, Catalog: cat}, "PayTo"},
-		{"bad wallet", mcp.Options{Engine: eng, Catalog: cat, PayTo: "0x1234"}, "PayTo"},
-		{"unknown network", mcp.Options{Engine: eng, Catalog: cat, PayTo: testPayTo, Network: "eip155:999999"}, "unknown payment network"},
-		{"other network", mcp.Options{Engine: eng, Catalog: cat, PayTo: testPayTo, Network: "eip155:84532"}, "priced on network"},
-		{"negative timeout", mcp.Options{Engine: eng, Catalog: cat, PayTo: testPayTo, ToolTimeout: -time.Second}, "negative"},
+		{"no shop", sell.Config{}, mcp.Options{Engine: eng}, "Shop is required"},
+		{"no catalog", sell.Config{Offers: eng, PayTo: testPayTo}, mcp.Options{Engine: eng}, "Catalog is required"},
+		{"no wallet", sell.Config{Offers: eng, Catalog: cat}, mcp.Options{Engine: eng}, "PayTo"},
+		{"bad wallet", sell.Config{Offers: eng, Catalog: cat, PayTo: "0x1234"}, mcp.Options{Engine: eng}, "PayTo"},
+		{"unknown network", sell.Config{Offers: eng, Catalog: cat, PayTo: testPayTo, Network: "eip155:999999"}, mcp.Options{Engine: eng}, "unknown payment network"},
+		{"other network", sell.Config{Offers: eng, Catalog: cat, PayTo: testPayTo, Network: "eip155:84532"}, mcp.Options{Engine: eng}, "priced on network"},
+		{"negative timeout", sell.Config{Offers: eng, Catalog: cat, PayTo: testPayTo}, mcp.Options{Engine: eng, ToolTimeout: -time.Second}, "negative"},
 	} {
-		if _, err := mcp.NewHandler(s, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := sellWith(c.cfg, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
-	if _, err := mcp.NewHandler(s, mcp.Options{Engine: eng, Catalog: cat, PayTo: testPayTo}); err != nil {
+	if err := sellWith(sell.Config{Offers: eng, Catalog: cat, PayTo: testPayTo}, mcp.Options{Engine: eng}); err != nil {
 		t.Fatalf("valid selling options: %v", err)
 	}
 }

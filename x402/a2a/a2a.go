@@ -3,10 +3,12 @@
 // A2A agent: the extension's URIs, metadata keys, payment statuses and
 // error codes; reading the payment a client's message carries; the
 // metadata of the agent's status messages; and the extension's error
-// code of a seller result (x402/seller). An agent prepares a paid call
-// (its input validated, what it depends on checked) before it asks for
-// payment, sells it with a seller.Seller, and answers with the task state
-// the extension prescribes:
+// code of a seller result (x402/seller). Charge does all of it for one
+// message of an agent's own paid skill. An agent prepares a paid
+// call (its input validated, what it depends on checked) before it asks
+// for payment, sells it with a seller.Seller (Charge), and answers with the
+// task state the extension prescribes (Reply.State), keeping the task's
+// receipts itself:
 //
 //   - without payment: input-required, with StatusPaymentRequired and the
 //     PaymentRequired in the status message's metadata;

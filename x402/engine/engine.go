@@ -731,6 +731,28 @@ func (e *Engine) refuse(pr *x402.PaymentRequired, kind OutcomeKind, reason strin
 	return Outcome{Kind: kind, Reason: reason, PaymentRequired: &out, Version: version}
 }
 
+// Identify is the identity of payment as its scheme tells it (the
+// scheme's local checks, x402.ServerScheme.Check) against the requirements
+// of offer it accepts, without journaling or settling anything: a binding
+// tells by its Key whether a payment presented again is one it has seen.
+// A payment that matches no offered requirement of a registered scheme, or
+// that the checks refuse, is an error.
+func (e *Engine) Identify(ctx context.Context, offer *Offer, payment x402.PaymentPayload) (x402.Payment, error) {
+	p := &paid{call: Call{Offer: offer, Payment: &payment}, pr: &offer.PaymentRequired, version: payment.X402Version}
+	if !e.match(p) {
+		return x402.Payment{}, fmt.Errorf("engine: %s", ReasonNoMatchingRequirements)
+	}
+	s := e.scheme(p.req)
+	if s == nil {
+		return x402.Payment{}, fmt.Errorf("engine: no payment scheme %q is registered on %s", clip.Bytes(p.req.Scheme, 40), clip.Bytes(p.req.Network, 40))
+	}
+	pm, err := s.Check(ctx, p.payload, p.req)
+	if err != nil {
+		return pm, fmt.Errorf("engine: %w", err)
+	}
+	return pm, nil
+}
+
 // match finds the offered requirement the payment accepts.
 func (e *Engine) match(p *paid) bool {
 	if p.version == x402.VersionV1 {

@@ -10,8 +10,12 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
+	exactserver "github.com/seed1284c1d2/svc/x402/exact/server"
 	"github.com/seed1284c1d2/svc/x402/seller"
 )
+
+// noFacilitator is the facilitator of a scheme that only classifies.
+type noFacilitator struct{ x402.Facilitator }
 
 // transient is a run error that may pass.
 type transient struct{}
@@ -23,6 +27,8 @@ func (transient) Transient() bool { return true }
 // identity, never its wording; the results that need another payment
 // carry the offer, the others none.
 func TestClassify(t *testing.T) {
+	// exact sorts its own reasons (x402.ReasonClassifier).
+	schemes := schemetest.Exact(t, exactserver.Config{Facilitator: noFacilitator{}})
 	offer := schemetest.ExactOffer(t, "tools/call x", "x", x402.Route{Price: "0.001", PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"})
 	pr := offer.Required("r")
 	want := offer.PaymentRequired.Accepts[0]
@@ -63,7 +69,7 @@ func TestClassify(t *testing.T) {
 		{"run down", nil, engine.Outcome{Kind: engine.RunFailed, Err: transient{}}, seller.CodeRunUnavailable, false, false},
 		{"run timed out", nil, engine.Outcome{Kind: engine.RunFailed, Err: context.DeadlineExceeded}, seller.CodeRunUnavailable, false, false},
 	} {
-		r := seller.Classify(offer, c.payment, c.out)
+		r := seller.Classify(offer, c.payment, c.out, schemes...)
 		if r.Code != c.code || (r.PaymentRequired != nil) != c.offer || r.Refused() != c.refused {
 			t.Errorf("%s: code %d offer %v refused %v; want %d %v %v", c.name, r.Code, r.PaymentRequired != nil, r.Refused(), c.code, c.offer, c.refused)
 		}

@@ -31,7 +31,6 @@ import (
 
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/engine"
-	"github.com/seed1284c1d2/svc/x402/exact"
 )
 
 // DefaultRunTimeout bounds one paid run when Config.RunTimeout is zero.
@@ -51,6 +50,7 @@ type Config struct {
 // Seller sells prepared calls through the engine. Safe for concurrent use.
 type Seller struct {
 	engine  *engine.Engine
+	schemes []x402.ServerScheme // the engine's, whose reasons Classify sorts
 	timeout time.Duration
 	log     *slog.Logger
 }
@@ -69,7 +69,7 @@ func New(cfg Config) (*Seller, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Seller{engine: cfg.Engine, timeout: cfg.RunTimeout, log: cfg.Logger}, nil
+	return &Seller{engine: cfg.Engine, schemes: cfg.Engine.Schemes(), timeout: cfg.RunTimeout, log: cfg.Logger}, nil
 }
 
 // RunTimeout is the time limit of one paid run.
@@ -114,7 +114,7 @@ func (s *Seller) Sell(ctx context.Context, sale Sale, req Request) Result {
 		}
 		return engine.Answer{Status: http.StatusOK, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: body}, nil
 	})
-	r := Classify(sale.Offer, req.Payment, out)
+	r := Classify(sale.Offer, req.Payment, out, s.schemes...)
 	if r.Code == CodeUnexpected {
 		s.log.ErrorContext(ctx, "seller: unexpected payment outcome", "resource", sale.Offer.Resource, "kind", out.Kind.String())
 	}
@@ -252,8 +252,10 @@ func (r Result) Refused() bool {
 }
 
 // Classify maps an engine outcome of a call for offer, paid with payment
-// (nil for none), to a Result.
-func Classify(offer *engine.Offer, payment *x402.PaymentPayload, out engine.Outcome) Result {
+// (nil for none), to a Result. The schemes that implement
+// x402.ReasonClassifier sort their own refusal reasons; the protocol's and
+// the engine's are known here.
+func Classify(offer *engine.Offer, payment *x402.PaymentPayload, out engine.Outcome, schemes ...x402.ServerScheme) Result {
 	r := Result{Outcome: out, Reason: out.Reason, Err: out.Err}
 	if out.RetryAfter > 0 || out.Kind == engine.InProgress || out.Kind == engine.Throttled || out.Kind == engine.Pending {
 		r.RetryAfter = max(out.RetryAfter, time.Second)
@@ -271,12 +273,12 @@ func Classify(offer *engine.Offer, payment *x402.PaymentPayload, out engine.Outc
 	case engine.PaymentRequired:
 		r.Code, r.PaymentRequired = CodePaymentRequired, out.PaymentRequired
 	case engine.Refused:
-		r.Code, r.PaymentRequired = refusal(out.Reason, payment, offer), out.PaymentRequired
+		r.Code, r.PaymentRequired = refusal(out.Reason, payment, offer, schemes), out.PaymentRequired
 	case engine.InProgress:
 		r.Code, r.PaymentRequired = CodeInProgress, out.PaymentRequired
 	case engine.SettleFailed:
 		r.Code, r.Settlement, r.AtSettlement = CodeSettlementFailed, out.Settlement, true
-		if insufficient(out.Reason) {
+		if classOf(out.Reason, schemes) == x402.RefusalFunds {
 			r.Code = CodeInsufficientFunds
 		}
 		pr := offer.Required(out.Reason)
@@ -307,45 +309,53 @@ func Classify(offer *engine.Offer, payment *x402.PaymentPayload, out engine.Outc
 	return r
 }
 
-// reasonInsufficientBalance is the exact EVM reason of a payer whose
-// balance does not cover the transfer, as the on-chain facilitators give
-// it.
-const reasonInsufficientBalance = "invalid_exact_evm_insufficient_balance"
-
-// insufficient reports whether a reason says the payer's funds do not
-// cover the payment.
-func insufficient(reason string) bool {
-	return reason == x402.ReasonInsufficientFunds || reason == reasonInsufficientBalance
-}
-
-// refusal maps the reason of a refused payment to its code.
-func refusal(reason string, payment *x402.PaymentPayload, offer *engine.Offer) Code {
+// classOf is the refusal class of reason: the protocol's reasons, then
+// the first scheme that knows it.
+func classOf(reason string, schemes []x402.ServerScheme) x402.RefusalClass {
 	switch reason {
-	case exact.ReasonInvalidSignature, exact.ReasonSignatureFormat, exact.ReasonMissingSignature, exact.ReasonInvalidPayload,
-		exact.ReasonNonceFormat, exact.ReasonMissingEIP712Domain, exact.ReasonTokenNameMismatch, exact.ReasonTokenVersionMismatch,
-		x402.ReasonUnexpectedVerifyError:
-		return CodeInvalidSignature
-	case exact.ReasonValidBefore, exact.ReasonValidAfter:
-		return CodeExpired
-	case exact.ReasonNonceAlreadyUsed, engine.ReasonAttemptsExhausted:
-		return CodeDuplicateNonce
-	case exact.ReasonNetworkMismatch, x402.ReasonInvalidNetwork:
-		return CodeNetworkMismatch
-	case exact.ReasonValueMismatch:
-		return CodeInvalidAmount
-	case engine.ReasonNoMatchingRequirements:
-		if payment != nil && len(offer.PaymentRequired.Accepts) > 0 {
-			want := offer.PaymentRequired.Accepts[0]
-			if !sameNetwork(payment.Accepted.Network, want.Network) {
-				return CodeNetworkMismatch
-			}
-			if payment.Accepted.Amount != "" && payment.Accepted.Amount != want.Amount {
-				return CodeInvalidAmount
+	case x402.ReasonUnexpectedVerifyError:
+		return x402.RefusalSignature
+	case engine.ReasonAttemptsExhausted:
+		return x402.RefusalUsed
+	case x402.ReasonInvalidNetwork:
+		return x402.RefusalNetwork
+	case x402.ReasonInsufficientFunds:
+		return x402.RefusalFunds
+	}
+	for _, s := range schemes {
+		if c, ok := s.(x402.ReasonClassifier); ok {
+			if class := c.RefusalClass(reason); class != x402.RefusalOther {
+				return class
 			}
 		}
 	}
-	if insufficient(reason) {
+	return x402.RefusalOther
+}
+
+// refusal maps the reason of a refused payment to its code.
+func refusal(reason string, payment *x402.PaymentPayload, offer *engine.Offer, schemes []x402.ServerScheme) Code {
+	switch classOf(reason, schemes) {
+	case x402.RefusalSignature:
+		return CodeInvalidSignature
+	case x402.RefusalExpired:
+		return CodeExpired
+	case x402.RefusalUsed:
+		return CodeDuplicateNonce
+	case x402.RefusalNetwork:
+		return CodeNetworkMismatch
+	case x402.RefusalAmount:
+		return CodeInvalidAmount
+	case x402.RefusalFunds:
 		return CodeInsufficientFunds
+	}
+	if reason == engine.ReasonNoMatchingRequirements && payment != nil && len(offer.PaymentRequired.Accepts) > 0 {
+		want := offer.PaymentRequired.Accepts[0]
+		if !sameNetwork(payment.Accepted.Network, want.Network) {
+			return CodeNetworkMismatch
+		}
+		if payment.Accepted.Amount != "" && payment.Accepted.Amount != want.Amount {
+			return CodeInvalidAmount
+		}
 	}
 	return CodeInvalidPayment
 }

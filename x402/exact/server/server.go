@@ -285,3 +285,27 @@ func unixTime(s string) time.Time {
 	}
 	return time.Unix(v.Int64(), 0)
 }
+
+// reasonInsufficientBalance is the reason of a payer whose balance does not
+// cover the transfer, as the on-chain facilitators give it.
+const reasonInsufficientBalance = "invalid_exact_evm_insufficient_balance"
+
+// RefusalClass implements x402.ReasonClassifier for exact's reasons.
+func (s *Server) RefusalClass(reason string) x402.RefusalClass {
+	switch reason {
+	case exact.ReasonInvalidSignature, exact.ReasonSignatureFormat, exact.ReasonMissingSignature, exact.ReasonInvalidPayload,
+		exact.ReasonNonceFormat, exact.ReasonMissingEIP712Domain, exact.ReasonTokenNameMismatch, exact.ReasonTokenVersionMismatch:
+		return x402.RefusalSignature
+	case exact.ReasonValidBefore, exact.ReasonValidAfter:
+		return x402.RefusalExpired
+	case exact.ReasonNonceAlreadyUsed:
+		return x402.RefusalUsed
+	case exact.ReasonNetworkMismatch:
+		return x402.RefusalNetwork
+	case exact.ReasonValueMismatch:
+		return x402.RefusalAmount
+	case reasonInsufficientBalance:
+		return x402.RefusalFunds
+	}
+	return x402.RefusalOther
+}
