@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,6 +286,72 @@ func TestFreeBodyRateRefusesDeclaredBodiesUnread(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/echo", strings.NewReader(strings.Repeat("b", limit)))
 	if resp, body := doWith(t, two, req); resp.StatusCode != http.StatusOK {
 		t.Fatalf("another address: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestLargeFreeBodiesHandledInTurn: free-route requests with a body over
+// LargeBody are handled at most Config.LargeBodyWork at once, the others
+// waiting their turn (503 past the wait), while small requests are
+// handled meanwhile.
+func TestLargeFreeBodiesHandledInTurn(t *testing.T) {
+	var running, most atomic.Int64
+	hold := make(chan struct{})
+	slow := httpserver.Route{Pattern: "POST /api/slow", Free: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if r.ContentLength > httpserver.LargeBody {
+			<-hold
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = fmt.Fprint(w, r.ContentLength)
+	})}
+	f := newFixture(t, fixtureOptions{largeBodyWork: 2, bodyRate: -1, routes: []httpserver.Route{slow}})
+	big := strings.Repeat("a", httpserver.LargeBody+1)
+	type answer struct {
+		status int
+		body   string
+	}
+	answers := make(chan answer, 4)
+	for i := range 4 {
+		go func() {
+			c := &http.Client{Transport: fromAddr(fmt.Sprintf("127.0.1.%d", i+1)), Timeout: 20 * time.Second}
+			req, _ := http.NewRequest(http.MethodPost, f.url+"/api/slow", strings.NewReader(big))
+			resp, err := c.Do(req)
+			if err != nil {
+				answers <- answer{0, err.Error()}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers <- answer{resp.StatusCode, string(b)}
+		}()
+	}
+	// Two run, two wait: past the wait one of them is 503 busy, and
+	// meanwhile a small request is answered.
+	deadline := time.Now().Add(10 * time.Second)
+	for running.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/api/slow", strings.NewReader("small"))
+	if resp, body := doWith(t, &http.Client{Transport: fromAddr("127.0.1.9"), Timeout: 5 * time.Second}, req); resp.StatusCode != http.StatusOK || string(body) != "5" {
+		t.Fatalf("a small request while large ones are handled: %d %s", resp.StatusCode, body)
+	}
+	for range 2 {
+		a := <-answers
+		if a.status != http.StatusServiceUnavailable || !strings.Contains(a.body, "large requests") {
+			t.Fatalf("a large request past its turn: %d %s", a.status, a.body)
+		}
+	}
+	close(hold)
+	for range 2 {
+		if a := <-answers; a.status != http.StatusOK {
+			t.Fatalf("a large request in its turn: %d %s", a.status, a.body)
+		}
+	}
+	if most.Load() > 3 { // two large ones and the small one
+		t.Fatalf("%d requests handled at once", most.Load())
 	}
 }
 

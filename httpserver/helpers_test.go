@@ -106,6 +106,8 @@ type fixtureOptions struct {
 	bodyMemory       int64
 	bodyClientMemory int64
 	bodyRate         float64
+	// largeBodyWork is Config.LargeBodyWork.
+	largeBodyWork int
 }
 
 // openTestStore opens the store of a test: PostgreSQL when
@@ -197,6 +199,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		BodyMemory:       o.bodyMemory,
 		BodyClientMemory: o.bodyClientMemory,
 		BodyRate:         o.bodyRate,
+		LargeBodyWork:    o.largeBodyWork,
 	})
 	if err != nil {
 		_ = ln.Close()

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,6 +159,13 @@ type Config struct {
 	// send to the free routes (zero means DefaultBodyRate, negative
 	// disables the limit); 429 with Retry-After past it.
 	BodyRate float64
+	// LargeBodyWork bounds the free-route requests with a body over
+	// LargeBody that are handled at once (zero means GOMAXPROCS, negative
+	// no bound); the others wait their turn (503 with Retry-After after
+	// bodybudget.DefaultWait). Decoding and answering a large message
+	// takes a core for tens of milliseconds: bounded so, a flood of them
+	// leaves the probes and the small requests their share of the CPU.
+	LargeBodyWork int
 	// UnpaidRate and UnpaidBurst limit the requests without payment on the
 	// paid routes, per client address, and, in a bucket of their own, the
 	// requests whose payment is refused (zero means DefaultUnpaidRate and
@@ -245,10 +253,13 @@ type Server struct {
 	payTo     string
 	bodyLimit int64
 
-	mux         *http.ServeMux
-	handler     http.Handler
-	metrics     *metrics
-	limiter     *clientlimit.Limiter // nil: free routes are not limited
+	mux     *http.ServeMux
+	handler http.Handler
+	metrics *metrics
+	limiter *clientlimit.Limiter // nil: free routes are not limited
+	// largeWork holds a token per free-route request with a large body
+	// being handled (nil: no bound).
+	largeWork   chan struct{}
 	ids         *requestIDs
 	healthCache *xau.HealthCache
 	supported   *supportedCache
@@ -388,6 +399,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RateLimit >= 0 {
 		s.limiter = clientlimit.New(cmp.Or(cfg.RateLimit, DefaultRate), cmp.Or(cfg.RateBurst, DefaultBurst), clients)
 	}
+	if cfg.LargeBodyWork >= 0 {
+		s.largeWork = make(chan struct{}, cmp.Or(cfg.LargeBodyWork, runtime.GOMAXPROCS(0)))
+	}
 	if cfg.BodyRate >= 0 {
 		s.bodyLimiter = clientlimit.New(cmp.Or(cfg.BodyRate, DefaultBodyRate), int(2*cfg.BodyLimit), clients)
 	}
@@ -520,9 +534,39 @@ func (s *Server) wrapRoute(rm *routeMetrics, free bool, bodyLimit int64, h http.
 				return
 			}
 			defer release()
+			if r.ContentLength > LargeBody && s.largeWork != nil {
+				done, ok := s.takeLargeWork(w, r)
+				if !ok {
+					return
+				}
+				defer done()
+			}
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// LargeBody is the body size past which a free-route request is handled
+// within Config.LargeBodyWork (64 KiB: every message a client sends to
+// find or buy a tool is smaller, bar the inputs of the data tools).
+const LargeBody = 64 << 10
+
+// takeLargeWork waits for a turn to handle r, a free-route request with a
+// large body: false when it answered 503 (no turn within
+// bodybudget.DefaultWait) or the client left.
+func (s *Server) takeLargeWork(w http.ResponseWriter, r *http.Request) (done func(), ok bool) {
+	t := time.NewTimer(bodybudget.DefaultWait)
+	defer t.Stop()
+	select {
+	case s.largeWork <- struct{}{}:
+		return func() { <-s.largeWork }, true
+	case <-r.Context().Done():
+		return nil, false
+	case <-t.C:
+		w.Header().Set("Retry-After", "1")
+		WriteProblem(w, r, NewProblem(http.StatusServiceUnavailable, CodeBusy, "the server is handling as many large requests as it can; try again shortly"))
+		return nil, false
+	}
 }
 
 // freeBodyWeight is how many times a free route's body counts in the body
