@@ -102,8 +102,14 @@
 // cannot hold the memory the others need. On the free routes (MCP and A2A
 // included) the server reads the body before the handler runs and charges
 // its bytes to the client's body rate (Config.BodyRate, 1 MiB/s with a
-// burst of twice the body limit; 429 with Retry-After past it), which
-// bounds the work of decoding them per client, not only their count. Free routes (and unknown paths) are rate-limited
+// burst of twice the body limit; 429 with Retry-After past it, and a body
+// whose Content-Length is past it is refused unread, its connection
+// closed), which bounds the work of decoding them per client, not only
+// their count; and requests there with a body over LargeBody are handled
+// at most Config.LargeBodyWork at once (GOMAXPROCS; 503 with Retry-After
+// after a two-second wait), so that a flood of large messages from many
+// addresses leaves the probes and the small requests their share of the
+// CPU. Free routes (and unknown paths) are rate-limited
 // per client address with a token bucket (Config.RateLimit per second,
 // Config.RateBurst; 429 with Retry-After); on the paid routes, requests
 // without payment are limited likewise (Config.UnpaidRate, UnpaidBurst),
