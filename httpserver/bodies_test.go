@@ -256,7 +256,7 @@ func TestFreeBodyRatePerAddress(t *testing.T) {
 // server reads a byte of it, and the connection is closed; a body of
 // unknown length (chunked) is charged once read.
 func TestFreeBodyRateRefusesDeclaredBodiesUnread(t *testing.T) {
-	const limit = 64 << 10
+	const limit = 1 << 20
 	f := newFixture(t, fixtureOptions{bodyLimit: limit, bodyRate: 1024, routes: []httpserver.Route{echoRoute()}})
 	one := &http.Client{Transport: fromAddr("127.0.0.4"), Timeout: 20 * time.Second}
 	for i := range 2 { // the burst: twice the body limit, sent chunked
@@ -280,6 +280,19 @@ func TestFreeBodyRateRefusesDeclaredBodiesUnread(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("the refusal waited %v for the body", d)
+	}
+	// A client sending a whole body past the rate reads the answer, not a
+	// reset of the connection it is still writing to.
+	for i := range 5 {
+		req, _ := http.NewRequest(http.MethodPost, f.url+"/api/echo", strings.NewReader(strings.Repeat("c", limit)))
+		resp, err := one.Do(req)
+		if err != nil {
+			t.Fatalf("body %d past the rate: %v", i, err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("body %d past the rate: %d", i, resp.StatusCode)
+		}
 	}
 	// Another address is not affected.
 	two := &http.Client{Transport: fromAddr("127.0.0.5"), Timeout: 20 * time.Second}

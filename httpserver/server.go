@@ -591,8 +591,7 @@ func (s *Server) readFreeBody(w http.ResponseWriter, r *http.Request, limit int6
 	if s.bodyLimiter != nil && r.ContentLength > 0 && r.ContentLength <= limit {
 		var wait time.Duration
 		if token, wait, ok = s.bodyLimiter.TakeN(key, s.cfg.Now(), int(r.ContentLength)); !ok {
-			// The body stays unread: the connection closes after the answer.
-			w.Header().Set("Connection", "close")
+			closeUnread(w, r)
 			s.bodyRateLimited(w, r, wait)
 			return nil, false
 		}
@@ -617,6 +616,31 @@ func (s *Server) readFreeBody(w http.ResponseWriter, r *http.Request, limit int6
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	r.ContentLength = int64(len(body))
 	return release, true
+}
+
+// unreadGrace is how long closeUnread waits for a byte of the body.
+const unreadGrace = 100 * time.Millisecond
+
+// closeUnread marks r's connection to be closed after the answer, its body
+// left unread, the way net/http closes one after a body over its limit:
+// the answer first, then its write side, and the rest only after a delay,
+// so that a client still sending reads the answer instead of a reset. That
+// takes one byte of the body to have arrived (within unreadGrace); with
+// none, nothing is unread and the connection simply closes.
+func closeUnread(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Connection", "close")
+	inner := w
+	for {
+		u, ok := inner.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		inner = u.Unwrap()
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(unreadGrace))
+	var one [1]byte
+	_, _ = http.MaxBytesReader(inner, r.Body, 0).Read(one[:])
 }
 
 // bodyRateLimited answers a request whose body is over its client's body
