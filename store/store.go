@@ -212,6 +212,7 @@ type Store interface {
 	ReferralStore
 	LoungeStore
 	engine.Journal
+	BatchClaimsStore
 
 	// PruneAll is the periodic housekeeping: the journal's Prune (rows past
 	// KeepUntil, answers past AnswerUntil) with the default

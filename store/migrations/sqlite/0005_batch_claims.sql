@@ -1,0 +1,30 @@
+-- The batch-settlement claimer's claim log: one row per claim
+-- (claimWithSignature of many channels), written pending before the
+-- facilitator sees it, then done or failed; and the latest voucher each
+-- channel had claimed.
+CREATE TABLE batch_claims (
+    id             TEXT    NOT NULL PRIMARY KEY,
+    network        TEXT    NOT NULL,
+    state          TEXT    NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+    claim_rows     TEXT    NOT NULL,
+    authorizer_sig TEXT    NOT NULL,
+    tx             TEXT    NOT NULL DEFAULT '',
+    reason         TEXT    NOT NULL DEFAULT '',
+    attempts       INTEGER NOT NULL DEFAULT 0,
+    created_at     INTEGER NOT NULL,
+    updated_at     INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX batch_claims_by_state ON batch_claims (network, state, created_at);
+CREATE INDEX batch_claims_by_time ON batch_claims (network, created_at);
+
+CREATE TABLE batch_claimed_channels (
+    network    TEXT    NOT NULL,
+    channel_id TEXT    NOT NULL,
+    claim_id   TEXT    NOT NULL,
+    claim_row  TEXT    NOT NULL,
+    claimed_at INTEGER NOT NULL,
+    PRIMARY KEY (network, channel_id)
+) STRICT;
+
+CREATE INDEX batch_claimed_channels_by_time ON batch_claimed_channels (network, claimed_at);
