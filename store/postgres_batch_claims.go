@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-		"errors"
+	"errors"
 
-	"github.com/jackc/pgx/v5"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"time"
 
 	"github.com/seed1284c1d2/svc/x402/batch/claimer"
