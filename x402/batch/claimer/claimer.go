@@ -585,12 +585,8 @@ func (c *Claimer) recover(ctx context.Context, rep *Report) error {
 			continue
 		}
 		c.log.Info("batch claimer: sending a pending claim again", "claim", rec.ID, "channels", len(rec.Rows), "attempts", rec.Attempts)
-		refused, err := c.send(ctx, rec, rep, true)
-		if err != nil {
+		if _, err := c.send(ctx, rec, rep, true); err != nil {
 			return err
-		}
-		if !refused {
-			rep.Recovered++
 		}
 	}
 	return nil
