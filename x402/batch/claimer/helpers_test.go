@@ -43,7 +43,7 @@ type env struct {
 
 const price = 1000 // per-request maximum of the offer
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	c := anviltest.Start(t, anviltest.Options{})
 	relayer, relayerAddr := anviltest.NewKey(t)
@@ -65,7 +65,7 @@ func newEnv(t *testing.T) *env {
 
 // startFacilitator runs e2e/chain/batch-facilitator.mjs against rpcURL
 // and returns its URL; it is stopped when the test ends.
-func startFacilitator(t *testing.T, rpcURL, relayerHex string) string {
+func startFacilitator(t testing.TB, rpcURL, relayerHex string) string {
 	t.Helper()
 	node, dir := anviltest.Setup(t)
 	cmd := exec.Command(node, "batch-facilitator.mjs")
