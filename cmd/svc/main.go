@@ -70,6 +70,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = reconcile(ctx, args[1:], stdout, stderr, getenv)
 	case "devchain":
 		err = devchainCmd(ctx, args[1:], stdout, stderr, getenv)
+	case "batch":
+		err = batchCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -119,6 +121,8 @@ Usage:
   svc devchain [--addr A] [--seed S]      run a local EVM chain (chain id 8453, test USDC at Base
                                           USDC's address, funded dev accounts) and print the lines
                                           to settle on it; fund ADDR USDC, advance DURATION
+  svc batch status|refund [flags]         batch-settlement channels: unclaimed charges, pending
+                                          withdrawals, claims; refund idle channels (--idle 24h)
   svc version                             print the version
   svc help <command>                      flags of a command
 

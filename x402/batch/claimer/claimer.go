@@ -126,7 +126,8 @@ type Config struct {
 	Channels Channels
 	// Log is the durable claim log.
 	Log Log
-	// Facilitator settles the claim, settle and refund payloads.
+	// Facilitator settles the claim, settle and refund payloads. Nil
+	// allows Status only.
 	Facilitator Settler
 	// Chain reads the escrow's views and the receipts.
 	Chain Chain
@@ -169,6 +170,10 @@ type Claimer struct {
 // AuthorizerKey.
 var ErrNoKey = errors.New("claimer: no receiver authorizer key: claims and refunds cannot be signed")
 
+// ErrNoFacilitator is returned by the operations that settle when Config
+// has no Facilitator.
+var ErrNoFacilitator = errors.New("claimer: no facilitator: claims, sweeps and refunds cannot be settled")
+
 // New checks cfg and returns a Claimer.
 func New(cfg Config) (*Claimer, error) {
 	n, ok := x402.LookupNetwork(cfg.Network)
@@ -180,8 +185,6 @@ func New(cfg Config) (*Claimer, error) {
 		return nil, errors.New("claimer: Channels is required")
 	case cfg.Log == nil:
 		return nil, errors.New("claimer: Log is required")
-	case cfg.Facilitator == nil:
-		return nil, errors.New("claimer: Facilitator is required")
 	case cfg.Chain == nil:
 		return nil, errors.New("claimer: Chain is required")
 	}
@@ -300,6 +303,9 @@ func (c *Claimer) pass(ctx context.Context, all bool, only map[common.Hash]bool)
 	rep := newReport()
 	if c.cfg.AuthorizerKey == nil {
 		return rep, ErrNoKey
+	}
+	if c.cfg.Facilitator == nil {
+		return rep, ErrNoFacilitator
 	}
 	if err := c.recover(ctx, &rep); err != nil {
 		return rep, err

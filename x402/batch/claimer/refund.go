@@ -69,6 +69,9 @@ func (c *Claimer) Refund(ctx context.Context, opt RefundOptions) ([]RefundResult
 	if c.cfg.AuthorizerKey == nil {
 		return nil, ErrNoKey
 	}
+	if c.cfg.Facilitator == nil && !opt.DryRun {
+		return nil, ErrNoFacilitator
+	}
 	if opt.IdleFor < 0 {
 		return nil, errors.New("claimer: refund: IdleFor must not be negative")
 	}
