@@ -187,3 +187,51 @@ func float(v *big.Int) float64 {
 	f, _ := new(big.Float).SetInt(v).Float64()
 	return f
 }
+
+// A record whose voucher the escrow refuses (signed by another key) makes
+// the facilitator refuse the whole claim; the claimer splits it until the
+// bad row is alone, so every other channel is claimed.
+func TestBadVoucherDoesNotHoldBackTheOthers(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	chans, log := claimer.NewMemoryChannels(), claimer.NewMemoryLog()
+	reg := prometheus.NewRegistry()
+	c := e.newClaimer(t, chans, log, claimer.Policy{}, nil, reg)
+	var payers []*payer
+	for i := 0; i < 5; i++ {
+		p := e.open(t, 100_000)
+		rec := e.serve(t, p, 4, time.Now())
+		if i == 2 {
+			other, _ := anviltest.NewKey(t)
+			sig, err := e.domain.SignVoucher(other, p.id, rec.SignedMax)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Signature = common.FromHex(sig)
+		}
+		chans.Put(rec)
+		payers = append(payers, p)
+	}
+	rep, err := c.ClaimNow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Channels != 4 {
+		t.Fatalf("claimed %d channels, want the 4 good ones: %+v", rep.Channels, rep)
+	}
+	for i, p := range payers {
+		want := p.charged
+		if i == 2 {
+			want = new(big.Int)
+		}
+		if st := anviltest.EscrowChannel(t, e.chain.Client, p.id); st.TotalClaimed.Cmp(want) != 0 {
+			t.Fatalf("channel %d: totalClaimed %s, want %s", i, st.TotalClaimed, want)
+		}
+	}
+	if pend, _ := log.Pending(ctx, x402.NetworkBase); len(pend) != 0 {
+		t.Fatalf("pending claims left: %d", len(pend))
+	}
+	if n := metricValue(t, reg, "svc_batch_claims_total", "outcome", claimer.OutcomeRefused); n < 2 {
+		t.Fatalf("refused claims %v, want the whole batch and the bad row at least", n)
+	}
+}
