@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +22,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/seed1284c1d2/svc/internal/anviltest"
 	"github.com/seed1284c1d2/svc/store"
@@ -117,9 +121,51 @@ func TestCrashChild(t *testing.T) {
 // claimed exactly once: totalClaimed = charged, one claim transaction per
 // claim, none reverted.
 func TestCrashRecovery(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { crashRecovery(t, filepath.Join(t.TempDir(), "claims.db")) })
+	t.Run("postgres", func(t *testing.T) { crashRecovery(t, pgSchemaDSN(t)) })
+}
+
+// pgSchemaDSN creates a schema of its own in the database of
+// SVC_TEST_DATABASE_URL, dropped when the test ends, and returns a DSN
+// whose sessions use it; it skips the test when the variable is unset.
+func pgSchemaDSN(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("SVC_TEST_DATABASE_URL")
+	if base == "" {
+		t.Skip("SVC_TEST_DATABASE_URL is not set: the claim log on PostgreSQL is not tested")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "h3_claimer_" + hex.EncodeToString(b[:])
+	admin := func(stmt string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Fatalf("connect to SVC_TEST_DATABASE_URL: %v", err)
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	admin("CREATE SCHEMA " + schema)
+	t.Cleanup(func() { admin("DROP SCHEMA " + schema + " CASCADE") })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// crashRecovery is TestCrashRecovery with the claim log at db (a SQLite
+// file or a PostgreSQL URL).
+func crashRecovery(t *testing.T, db string) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	db := filepath.Join(dir, "claims.db")
 	recordsFile := filepath.Join(dir, "records.json")
 	authHex := hexutil.Encode(crypto.FromECDSA(e.authKey))
 
