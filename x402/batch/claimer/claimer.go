@@ -40,7 +40,11 @@ const (
 	DefaultScanLimit        = 10_000
 )
 
-// Policy says when channels are claimed and swept.
+// Policy says when channels are claimed and swept. A channel with a
+// pending withdrawal is always claimed at once; with neither Threshold
+// nor IdleAfter set, that is all a pass claims (the specification's "on
+// withdrawal" strategy); Threshold 1 claims everything every Interval
+// (periodic); a larger Threshold bounds the unclaimed exposure.
 type Policy struct {
 	// Interval is the time between two passes of Run (DefaultInterval when
 	// zero). Every pass reads the escrow's view of every channel with
