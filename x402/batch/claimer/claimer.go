@@ -166,6 +166,7 @@ type Claimer struct {
 	log        *slog.Logger
 
 	mu          sync.Mutex
+	unswept     map[[2]common.Address]batch.Channel // receivers whose sweep failed, retried next pass
 	withdrawing atomic.Bool
 	hook        func(step string)
 }
@@ -352,6 +353,9 @@ func (c *Claimer) pass(ctx context.Context, all bool, only map[common.Hash]bool)
 		}
 	}
 	receivers := map[[2]common.Address]batch.Channel{}
+	for k, ch := range c.unswept {
+		receivers[k] = ch
+	}
 	for start := 0; start < len(pick); start += c.pol.MaxBatch {
 		chunk := pick[start:min(len(pick), start+c.pol.MaxBatch)]
 		rows := make([]Row, len(chunk))
@@ -361,6 +365,7 @@ func (c *Claimer) pass(ctx context.Context, all bool, only map[common.Hash]bool)
 			receivers[[2]common.Address{cd.rec.Channel.Receiver, cd.rec.Channel.Token}] = cd.rec.Channel
 		}
 		if err := c.claimRows(ctx, rows, &rep); err != nil {
+			c.keepUnswept(receivers)
 			return rep, err
 		}
 	}
@@ -649,18 +654,22 @@ func (c *Claimer) sweep(ctx context.Context, receivers map[[2]common.Address]bat
 	for _, k := range keys {
 		due, err := c.rd.unsettled(ctx, k[0], k[1])
 		if err != nil {
+			c.keepUnswept(receivers)
 			return err
 		}
 		if due.Sign() == 0 || (c.pol.SweepThreshold != nil && due.Cmp(c.pol.SweepThreshold) < 0) {
+			delete(c.unswept, k)
 			continue
 		}
 		resp, err := c.settle(ctx, receivers[k], batch.SettlePayload{Type: batch.TypeSettle, Receiver: k[0].Hex(), Token: k[1].Hex()})
+		if err == nil && !resp.Success {
+			err = fmt.Errorf("refused: %s", clip(resp.ErrorReason+": "+resp.ErrorMessage))
+		}
 		if err != nil {
+			c.keepUnswept(receivers)
 			return fmt.Errorf("claimer: sweep to %s: %w", k[0].Hex(), err)
 		}
-		if !resp.Success {
-			return fmt.Errorf("claimer: sweep to %s refused: %s", k[0].Hex(), clip(resp.ErrorReason+": "+resp.ErrorMessage))
-		}
+		delete(c.unswept, k)
 		gas := c.rd.gasUsed(ctx, resp.Transaction)
 		c.m.gas.WithLabelValues(c.cfg.Network, "sweep").Add(float64(gas))
 		rep.GasUsed += gas
@@ -671,6 +680,17 @@ func (c *Claimer) sweep(ctx context.Context, receivers map[[2]common.Address]bat
 		c.log.Info("batch claimer: swept", "receiver", k[0].Hex(), "amount", resp.Amount, "tx", resp.Transaction, "gas", gas)
 	}
 	return nil
+}
+
+// keepUnswept remembers receivers for the next pass's sweep (their claims
+// went through, their sweep did not, or not yet).
+func (c *Claimer) keepUnswept(receivers map[[2]common.Address]batch.Channel) {
+	if c.unswept == nil {
+		c.unswept = map[[2]common.Address]batch.Channel{}
+	}
+	for k, ch := range receivers {
+		c.unswept[k] = ch
+	}
 }
 
 // settle wraps a server-authored payload for the facilitator, with

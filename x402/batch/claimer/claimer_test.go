@@ -2,6 +2,7 @@ package claimer_test
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"testing"
 	"time"
@@ -233,5 +234,51 @@ func TestBadVoucherDoesNotHoldBackTheOthers(t *testing.T) {
 	}
 	if n := metricValue(t, reg, "svc_batch_claims_total", "outcome", claimer.OutcomeRefused); n < 2 {
 		t.Fatalf("refused claims %v, want the whole batch and the bad row at least", n)
+	}
+}
+
+// failFirstSweep is the official facilitator behind a connection that
+// drops the first sweep request.
+type failFirstSweep struct {
+	claimer.Settler
+	failed bool
+}
+
+func (f *failFirstSweep) Settle(ctx context.Context, p x402.PaymentPayload, req x402.PaymentRequirements) (x402.SettleResponse, error) {
+	if !f.failed && batch.PayloadType(p.Payload) == batch.TypeSettle {
+		f.failed = true
+		return x402.SettleResponse{}, errors.New("connection reset")
+	}
+	return f.Settler.Settle(ctx, p, req)
+}
+
+// A sweep that fails after its claim went through is retried by the next
+// pass, even when that pass has nothing to claim.
+func TestFailedSweepIsRetried(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	chans, log := claimer.NewMemoryChannels(), claimer.NewMemoryLog()
+	c, err := claimer.New(claimer.Config{Network: x402.NetworkBase, Channels: chans, Log: log, Facilitator: &failFirstSweep{Settler: e.fac},
+		Chain: e.chain.Client, AuthorizerKey: e.authKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.open(t, 100_000)
+	chans.Put(e.serve(t, p, 9, time.Now()))
+	if _, err := c.ClaimNow(ctx); err == nil {
+		t.Fatal("the failed sweep went unreported")
+	}
+	if st := anviltest.EscrowChannel(t, e.chain.Client, p.id); st.TotalClaimed.Cmp(p.charged) != 0 {
+		t.Fatalf("totalClaimed %s, charged %s", st.TotalClaimed, p.charged)
+	}
+	if got := e.chain.TokenBalance(t, e.payTo); got.Sign() != 0 {
+		t.Fatalf("payTo holds %s before any sweep", got)
+	}
+	rep, err := c.Tick(ctx)
+	if err != nil || rep.Claims != 0 || rep.Sweeps != 1 || rep.Swept.Cmp(p.charged) != 0 {
+		t.Fatalf("the next pass: %+v, %v; want the sweep of %s", rep, err, p.charged)
+	}
+	if got := e.chain.TokenBalance(t, e.payTo); got.Cmp(p.charged) != 0 {
+		t.Fatalf("payTo holds %s, want %s", got, p.charged)
 	}
 }
