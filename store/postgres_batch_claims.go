@@ -160,3 +160,25 @@ func (l postgresClaims) Claimed(ctx context.Context, network string, limit int) 
 	})
 	return out, err
 }
+
+// Lease implements claimer.Log: one statement, so that instances asking
+// together cannot both win.
+func (l postgresClaims) Lease(ctx context.Context, network, owner string, now, until time.Time) (bool, error) {
+	if err := checkText("owner", owner, true); err != nil {
+		return false, fmt.Errorf("store: postgres: claimer lease: %w", err)
+	}
+	held := false
+	err := l.s.withConn(ctx, "claimer lease", func(ctx context.Context, c *pgx.Conn) error {
+		var got string
+		err := c.QueryRow(ctx, `INSERT INTO batch_claimer_leases (network, owner, lease_until) VALUES ($1, $2, $3)
+			ON CONFLICT (network) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
+			WHERE batch_claimer_leases.owner = excluded.owner OR batch_claimer_leases.lease_until <= $4
+			RETURNING owner`, network, owner, toNanos(until), toNanos(now)).Scan(&got)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		held = err == nil
+		return err
+	})
+	return held, err
+}

@@ -24,6 +24,7 @@ func schemaTables() []string {
 		"engine_instances (owner, seen_at)",
 		"batch_claims (id, network, state, claim_rows, authorizer_sig, tx, reason, attempts, created_at, updated_at)",
 		"batch_claimed_channels (network, channel_id, claim_id, claim_row, claimed_at)",
+		"batch_claimer_leases (network, owner, lease_until)",
 	}
 }
 

@@ -163,3 +163,29 @@ func (l sqliteClaims) Claimed(ctx context.Context, network string, limit int) ([
 	}
 	return out, nil
 }
+
+// Lease implements claimer.Log.
+func (l sqliteClaims) Lease(ctx context.Context, network, owner string, now, until time.Time) (bool, error) {
+	if err := checkText("owner", owner, true); err != nil {
+		return false, fmt.Errorf("store: sqlite: claimer lease: %w", err)
+	}
+	held := false
+	err := l.s.writeTx(ctx, "claimer lease", func(ctx context.Context, tx *sql.Tx) error {
+		var cur string
+		var end int64
+		err := tx.QueryRowContext(ctx, `SELECT owner, lease_until FROM batch_claimer_leases WHERE network = ?`, network).Scan(&cur, &end)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil && cur != owner && end > toNanos(now) {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO batch_claimer_leases (network, owner, lease_until) VALUES (?, ?, ?)
+			ON CONFLICT (network) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until`, network, owner, toNanos(until)); err != nil {
+			return err
+		}
+		held = true
+		return nil
+	})
+	return held, err
+}

@@ -28,3 +28,10 @@ CREATE TABLE batch_claimed_channels (
 );
 
 CREATE INDEX batch_claimed_channels_by_time ON batch_claimed_channels (network, claimed_at);
+
+-- The instance that runs a network's claimer passes, until the lease ends.
+CREATE TABLE batch_claimer_leases (
+    network     TEXT NOT NULL PRIMARY KEY,
+    owner       TEXT NOT NULL,
+    lease_until BIGINT  NOT NULL
+);

@@ -49,8 +49,9 @@ type Policy struct {
 	// Interval is the time between two passes of Run (DefaultInterval when
 	// zero). Every pass reads the escrow's view of every channel with
 	// unclaimed charges, so Interval also bounds how late a withdrawal is
-	// seen: Interval + WithdrawMargin must stay within the shortest
-	// withdrawal delay (15 minutes).
+	// seen, and an instance that dies leaves its lease to another after
+	// at most 2 × Interval: 3 × Interval + WithdrawMargin must stay within
+	// the shortest withdrawal delay (15 minutes).
 	Interval time.Duration
 	// WithdrawInterval is the time between passes while a channel with
 	// unclaimed charges has a pending withdrawal (DefaultWithdrawInterval
@@ -105,8 +106,8 @@ func (p Policy) Check() error {
 	switch {
 	case p.Interval < 0 || p.WithdrawInterval < 0 || p.WithdrawMargin < 0 || p.IdleAfter < 0:
 		return errors.New("claimer: policy: durations must not be negative")
-	case p.Interval+p.WithdrawMargin > batch.MinWithdrawDelay*time.Second:
-		return fmt.Errorf("claimer: policy: Interval (%s) + WithdrawMargin (%s) must be at most the shortest withdrawal delay, 15m: a withdrawal could end unseen", p.Interval, p.WithdrawMargin)
+	case 3*p.Interval+p.WithdrawMargin > batch.MinWithdrawDelay*time.Second:
+		return fmt.Errorf("claimer: policy: 3 × Interval (%s) + WithdrawMargin (%s) must be at most the shortest withdrawal delay, 15m: a withdrawal could end unseen", p.Interval, p.WithdrawMargin)
 	case p.WithdrawInterval > p.Interval:
 		return errors.New("claimer: policy: WithdrawInterval must be at most Interval")
 	case p.MaxBatch < 1 || p.MaxBatch > 1000:
@@ -149,6 +150,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Logger receives the claimer's records; nil discards them.
 	Logger *slog.Logger
+	// Owner names this instance in the claim log's lease (a random id
+	// when empty): of the instances sharing a log, only the lease holder
+	// runs Tick's passes.
+	Owner string
 	// Now and After are the clock (time.Now and time.After when nil).
 	Now   func() time.Time
 	After func(time.Duration) <-chan time.Time
@@ -208,6 +213,9 @@ func New(cfg Config) (*Claimer, error) {
 	if cfg.After == nil {
 		cfg.After = time.After
 	}
+	if cfg.Owner == "" {
+		cfg.Owner = newID()
+	}
 	c := &Claimer{cfg: cfg, pol: cfg.Policy.withDefaults(), domain: batch.NewDomainAt(n.ChainID, cfg.Escrow),
 		rd: reader{chain: cfg.Chain, escrow: cfg.Escrow, multicall: cfg.Multicall}, log: cfg.Logger}
 	if cfg.AuthorizerKey != nil {
@@ -254,6 +262,9 @@ type Report struct {
 	Foreign int
 	// GasUsed is the gas of the pass's claims and sweeps.
 	GasUsed uint64
+	// Standby is set when another instance holds the claim log's lease:
+	// the pass did nothing.
+	Standby bool
 }
 
 func newReport() Report {
@@ -263,10 +274,28 @@ func newReport() Report {
 // Tick runs one pass of the policy: it resolves the pending claims, reads
 // and mirrors the escrow's view of the channels with unclaimed charges,
 // claims those the policy selects (pending withdrawals first) and sweeps.
-func (c *Claimer) Tick(ctx context.Context) (Report, error) { return c.pass(ctx, false, nil) }
+// Of the instances sharing a claim log, only the one holding its lease
+// (taken or renewed for 2 × Policy.Interval by each pass) runs passes;
+// the others report Standby.
+func (c *Claimer) Tick(ctx context.Context) (Report, error) {
+	now := c.cfg.Now()
+	ok, err := c.cfg.Log.Lease(ctx, c.cfg.Network, c.cfg.Owner, now, now.Add(2*c.pol.Interval))
+	if err != nil {
+		return newReport(), fmt.Errorf("claimer: take the claim log's lease: %w", err)
+	}
+	if !ok {
+		rep := newReport()
+		rep.Standby = true
+		return rep, nil
+	}
+	return c.pass(ctx, false, nil)
+}
 
 // ClaimNow runs one pass that claims every channel with unclaimed
-// charges, whatever the policy's thresholds say, and sweeps.
+// charges, whatever the policy's thresholds say, and sweeps. It is the
+// operator's: it runs whoever holds the claim log's lease (claims are
+// cumulative, so a pass of the lease holder at the same time claims
+// nothing twice).
 func (c *Claimer) ClaimNow(ctx context.Context) (Report, error) { return c.pass(ctx, true, nil) }
 
 // Run runs passes until ctx ends: every Policy.Interval, every

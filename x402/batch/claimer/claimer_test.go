@@ -89,6 +89,17 @@ func TestClaimManyChannelsInOneTransaction(t *testing.T) {
 		t.Fatalf("claimable after the claim: %d channels", len(left))
 	}
 
+	// Another instance sharing the claim log stands by while this one
+	// holds its lease.
+	other, err := claimer.New(claimer.Config{Network: x402.NetworkBase, Channels: chans, Log: log, Facilitator: e.fac, Chain: e.chain.Client,
+		AuthorizerKey: e.authKey, Owner: "instance-2", Now: clk.Now, Policy: claimer.Policy{Threshold: big.NewInt(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := other.Tick(ctx); err != nil || !rep.Standby {
+		t.Fatalf("a second instance's pass: %+v, %v; want standby", rep, err)
+	}
+
 	// A threshold: three channels charged again, below it then at it; a
 	// batch size of two splits the claim.
 	pol := claimer.Policy{Threshold: big.NewInt(6000), MaxBatch: 2}

@@ -195,7 +195,7 @@ func (c *clock) Add(d time.Duration) {
 func (e *env) newClaimer(t testing.TB, chans claimer.Channels, log claimer.Log, pol claimer.Policy, clk *clock, reg prometheus.Registerer) *claimer.Claimer {
 	t.Helper()
 	cfg := claimer.Config{Network: x402.NetworkBase, Channels: chans, Log: log, Facilitator: e.fac, Chain: e.chain.Client,
-		AuthorizerKey: e.authKey, Policy: pol, Registerer: reg}
+		AuthorizerKey: e.authKey, Policy: pol, Registerer: reg, Owner: "instance-1"}
 	if clk != nil {
 		cfg.Now = clk.Now
 	}

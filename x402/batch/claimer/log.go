@@ -112,6 +112,10 @@ type Log interface {
 	Claimed(ctx context.Context, network string, limit int) ([]Claimed, error)
 	// Recent lists up to limit claims of network, newest first.
 	Recent(ctx context.Context, network string, limit int) ([]Record, error)
+	// Lease makes owner the one instance that runs network's claimer
+	// passes until `until`, unless another owner holds a lease that has
+	// not ended at now; it reports whether owner holds the lease.
+	Lease(ctx context.Context, network, owner string, now, until time.Time) (bool, error)
 }
 
 // CheckRecord checks what Begin needs of rec: an id, a network, at least
@@ -149,11 +153,17 @@ type MemoryLog struct {
 	claims  map[string]*Record
 	order   []string
 	claimed map[string]Claimed // network + channel id
+	leases  map[string]lease   // by network
+}
+
+type lease struct {
+	owner string
+	until time.Time
 }
 
 // NewMemoryLog returns an empty MemoryLog.
 func NewMemoryLog() *MemoryLog {
-	return &MemoryLog{claims: map[string]*Record{}, claimed: map[string]Claimed{}}
+	return &MemoryLog{claims: map[string]*Record{}, claimed: map[string]Claimed{}, leases: map[string]lease{}}
 }
 
 var _ Log = (*MemoryLog)(nil)
@@ -258,4 +268,18 @@ func (m *MemoryLog) Recent(_ context.Context, network string, limit int) ([]Reco
 		}
 	}
 	return out, nil
+}
+
+// Lease implements Log.
+func (m *MemoryLog) Lease(_ context.Context, network, owner string, now, until time.Time) (bool, error) {
+	if owner == "" {
+		return false, errors.New("claimer: lease: owner is required")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.leases[network]; ok && l.owner != owner && l.until.After(now) {
+		return false, nil
+	}
+	m.leases[network] = lease{owner: owner, until: until}
+	return true, nil
 }

@@ -18,11 +18,11 @@ func TestPolicyCheck(t *testing.T) {
 	if err := (claimer.Policy{}).Check(); err != nil {
 		t.Fatalf("the zero policy (defaults): %v", err)
 	}
-	if err := (claimer.Policy{Interval: 10 * time.Minute, WithdrawMargin: 5 * time.Minute}).Check(); err != nil {
-		t.Fatalf("10m + 5m fits the shortest delay: %v", err)
+	if err := (claimer.Policy{Interval: 3 * time.Minute, WithdrawMargin: 6 * time.Minute}).Check(); err != nil {
+		t.Fatalf("3 × 3m + 6m fits the shortest delay: %v", err)
 	}
 	for field, p := range map[string]claimer.Policy{
-		"Interval":         {Interval: 11 * time.Minute},
+		"Interval":         {Interval: 4 * time.Minute},
 		"WithdrawMargin":   {WithdrawMargin: 15 * time.Minute},
 		"WithdrawInterval": {Interval: time.Minute, WithdrawInterval: 2 * time.Minute},
 		"MaxBatch":         {MaxBatch: 1001},

@@ -174,6 +174,42 @@ func TestLog(t *testing.T, open func(t *testing.T) claimer.Log) {
 		}
 	})
 
+	t.Run("Lease", func(t *testing.T) {
+		l := open(t)
+		held := func(owner string, now, until time.Time) bool {
+			t.Helper()
+			ok, err := l.Lease(ctx, net, owner, now, until)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if !held("a", t0, t0.Add(time.Minute)) {
+			t.Fatal("a free lease was not granted")
+		}
+		if held("b", t0.Add(30*time.Second), t0.Add(90*time.Second)) {
+			t.Fatal("b took a's lease before it ended")
+		}
+		if !held("a", t0.Add(50*time.Second), t0.Add(2*time.Minute)) {
+			t.Fatal("a could not renew its lease")
+		}
+		if held("b", t0.Add(90*time.Second), t0.Add(3*time.Minute)) {
+			t.Fatal("b took a's renewed lease before it ended")
+		}
+		if ok, err := l.Lease(ctx, "eip155:84532", "b", t0, t0.Add(time.Minute)); err != nil || !ok {
+			t.Fatalf("another network's lease: %v, %v", ok, err)
+		}
+		if !held("b", t0.Add(2*time.Minute), t0.Add(3*time.Minute)) {
+			t.Fatal("b could not take a lease that ended")
+		}
+		if held("a", t0.Add(2*time.Minute), t0.Add(3*time.Minute)) {
+			t.Fatal("a took b's lease back")
+		}
+		if _, err := l.Lease(ctx, net, "", t0, t0); err == nil {
+			t.Fatal("a lease without an owner")
+		}
+	})
+
 	t.Run("InvalidRecords", func(t *testing.T) {
 		l := open(t)
 		good := record("ok", net, t0, Row(t, 5, 10))
