@@ -26,6 +26,11 @@
 // claims a voucher twice, and vouchers live in the channel store, which
 // the claimer never deletes from: none is lost.
 //
+// Instances sharing one claim log (several servers on one PostgreSQL
+// database) take turns through the log's lease: the holder runs the
+// passes, renewing it each time; the others stand by and take over once
+// it ends. ClaimNow and Refund, the operator's, run whoever holds it.
+//
 // The receiver authorizer's key signs claims and refunds; it is never
 // logged. Metrics (Config.Registerer) report the unclaimed amount, the
 // channels with unclaimed charges, the oldest unclaimed charge's age,
