@@ -484,8 +484,9 @@ func claimTarget(r batch.ChannelRecord) *big.Int {
 }
 
 // claimRows signs a claim of rows, logs it and sends it. A claim the
-// facilitator refuses is split in two and each half claimed on its own,
-// so that one bad row cannot hold the others back.
+// escrow refuses in simulation is split in two and each half claimed on
+// its own, so that one bad row cannot hold the others back; any other
+// refusal (the relayer's funds, the node) ends the pass with an error.
 func (c *Claimer) claimRows(ctx context.Context, rows []Row, rep *Report) error {
 	claims := make([]batch.Claim, len(rows))
 	for i, r := range rows {
@@ -500,26 +501,32 @@ func (c *Claimer) claimRows(ctx context.Context, rows []Row, rep *Report) error 
 		return fmt.Errorf("claimer: log the claim: %w", err)
 	}
 	c.step("signed")
-	refused, err := c.send(ctx, rec, rep, false)
-	if err != nil {
+	refusal, err := c.send(ctx, rec, rep, false)
+	switch {
+	case err != nil:
 		return err
-	}
-	if refused && len(rows) > 1 {
+	case refusal == "":
+		return nil
+	case refusal == batch.ReasonClaimSimulationFailed && len(rows) > 1:
+		// The escrow refuses a row: split until the bad one is alone.
 		half := len(rows) / 2
 		if err := c.claimRows(ctx, rows[:half], rep); err != nil {
 			return err
 		}
 		return c.claimRows(ctx, rows[half:], rep)
+	case refusal == batch.ReasonClaimSimulationFailed:
+		return nil // one channel the escrow refuses: the others go on
 	}
-	return nil
+	return fmt.Errorf("claimer: the facilitator refused claim %s of %d channels: %s (they are claimed again next pass)", rec.ID, len(rows), refusal)
 }
 
 // send asks the facilitator to claim rec, then resolves it from the
-// chain: covered → Done; refused and not covered → Failed (refused
-// true); anything else leaves it pending with an error.
-func (c *Claimer) send(ctx context.Context, rec Record, rep *Report, recovering bool) (refused bool, err error) {
+// chain: covered → Done; refused and not covered → Failed (refusal is
+// the facilitator's reason); anything else leaves it pending with an
+// error.
+func (c *Claimer) send(ctx context.Context, rec Record, rep *Report, recovering bool) (refusal string, err error) {
 	if err := c.cfg.Log.Attempt(ctx, rec.ID, c.cfg.Now()); err != nil {
-		return false, fmt.Errorf("claimer: log the attempt of claim %s: %w", rec.ID, err)
+		return "", fmt.Errorf("claimer: log the attempt of claim %s: %w", rec.ID, err)
 	}
 	payload := batch.ClaimPayload{Type: batch.TypeClaim, Claims: make([]batch.VoucherClaim, len(rec.Rows)), ClaimAuthorizerSignature: hexutil.Encode(rec.AuthorizerSignature)}
 	for i, r := range rec.Rows {
@@ -530,7 +537,7 @@ func (c *Claimer) send(ctx context.Context, rec Record, rep *Report, recovering 
 	views, err := c.rowViews(ctx, rec.Rows)
 	if err != nil {
 		c.m.claims.WithLabelValues(c.cfg.Network, OutcomeError).Inc()
-		return false, fmt.Errorf("claimer: claim %s: read the chain after the facilitator's answer: %w", rec.ID, err)
+		return "", fmt.Errorf("claimer: claim %s: read the chain after the facilitator's answer: %w", rec.ID, err)
 	}
 	if covered(rec.Rows, views) {
 		tx, outcome, reason := "", OutcomeRecovered, "covered on chain"
@@ -541,24 +548,24 @@ func (c *Claimer) send(ctx context.Context, rec Record, rep *Report, recovering 
 			outcome = OutcomeRecovered
 		}
 		if err := c.done(ctx, rec, tx, reason, outcome, views, rep); err != nil {
-			return false, err
+			return "", err
 		}
-		return false, nil
+		return "", nil
 	}
 	if serr == nil && !resp.Success {
 		reason := clip(resp.ErrorReason + ": " + resp.ErrorMessage)
 		c.log.Warn("batch claimer: the facilitator refused a claim", "claim", rec.ID, "channels", len(rec.Rows), "reason", reason)
 		if err := c.cfg.Log.Finish(ctx, rec.ID, Failed, resp.Transaction, reason, c.cfg.Now()); err != nil {
-			return false, fmt.Errorf("claimer: log the refusal of claim %s: %w", rec.ID, err)
+			return "", fmt.Errorf("claimer: log the refusal of claim %s: %w", rec.ID, err)
 		}
 		c.m.claims.WithLabelValues(c.cfg.Network, OutcomeRefused).Inc()
-		return true, nil
+		return resp.ErrorReason, nil
 	}
 	c.m.claims.WithLabelValues(c.cfg.Network, OutcomeError).Inc()
 	if serr != nil {
-		return false, fmt.Errorf("claimer: claim %s of %d channels: %w (it stays pending: the next pass resolves it)", rec.ID, len(rec.Rows), serr)
+		return "", fmt.Errorf("claimer: claim %s of %d channels: %w (it stays pending: the next pass resolves it)", rec.ID, len(rec.Rows), serr)
 	}
-	return false, fmt.Errorf("claimer: claim %s: the facilitator reported transaction %s but the escrow does not cover its rows yet (it stays pending)", rec.ID, resp.Transaction)
+	return "", fmt.Errorf("claimer: claim %s: the facilitator reported transaction %s but the escrow does not cover its rows yet (it stays pending)", rec.ID, resp.Transaction)
 }
 
 // done records a covered claim, mirrors its channels and counts it.
