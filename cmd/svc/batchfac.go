@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"crypto/ecdsa"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
+	"os"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -40,9 +42,17 @@ func addAuthorizerFlags(f *envflag.Set) *authorizerFlags {
 // never appears in an error.
 func (a *authorizerFlags) check(getenv func(string) string) error {
 	if p := strings.TrimSpace(*a.keyFile); p != "" {
-		k, err := onchain.KeyFromFile(p)
+		b, err := os.ReadFile(p)
 		if err != nil {
-			return envflag.UsageError(fmt.Sprintf("--receiver-authorizer-key-file: %v", err))
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return envflag.UsageError(fmt.Sprintf("--receiver-authorizer-key-file %s: %v", p, err))
+		}
+		k, err := onchain.ParseKey(string(b))
+		if err != nil {
+			return envflag.UsageError(fmt.Sprintf("the receiver authorizer key in %s: %v", p, err))
 		}
 		a.key = k
 		return nil

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"math/big"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/seed1284c1d2/svc/internal/anviltest"
+	"github.com/seed1284c1d2/svc/internal/envflag"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/batch"
 )
@@ -117,5 +120,75 @@ func TestChainFacilitatorBatchOfficialPeers(t *testing.T) {
 	}
 	if strings.Contains(fac.out.String(), strings.TrimPrefix(keyHex(authKey), "0x")) {
 		t.Fatal("svc facilitator printed the receiver authorizer key")
+	}
+}
+
+// TestReceiverAuthorizerKeyFlags: the receiver authorizer key is optional
+// (none when neither flag nor SVC_RECEIVER_AUTHORIZER_KEY is set); a named
+// variable that is empty, a key given in place of a variable's name, a
+// malformed key or a missing key file stop `svc facilitator` with exit
+// status 2 before any chain is touched, and never print the key.
+func TestReceiverAuthorizerKeyFlags(t *testing.T) {
+	const key = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318"
+	const auth = "0x8da4ef21b864d2cc526dbdb2a120bd2874c36c9d2a1e8e1fbc0c6f7e8c2fd1e2"
+	base := map[string]string{"SVC_RELAYER_KEY": key, "SVC_FACILITATOR_TOKEN": "0123456789abcdef0123"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	rpc := []string{"facilitator", "--rpc-url", "http://127.0.0.1:1"}
+	for name, tc := range map[string]struct {
+		args []string
+		env  map[string]string
+	}{
+		"named variable empty": {append(rpc, "--receiver-authorizer-key-env", "AUTH_KEY"), with()},
+		"key as the name":      {append(rpc, "--receiver-authorizer-key-env", auth), with()},
+		"malformed key":        {append(rpc, "--receiver-authorizer-key-env", "AUTH_KEY"), with("AUTH_KEY", auth[:40])},
+		"malformed default":    {rpc, with("SVC_RECEIVER_AUTHORIZER_KEY", "0xzz"+auth[4:])},
+		"missing file":         {append(rpc, "--receiver-authorizer-key-file", t.TempDir()+"/none"), with()},
+	} {
+		var stderr strings.Builder
+		if code := run(context.Background(), tc.args, io.Discard, &stderr, envOf(tc.env)); code != 2 {
+			t.Errorf("%s: exit %d, want 2\n%s", name, code, stderr.String())
+		}
+		if strings.Contains(stderr.String(), auth[6:26]) {
+			t.Errorf("%s: the key was printed:\n%s", name, stderr.String())
+		}
+	}
+
+	// Read from the default variable, from a named one, from a file, or none.
+	keyFile := t.TempDir() + "/auth.key"
+	if err := os.WriteFile(keyFile, []byte(auth+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		args []string
+		want bool
+	}{
+		"none":      {map[string]string{}, nil, false},
+		"default":   {map[string]string{"SVC_RECEIVER_AUTHORIZER_KEY": auth}, nil, true},
+		"named":     {map[string]string{"AUTH_KEY": auth}, []string{"--receiver-authorizer-key-env", "AUTH_KEY"}, true},
+		"no 0x":     {map[string]string{"AUTH_KEY": auth[2:]}, []string{"--receiver-authorizer-key-env", "AUTH_KEY"}, true},
+		"other var": {map[string]string{"OTHER": auth}, nil, false},
+		"file":      {map[string]string{}, []string{"--receiver-authorizer-key-file", keyFile}, true},
+	} {
+		f := envflag.New("test", io.Discard, envOf(tc.env), "test")
+		a := addAuthorizerFlags(f)
+		if err := f.Parse(tc.args); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := a.check(envOf(tc.env)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if (a.key != nil) != tc.want {
+			t.Errorf("%s: key read %v, want %v", name, a.key != nil, tc.want)
+		}
 	}
 }
