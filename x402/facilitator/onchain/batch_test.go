@@ -33,7 +33,7 @@ type batchEnv struct {
 	d       batch.Domain
 }
 
-func newBatchEnv(t *testing.T) *batchEnv {
+func newBatchEnv(t testing.TB) *batchEnv {
 	t.Helper()
 	e := &batchEnv{env: newEnv(t, anviltest.Options{})}
 	e.f = e.facilitator(t, nil)
@@ -46,7 +46,7 @@ func newBatchEnv(t *testing.T) *batchEnv {
 }
 
 // requirements are batch-settlement requirements naming authorizer.
-func (e *batchEnv) requirements(t *testing.T, authorizer common.Address) x402.PaymentRequirements {
+func (e *batchEnv) requirements(t testing.TB, authorizer common.Address) x402.PaymentRequirements {
 	t.Helper()
 	req, err := batch.NewRequirements(batch.Offer{Network: x402.NetworkBase, Amount: "1000", PayTo: e.payTo.Hex(), ReceiverAuthorizer: authorizer, WithdrawDelay: 900})
 	if err != nil {
@@ -56,7 +56,7 @@ func (e *batchEnv) requirements(t *testing.T, authorizer common.Address) x402.Pa
 }
 
 // channel opens a channel of the payer under e.req with a random salt.
-func (e *batchEnv) channel(t *testing.T) batch.Channel {
+func (e *batchEnv) channel(t testing.TB) batch.Channel {
 	t.Helper()
 	ch, _, err := batch.NewChannel(e.payerKey, e.req, anviltest.RandomSalt(t))
 	if err != nil {
@@ -66,14 +66,14 @@ func (e *batchEnv) channel(t *testing.T) batch.Channel {
 }
 
 // pp wraps a scheme payload (any JSON shape) accepted for e.req.
-func (e *batchEnv) pp(t *testing.T, v any) x402.PaymentPayload {
+func (e *batchEnv) pp(t testing.TB, v any) x402.PaymentPayload {
 	t.Helper()
 	return x402.PaymentPayload{X402Version: 2, Accepted: e.req, Payload: mustJSON(t, v)}
 }
 
 // nonce is the relayer's transaction count (pending): it moves only when
 // the facilitator sends a transaction.
-func (e *batchEnv) nonce(t *testing.T) uint64 {
+func (e *batchEnv) nonce(t testing.TB) uint64 {
 	t.Helper()
 	n, err := e.chain.Client.PendingNonceAt(context.Background(), e.relayer)
 	if err != nil {
@@ -82,7 +82,7 @@ func (e *batchEnv) nonce(t *testing.T) uint64 {
 	return n
 }
 
-func (e *batchEnv) deposit(t *testing.T, ch batch.Channel, maxClaimable, amount int64) batch.Payload {
+func (e *batchEnv) deposit(t testing.TB, ch batch.Channel, maxClaimable, amount int64) batch.Payload {
 	t.Helper()
 	p, err := batch.NewDepositPayload(e.payerKey, e.req, ch, big.NewInt(maxClaimable), big.NewInt(amount), time.Now())
 	if err != nil {
@@ -91,7 +91,7 @@ func (e *batchEnv) deposit(t *testing.T, ch batch.Channel, maxClaimable, amount 
 	return p
 }
 
-func (e *batchEnv) voucher(t *testing.T, key *ecdsa.PrivateKey, ch batch.Channel, maxClaimable int64) batch.Payload {
+func (e *batchEnv) voucher(t testing.TB, key *ecdsa.PrivateKey, ch batch.Channel, maxClaimable int64) batch.Payload {
 	t.Helper()
 	p, err := batch.NewVoucherPayload(key, e.d, ch, big.NewInt(maxClaimable))
 	if err != nil {
@@ -100,7 +100,7 @@ func (e *batchEnv) voucher(t *testing.T, key *ecdsa.PrivateKey, ch batch.Channel
 	return p
 }
 
-func (e *batchEnv) verify(t *testing.T, pp x402.PaymentPayload, req x402.PaymentRequirements) x402.VerifyResponse {
+func (e *batchEnv) verify(t testing.TB, pp x402.PaymentPayload, req x402.PaymentRequirements) x402.VerifyResponse {
 	t.Helper()
 	r, err := e.bf.Verify(context.Background(), pp, req)
 	if err != nil {
@@ -109,7 +109,7 @@ func (e *batchEnv) verify(t *testing.T, pp x402.PaymentPayload, req x402.Payment
 	return r
 }
 
-func (e *batchEnv) settle(t *testing.T, bf *onchain.BatchFacilitator, pp x402.PaymentPayload, req x402.PaymentRequirements) x402.SettleResponse {
+func (e *batchEnv) settle(t testing.TB, bf *onchain.BatchFacilitator, pp x402.PaymentPayload, req x402.PaymentRequirements) x402.SettleResponse {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -121,19 +121,19 @@ func (e *batchEnv) settle(t *testing.T, bf *onchain.BatchFacilitator, pp x402.Pa
 }
 
 // gasOf is the gasUsed of a transaction's receipt.
-func (e *batchEnv) gasOf(t *testing.T, tx string) uint64 {
+func (e *batchEnv) gasOf(t testing.TB, tx string) uint64 {
 	t.Helper()
 	return e.chain.WaitReceipt(t, common.HexToHash(tx)).GasUsed
 }
 
 // claimRow is the claim row of a voucher payload with totalClaimed.
-func claimRow(t *testing.T, p batch.Payload, total int64) batch.VoucherClaim {
+func claimRow(t testing.TB, p batch.Payload, total int64) batch.VoucherClaim {
 	t.Helper()
 	return batch.VoucherClaim{Voucher: batch.ClaimVoucher{Channel: p.ChannelConfig, MaxClaimableAmount: p.Voucher.MaxClaimableAmount},
 		Signature: p.Voucher.Signature, TotalClaimed: big.NewInt(total).String()}
 }
 
-func stateOf(t *testing.T, extra map[string]any) batch.ChannelState {
+func stateOf(t testing.TB, extra map[string]any) batch.ChannelState {
 	t.Helper()
 	var cs struct {
 		ChannelState batch.ChannelState `json:"channelState"`
@@ -144,7 +144,7 @@ func stateOf(t *testing.T, extra map[string]any) batch.ChannelState {
 	return cs.ChannelState
 }
 
-func snapshotOf(t *testing.T, extra map[string]any) batch.ChannelState {
+func snapshotOf(t testing.TB, extra map[string]any) batch.ChannelState {
 	t.Helper()
 	var cs batch.ChannelState
 	if err := json.Unmarshal(mustJSON(t, extra), &cs); err != nil {
@@ -534,5 +534,91 @@ func TestBatchBesideExactInMux(t *testing.T) {
 	tx, _, err := e.chain.Client.TransactionByHash(ctx, common.HexToHash(sr.Transaction))
 	if err != nil || tx.Nonce() != 1 {
 		t.Fatalf("the deposit's nonce: %v %v (the relayer's second transaction)", tx, err)
+	}
+}
+
+// TestBatchSettlementInFlightAndRestart: a deposit whose transaction is
+// not mined before the caller stops waiting is answered settlement_pending
+// with its hash; presented again it awaits that transaction (no second
+// one) and answers it once mined. Another facilitator sharing the relayer
+// key (a restart, another instance), presented the same deposit and the
+// same claim, answers both from the chain without a transaction.
+func TestBatchSettlementInFlightAndRestart(t *testing.T) {
+	e := newBatchEnv(t)
+	ch := e.channel(t)
+	dep := e.pp(t, e.deposit(t, ch, 1000, 10_000))
+	e.chain.SetAutomine(t, false)
+	n0 := e.nonce(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	sr, err := e.bf.Settle(ctx, dep, e.req)
+	cancel()
+	if err != nil || sr.Success || sr.ErrorReason != onchain.ReasonSettlementPending || len(sr.Transaction) != 66 {
+		t.Fatalf("unmined deposit: %+v %v", sr, err)
+	}
+	pending := sr.Transaction
+	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	sr, err = e.bf.Settle(ctx, dep, e.req)
+	cancel()
+	if err != nil || sr.ErrorReason != onchain.ReasonSettlementPending || sr.Transaction != pending {
+		t.Fatalf("the deposit presented again while in flight: %+v %v, want %s", sr, err, pending)
+	}
+	e.chain.SetAutomine(t, true)
+	e.chain.Mine(t, 1)
+	if sr = e.settle(t, e.bf, dep, e.req); !sr.Success || sr.Transaction != pending {
+		t.Fatalf("the deposit once mined: %+v, want %s", sr, pending)
+	}
+	if n := e.nonce(t); n != n0+1 {
+		t.Fatalf("%d transactions for one deposit", n-n0)
+	}
+
+	last := e.voucher(t, e.payerKey, ch, 3000)
+	claim := e.pp(t, batch.ClaimPayload{Type: batch.TypeClaim, Claims: []batch.VoucherClaim{claimRow(t, last, 3000)}})
+	claimed := e.settle(t, e.bf, claim, e.req)
+	if !claimed.Success {
+		t.Fatalf("claim: %+v", claimed)
+	}
+	other := e.facilitator(t, nil).Batch(onchain.BatchConfig{ReceiverAuthorizerKey: e.authKey})
+	n1 := e.nonce(t)
+	if sr := e.settle(t, other, dep, e.req); !sr.Success || sr.Transaction != pending || sr.Amount != "10000" {
+		t.Fatalf("the deposit at another instance: %+v, want %s", sr, pending)
+	}
+	if sr := e.settle(t, other, claim, e.req); !sr.Success || sr.Transaction != claimed.Transaction {
+		t.Fatalf("the claim at another instance: %+v, want %s", sr, claimed.Transaction)
+	}
+	if n := e.nonce(t); n != n1 {
+		t.Fatalf("another instance sent %d transactions for settlements already on chain", n-n1)
+	}
+}
+
+// BenchmarkBatchSettlementGas runs a channel's life through the
+// facilitator on anvil (deposit, claim of one voucher signed by the
+// facilitator, sweep, claim and refund in one transaction) and reports
+// each transaction's gasUsed.
+func BenchmarkBatchSettlementGas(b *testing.B) {
+	e := newBatchEnv(b)
+	var gas [4]uint64
+	for i := 0; i < b.N; i++ {
+		ch := e.channel(b)
+		sr := e.settle(b, e.bf, e.pp(b, e.deposit(b, ch, 1000, 10_000)), e.req)
+		gas[0] += e.gasOf(b, sr.Transaction)
+		v := e.voucher(b, e.payerKey, ch, 2000)
+		sr = e.settle(b, e.bf, e.pp(b, batch.ClaimPayload{Type: batch.TypeClaim, Claims: []batch.VoucherClaim{claimRow(b, v, 2000)}}), e.req)
+		gas[1] += e.gasOf(b, sr.Transaction)
+		sr = e.settle(b, e.bf, e.pp(b, batch.SettlePayload{Type: batch.TypeSettle, Receiver: e.payTo.Hex(), Token: anviltest.USDC.Hex()}), e.req)
+		gas[2] += e.gasOf(b, sr.Transaction)
+		v = e.voucher(b, e.payerKey, ch, 3000)
+		r, err := batch.NewRefundPayload(e.payerKey, e.d, ch, big.NewInt(3000), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sr = e.settle(b, e.bf, e.pp(b, batch.RefundSettlement{Type: batch.TypeRefund, ChannelConfig: r.ChannelConfig, Voucher: r.Voucher,
+			Amount: "7000", RefundNonce: "0", Claims: []batch.VoucherClaim{claimRow(b, v, 3000)}}), e.req)
+		if !sr.Success {
+			b.Fatalf("refund: %+v", sr)
+		}
+		gas[3] += e.gasOf(b, sr.Transaction)
+	}
+	for i, name := range []string{"deposit-gas", "claim-gas", "settle-gas", "claim+refund-gas"} {
+		b.ReportMetric(float64(gas[i])/float64(b.N), name)
 	}
 }
