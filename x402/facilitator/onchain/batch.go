@@ -639,6 +639,12 @@ func (b *BatchFacilitator) settleDeposit(ctx context.Context, payload x402.Payme
 				// Used meanwhile by another transaction (another instance's).
 				return b.depositedBefore(ctx, p, req, nonce)
 			}
+			if o.rcpt == nil && b.usedPending(ctx, p.Channel.Payer, nonce) {
+				// Refused by the simulation because a transaction using the
+				// authorization waits in the node's pool (another
+				// instance's): its fate decides.
+				return failedBatch(req, payer, refusal(ReasonSettlementPending, "a transaction using the deposit's authorization is waiting to be mined")), nil
+			}
 			r := failedBatch(req, payer, o.refused)
 			if o.rcpt != nil {
 				r.Transaction = o.rcpt.TxHash.Hex()
@@ -647,6 +653,20 @@ func (b *BatchFacilitator) settleDeposit(ctx context.Context, payload x402.Payme
 		}
 		return b.depositAnswer(ctx, p, req, o.rcpt)
 	})
+}
+
+// usedPending reports whether the pending state shows the EIP-3009
+// authorization (from, nonce) used; a failed read is false.
+func (b *BatchFacilitator) usedPending(ctx context.Context, from common.Address, nonce common.Hash) bool {
+	data, err := b.f.abi.Pack("authorizationState", from, nonce)
+	if err != nil {
+		return false
+	}
+	var out hexutil.Bytes
+	if err := b.f.rpc.CallContext(ctx, &out, "eth_call", callArg{To: b.f.token, Data: data}, "pending"); err != nil || len(out) != 32 {
+		return false
+	}
+	return out[31] != 0
 }
 
 // depositAnswer is the answer of a deposit mined in rcpt: its Deposited

@@ -540,7 +540,8 @@ func TestBatchBesideExactInMux(t *testing.T) {
 // TestBatchSettlementInFlightAndRestart: a deposit whose transaction is
 // not mined before the caller stops waiting is answered settlement_pending
 // with its hash; presented again it awaits that transaction (no second
-// one) and answers it once mined. Another facilitator sharing the relayer
+// one) and answers it once mined; another instance meanwhile answers
+// settlement_pending without a transaction. Another facilitator sharing the relayer
 // key (a restart, another instance), presented the same deposit and the
 // same claim, answers both from the chain without a transaction.
 func TestBatchSettlementInFlightAndRestart(t *testing.T) {
@@ -561,6 +562,11 @@ func TestBatchSettlementInFlightAndRestart(t *testing.T) {
 	cancel()
 	if err != nil || sr.ErrorReason != onchain.ReasonSettlementPending || sr.Transaction != pending {
 		t.Fatalf("the deposit presented again while in flight: %+v %v, want %s", sr, err, pending)
+	}
+	// Another instance sharing the relayer sees it in the node's pool.
+	elsewhere := e.facilitator(t, nil).Batch(onchain.BatchConfig{ReceiverAuthorizerKey: e.authKey})
+	if sr = e.settle(t, elsewhere, dep, e.req); sr.Success || sr.ErrorReason != onchain.ReasonSettlementPending {
+		t.Fatalf("the deposit at another instance while in the pool: %+v", sr)
 	}
 	e.chain.SetAutomine(t, true)
 	e.chain.Mine(t, 1)
