@@ -678,7 +678,7 @@ func (b *BatchFacilitator) depositAnswer(ctx context.Context, p *batch.Payment, 
 		r.Transaction = rcpt.TxHash.Hex()
 		return r, nil
 	}
-	resp := x402.SettleResponse{Success: true, Transaction: rcpt.TxHash.Hex(), Network: req.Network, Payer: payer, Amount: p.Deposit.Amount.String()}
+	resp := x402.SettleResponse{Success: true, Transaction: rcpt.TxHash.Hex(), Network: req.Network, Payer: payer, Amount: p.Deposit.Amount.String(), Asset: p.Channel.Token.Hex()}
 	if read, err := b.readChannel(ctx, p.ChannelID, nil); err == nil {
 		resp.Extra = channelState(p.ChannelID, read.st)
 	} else {

@@ -172,7 +172,7 @@ func TestBatchSettlementLifecycle(t *testing.T) {
 		t.Fatalf("verify deposit: %+v", v)
 	}
 	sr := e.settle(t, e.bf, dep, e.req)
-	if !sr.Success || sr.Amount != "10000" || sr.Payer != e.payer.Hex() || len(sr.Transaction) != 66 {
+	if !sr.Success || sr.Amount != "10000" || sr.Payer != e.payer.Hex() || sr.Asset != anviltest.USDC.Hex() || len(sr.Transaction) != 66 {
 		t.Fatalf("settle deposit: %+v", sr)
 	}
 	if cs := stateOf(t, sr.Extra); cs.Balance != "10000" || cs.TotalClaimed != "0" || cs.ChannelID != id.Hex() {
