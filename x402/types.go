@@ -102,6 +102,8 @@ type VerifyResponse struct {
 
 // SettleResponse is a facilitator's answer to /settle and the body of the
 // PAYMENT-RESPONSE header. Success false is a failure even in an HTTP 200.
+// Asset, when set, is the token Amount is of (a batch-settlement deposit's
+// answer names it).
 type SettleResponse struct {
 	Success      bool           `json:"success"`
 	ErrorReason  string         `json:"errorReason,omitempty"`
@@ -110,6 +112,7 @@ type SettleResponse struct {
 	Transaction  string         `json:"transaction"`
 	Network      string         `json:"network"`
 	Amount       string         `json:"amount,omitempty"`
+	Asset        string         `json:"asset,omitempty"`
 	Extensions   map[string]any `json:"extensions,omitempty"`
 	Extra        map[string]any `json:"extra,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/seed1284c1d2/svc/internal/envflag"
@@ -45,6 +46,7 @@ type onchainFlags struct {
 	minBalanceEth           *string
 	confirmations           *int
 	relayerKey              *ecdsa.PrivateKey // read by check
+	auth                    *authorizerFlags  // the batch-settlement receiver authorizer key
 }
 
 func addOnchainFlags(f *envflag.Set) *onchainFlags {
@@ -56,6 +58,7 @@ func addOnchainFlags(f *envflag.Set) *onchainFlags {
 		maxTipGwei:    f.String("max-tip-gwei", "SVC_MAX_TIP_GWEI", "", "cap of the priority fee per gas, in gwei (empty: the node's suggestion)"),
 		minBalanceEth: f.String("min-relayer-balance", "SVC_MIN_RELAYER_BALANCE", "0", "relayer balance (ETH) under which settlements stop (503) and readiness fails"),
 		confirmations: f.Int("confirmations", "SVC_CONFIRMATIONS", onchain.DefaultConfirmations, "blocks a settlement waits for (1: its own); with --facilitator-url --rpc-url, the blocks a transfer needs before recovery takes it as proof"),
+		auth:          addAuthorizerFlags(f),
 	}
 }
 
@@ -81,7 +84,7 @@ func (o *onchainFlags) check(getenv func(string) string) error {
 		return err
 	}
 	o.relayerKey = k
-	return nil
+	return o.auth.check(getenv)
 }
 
 // decimalUnits reads a non-negative decimal amount scaled by 10^decimals
@@ -213,22 +216,27 @@ func facilitatorCmd(ctx context.Context, args []string, stderr io.Writer, getenv
 	if err != nil {
 		return err
 	}
-	fac, err := oc.build(ctx, n.CAIP2, strings.TrimSpace(*payTo), exact.NewSignerCache(4096), log)
+	mux, err := oc.buildMux(ctx, n.CAIP2, strings.TrimSpace(*payTo), exact.NewSignerCache(4096), log)
 	if err != nil {
 		return err
 	}
-	defer fac.Close()
+	defer mux.Close()
+	fac := mux.fac
 	ln, err := net.Listen("tcp", strings.TrimSpace(*addr))
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
 	api := fac.Handler(onchain.ServerOptions{
-		Auth: func(h http.Handler) http.Handler { return tokenAuth(h, token, "x402 facilitator", false) },
-		Mask: sec.Err,
+		Auth:  func(h http.Handler) http.Handler { return tokenAuth(h, token, "x402 facilitator", false) },
+		Mask:  sec.Err,
+		Serve: mux,
 	})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "svc facilitator %s — on-chain settlement on %s — listening on http://%s\n  relayer: %s (send it gas)\n",
+	fmt.Fprintf(stderr, "svc facilitator %s — on-chain settlement on %s (exact, batch-settlement) — listening on http://%s\n  relayer: %s (send it gas)\n",
 		buildVersion(), n.CAIP2, ln.Addr(), fac.Relayer().Hex())
+	if a := mux.batch.ReceiverAuthorizer(); a != (common.Address{}) {
+		fmt.Fprintf(stderr, "  receiver authorizer (batch-settlement): %s\n", a.Hex())
+	}
 	log.Info("svc facilitator: listening", "addr", ln.Addr().String(), "network", n.CAIP2, "relayer", fac.Relayer().Hex())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -562,7 +562,7 @@ func newFacilitator(c *serveConfig, log *slog.Logger, signers *exact.SignerCache
 		return startEmbeddedChain(c, log, signers)
 	}
 	if c.settle == settleOnchain {
-		return c.chain.build(context.Background(), c.network, c.payTo, signers, log)
+		return c.chain.buildMux(context.Background(), c.network, c.payTo, signers, log)
 	}
 	if c.devMode {
 		f, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{c.network}, PayTo: c.payTo,
@@ -928,7 +928,7 @@ func (a *freeAdmitter) paymentRefused(r *http.Request) {
 var serveFlagGroups = []envflag.Group{
 	{Title: "Listening", Names: []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
 	{Title: "Payments", Names: []string{"dev", "chain", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
-	{Title: "The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", Names: []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
+	{Title: "The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", Names: []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations", "receiver-authorizer-key-env", "receiver-authorizer-key-file"}},
 	{Title: "Gold terminal", Names: []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
 	{Title: "Storage", Names: []string{"db"}},
 	{Title: "Limits", Names: []string{"body-limit", "body-memory", "body-rate", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "payer-concurrency", "regex-timeout", "tool-timeout", "shutdown-timeout"}},

@@ -54,6 +54,13 @@
 // same payment, gets the original settlement back (read from the chain):
 // settlements deduplicate across restarts and instances.
 //
+// Facilitator.Batch returns the facilitator of the "batch-settlement"
+// scheme on the same chain (BatchFacilitator): payment channels in the
+// scheme's escrow, deposited into, claimed, swept and refunded by
+// transactions of the same relayer (one key, one nonce sequence, one fee
+// policy, the same following of transactions to their confirmations).
+// Register both in a facilitator.Mux to serve both schemes.
+//
 // StatusReader answers the same status query from a read-only RPC
 // endpoint, without a relayer key: a payment engine settling through
 // another facilitator (one reached over HTTP, which may not deduplicate)

@@ -21,6 +21,11 @@ type ServerOptions struct {
 	// client's errors repeat the endpoint's URL, API key included); it
 	// must keep the error's kind (errors.Is/As see through it).
 	Mask func(error) error
+	// Serve, when set, is the facilitator answering /verify, /settle and
+	// /supported instead of f alone: a facilitator.Mux of f and the
+	// schemes sharing its relayer (Facilitator.Batch). /ready and /metrics
+	// still report f's relayer.
+	Serve x402.Facilitator
 }
 
 // Handler serves f as an x402 facilitator: /verify, /settle and
@@ -32,7 +37,11 @@ func (f *Facilitator) Handler(opts ServerOptions) http.Handler {
 	if mask == nil {
 		mask = func(err error) error { return err }
 	}
-	authed := opts.Auth(facilitator.Handler(maskedFacilitator{Facilitator: f, mask: mask}))
+	var served x402.Facilitator = f
+	if opts.Serve != nil {
+		served = opts.Serve
+	}
+	authed := opts.Auth(facilitator.Handler(maskedFacilitator{Facilitator: served, mask: mask}))
 	mux := http.NewServeMux()
 	mux.Handle("POST /verify", authed)
 	mux.Handle("POST /settle", authed)
@@ -65,7 +74,7 @@ func (f *Facilitator) Handler(opts ServerOptions) http.Handler {
 // maskedFacilitator is the facilitator whose errors, answered to the
 // API's clients, pass through mask.
 type maskedFacilitator struct {
-	*Facilitator
+	x402.Facilitator
 	mask func(error) error
 }
 
