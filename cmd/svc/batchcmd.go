@@ -20,12 +20,7 @@ import (
 	"github.com/seed1284c1d2/svc/x402/batch"
 	"github.com/seed1284c1d2/svc/x402/batch/claimer"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
-	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
 )
-
-// defaultAuthorizerKeyEnv names the variable holding the receiver
-// authorizer's key of the batch-settlement channels.
-const defaultAuthorizerKeyEnv = "SVC_BATCH_AUTHORIZER_KEY"
 
 // batchCmd runs `svc batch status` and `svc batch refund`: the
 // operator's view of the batch-settlement channels and the refund of idle
@@ -59,8 +54,9 @@ svc batch <command> -h lists the flags.
 
 // batchFlags are the flags both commands share.
 type batchFlags struct {
-	db, rpcURL, network, facURL, keyEnv, keyFile *string
-	jsonOut                                      *bool
+	db, rpcURL, network, facURL *string
+	auth                        *authorizerFlags
+	jsonOut                     *bool
 }
 
 func addBatchFlags(f *envflag.Set) *batchFlags {
@@ -69,8 +65,7 @@ func addBatchFlags(f *envflag.Set) *batchFlags {
 		rpcURL:  f.String("rpc-url", "SVC_RPC_URL", "", "EVM JSON-RPC endpoint of the network (never logged): the escrow's views are read through it"),
 		network: f.String("network", "SVC_NETWORK", x402.NetworkBase, "payment network (CAIP-2 id)"),
 		facURL:  f.String("facilitator-url", "SVC_FACILITATOR_URL", "", "x402 facilitator base URL that settles the claims, sweeps and refunds"),
-		keyEnv:  f.String("authorizer-key-env", "", defaultAuthorizerKeyEnv, "name of the environment variable holding the receiver authorizer's private key (hex; it signs claims and refunds)"),
-		keyFile: f.String("authorizer-key-file", "SVC_BATCH_AUTHORIZER_KEY_FILE", "", "file holding the receiver authorizer's private key (instead of --authorizer-key-env)"),
+		auth:    addAuthorizerFlags(f),
 		jsonOut: f.EnvBool("json", "", false, "print JSON"),
 	}
 }
@@ -78,25 +73,13 @@ func addBatchFlags(f *envflag.Set) *batchFlags {
 // key reads the receiver authorizer's key; required says whether its
 // absence is an error. The key never appears in an error.
 func (b *batchFlags) key(getenv func(string) string, required bool) (*ecdsa.PrivateKey, error) {
-	if p := strings.TrimSpace(*b.keyFile); p != "" {
-		return onchain.KeyFromFile(p)
-	}
-	name := strings.TrimSpace(*b.keyEnv)
-	if err := envNameError("--authorizer-key-env", defaultAuthorizerKeyEnv, name); err != nil {
+	if err := b.auth.check(getenv); err != nil {
 		return nil, err
 	}
-	v := getenv(name)
-	if strings.TrimSpace(v) == "" {
-		if required {
-			return nil, envflag.UsageError(fmt.Sprintf("the receiver authorizer's private key is needed in $%s (or --authorizer-key-file)", name))
-		}
-		return nil, nil
+	if b.auth.key == nil && required {
+		return nil, envflag.UsageError("the receiver authorizer's private key is needed in $" + defaultAuthorizerKeyEnv + " (or --receiver-authorizer-key-env, --receiver-authorizer-key-file)")
 	}
-	k, err := onchain.ParseKey(v)
-	if err != nil {
-		return nil, envflag.UsageError(fmt.Sprintf("the receiver authorizer key in $%s: %v", name, err))
-	}
-	return k, nil
+	return b.auth.key, nil
 }
 
 // emptyChannels is the channel source of a store that keeps no channel

@@ -85,7 +85,7 @@ func TestBatchStatusAndRefundCommands(t *testing.T) {
 	}
 	_ = st.Close()
 
-	env := map[string]string{"SVC_BATCH_AUTHORIZER_KEY": keyHex(authKey)}
+	env := map[string]string{"SVC_RECEIVER_AUTHORIZER_KEY": keyHex(authKey)}
 	getenv := func(k string) string { return env[k] }
 	svc := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
