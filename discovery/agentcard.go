@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 )
 
 // A2A protocol facts of the agent card (ref/a2a.md): the endpoint speaks
@@ -15,9 +17,6 @@ import (
 const (
 	// A2ABinding is the protocol binding of the /a2a endpoint.
 	A2ABinding = "JSONRPC"
-	// A2AVersion and A2ALegacyVersion are the A2A versions served.
-	A2AVersion       = "1.0"
-	A2ALegacyVersion = "0.3"
 )
 
 // AgentCard is the hybrid A2A agent card: the 1.0 fields plus the 0.3
@@ -103,7 +102,7 @@ const agentCardSentence = ` Every paid tool is also sold here over A2A with the 
 // agentCard builds the card: the free discovery skills, then one skill per
 // paid tool (its id is the tool key) and the A2A x402 extension.
 func (s *Service) agentCard() AgentCard {
-	a2a := s.absURL(PathA2A)
+	a2a := s.absURL(wire.PathA2A)
 	in := []string{"text/plain", "application/json"}
 	out := []string{"application/json", "text/plain"}
 	skill := func(id, name, desc string, tags, examples []string) AgentSkill {
@@ -132,20 +131,20 @@ func (s *Service) agentCard() AgentCard {
 			agentCardSentence,
 		Version: s.cfg.Version,
 		SupportedInterfaces: []AgentInterface{
-			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: A2AVersion},
-			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: A2ALegacyVersion},
+			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: wire.A2AVersion},
+			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: wire.A2ALegacyVersion},
 		},
 		URL:                a2a,
 		PreferredTransport: A2ABinding,
-		ProtocolVersion:    A2ALegacyVersion,
+		ProtocolVersion:    wire.A2ALegacyVersion,
 		Provider:           AgentProvider{Organization: s.cfg.Name, URL: s.base},
 		DocumentationURL:   s.absURL(PathSkill),
 		Capabilities: AgentCapabilities{Extensions: []AgentExtension{{
-			URI:      A2AX402ExtensionURI,
+			URI:      x402a2a.ExtensionURI,
 			Required: false,
 			Description: "Sells every paid tool with x402 v2 payments (exact, USDC) in the standalone flow: " +
-				`a message with a data part {"tool", "input"} gets a task in input-required carrying ` + A2AMetaPaymentRequired + "; " +
-				"the message carrying " + A2AMetaPaymentPayload + " on that task gets the answer as an artifact and " + A2AMetaPaymentReceipts + ".",
+				`a message with a data part {"tool", "input"} gets a task in input-required carrying ` + x402a2a.MetaRequired + "; " +
+				"the message carrying " + x402a2a.MetaPayload + " on that task gets the answer as an artifact and " + x402a2a.MetaReceipts + ".",
 		}}},
 		DefaultInputModes:  in,
 		DefaultOutputModes: out,

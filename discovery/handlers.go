@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/wire"
 )
 
 // Route is one HTTP route of the discovery surfaces, in the shape of
@@ -37,11 +38,6 @@ type ownRoute struct {
 
 // Media types and cache policies of the answers.
 const (
-	// ProblemContentType is the media type of error answers (RFC 9457).
-	ProblemContentType = "application/problem+json"
-	// ProblemTypePrefix starts the type URI of every problem, followed by
-	// its code ("urn:svc:problem:invalid_input"), as httpserver's.
-	ProblemTypePrefix = "urn:svc:problem:"
 	// DocumentCacheControl is the Cache-Control of the static documents
 	// (manifests, agent card, OpenAPI, skill.md), which also carry a
 	// strong ETag and answer If-None-Match with 304.
@@ -117,8 +113,8 @@ func (s *Service) ownRoutes() []ownRoute {
 		"/.well-known/svc-distribution.json": doc("/.well-known/svc-distribution.json"),
 		"/.well-known/svc-magnet.json":       doc("/.well-known/svc-magnet.json"),
 		"/api/magnet":                        doc("/api/magnet"),
-		"/.well-known/agent-card.json":       doc("/.well-known/agent-card.json"),
-		"/.well-known/agent.json":            doc("/.well-known/agent.json"),
+		wire.PathAgentCard:                   doc(wire.PathAgentCard),
+		wire.PathAgentCardLegacy:             doc(wire.PathAgentCardLegacy),
 		PathLanding:                          http.HandlerFunc(s.serveLanding),
 		PathLLMs:                             doc(PathLLMs),
 		PathRobots:                           doc(PathRobots),
@@ -334,15 +330,15 @@ func discWriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 	if len(p.Errors) == 0 {
 		p.Errors = nil
 	}
-	p.Type = ProblemTypePrefix + p.Code
+	p.Type = wire.ProblemTypePrefix + p.Code
 	p.Title = http.StatusText(p.Status)
 	p.Instance = clip.Runes(r.URL.Path, 200)
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
+	if id := r.Header.Get(wire.HeaderRequestID); id != "" && len(id) <= 128 {
 		p.RequestID = id
 	}
 	b, _ := json.Marshal(p)
 	h := w.Header()
-	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Type", wire.ProblemContentType)
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(append(b, '\n'))

@@ -18,6 +18,7 @@ import (
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
@@ -198,12 +199,12 @@ func TestServerMountsDiscoveryCatalog(t *testing.T) {
 	if err := json.Unmarshal(body, &p); err != nil || resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-	if p.Type != httpserver.ProblemTypePrefix+httpserver.CodeInvalidInput || p.Code != httpserver.CodeInvalidInput || p.RequestID == "" ||
+	if p.Type != wire.ProblemTypePrefix+httpserver.CodeInvalidInput || p.Code != httpserver.CodeInvalidInput || p.RequestID == "" ||
 		len(p.Errors) != 1 || p.Errors[0].Field != "extra" || p.Errors[0].Rule != "unknown_field" {
 		t.Errorf("problem %+v", p)
 	}
-	if p.RequestID != resp.Header.Get(httpserver.HeaderRequestID) {
-		t.Errorf("request id %q vs header %q", p.RequestID, resp.Header.Get(httpserver.HeaderRequestID))
+	if p.RequestID != resp.Header.Get(wire.HeaderRequestID) {
+		t.Errorf("request id %q vs header %q", p.RequestID, resp.Header.Get(wire.HeaderRequestID))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/wire"
 )
 
 // discDo sends a request and returns the answer with its body read.
@@ -45,14 +46,14 @@ func discProblemOf(t *testing.T, resp *http.Response, body []byte, status int) d
 	if resp.StatusCode != status {
 		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, body)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != ProblemContentType {
+	if ct := resp.Header.Get("Content-Type"); ct != wire.ProblemContentType {
 		t.Errorf("content type %q", ct)
 	}
 	var p discProblem
 	if err := json.Unmarshal(body, &p); err != nil {
 		t.Fatalf("problem: %v: %s", err, body)
 	}
-	if p.Status != status || p.Type != ProblemTypePrefix+p.Code || p.Title == "" || p.Instance == "" {
+	if p.Status != status || p.Type != wire.ProblemTypePrefix+p.Code || p.Title == "" || p.Instance == "" {
 		t.Errorf("problem fields: %+v", p)
 	}
 	return p
@@ -249,7 +250,7 @@ func TestHTTPDocumentsCacheAndETag(t *testing.T) {
 	types := map[string]string{
 		PathOpenAPI: "application/json", PathSkill: "text/markdown; charset=utf-8", PathX402Manifest: "application/json",
 		PathRouterFeed: "application/json", PathDistribution: "application/json", PathMagnet: "application/json",
-		PathMagnetAPI: "application/json", PathAgentCard: "application/json", PathAgentCardLegacy: "application/json",
+		PathMagnetAPI: "application/json", wire.PathAgentCard: "application/json", wire.PathAgentCardLegacy: "application/json",
 	}
 	for path, ctype := range types {
 		resp, body := discDo(t, "GET", base+path, "", nil)
@@ -286,8 +287,8 @@ func TestHTTPDocumentsCacheAndETag(t *testing.T) {
 			t.Errorf("%s HEAD: %d %d bytes", path, resp.StatusCode, len(body))
 		}
 	}
-	r1, b1 := discDo(t, "GET", base+PathAgentCard, "", nil)
-	r2, b2 := discDo(t, "GET", base+PathAgentCardLegacy, "", nil)
+	r1, b1 := discDo(t, "GET", base+wire.PathAgentCard, "", nil)
+	r2, b2 := discDo(t, "GET", base+wire.PathAgentCardLegacy, "", nil)
 	if !bytes.Equal(b1, b2) || r1.Header.Get("ETag") != r2.Header.Get("ETag") {
 		t.Error("agent-card.json and agent.json differ")
 	}
@@ -320,7 +321,7 @@ func TestDocumentsArePrecomputed(t *testing.T) {
 	// Two services with the same config publish the same bytes (same ETag
 	// across restarts and instances).
 	s2 := discNewService(t, discTestBase, nil)
-	for _, p := range []string{PathOpenAPI, PathSkill, PathX402Manifest, PathRouterFeed, PathDistribution, PathMagnet, PathAgentCard} {
+	for _, p := range []string{PathOpenAPI, PathSkill, PathX402Manifest, PathRouterFeed, PathDistribution, PathMagnet, wire.PathAgentCard} {
 		x, _ := s.Document(p)
 		y, _ := s2.Document(p)
 		if !bytes.Equal(x, y) {

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // Paths of the entry documents: the landing page, llms.txt, robots.txt and
@@ -212,9 +214,9 @@ func (s *Service) buildLLMs() string {
 		p("- [%s](%s): %s %s, $%s a call. %s\n", t.Name, s.absURL(t.Path), t.Method, t.Path, t.Price, firstSentence(t.Description))
 	}
 	p("\n## Protocols\n\n")
-	p("- [MCP](%s): streamable HTTP; paid tools take the payment in params._meta[\"%s\"]\n", s.absURL(PathMCP), MCPMetaPayment)
+	p("- [MCP](%s): streamable HTTP; paid tools take the payment in params._meta[\"%s\"]\n", s.absURL(wire.PathMCP), x402mcp.MetaPayment)
 	p("- [MCP server.json](%s): the MCP registry description of the endpoint above\n", s.absURL(PathMCPServer))
-	p("- [A2A agent card](%s): the A2A x402 extension, one skill per tool; endpoint %s\n", s.absURL(PathAgentCard), s.absURL(PathA2A))
+	p("- [A2A agent card](%s): the A2A x402 extension, one skill per tool; endpoint %s\n", s.absURL(wire.PathAgentCard), s.absURL(wire.PathA2A))
 	return b.String()
 }
 
@@ -232,7 +234,7 @@ func (s *Service) buildRobots() string {
 			fmt.Fprintf(&b, "Disallow: %s\n", t.Path)
 		}
 	}
-	fmt.Fprintf(&b, "Disallow: %s\nDisallow: %s\n", PathMCP, PathA2A)
+	fmt.Fprintf(&b, "Disallow: %s\nDisallow: %s\n", wire.PathMCP, wire.PathA2A)
 	return b.String()
 }
 
@@ -245,7 +247,7 @@ func (s *Service) mcpServer() MCPServer {
 		Schema: MCPServerSchema, Name: mcpRegistryName(s.base, s.cfg.Name), Title: s.cfg.Name,
 		Description: mcpServerDescription, Version: s.cfg.Version, WebsiteURL: s.base,
 		Repository: MCPRepository{URL: RepositoryURL, Source: "github"},
-		Remotes:    []MCPTransport{{Type: "streamable-http", URL: s.absURL(PathMCP)}},
+		Remotes:    []MCPTransport{{Type: "streamable-http", URL: s.absURL(wire.PathMCP)}},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1284c1d2/svc/wire"
 	"golang.org/x/net/html"
 )
 
@@ -80,7 +81,7 @@ func TestLandingPageForBrowsers(t *testing.T) {
 	// Every linked document this package serves answers 200.
 	for _, l := range links {
 		path := strings.TrimPrefix(l, base)
-		if path == PathMCP || path == PathA2A {
+		if path == wire.PathMCP || path == wire.PathA2A {
 			continue // POST endpoints, served by discovery/mcp and discovery/a2a
 		}
 		if r, _ := discGet(t, base, path, ""); r.StatusCode != 200 {
@@ -166,7 +167,7 @@ func TestLLMsTxtAndRobots(t *testing.T) {
 			t.Errorf("llms.txt does not link %s", tl.Path)
 		}
 	}
-	for _, p := range []string{PathSkill, PathOpenAPI, "/api/catalog", PathMCP, PathAgentCard, PathMCPServer} {
+	for _, p := range []string{PathSkill, PathOpenAPI, "/api/catalog", wire.PathMCP, wire.PathAgentCard, PathMCPServer} {
 		if !links[base+p] {
 			t.Errorf("llms.txt does not link %s", p)
 		}
@@ -210,7 +211,7 @@ func TestMCPServerJSON(t *testing.T) {
 		t.Fatalf("remotes: %v", doc["remotes"])
 	}
 	r := remotes[0].(map[string]any)
-	if r["type"] != "streamable-http" || r["url"] != base+PathMCP {
+	if r["type"] != "streamable-http" || r["url"] != base+wire.PathMCP {
 		t.Fatalf("remote: %v", r)
 	}
 	repo := doc["repository"].(map[string]any)

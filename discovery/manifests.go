@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // ManifestVersion is the version of the format of the svc manifests
@@ -28,10 +31,6 @@ const (
 	PathDistribution     = "/.well-known/svc-distribution.json"
 	PathMagnet           = "/.well-known/svc-magnet.json"
 	PathMagnetAPI        = "/api/magnet"
-	PathAgentCard        = "/.well-known/agent-card.json"
-	PathAgentCardLegacy  = "/.well-known/agent.json"
-	PathMCP              = "/mcp"
-	PathA2A              = "/a2a"
 	PathAmplifierStats   = "/api/amplifier/stats"
 	PathDistributionStat = "/api/distribution/stats"
 	PathMagnetStats      = "/api/magnet/stats"
@@ -54,7 +53,7 @@ func (s *Service) buildDocs() error {
 		{PathRouterFeed, func() (any, error) { return s.routerFeed(), nil }},
 		{PathDistribution, func() (any, error) { return s.distributionManifest(), nil }},
 		{PathMagnet, func() (any, error) { return s.magnetManifest(), nil }},
-		{PathAgentCard, func() (any, error) { return s.agentCard(), nil }},
+		{wire.PathAgentCard, func() (any, error) { return s.agentCard(), nil }},
 	}
 	for _, b := range builders {
 		v, err := b.doc()
@@ -71,8 +70,8 @@ func (s *Service) buildDocs() error {
 		return err
 	}
 	s.docs[PathMagnetAPI] = s.docs[PathMagnet]
-	s.docs[PathAgentCardLegacy] = s.docs[PathAgentCard]
-	s.card = s.docs[PathAgentCard]
+	s.docs[wire.PathAgentCardLegacy] = s.docs[wire.PathAgentCard]
+	s.card = s.docs[wire.PathAgentCard]
 	return nil
 }
 
@@ -115,9 +114,9 @@ func (s *Service) links() map[string]string {
 		"router":            s.absURL(PathRouterFeed),
 		"distribution":      s.absURL(PathDistribution),
 		"magnet":            s.absURL(PathMagnet),
-		"agentCard":         s.absURL(PathAgentCard),
-		"mcp":               s.absURL(PathMCP),
-		"a2a":               s.absURL(PathA2A),
+		"agentCard":         s.absURL(wire.PathAgentCard),
+		"mcp":               s.absURL(wire.PathMCP),
+		"a2a":               s.absURL(wire.PathA2A),
 		"amplifierStats":    s.absURL(PathAmplifierStats),
 		"distributionStats": s.absURL(PathDistributionStat),
 		"magnetStats":       s.absURL(PathMagnetStats),
@@ -267,8 +266,8 @@ func (s *Service) routerFeed() any {
 			"route":   map[string]any{"method": "POST", "url": s.absURL("/api/route"), "body": map[string]any{"query": "need in words or a tool key (required)", "input": "the tool's input object (optional; validated for free)"}},
 			"catalog": map[string]any{"method": "GET", "url": s.absURL("/api/catalog"), "params": map[string]any{"offset": ">= 0, default 0", "limit": "1-100, default 50", "q": "free-text filter", "category": "tag filter"}},
 			"try":     map[string]any{"method": "GET", "url": s.absURL("/api/try"), "params": map[string]any{"q": "optional need in words"}},
-			"mcp":     map[string]any{"method": "POST", "url": s.absURL(PathMCP), "tools": []string{"find_tool", "route_tool", "catalog", "tool_info"}, "paidTools": s.mcpToolNames()},
-			"a2a":     map[string]any{"method": "POST", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard), "extension": A2AX402ExtensionURI, "paidSkills": s.toolKeys()},
+			"mcp":     map[string]any{"method": "POST", "url": s.absURL(wire.PathMCP), "tools": []string{"find_tool", "route_tool", "catalog", "tool_info"}, "paidTools": s.mcpToolNames()},
+			"a2a":     map[string]any{"method": "POST", "url": s.absURL(wire.PathA2A), "card": s.absURL(wire.PathAgentCard), "extension": x402a2a.ExtensionURI, "paidSkills": s.toolKeys()},
 		},
 		"categories": s.Categories(),
 		"payment":    map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC", "payTo": s.payTo, "headers": paymentHeaders()},
@@ -290,10 +289,10 @@ func (s *Service) distributionManifest() any {
 		"channels": []map[string]any{
 			{"kind": "http", "url": s.base, "description": "Paid tools over HTTP with x402 v2; free discovery routes", "spec": s.absURL(PathOpenAPI)},
 			{"kind": "openapi", "url": s.absURL(PathOpenAPI), "version": OpenAPIVersion},
-			{"kind": "mcp", "url": s.absURL(PathMCP), "transport": "streamable-http", "protocolVersion": "2026-07-28", "legacyInitialize": true,
-				"description": "Free discovery tools, and every paid tool by its operation id, paid with the x402 MCP transport (params._meta[\"" + MCPMetaPayment + "\"]; extension " + MCPPaymentExtension + ")", "paidTools": s.mcpToolNames()},
-			{"kind": "a2a", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard), "protocolVersions": []string{"1.0", "0.3"},
-				"description": "Free discovery skills, and every paid tool as a skill (its key), paid with the A2A x402 extension", "extension": A2AX402ExtensionURI, "paidSkills": s.toolKeys()},
+			{"kind": "mcp", "url": s.absURL(wire.PathMCP), "transport": "streamable-http", "protocolVersion": wire.MCPProtocolVersion, "legacyInitialize": true,
+				"description": "Free discovery tools, and every paid tool by its operation id, paid with the x402 MCP transport (params._meta[\"" + x402mcp.MetaPayment + "\"]; extension " + x402mcp.ExtensionPayment + ")", "paidTools": s.mcpToolNames()},
+			{"kind": "a2a", "url": s.absURL(wire.PathA2A), "card": s.absURL(wire.PathAgentCard), "protocolVersions": []string{wire.A2AVersion, wire.A2ALegacyVersion},
+				"description": "Free discovery skills, and every paid tool as a skill (its key), paid with the A2A x402 extension", "extension": x402a2a.ExtensionURI, "paidSkills": s.toolKeys()},
 			{"kind": "x402", "url": s.absURL(PathX402Manifest), "x402Version": x402.Version},
 			{"kind": "skill", "url": s.absURL(PathSkill), "mediaType": "text/markdown"},
 			{"kind": "router", "url": s.absURL(PathRouterFeed)},
@@ -354,9 +353,9 @@ func (s *Service) magnetManifest() any {
 			{Method: http.MethodGet, URL: s.absURL("/api/try"), Purpose: "free tour and previews"},
 			{Method: http.MethodGet, URL: s.absURL("/api/find") + "?q=", Purpose: "rank the tools for a need in words"},
 			{Method: http.MethodPost, URL: s.absURL("/api/route"), Purpose: "call plan with free input validation"},
-			{Method: http.MethodGet, URL: s.absURL(PathAgentCard), Purpose: "A2A agent card"},
-			{Method: http.MethodPost, URL: s.absURL(PathMCP), Purpose: "MCP server (free discovery; every paid tool with x402)"},
-			{Method: http.MethodPost, URL: s.absURL(PathA2A), Purpose: "A2A agent (free discovery; every paid tool with the x402 extension)"},
+			{Method: http.MethodGet, URL: s.absURL(wire.PathAgentCard), Purpose: "A2A agent card"},
+			{Method: http.MethodPost, URL: s.absURL(wire.PathMCP), Purpose: "MCP server (free discovery; every paid tool with x402)"},
+			{Method: http.MethodPost, URL: s.absURL(wire.PathA2A), Purpose: "A2A agent (free discovery; every paid tool with the x402 extension)"},
 			{Method: http.MethodGet, URL: s.absURL(PathOpenAPI), Purpose: "OpenAPI 3.1"},
 		},
 		"stats":   s.absURL(PathMagnetStats),

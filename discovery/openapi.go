@@ -9,7 +9,10 @@ import (
 
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // OpenAPIVersion is the version of the interface description format.
@@ -216,20 +219,20 @@ func DefaultExternalRoutes() []RouteDoc {
 				"time":   oasString(""),
 			}, "status", "checks"),
 			Responses: map[int]string{http.StatusServiceUnavailable: "Not ready (same body as 200)."}},
-		{Method: "POST", Path: "/mcp", OperationID: "mcp", Tag: TagProtocols,
+		{Method: "POST", Path: wire.PathMCP, OperationID: "mcp", Tag: TagProtocols,
 			Summary: "MCP server: free discovery tools and every paid tool (JSON-RPC)",
 			Description: "Model Context Protocol, 2026-07-28 stateless revision, also accepting the legacy initialize exchange. Free, read-only tools: find_tool, route_tool, catalog, tool_info. " +
 				"Every paid operation is also an MCP tool named by its operationId, sold with the x402 MCP transport on the same terms as over HTTP (x-transports.mcp of each paid operation): " +
-				"tools/call without payment answers the x402 PaymentRequired (isError with it in structuredContent, or resultType payment_required to a client advertising the " + MCPPaymentExtension + " extension); " +
-				"the paid call carries the PaymentPayload in params._meta[\"" + MCPMetaPayment + "\"] and the result the settlement in result._meta[\"" + MCPMetaPaymentResponse + "\"].",
+				"tools/call without payment answers the x402 PaymentRequired (isError with it in structuredContent, or resultType payment_required to a client advertising the " + x402mcp.ExtensionPayment + " extension); " +
+				"the paid call carries the PaymentPayload in params._meta[\"" + x402mcp.MetaPayment + "\"] and the result the settlement in result._meta[\"" + x402mcp.MetaPaymentResponse + "\"].",
 			Body: jsonRPCRequest(), Response: jsonRPCResponse(),
 			Responses: map[int]string{http.StatusAccepted: "A notification was accepted (no body)."}},
-		{Method: "POST", Path: "/a2a", OperationID: "a2a", Tag: TagProtocols,
+		{Method: "POST", Path: wire.PathA2A, OperationID: "a2a", Tag: TagProtocols,
 			Summary: "A2A agent: discovery, router and every paid tool (JSON-RPC, A2A 1.0 and 0.3)",
 			Description: "A message describing a need yields a completed task whose artifact is a call plan. The agent card is at /.well-known/agent-card.json. " +
-				"Every paid operation is also sold here with the A2A x402 extension (" + A2AX402ExtensionURI + ") on the same terms as over HTTP (x-transports.a2a of each paid operation): " +
-				"a message with the data part {\"tool\": \"<x-catalog-key>\", \"input\": {...}} gets a task in input-required carrying " + A2AMetaPaymentRequired +
-				"; a message on that task carrying " + A2AMetaPaymentPayload + " gets the completed task with the output as an artifact and " + A2AMetaPaymentReceipts + ".",
+				"Every paid operation is also sold here with the A2A x402 extension (" + x402a2a.ExtensionURI + ") on the same terms as over HTTP (x-transports.a2a of each paid operation): " +
+				"a message with the data part {\"tool\": \"<x-catalog-key>\", \"input\": {...}} gets a task in input-required carrying " + x402a2a.MetaRequired +
+				"; a message on that task carrying " + x402a2a.MetaPayload + " gets the completed task with the output as an artifact and " + x402a2a.MetaReceipts + ".",
 			Body: jsonRPCRequest(), Response: jsonRPCResponse()},
 		{Method: "GET", Path: "/api/club", OperationID: "clubManifest", Tag: TagClub,
 			Summary:  "Membership club manifest and tiers",
@@ -314,8 +317,8 @@ func (s *Service) ownRouteDocs() []RouteDoc {
 		cached("/.well-known/svc-distribution.json", "distributionManifest", TagManifests, "Distribution manifest", "Every channel the service is reachable through (HTTP, OpenAPI, MCP, A2A, x402 manifest, skill.md) and how attribution works.", oasManifest("Distribution manifest.")),
 		cached("/.well-known/svc-magnet.json", "magnetManifest", TagManifests, "Discovery beacon manifest", "A compact beacon for scanners and agents: what the service sells, the price range and the entry points.", oasManifest("Discovery beacon.")),
 		cached("/api/magnet", "magnetBeacon", TagManifests, "Discovery beacon manifest (same document as /.well-known/svc-magnet.json)", "", oasManifest("Discovery beacon.")),
-		cached("/.well-known/agent-card.json", "agentCard", TagProtocols, "Standard A2A agent card", "Hybrid card: A2A 1.0 fields plus the 0.3 top-level fields (url, preferredTransport, protocolVersion). Declares the A2A x402 extension and has one skill per paid tool (its id is the catalog key).", oasRef("AgentCard")),
-		cached("/.well-known/agent.json", "agentCardLegacy", TagProtocols, "Legacy alias of the standard agent card (same bytes)", "", oasRef("AgentCard")),
+		cached(wire.PathAgentCard, "agentCard", TagProtocols, "Standard A2A agent card", "Hybrid card: A2A 1.0 fields plus the 0.3 top-level fields (url, preferredTransport, protocolVersion). Declares the A2A x402 extension and has one skill per paid tool (its id is the catalog key).", oasRef("AgentCard")),
+		cached(wire.PathAgentCardLegacy, "agentCardLegacy", TagProtocols, "Legacy alias of the standard agent card (same bytes)", "", oasRef("AgentCard")),
 		statsDoc("/api/amplifier/stats", "amplifierStats", "Aggregate inbound telemetry counters, including requests per minute"),
 		statsDoc("/api/distribution/stats", "distributionStats", "Aggregate inbound telemetry counters"),
 		statsDoc("/api/magnet/stats", "magnetStats", "Privacy-safe scanner aggregates"),
@@ -420,8 +423,8 @@ func (s *Service) buildOpenAPI() ([]byte, error) {
 				fmt.Sprintf("Request bodies are limited to %d bytes (413 past it). Free routes are rate-limited per client address (429 with Retry-After); paid ones are not.", limit) + "\n\n" +
 				"Three ways to buy each paid operation, on the same price, network, asset and payTo (x-payment-info), through one payment engine (one authorization buys one call, whatever the transport); x-transports on each operation names them:\n\n" +
 				"- HTTP: the operation itself, as above.\n" +
-				"- MCP (" + s.absURL(PathMCP) + "): " + MCPCallMethod + " with the operationId as the tool name and the input as arguments; the unpaid call answers the x402 PaymentRequired (tool-result binding: isError, structuredContent; extension binding " + MCPPaymentExtension + " on protocol 2026-07-28: resultType payment_required); send the PaymentPayload in params._meta[\"" + MCPMetaPayment + "\"]; the settlement is in result._meta[\"" + MCPMetaPaymentResponse + "\"] (x402 specs/transports-v2/mcp.md).\n" +
-				"- A2A (" + s.absURL(PathA2A) + ", agent card " + s.absURL(PathAgentCard) + "): the A2A x402 extension v0.2 (" + A2AX402ExtensionURI + "); a message with the data part {\"tool\": \"<x-catalog-key>\", \"input\": {...}} gets a task in input-required with " + A2AMetaPaymentRequired + "; a message on that task with " + A2AMetaPaymentPayload + " gets the completed task with the output as an artifact and " + A2AMetaPaymentReceipts + ".",
+				"- MCP (" + s.absURL(wire.PathMCP) + "): " + MCPCallMethod + " with the operationId as the tool name and the input as arguments; the unpaid call answers the x402 PaymentRequired (tool-result binding: isError, structuredContent; extension binding " + x402mcp.ExtensionPayment + " on protocol 2026-07-28: resultType payment_required); send the PaymentPayload in params._meta[\"" + x402mcp.MetaPayment + "\"]; the settlement is in result._meta[\"" + x402mcp.MetaPaymentResponse + "\"] (x402 specs/transports-v2/mcp.md).\n" +
+				"- A2A (" + s.absURL(wire.PathA2A) + ", agent card " + s.absURL(wire.PathAgentCard) + "): the A2A x402 extension v0.2 (" + x402a2a.ExtensionURI + "); a message with the data part {\"tool\": \"<x-catalog-key>\", \"input\": {...}} gets a task in input-required with " + x402a2a.MetaRequired + "; a message on that task with " + x402a2a.MetaPayload + " gets the completed task with the output as an artifact and " + x402a2a.MetaReceipts + ".",
 			"x-body-limit-bytes": limit,
 			"x-dev-mode":         s.cfg.DevMode,
 		},
@@ -615,7 +618,7 @@ func (s *Service) oasFreeOperation(d RouteDoc) map[string]any {
 // oasResponses are the shared error answers.
 func (s *Service) oasResponses() map[string]any {
 	problem := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": map[string]any{ProblemContentType: map[string]any{"schema": oasRef("Problem")}}}
+		return map[string]any{"description": desc, "content": map[string]any{wire.ProblemContentType: map[string]any{"schema": oasRef("Problem")}}}
 	}
 	rl := problem("Too many requests from this client address (free routes only).")
 	rl["headers"] = map[string]any{"Retry-After": map[string]any{"$ref": "#/components/headers/RetryAfter"}}

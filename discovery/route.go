@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
@@ -245,7 +246,7 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 	if plan.InputValid {
 		plan.Message += fmt.Sprintf(`%s %s costs %s USDC on %s: send it, answer the 402 with an x402 exact payment, retry with PAYMENT-SIGNATURE; `+
 			`or buy the same call on the same terms over MCP (%s %q at %s) or A2A (data part {"tool": %q, "input": {...}} at %s, x402 extension)`,
-			t.Method, plan.URL, t.Price, s.network.CAIP2, MCPCallMethod, t.OperationID, s.absURL(PathMCP), t.Key, s.absURL(PathA2A))
+			t.Method, plan.URL, t.Price, s.network.CAIP2, MCPCallMethod, t.OperationID, s.absURL(wire.PathMCP), t.Key, s.absURL(wire.PathA2A))
 	} else {
 		plan.Message += fmt.Sprintf("the input breaks %d rule(s) of %s: fix them first (invalid input is answered 400, before any 402, so nothing is paid)", len(plan.InputErrors), t.Key)
 	}

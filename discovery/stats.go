@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 )
 
@@ -452,9 +453,9 @@ func statsKindIndex(r *http.Request, route string) int {
 		return 2
 	}
 	switch route {
-	case "/mcp":
+	case wire.PathMCP:
 		return 0
-	case "/a2a":
+	case wire.PathA2A:
 		return 1
 	}
 	// Lower-case the first 256 bytes of the User-Agent on the stack.

@@ -9,6 +9,8 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
@@ -59,26 +61,13 @@ func checkTransports(t *testing.T, where string, tool *tools.Tool, tr discovery.
 	if err := json.Unmarshal(tr.A2A.DataPart, &part); err != nil || part.Tool != tool.Key || len(part.Input) == 0 || part.Input[0] != '{' {
 		t.Errorf("%s %s: a2a data part %s (%v)", where, tool.Key, tr.A2A.DataPart, err)
 	}
-	if tr.A2A.URL != transportsBase+"/a2a" || tr.A2A.Skill != tool.Key || tr.A2A.Extension != discovery.A2AX402ExtensionURI ||
-		tr.A2A.Card != transportsBase+discovery.PathAgentCard || tr.A2A.PaymentMeta != "x402.payment.payload" {
+	if tr.A2A.URL != transportsBase+"/a2a" || tr.A2A.Skill != tool.Key || tr.A2A.Extension != x402a2a.ExtensionURI ||
+		tr.A2A.Card != transportsBase+wire.PathAgentCard || tr.A2A.PaymentMeta != "x402.payment.payload" {
 		t.Errorf("%s %s: a2a %+v", where, tool.Key, tr.A2A)
 	}
 	for _, how := range []string{tr.HTTP.How, tr.MCP.How, tr.A2A.How} {
 		if how == "" {
 			t.Errorf("%s %s: a transport without how", where, tool.Key)
-		}
-	}
-}
-
-// The MCP names discovery publishes are the ones discovery/mcp serves.
-func TestDiscoveryNamesMCPBinding(t *testing.T) {
-	for _, c := range [][2]string{
-		{discovery.MCPMetaPayment, x402mcp.MetaPayment},
-		{discovery.MCPMetaPaymentResponse, x402mcp.MetaPaymentResponse},
-		{discovery.MCPPaymentExtension, x402mcp.ExtensionPayment},
-	} {
-		if c[0] != c[1] {
-			t.Errorf("discovery says %q, mcp uses %q", c[0], c[1])
 		}
 	}
 }
@@ -138,7 +127,7 @@ func TestDocumentsTransports(t *testing.T) {
 	if err := json.Unmarshal(doc(discovery.PathOpenAPI), &oas); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"MCP", "A2A", discovery.A2AX402ExtensionURI, discovery.MCPMetaPayment, "x-transports"} {
+	for _, want := range []string{"MCP", "A2A", x402a2a.ExtensionURI, x402mcp.MetaPayment, "x-transports"} {
 		if !strings.Contains(oas.Info.Description, want) {
 			t.Errorf("openapi info.description lacks %q", want)
 		}
@@ -166,10 +155,10 @@ func TestDocumentsTransports(t *testing.T) {
 		t.Fatal(err)
 	}
 	var card discovery.AgentCard
-	if err := json.Unmarshal(doc(discovery.PathAgentCard), &card); err != nil {
+	if err := json.Unmarshal(doc(wire.PathAgentCard), &card); err != nil {
 		t.Fatal(err)
 	}
-	if len(card.Capabilities.Extensions) != 1 || card.Capabilities.Extensions[0].URI != discovery.A2AX402ExtensionURI {
+	if len(card.Capabilities.Extensions) != 1 || card.Capabilities.Extensions[0].URI != x402a2a.ExtensionURI {
 		t.Errorf("card extensions %+v", card.Capabilities.Extensions)
 	}
 	skill := string(doc(discovery.PathSkill))
@@ -211,7 +200,7 @@ func TestDocumentsTransports(t *testing.T) {
 func TestNoDiscoveryOnlyClaims(t *testing.T) {
 	s, _ := newTransportsService(t)
 	for _, path := range []string{discovery.PathOpenAPI, discovery.PathSkill, discovery.PathX402Manifest, discovery.PathRouterFeed,
-		discovery.PathDistribution, discovery.PathMagnet, discovery.PathAgentCard} {
+		discovery.PathDistribution, discovery.PathMagnet, wire.PathAgentCard} {
 		b, _ := s.Document(path)
 		for _, bad := range []string{"never runs a paid tool", "never run a paid tool", "paid per call over HTTP.", "discovery-only"} {
 			if bytes.Contains(b, []byte(bad)) {
@@ -226,7 +215,7 @@ func TestTransportsDeterministic(t *testing.T) {
 	a, _ := newTransportsService(t)
 	b, _ := newTransportsService(t)
 	for _, path := range []string{discovery.PathOpenAPI, discovery.PathSkill, discovery.PathX402Manifest, discovery.PathRouterFeed,
-		discovery.PathDistribution, discovery.PathMagnet, discovery.PathAgentCard} {
+		discovery.PathDistribution, discovery.PathMagnet, wire.PathAgentCard} {
 		da, _ := a.Document(path)
 		db, _ := b.Document(path)
 		if !bytes.Equal(da, db) {

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc"
-	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/tools/sell"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -52,7 +52,7 @@ func ResourceURL(base, toolKey string) string {
 	if base == "" {
 		return "a2a://tool/" + toolKey
 	}
-	return strings.TrimRight(base, "/") + discovery.PathA2A + "#" + toolKey
+	return strings.TrimRight(base, "/") + wire.PathA2A + "#" + toolKey
 }
 
 // paidSeller sells the paid tools: the catalog's shop (offer, preflight,
