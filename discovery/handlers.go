@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/wire"
 )
@@ -32,7 +33,7 @@ type Route struct {
 
 // ownRoute is a route this package serves: its description and handler.
 type ownRoute struct {
-	doc     RouteDoc
+	doc     routedoc.Route
 	handler http.Handler
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
@@ -63,8 +64,8 @@ func newServerFixture(t *testing.T) *serverFixture {
 	// httpserver's own free routes, declared to discovery; /mcp, /a2a and
 	// the club are not mounted on this server.
 	builtins := []string{"GET /health", "GET /metrics", "GET /livez", "GET /readyz"}
-	var ext []discovery.RouteDoc
-	for _, d := range discovery.DefaultExternalRoutes() {
+	var ext []routedoc.Route
+	for _, d := range httpserver.RouteDocs(true) {
 		if slices.Contains(builtins, d.Method+" "+d.Path) {
 			ext = append(ext, d)
 		}

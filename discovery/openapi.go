@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
@@ -18,327 +18,97 @@ import (
 // OpenAPIVersion is the version of the interface description format.
 const OpenAPIVersion = "3.1.0"
 
-// Tags of the free routes in /openapi.json.
-const (
-	TagDiscovery  = "discovery"
-	TagProtocols  = "protocols"
-	TagManifests  = "manifests"
-	TagStats      = "stats"
-	TagClub       = "club"
-	TagOperations = "operations"
-	// TagPaid marks every paid operation (next to the tool's own tags).
-	TagPaid = "paid"
-)
-
-// RouteDoc describes one free HTTP route for /openapi.json, the payment
-// manifest's free resources and the tour of /api/try.
-type RouteDoc struct {
-	// Method ("GET", "POST") and Path (an http.ServeMux path, "{name}"
-	// marking a path parameter) identify the route.
-	Method string
-	Path   string
-	// OperationID is unique in the document ("findTools").
-	OperationID string
-	// Summary is one line; Description may be longer.
-	Summary     string
-	Description string
-	// Tag groups the route (TagDiscovery, TagClub, ...).
-	Tag string
-	// Params are the query and path parameters.
-	Params []ParamDoc
-	// Body is the JSON Schema of a JSON request body (nil: no body).
-	Body map[string]any
-	// Response is the JSON Schema of the 200 answer (nil: any JSON).
-	Response map[string]any
-	// ResponseType is the media type of the 200 answer; "" means
-	// application/json.
-	ResponseType string
-	// Cached marks documents served with an ETag (If-None-Match → 304).
-	Cached bool
-	// Responses adds statuses beyond 200 and the standard errors
-	// (status → description), for instance 503 for /health.
-	Responses map[int]string
-}
-
-// ParamDoc is a query or path parameter.
-type ParamDoc struct {
-	Name string
-	// In is "query" or "path".
-	In          string
-	Required    bool
-	Description string
-	Schema      map[string]any
-}
-
-// Schema builders (JSON Schema 2020-12 as maps).
-
-func oasObject(props map[string]any, required ...string) map[string]any {
-	m := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		m["required"] = required
-	}
-	return m
-}
-
-func oasString(desc string) map[string]any {
-	m := map[string]any{"type": "string"}
-	if desc != "" {
-		m["description"] = desc
-	}
-	return m
-}
-
-func oasInt(desc string) map[string]any {
-	m := map[string]any{"type": "integer"}
-	if desc != "" {
-		m["description"] = desc
-	}
-	return m
-}
-
-func oasNumber(desc string) map[string]any {
-	m := map[string]any{"type": "number"}
-	if desc != "" {
-		m["description"] = desc
-	}
-	return m
-}
-
-func oasBool(desc string) map[string]any {
-	m := map[string]any{"type": "boolean"}
-	if desc != "" {
-		m["description"] = desc
-	}
-	return m
-}
-
-func oasArray(items map[string]any, desc string) map[string]any {
-	m := map[string]any{"type": "array", "items": items}
-	if desc != "" {
-		m["description"] = desc
-	}
-	return m
-}
-
-func oasRef(name string) map[string]any {
-	return map[string]any{"$ref": "#/components/schemas/" + name}
-}
-
-func oasAnyObject(desc string) map[string]any {
-	m := map[string]any{"type": "object"}
-	if desc != "" {
-		m["description"] = desc
-	}
-	return m
-}
-
-func oasMap(values map[string]any, desc string) map[string]any {
-	m := map[string]any{"type": "object", "additionalProperties": values}
-	if desc != "" {
-		m["description"] = desc
-	}
-	return m
-}
-
 // oasManifest is the common shape of the manifests.
 func oasManifest(desc string) map[string]any {
 	return map[string]any{
 		"type":        "object",
 		"description": desc,
 		"properties": map[string]any{
-			"manifestVersion": oasString("Version of the manifest format."),
-			"version":         oasString("Interface version of the service."),
-			"name":            oasString(""),
-			"purpose":         oasString("What the document is for."),
-			"links":           oasMap(oasString(""), "Absolute URLs by name."),
+			"manifestVersion": routedoc.String("Version of the manifest format."),
+			"version":         routedoc.String("Interface version of the service."),
+			"name":            routedoc.String(""),
+			"purpose":         routedoc.String("What the document is for."),
+			"links":           routedoc.Map(routedoc.String(""), "Absolute URLs by name."),
 		},
 		"required": []string{"manifestVersion", "version", "name", "purpose", "links"},
 	}
 }
 
-// jsonRPCSchemas are the request and answer of a JSON-RPC 2.0 surface.
-func jsonRPCRequest() map[string]any {
-	return oasObject(map[string]any{
-		"jsonrpc": map[string]any{"type": "string", "const": "2.0"},
-		"method":  oasString(""),
-		"params":  oasAnyObject(""),
-		"id":      map[string]any{"type": []string{"string", "integer", "null"}},
-	}, "jsonrpc", "method")
-}
-
-func jsonRPCResponse() map[string]any {
-	return oasObject(map[string]any{
-		"jsonrpc": map[string]any{"type": "string", "const": "2.0"},
-		"id":      map[string]any{"type": []string{"string", "integer", "null"}},
-		"result":  map[string]any{},
-		"error": oasObject(map[string]any{
-			"code":    oasInt(""),
-			"message": oasString(""),
-			"data":    map[string]any{},
-		}, "code", "message"),
-	}, "jsonrpc")
-}
-
-// DefaultExternalRoutes returns the free routes of the interface
-// specification (and /health, /metrics) that other components serve:
-// httpserver (/health, /metrics, /livez, /readyz), MCP (/mcp), A2A (/a2a) and the club
-// (/api/club..., /.well-known/svc-club.json). It is the default of
-// Config.FreeRoutes; a server mounting only some of them passes those.
-func DefaultExternalRoutes() []RouteDoc {
-	wallet := map[string]any{"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$", "description": "Public EVM address (0x + 40 hex digits)."}
-	return []RouteDoc{
-		{Method: "GET", Path: "/health", OperationID: "health", Tag: TagOperations,
-			Summary:     "Service health: terminal, store, facilitator and dev mode",
-			Description: "200 when paid calls can be taken (status ok or degraded), 503 when the store or the facilitator is down.",
-			Response: oasObject(map[string]any{
-				"status":      map[string]any{"type": "string", "enum": []string{"ok", "degraded", "down"}},
-				"version":     oasString(""),
-				"devMode":     oasBool("True when the local facilitator settles nothing on chain."),
-				"network":     oasString(""),
-				"payTo":       oasString(""),
-				"tools":       oasInt(""),
-				"terminal":    oasAnyObject(""),
-				"store":       oasAnyObject(""),
-				"facilitator": oasAnyObject(""),
-			}, "status"),
-			Responses: map[int]string{http.StatusServiceUnavailable: "The store or the facilitator is down: paid calls cannot be taken (same body as 200)."}},
-		{Method: "GET", Path: "/metrics", OperationID: "metrics", Tag: TagOperations,
-			Summary:      "Prometheus metrics (text exposition format)",
-			ResponseType: "text/plain; version=0.0.4; charset=utf-8", Response: oasString("Prometheus text exposition format.")},
-		{Method: "GET", Path: "/livez", OperationID: "livez", Tag: TagOperations,
-			Summary:     "Liveness probe: the process serves requests",
-			Description: "Always 200 while the process serves.",
-			Response:    oasObject(map[string]any{"status": map[string]any{"type": "string", "enum": []string{"alive"}}}, "status")},
-		{Method: "GET", Path: "/readyz", OperationID: "readyz", Tag: TagOperations,
-			Summary: "Readiness probe: the store (and its schema) and the facilitator",
-			Description: "200 when the store answers and holds its schema and the facilitator offers the exact scheme on the network; 503 otherwise. " +
-				"The gold terminal is reported with the routes it backs but never makes the service unready.",
-			Response: oasObject(map[string]any{
-				"status": map[string]any{"type": "string", "enum": []string{"ready", "not ready"}},
-				"checks": oasAnyObject("Per-check results: store, schema, facilitator ({status, error}) and terminal ({status, error, required: false, routes})."),
-				"time":   oasString(""),
-			}, "status", "checks"),
-			Responses: map[int]string{http.StatusServiceUnavailable: "Not ready (same body as 200)."}},
-		{Method: "POST", Path: wire.PathMCP, OperationID: "mcp", Tag: TagProtocols,
-			Summary: "MCP server: free discovery tools and every paid tool (JSON-RPC)",
-			Description: "Model Context Protocol, 2026-07-28 stateless revision, also accepting the legacy initialize exchange. Free, read-only tools: find_tool, route_tool, catalog, tool_info. " +
-				"Every paid operation is also an MCP tool named by its operationId, sold with the x402 MCP transport on the same terms as over HTTP (x-transports.mcp of each paid operation): " +
-				"tools/call without payment answers the x402 PaymentRequired (isError with it in structuredContent, or resultType payment_required to a client advertising the " + x402mcp.ExtensionPayment + " extension); " +
-				"the paid call carries the PaymentPayload in params._meta[\"" + x402mcp.MetaPayment + "\"] and the result the settlement in result._meta[\"" + x402mcp.MetaPaymentResponse + "\"].",
-			Body: jsonRPCRequest(), Response: jsonRPCResponse(),
-			Responses: map[int]string{http.StatusAccepted: "A notification was accepted (no body)."}},
-		{Method: "POST", Path: wire.PathA2A, OperationID: "a2a", Tag: TagProtocols,
-			Summary: "A2A agent: discovery, router and every paid tool (JSON-RPC, A2A 1.0 and 0.3)",
-			Description: "A message describing a need yields a completed task whose artifact is a call plan. The agent card is at /.well-known/agent-card.json. " +
-				"Every paid operation is also sold here with the A2A x402 extension (" + x402a2a.ExtensionURI + ") on the same terms as over HTTP (x-transports.a2a of each paid operation): " +
-				"a message with the data part {\"tool\": \"<x-catalog-key>\", \"input\": {...}} gets a task in input-required carrying " + x402a2a.MetaRequired +
-				"; a message on that task carrying " + x402a2a.MetaPayload + " gets the completed task with the output as an artifact and " + x402a2a.MetaReceipts + ".",
-			Body: jsonRPCRequest(), Response: jsonRPCResponse()},
-		{Method: "GET", Path: "/api/club", OperationID: "clubManifest", Tag: TagClub,
-			Summary:  "Membership club manifest and tiers",
-			Params:   []ParamDoc{{Name: "ref", In: "query", Description: "Referral code to attribute.", Schema: oasString("")}},
-			Response: oasAnyObject("Club manifest: tiers from the settlement ledger (FOUNDING, INSIDER, PRIME), referral and lounge routes.")},
-		{Method: "GET", Path: "/.well-known/svc-club.json", OperationID: "clubBeacon", Tag: TagClub,
-			Summary: "Membership club invite beacon", Response: oasAnyObject("Club invite manifest.")},
-		{Method: "GET", Path: "/api/club/status", OperationID: "clubStatus", Tag: TagClub,
-			Summary:  "Verified membership status of a wallet (from the settlement ledger)",
-			Params:   []ParamDoc{{Name: "wallet", In: "query", Required: true, Description: "Public EVM address.", Schema: wallet}},
-			Response: oasAnyObject("Membership status.")},
-		{Method: "POST", Path: "/api/club/referral/create", OperationID: "clubReferralCreate", Tag: TagClub,
-			Summary:  "Create the deterministic, non-custodial referral code of a wallet",
-			Body:     map[string]any{"type": "object", "properties": map[string]any{"wallet": wallet}, "required": []string{"wallet"}, "additionalProperties": false},
-			Response: oasAnyObject("The code and its share links.")},
-		{Method: "GET", Path: "/api/club/referral/{code}", OperationID: "clubReferralStatus", Tag: TagClub,
-			Summary:  "Referral conversion status of a code",
-			Params:   []ParamDoc{{Name: "code", In: "path", Required: true, Description: "Referral code.", Schema: oasString("")}},
-			Response: oasAnyObject("Conversion status.")},
-		{Method: "GET", Path: "/api/club/lounge", OperationID: "clubLounge", Tag: TagClub,
-			Summary:     "Capped list of self-declared lounge entries",
-			Description: "Newest first, self-declared. Roles and interests are normalized terms (pattern in the schema) safe to show as is; agentName is plain text to escape.",
-			Response:    club.LoungeListSchema()},
-		{Method: "POST", Path: "/api/club/lounge/check-in", OperationID: "clubLoungeCheckIn", Tag: TagClub,
-			Summary:     "Opt-in lounge check-in (wallet ownership is not authenticated)",
-			Description: "One entry per wallet (latest wins); entries expire after 24 h and are marked self-declared. Role and interests are free-form terms, normalized (NFC, lower case, separators to '-') and checked as the body schema describes.",
-			Body:        club.CheckInSchema(),
-			Response:    club.CheckInResultSchema()},
-	}
-}
-
 // ownRouteDocs describes the routes of this package, in Routes order.
-func (s *Service) ownRouteDocs() []RouteDoc {
-	q := func(desc string, required bool) ParamDoc {
-		return ParamDoc{Name: "q", In: "query", Required: required, Description: desc,
+func (s *Service) ownRouteDocs() []routedoc.Route {
+	q := func(desc string, required bool) routedoc.Param {
+		return routedoc.Param{Name: "q", In: "query", Required: required, Description: desc,
 			Schema: map[string]any{"type": "string", "minLength": 1, "maxLength": MaxQueryLen}}
 	}
-	cached := func(path, id, tag, summary, desc string, resp map[string]any) RouteDoc {
-		return RouteDoc{Method: "GET", Path: path, OperationID: id, Tag: tag, Summary: summary, Description: desc, Response: resp, Cached: true}
+	cached := func(path, id, tag, summary, desc string, resp map[string]any) routedoc.Route {
+		return routedoc.Route{Method: "GET", Path: path, OperationID: id, Tag: tag, Summary: summary, Description: desc, Response: resp, Cached: true}
 	}
-	statsDoc := func(path, id, summary string) RouteDoc {
-		return RouteDoc{Method: "GET", Path: path, OperationID: id, Tag: TagStats, Summary: summary,
-			Description: StatsPrivacy + ".", Response: oasRef("StatsSnapshot")}
+	statsDoc := func(path, id, summary string) routedoc.Route {
+		return routedoc.Route{Method: "GET", Path: path, OperationID: id, Tag: routedoc.TagStats, Summary: summary,
+			Description: StatsPrivacy + ".", Response: routedoc.Ref("StatsSnapshot")}
 	}
-	return []RouteDoc{
-		{Method: "GET", Path: "/api/find", OperationID: "findTools", Tag: TagDiscovery,
+	return []routedoc.Route{
+		{Method: "GET", Path: "/api/find", OperationID: "findTools", Tag: routedoc.TagDiscovery,
 			Summary:     "Natural-language router returning ranked tool matches",
 			Description: "Ranks the paid tools for a need in plain words (BM25F over names, tags, synonyms, field names and descriptions, with stemming and typo tolerance). Each match carries every catalog field, matchScore in (0, 1) and the matched tokens.",
-			Params: []ParamDoc{q("The need, in words (1 to 500 characters).", true),
+			Params: []routedoc.Param{q("The need, in words (1 to 500 characters).", true),
 				{Name: "limit", In: "query", Description: "Maximum matches, 1 to 20 (default 5).", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": MaxFindLimit, "default": DefaultFindLimit}}},
-			Response: oasRef("FindResult")},
-		{Method: "POST", Path: "/api/route", OperationID: "routeCall", Tag: TagDiscovery,
+			Response: routedoc.Ref("FindResult")},
+		{Method: "POST", Path: "/api/route", OperationID: "routeCall", Tag: routedoc.TagDiscovery,
 			Summary:     "Machine-ready call plan for the best matching paid tool",
 			Description: "Returns the method, full URL (query string for GET tools), body (POST tools), price, network, asset, payTo, the 402 → sign → retry steps, a curl line and alternatives. input, when given, is validated with the tool's own rules: inputValid and inputErrors tell a caller about a bad input before paying. Unknown members of the body are invalid. A query whose best match scores below " + fmt.Sprint(MinMatchScore) + " (" + fmt.Sprint(MinCorrectedScore) + " when it was found through typo corrections alone), and that is not a tool's name, gets matched false with the near misses as alternatives. The score counts every word of the need that the tool does not explain against it, so a need from another domain sharing a word with a tool gets no match. The body is at most " + fmt.Sprint(min(s.cfg.Catalog.BodyLimit(), MaxRouteBodyBytes)) + " bytes (413 past it): a larger input is checked by the tool's own route, which asks no payment for an invalid one.",
 			Body: map[string]any{"type": "object", "additionalProperties": false, "required": []string{"query"}, "properties": map[string]any{
 				"query": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxQueryLen, "description": "The need in words, or a tool key, operation id or path."},
-				"input": oasAnyObject("The tool's input object (query parameters of a GET tool as members). Optional: without it the plan uses the tool's example input."),
+				"input": routedoc.AnyObject("The tool's input object (query parameters of a GET tool as members). Optional: without it the plan uses the tool's example input."),
 			}},
-			Response: oasRef("RoutePlan")},
-		{Method: "GET", Path: "/api/catalog", OperationID: "listCatalog", Tag: TagDiscovery,
+			Response: routedoc.Ref("RoutePlan")},
+		{Method: "GET", Path: "/api/catalog", OperationID: "listCatalog", Tag: routedoc.TagDiscovery,
 			Summary:     "Paginated tool catalog",
 			Description: "Every paid tool with key, name, method, path, url, priceUsd, network, description, tags, inputSchema, exampleInput, outputExample (produced by running the tool) and transports: how to buy it over HTTP, MCP (tool name) and A2A (skill and data part), on the same terms. q ranks and filters with the finder; category keeps the tools with that tag.",
-			Params: []ParamDoc{
+			Params: []routedoc.Param{
 				{Name: "offset", In: "query", Description: "First item, ≥ 0 (default 0).", Schema: map[string]any{"type": "integer", "minimum": 0, "default": 0}},
 				{Name: "limit", In: "query", Description: "Items per page, 1 to 100 (default 50).", Schema: map[string]any{"type": "integer", "minimum": 1, "maximum": MaxCatalogLimit, "default": DefaultCatalogLimit}},
 				{Name: "q", In: "query", Description: "Free-text filter, ranked by the finder.", Schema: map[string]any{"type": "string", "maxLength": MaxQueryLen}},
 				{Name: "category", In: "query", Description: "Keep the tools with this tag (" + strings.Join(s.Categories(), ", ") + ").", Schema: map[string]any{"type": "string", "maxLength": MaxCategoryLen}},
 			},
-			Response: oasRef("CatalogPage")},
-		{Method: "GET", Path: "/api/try", OperationID: "tryPreview", Tag: TagDiscovery,
+			Response: routedoc.Ref("CatalogPage")},
+		{Method: "GET", Path: "/api/try", OperationID: "tryPreview", Tag: routedoc.TagDiscovery,
 			Summary:     "Free capability preview and next routes",
 			Description: "Without q: a tour (tool groups with prices, every free route). With q: the best match with its price, example input and output, and the next routes (/api/route, the paid URL, /openapi.json); mode no_match with near misses as alternatives when the best match scores below " + fmt.Sprint(MinMatchScore) + " (" + fmt.Sprint(MinCorrectedScore) + " when found through typo corrections alone).",
-			Params:      []ParamDoc{{Name: "q", In: "query", Description: "The need in words (optional, at most 500 characters).", Schema: map[string]any{"type": "string", "maxLength": MaxQueryLen}}},
-			Response:    oasRef("TryResult")},
-		cached("/openapi.json", "openapi", TagManifests, "Machine-readable interface description (this document)", "OpenAPI 3.1.0.", oasAnyObject("OpenAPI 3.1.0 document.")),
-		{Method: "GET", Path: "/skill.md", OperationID: "skill", Tag: TagManifests, Summary: "Usage summary for agents in Markdown",
-			ResponseType: markdownType, Response: oasString("Markdown."), Cached: true},
-		cached("/.well-known/x402", "x402Manifest", TagManifests, "Payment manifest",
+			Params:      []routedoc.Param{{Name: "q", In: "query", Description: "The need in words (optional, at most 500 characters).", Schema: map[string]any{"type": "string", "maxLength": MaxQueryLen}}},
+			Response:    routedoc.Ref("TryResult")},
+		cached("/openapi.json", "openapi", routedoc.TagManifests, "Machine-readable interface description (this document)", "OpenAPI 3.1.0.", routedoc.AnyObject("OpenAPI 3.1.0 document.")),
+		{Method: "GET", Path: "/skill.md", OperationID: "skill", Tag: routedoc.TagManifests, Summary: "Usage summary for agents in Markdown",
+			ResponseType: markdownType, Response: routedoc.String("Markdown."), Cached: true},
+		cached("/.well-known/x402", "x402Manifest", routedoc.TagManifests, "Payment manifest",
 			"x402Version 2, payment rails (network, asset, payTo, facilitator), how each transport (HTTP, MCP, A2A) takes a payment, every paid resource with price, method, URL, input schema, the payment requirements of its 402 and its transports, and the free resources.",
-			oasRef("X402Manifest")),
-		cached("/.well-known/svc-router.json", "routerFeed", TagManifests, "Router feed", "Find, route, catalog and try URLs, and every tool with its key, price and URL.", oasManifest("Router feed.")),
-		cached("/.well-known/svc-distribution.json", "distributionManifest", TagManifests, "Distribution manifest", "Every channel the service is reachable through (HTTP, OpenAPI, MCP, A2A, x402 manifest, skill.md) and how attribution works.", oasManifest("Distribution manifest.")),
-		cached("/.well-known/svc-magnet.json", "magnetManifest", TagManifests, "Discovery beacon manifest", "A compact beacon for scanners and agents: what the service sells, the price range and the entry points.", oasManifest("Discovery beacon.")),
-		cached("/api/magnet", "magnetBeacon", TagManifests, "Discovery beacon manifest (same document as /.well-known/svc-magnet.json)", "", oasManifest("Discovery beacon.")),
-		cached(wire.PathAgentCard, "agentCard", TagProtocols, "Standard A2A agent card", "Hybrid card: A2A 1.0 fields plus the 0.3 top-level fields (url, preferredTransport, protocolVersion). Declares the A2A x402 extension and has one skill per paid tool (its id is the catalog key).", oasRef("AgentCard")),
-		cached(wire.PathAgentCardLegacy, "agentCardLegacy", TagProtocols, "Legacy alias of the standard agent card (same bytes)", "", oasRef("AgentCard")),
+			routedoc.Ref("X402Manifest")),
+		cached("/.well-known/svc-router.json", "routerFeed", routedoc.TagManifests, "Router feed", "Find, route, catalog and try URLs, and every tool with its key, price and URL.", oasManifest("Router feed.")),
+		cached("/.well-known/svc-distribution.json", "distributionManifest", routedoc.TagManifests, "Distribution manifest", "Every channel the service is reachable through (HTTP, OpenAPI, MCP, A2A, x402 manifest, skill.md) and how attribution works.", oasManifest("Distribution manifest.")),
+		cached("/.well-known/svc-magnet.json", "magnetManifest", routedoc.TagManifests, "Discovery beacon manifest", "A compact beacon for scanners and agents: what the service sells, the price range and the entry points.", oasManifest("Discovery beacon.")),
+		cached("/api/magnet", "magnetBeacon", routedoc.TagManifests, "Discovery beacon manifest (same document as /.well-known/svc-magnet.json)", "", oasManifest("Discovery beacon.")),
+		cached(wire.PathAgentCard, "agentCard", routedoc.TagProtocols, "Standard A2A agent card", "Hybrid card: A2A 1.0 fields plus the 0.3 top-level fields (url, preferredTransport, protocolVersion). Declares the A2A x402 extension and has one skill per paid tool (its id is the catalog key).", routedoc.Ref("AgentCard")),
+		cached(wire.PathAgentCardLegacy, "agentCardLegacy", routedoc.TagProtocols, "Legacy alias of the standard agent card (same bytes)", "", routedoc.Ref("AgentCard")),
 		statsDoc("/api/amplifier/stats", "amplifierStats", "Aggregate inbound telemetry counters, including requests per minute"),
 		statsDoc("/api/distribution/stats", "distributionStats", "Aggregate inbound telemetry counters"),
 		statsDoc("/api/magnet/stats", "magnetStats", "Privacy-safe scanner aggregates"),
-		{Method: "GET", Path: PathLanding, OperationID: "landing", Tag: TagManifests, Summary: "Landing page: what the service is and where everything is",
+		{Method: "GET", Path: PathLanding, OperationID: "landing", Tag: routedoc.TagManifests, Summary: "Landing page: what the service is and where everything is",
 			Description: "Content negotiation on Accept: HTML for a browser (text/html), the llms.txt Markdown for text/markdown or text/plain, JSON otherwise (name, description, links, every tool with its price and URL).",
-			Response:    oasAnyObject("Landing: name, description, version, devMode, network, links, tools."), Cached: true},
-		{Method: "GET", Path: PathLLMs, OperationID: "llmsTxt", Tag: TagManifests, Summary: "Index for language models (llms.txt)",
-			ResponseType: plainType, Response: oasString("Markdown in the llms.txt layout."), Cached: true},
-		{Method: "GET", Path: PathRobots, OperationID: "robotsTxt", Tag: TagManifests, Summary: "Crawler rules: documents allowed, paid routes and protocol endpoints disallowed",
-			ResponseType: plainType, Response: oasString("robots.txt."), Cached: true},
-		cached(PathMCPServer, "mcpServerJson", TagManifests, "MCP registry server.json of the remote MCP endpoint",
+			Response:    routedoc.AnyObject("Landing: name, description, version, devMode, network, links, tools."), Cached: true},
+		{Method: "GET", Path: PathLLMs, OperationID: "llmsTxt", Tag: routedoc.TagManifests, Summary: "Index for language models (llms.txt)",
+			ResponseType: plainType, Response: routedoc.String("Markdown in the llms.txt layout."), Cached: true},
+		{Method: "GET", Path: PathRobots, OperationID: "robotsTxt", Tag: routedoc.TagManifests, Summary: "Crawler rules: documents allowed, paid routes and protocol endpoints disallowed",
+			ResponseType: plainType, Response: routedoc.String("robots.txt."), Cached: true},
+		cached(PathMCPServer, "mcpServerJson", routedoc.TagManifests, "MCP registry server.json of the remote MCP endpoint",
 			"The MCP registry's server.json ("+MCPServerSchema+"): name (reverse DNS of the host), description, version, repository and remotes [{type: streamable-http, url: /mcp}].",
-			oasAnyObject("MCP registry server.json.")),
+			routedoc.AnyObject("MCP registry server.json.")),
 	}
 }
 
 // freeDocs returns every free route: this package's, then the external
 // ones.
-func (s *Service) freeDocs() []RouteDoc {
-	out := make([]RouteDoc, 0, len(s.own)+len(s.external))
+func (s *Service) freeDocs() []routedoc.Route {
+	out := make([]routedoc.Route, 0, len(s.own)+len(s.external))
 	for _, o := range s.own {
 		out = append(out, o.doc)
 	}
@@ -394,13 +164,13 @@ func (s *Service) buildOpenAPI() ([]byte, error) {
 		add(d.Method, d.Path, s.oasFreeOperation(d))
 	}
 	tags := []map[string]any{
-		{"name": TagPaid, "description": "Paid tools: HTTP 402 with x402 v2 payment requirements (USDC on " + s.network.CAIP2 + "), then 200 after the retry with PAYMENT-SIGNATURE; each is also sold over MCP (POST /mcp) and A2A (POST /a2a) on the same terms. See x-payment-info and x-transports on each operation."},
-		{"name": TagDiscovery, "description": "Free finder, router, catalog and preview."},
-		{"name": TagProtocols, "description": "MCP and A2A: free discovery, and every paid tool sold with x402 (see x-transports), and the agent card."},
-		{"name": TagManifests, "description": "Free machine-readable documents (cached, with ETag)."},
-		{"name": TagStats, "description": "Free aggregate counters (no per-client data)."},
-		{"name": TagClub, "description": "Free membership club surface."},
-		{"name": TagOperations, "description": "Health and metrics."},
+		{"name": routedoc.TagPaid, "description": "Paid tools: HTTP 402 with x402 v2 payment requirements (USDC on " + s.network.CAIP2 + "), then 200 after the retry with PAYMENT-SIGNATURE; each is also sold over MCP (POST /mcp) and A2A (POST /a2a) on the same terms. See x-payment-info and x-transports on each operation."},
+		{"name": routedoc.TagDiscovery, "description": "Free finder, router, catalog and preview."},
+		{"name": routedoc.TagProtocols, "description": "MCP and A2A: free discovery, and every paid tool sold with x402 (see x-transports), and the agent card."},
+		{"name": routedoc.TagManifests, "description": "Free machine-readable documents (cached, with ETag)."},
+		{"name": routedoc.TagStats, "description": "Free aggregate counters (no per-client data)."},
+		{"name": routedoc.TagClub, "description": "Free membership club surface."},
+		{"name": routedoc.TagOperations, "description": "Health and metrics."},
 	}
 	toolTags := make([]string, 0, len(tagSet))
 	for tag := range tagSet {
@@ -436,10 +206,10 @@ func (s *Service) buildOpenAPI() ([]byte, error) {
 			"schemas":   schemas,
 			"responses": s.oasResponses(),
 			"headers": map[string]any{
-				"PaymentRequired": map[string]any{"description": "Base64 (standard, padded) of the JSON x402 v2 PaymentRequired {x402Version, error, resource, accepts, extensions}.", "schema": oasString("")},
-				"PaymentResponse": map[string]any{"description": "Base64 of the JSON x402 SettleResponse {success, transaction, network, payer}.", "schema": oasString("")},
-				"RetryAfter":      map[string]any{"description": "Seconds to wait.", "schema": oasInt("")},
-				"ETag":            map[string]any{"description": "Strong entity tag of the document (send it back in If-None-Match).", "schema": oasString("")},
+				"PaymentRequired": map[string]any{"description": "Base64 (standard, padded) of the JSON x402 v2 PaymentRequired {x402Version, error, resource, accepts, extensions}.", "schema": routedoc.String("")},
+				"PaymentResponse": map[string]any{"description": "Base64 of the JSON x402 SettleResponse {success, transaction, network, payer}.", "schema": routedoc.String("")},
+				"RetryAfter":      map[string]any{"description": "Seconds to wait.", "schema": routedoc.Int("")},
+				"ETag":            map[string]any{"description": "Strong entity tag of the document (send it back in If-None-Match).", "schema": routedoc.String("")},
 			},
 		},
 	}
@@ -467,7 +237,7 @@ func (s *Service) oasPaidOperation(t *tools.Tool, tr Transports, schemas map[str
 	_ = json.Unmarshal(t.ExampleInput, &example)
 	_ = json.Unmarshal(t.OutputExample, &outExample)
 
-	tags := append([]string{TagPaid}, t.Tags...)
+	tags := append([]string{routedoc.TagPaid}, t.Tags...)
 	op := map[string]any{
 		"operationId": t.OperationID,
 		"summary":     t.Name + fmt.Sprintf(" (%s USDC per call)", t.PriceFixed6()),
@@ -493,7 +263,7 @@ func (s *Service) oasPaidOperation(t *tools.Tool, tr Transports, schemas map[str
 	params := []map[string]any{{
 		"name": x402.HeaderPaymentSignature, "in": "header", "required": false,
 		"description": "The paid retry: base64 of the JSON x402 v2 PaymentPayload (exact scheme, EIP-3009 authorization). Absent on the first request, which is answered 402.",
-		"schema":      oasString(""),
+		"schema":      routedoc.String(""),
 	}}
 	if t.InputLocation == tools.InputQuery {
 		props, _ := in["properties"].(map[string]any)
@@ -524,7 +294,7 @@ func (s *Service) oasPaidOperation(t *tools.Tool, tr Transports, schemas map[str
 		op["requestBody"] = map[string]any{
 			"required": true,
 			"content": map[string]any{jsonContentType: map[string]any{
-				"schema":  oasRef(inName),
+				"schema":  routedoc.Ref(inName),
 				"example": example,
 			}},
 		}
@@ -534,7 +304,7 @@ func (s *Service) oasPaidOperation(t *tools.Tool, tr Transports, schemas map[str
 		"200": map[string]any{
 			"description": "The tool's answer (after payment).",
 			"headers":     map[string]any{x402.HeaderPaymentResponse: map[string]any{"$ref": "#/components/headers/PaymentResponse"}},
-			"content":     map[string]any{jsonContentType: map[string]any{"schema": oasRef(outName), "example": outExample}},
+			"content":     map[string]any{jsonContentType: map[string]any{"schema": routedoc.Ref(outName), "example": outExample}},
 		},
 		"400": map[string]any{"$ref": "#/components/responses/InvalidInput"},
 		"402": map[string]any{"$ref": "#/components/responses/PaymentRequired"},
@@ -548,7 +318,7 @@ func (s *Service) oasPaidOperation(t *tools.Tool, tr Transports, schemas map[str
 }
 
 // oasFreeOperation describes a free route.
-func (s *Service) oasFreeOperation(d RouteDoc) map[string]any {
+func (s *Service) oasFreeOperation(d routedoc.Route) map[string]any {
 	op := map[string]any{
 		"operationId": d.OperationID,
 		"summary":     d.Summary,
@@ -562,7 +332,7 @@ func (s *Service) oasFreeOperation(d RouteDoc) map[string]any {
 	for _, p := range d.Params {
 		pm := map[string]any{"name": p.Name, "in": p.In, "required": p.Required || p.In == "path", "schema": p.Schema}
 		if p.Schema == nil {
-			pm["schema"] = oasString("")
+			pm["schema"] = routedoc.String("")
 		}
 		if p.Description != "" {
 			pm["description"] = p.Description
@@ -571,7 +341,7 @@ func (s *Service) oasFreeOperation(d RouteDoc) map[string]any {
 	}
 	if d.Cached {
 		params = append(params, map[string]any{"name": "If-None-Match", "in": "header", "required": false,
-			"description": "An ETag received earlier: 304 when the document is unchanged.", "schema": oasString("")})
+			"description": "An ETag received earlier: 304 when the document is unchanged.", "schema": routedoc.String("")})
 	}
 	if len(params) > 0 {
 		op["parameters"] = params
@@ -618,7 +388,7 @@ func (s *Service) oasFreeOperation(d RouteDoc) map[string]any {
 // oasResponses are the shared error answers.
 func (s *Service) oasResponses() map[string]any {
 	problem := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "content": map[string]any{wire.ProblemContentType: map[string]any{"schema": oasRef("Problem")}}}
+		return map[string]any{"description": desc, "content": map[string]any{wire.ProblemContentType: map[string]any{"schema": routedoc.Ref("Problem")}}}
 	}
 	rl := problem("Too many requests from this client address (free routes only).")
 	rl["headers"] = map[string]any{"Retry-After": map[string]any{"$ref": "#/components/headers/RetryAfter"}}
@@ -632,7 +402,7 @@ func (s *Service) oasResponses() map[string]any {
 		"PaymentRequired": map[string]any{
 			"description": "Payment required: the PAYMENT-REQUIRED header carries the x402 v2 requirements (also in the body, with the x402 v1 fields). Also answered when a payment is refused (the reason is in error).",
 			"headers":     map[string]any{x402.HeaderPaymentRequired: map[string]any{"$ref": "#/components/headers/PaymentRequired"}},
-			"content":     map[string]any{jsonContentType: map[string]any{"schema": oasRef("PaymentRequiredBody")}},
+			"content":     map[string]any{jsonContentType: map[string]any{"schema": routedoc.Ref("PaymentRequiredBody")}},
 		},
 	}
 }
@@ -640,74 +410,74 @@ func (s *Service) oasResponses() map[string]any {
 // oasComponentSchemas are the shared schemas (the tools' are added by
 // oasPaidOperation).
 func (s *Service) oasComponentSchemas() map[string]any {
-	fieldError := oasObject(map[string]any{
-		"field":   oasString("Field path in the input's JSON notation (bars[3].high); empty for the whole body."),
-		"rule":    oasString("The broken rule (required, gt, oneof, unknown_field, json, ...)."),
-		"message": oasString("Names the field and the rule."),
+	fieldError := routedoc.Object(map[string]any{
+		"field":   routedoc.String("Field path in the input's JSON notation (bars[3].high); empty for the whole body."),
+		"rule":    routedoc.String("The broken rule (required, gt, oneof, unknown_field, json, ...)."),
+		"message": routedoc.String("Names the field and the rule."),
 	}, "field", "rule", "message")
-	item := oasObject(map[string]any{
-		"key":           oasString("Catalog key (risk-levels, xau-quote)."),
-		"name":          oasString(""),
+	item := routedoc.Object(map[string]any{
+		"key":           routedoc.String("Catalog key (risk-levels, xau-quote)."),
+		"name":          routedoc.String(""),
 		"method":        map[string]any{"type": "string", "enum": []string{"GET", "POST"}},
-		"path":          oasString(""),
-		"url":           oasString("Absolute URL."),
-		"priceUsd":      oasNumber("Price per call in USD (USDC)."),
-		"network":       oasString("CAIP-2 payment network."),
-		"description":   oasString(""),
-		"tags":          oasArray(oasString(""), ""),
-		"inputSchema":   oasAnyObject("JSON Schema 2020-12 of the input."),
+		"path":          routedoc.String(""),
+		"url":           routedoc.String("Absolute URL."),
+		"priceUsd":      routedoc.Number("Price per call in USD (USDC)."),
+		"network":       routedoc.String("CAIP-2 payment network."),
+		"description":   routedoc.String(""),
+		"tags":          routedoc.Array(routedoc.String(""), ""),
+		"inputSchema":   routedoc.AnyObject("JSON Schema 2020-12 of the input."),
 		"exampleInput":  map[string]any{"description": "A realistic input."},
 		"outputExample": map[string]any{"description": "The tool's output for exampleInput."},
-		"operationId":   oasString(""),
-		"price":         oasString("Price with six decimals (0.005000)."),
+		"operationId":   routedoc.String(""),
+		"price":         routedoc.String("Price with six decimals (0.005000)."),
 		"inputLocation": map[string]any{"type": "string", "enum": []string{"query", "body"}},
-		"outputSchema":  oasAnyObject("JSON Schema 2020-12 of the 200 answer."),
-		"terminal":      oasBool("Reads the trading terminal (503 before any 402 when it is down)."),
-		"transports":    oasRef("Transports"),
+		"outputSchema":  routedoc.AnyObject("JSON Schema 2020-12 of the 200 answer."),
+		"terminal":      routedoc.Bool("Reads the trading terminal (503 before any 402 when it is down)."),
+		"transports":    routedoc.Ref("Transports"),
 	}, "transports", "key", "name", "method", "path", "url", "priceUsd", "network", "description", "tags", "inputSchema", "exampleInput", "outputExample")
-	link := oasObject(map[string]any{"method": oasString(""), "url": oasString(""), "purpose": oasString("")}, "method", "url", "purpose")
-	alt := oasObject(map[string]any{
-		"key": oasString(""), "name": oasString(""), "method": oasString(""), "url": oasString(""),
-		"priceUsd": oasNumber(""), "matchScore": oasNumber(""),
+	link := routedoc.Object(map[string]any{"method": routedoc.String(""), "url": routedoc.String(""), "purpose": routedoc.String("")}, "method", "url", "purpose")
+	alt := routedoc.Object(map[string]any{
+		"key": routedoc.String(""), "name": routedoc.String(""), "method": routedoc.String(""), "url": routedoc.String(""),
+		"priceUsd": routedoc.Number(""), "matchScore": routedoc.Number(""),
 	}, "key", "name", "method", "url", "priceUsd", "matchScore")
-	counts := oasArray(oasObject(map[string]any{"name": oasString(""), "count": oasInt("")}, "name", "count"), "")
+	counts := routedoc.Array(routedoc.Object(map[string]any{"name": routedoc.String(""), "count": routedoc.Int("")}, "name", "count"), "")
 	return map[string]any{
-		"Problem": oasObject(map[string]any{
-			"type":      oasString("urn:svc:problem:<code>"),
-			"title":     oasString(""),
-			"status":    oasInt(""),
-			"detail":    oasString(""),
-			"instance":  oasString("The request path."),
-			"code":      oasString("invalid_input, too_large, unavailable, timeout, internal, rate_limited, not_found, method_not_allowed, ..."),
-			"errors":    oasArray(oasRef("FieldError"), "Each broken input rule."),
-			"requestId": oasString("Repeats the X-Request-Id header."),
+		"Problem": routedoc.Object(map[string]any{
+			"type":      routedoc.String("urn:svc:problem:<code>"),
+			"title":     routedoc.String(""),
+			"status":    routedoc.Int(""),
+			"detail":    routedoc.String(""),
+			"instance":  routedoc.String("The request path."),
+			"code":      routedoc.String("invalid_input, too_large, unavailable, timeout, internal, rate_limited, not_found, method_not_allowed, ..."),
+			"errors":    routedoc.Array(routedoc.Ref("FieldError"), "Each broken input rule."),
+			"requestId": routedoc.String("Repeats the X-Request-Id header."),
 		}, "type", "title", "status"),
 		"FieldError": fieldError,
-		"PaymentTerms": oasObject(map[string]any{
-			"protocol": oasString("x402"), "x402Version": oasInt(""), "scheme": oasString("exact"), "network": oasString("CAIP-2."),
-			"asset": oasString("USDC token address."), "currency": oasString(""), "priceUsd": oasNumber(""),
-			"price": oasString("Six decimals."), "amount": oasString("USDC atomic units."), "payTo": oasString(""), "maxTimeoutSeconds": oasInt(""),
+		"PaymentTerms": routedoc.Object(map[string]any{
+			"protocol": routedoc.String("x402"), "x402Version": routedoc.Int(""), "scheme": routedoc.String("exact"), "network": routedoc.String("CAIP-2."),
+			"asset": routedoc.String("USDC token address."), "currency": routedoc.String(""), "priceUsd": routedoc.Number(""),
+			"price": routedoc.String("Six decimals."), "amount": routedoc.String("USDC atomic units."), "payTo": routedoc.String(""), "maxTimeoutSeconds": routedoc.Int(""),
 		}, "protocol", "x402Version", "scheme", "network", "asset", "currency", "priceUsd", "price", "amount", "payTo", "maxTimeoutSeconds"),
 		"Transports": map[string]any{
 			"type":        "object",
 			"description": "The three ways to buy the tool, all on terms.",
 			"required":    []string{"terms", "http", "mcp", "a2a"},
 			"properties": map[string]any{
-				"terms": oasRef("PaymentTerms"),
-				"http": oasObject(map[string]any{
-					"method": oasString(""), "path": oasString(""), "url": oasString(""),
+				"terms": routedoc.Ref("PaymentTerms"),
+				"http": routedoc.Object(map[string]any{
+					"method": routedoc.String(""), "path": routedoc.String(""), "url": routedoc.String(""),
 					"inputLocation":         map[string]any{"type": "string", "enum": []string{"query", "body"}},
-					"paymentRequiredHeader": oasString(""), "paymentHeader": oasString(""), "settlementHeader": oasString(""), "how": oasString(""),
+					"paymentRequiredHeader": routedoc.String(""), "paymentHeader": routedoc.String(""), "settlementHeader": routedoc.String(""), "how": routedoc.String(""),
 				}, "method", "path", "url", "paymentHeader", "how"),
-				"mcp": oasObject(map[string]any{
-					"url": oasString("The MCP endpoint."), "method": oasString(MCPCallMethod), "tool": oasString("MCP tool name: the operationId."),
-					"paymentMeta": oasString("params._meta key of the PaymentPayload."), "settlementMeta": oasString("result._meta key of the settlement."),
-					"extension": oasString("Capability of the extension binding."), "how": oasString(""),
+				"mcp": routedoc.Object(map[string]any{
+					"url": routedoc.String("The MCP endpoint."), "method": routedoc.String(MCPCallMethod), "tool": routedoc.String("MCP tool name: the operationId."),
+					"paymentMeta": routedoc.String("params._meta key of the PaymentPayload."), "settlementMeta": routedoc.String("result._meta key of the settlement."),
+					"extension": routedoc.String("Capability of the extension binding."), "how": routedoc.String(""),
 				}, "url", "method", "tool", "paymentMeta", "how"),
-				"a2a": oasObject(map[string]any{
-					"url": oasString("The A2A endpoint."), "card": oasString("The agent card."), "skill": oasString("Agent card skill id: the catalog key."),
-					"extension": oasString("URI of the A2A x402 extension."), "dataPart": oasAnyObject("The data part asking for the tool: {tool, input}."),
-					"paymentRequiredMeta": oasString(""), "paymentMeta": oasString(""), "receiptsMeta": oasString(""), "how": oasString(""),
+				"a2a": routedoc.Object(map[string]any{
+					"url": routedoc.String("The A2A endpoint."), "card": routedoc.String("The agent card."), "skill": routedoc.String("Agent card skill id: the catalog key."),
+					"extension": routedoc.String("URI of the A2A x402 extension."), "dataPart": routedoc.AnyObject("The data part asking for the tool: {tool, input}."),
+					"paymentRequiredMeta": routedoc.String(""), "paymentMeta": routedoc.String(""), "receiptsMeta": routedoc.String(""), "how": routedoc.String(""),
 				}, "url", "skill", "extension", "dataPart", "how"),
 			},
 		},
@@ -718,92 +488,92 @@ func (s *Service) oasComponentSchemas() map[string]any {
 			"type":        "object",
 			"description": "The x402 v1 offer, read by x402Version 1 clients. x402 v2 clients read the PAYMENT-REQUIRED header (base64 JSON PaymentRequired, x402Version 2).",
 			"properties": map[string]any{
-				"x402Version": oasInt("1"),
-				"error":       oasString(""),
-				"accepts":     oasArray(oasAnyObject("v1 PaymentRequirements: scheme, network (base), maxAmountRequired, resource, description, mimeType, outputSchema, payTo, maxTimeoutSeconds, asset, extra."), ""),
+				"x402Version": routedoc.Int("1"),
+				"error":       routedoc.String(""),
+				"accepts":     routedoc.Array(routedoc.AnyObject("v1 PaymentRequirements: scheme, network (base), maxAmountRequired, resource, description, mimeType, outputSchema, payTo, maxTimeoutSeconds, asset, extra."), ""),
 			},
 		},
-		"FindResult": oasObject(map[string]any{
-			"ok":    oasBool(""),
-			"query": oasString(""),
-			"matches": oasArray(map[string]any{"allOf": []any{oasRef("CatalogItem"), oasObject(map[string]any{
-				"matchScore":    oasNumber("Relevance in (0, 1), comparable across queries."),
-				"matchedTokens": oasArray(oasString(""), "Query tokens that contributed."),
+		"FindResult": routedoc.Object(map[string]any{
+			"ok":    routedoc.Bool(""),
+			"query": routedoc.String(""),
+			"matches": routedoc.Array(map[string]any{"allOf": []any{routedoc.Ref("CatalogItem"), routedoc.Object(map[string]any{
+				"matchScore":    routedoc.Number("Relevance in (0, 1), comparable across queries."),
+				"matchedTokens": routedoc.Array(routedoc.String(""), "Query tokens that contributed."),
 			}, "matchScore", "matchedTokens")}}, "Best first."),
 		}, "ok", "query", "matches"),
-		"CatalogPage": oasObject(map[string]any{
-			"ok": oasBool(""), "total": oasInt("Tools after filtering."), "offset": oasInt(""), "limit": oasInt(""),
-			"items": oasArray(oasRef("CatalogItem"), ""),
+		"CatalogPage": routedoc.Object(map[string]any{
+			"ok": routedoc.Bool(""), "total": routedoc.Int("Tools after filtering."), "offset": routedoc.Int(""), "limit": routedoc.Int(""),
+			"items": routedoc.Array(routedoc.Ref("CatalogItem"), ""),
 		}, "ok", "total", "offset", "limit", "items"),
-		"RoutePlan": oasObject(map[string]any{
-			"ok": oasBool(""), "query": oasString(""), "matched": oasBool("False when no tool matches."), "message": oasString(""),
-			"tool": oasString("Catalog key."), "operationId": oasString(""), "name": oasString(""),
-			"matchScore": oasNumber(""), "matchedTokens": oasArray(oasString(""), ""),
-			"method": oasString(""), "url": oasString("Full URL; for GET tools with the input as query string."), "path": oasString(""),
-			"headers": oasMap(oasString(""), "Headers to send."),
+		"RoutePlan": routedoc.Object(map[string]any{
+			"ok": routedoc.Bool(""), "query": routedoc.String(""), "matched": routedoc.Bool("False when no tool matches."), "message": routedoc.String(""),
+			"tool": routedoc.String("Catalog key."), "operationId": routedoc.String(""), "name": routedoc.String(""),
+			"matchScore": routedoc.Number(""), "matchedTokens": routedoc.Array(routedoc.String(""), ""),
+			"method": routedoc.String(""), "url": routedoc.String("Full URL; for GET tools with the input as query string."), "path": routedoc.String(""),
+			"headers": routedoc.Map(routedoc.String(""), "Headers to send."),
 			"body":    map[string]any{"description": "JSON body of a POST tool."},
-			"price": oasObject(map[string]any{
-				"usd": oasNumber(""), "fixed6": oasString("Six decimals."), "atomic": oasString("USDC atomic units."), "currency": oasString(""),
+			"price": routedoc.Object(map[string]any{
+				"usd": routedoc.Number(""), "fixed6": routedoc.String("Six decimals."), "atomic": routedoc.String("USDC atomic units."), "currency": routedoc.String(""),
 			}, "usd", "fixed6", "atomic", "currency"),
-			"network": oasString(""), "asset": oasString(""), "payTo": oasString(""), "scheme": oasString(""), "x402Version": oasInt(""),
+			"network": routedoc.String(""), "asset": routedoc.String(""), "payTo": routedoc.String(""), "scheme": routedoc.String(""), "x402Version": routedoc.Int(""),
 			"inputSource": map[string]any{"type": "string", "enum": []string{"caller", "example"}},
-			"inputValid":  oasBool("Whether the input passes the tool's own validation."),
-			"inputErrors": oasArray(oasRef("FieldError"), ""),
-			"inputSchema": oasAnyObject(""),
-			"steps": oasArray(oasObject(map[string]any{
-				"step": oasInt(""), "action": oasString(""), "header": oasString(""), "description": oasString(""),
+			"inputValid":  routedoc.Bool("Whether the input passes the tool's own validation."),
+			"inputErrors": routedoc.Array(routedoc.Ref("FieldError"), ""),
+			"inputSchema": routedoc.AnyObject(""),
+			"steps": routedoc.Array(routedoc.Object(map[string]any{
+				"step": routedoc.Int(""), "action": routedoc.String(""), "header": routedoc.String(""), "description": routedoc.String(""),
 			}, "step", "action", "description"), "The x402 exchange."),
-			"curl": oasString("First request (answered 402)."), "curlPaid": oasString("The paid retry."), "devMode": oasBool(""),
-			"transports":   oasRef("Transports"),
-			"alternatives": oasArray(oasRef("Alternative"), ""),
-			"nextRoutes":   oasArray(oasRef("Link"), ""),
+			"curl": routedoc.String("First request (answered 402)."), "curlPaid": routedoc.String("The paid retry."), "devMode": routedoc.Bool(""),
+			"transports":   routedoc.Ref("Transports"),
+			"alternatives": routedoc.Array(routedoc.Ref("Alternative"), ""),
+			"nextRoutes":   routedoc.Array(routedoc.Ref("Link"), ""),
 		}, "ok", "query", "matched", "message", "inputValid", "inputErrors", "alternatives", "nextRoutes"),
-		"TryResult": oasObject(map[string]any{
-			"ok": oasBool(""), "mode": map[string]any{"type": "string", "enum": []string{"tour", "match", "no_match"}},
-			"query": oasString(""), "message": oasString(""),
-			"service": oasObject(map[string]any{
-				"name": oasString(""), "description": oasString(""), "version": oasString(""), "tools": oasInt(""),
-				"network": oasString(""), "currency": oasString(""), "protocol": oasString(""), "devMode": oasBool(""),
+		"TryResult": routedoc.Object(map[string]any{
+			"ok": routedoc.Bool(""), "mode": map[string]any{"type": "string", "enum": []string{"tour", "match", "no_match"}},
+			"query": routedoc.String(""), "message": routedoc.String(""),
+			"service": routedoc.Object(map[string]any{
+				"name": routedoc.String(""), "description": routedoc.String(""), "version": routedoc.String(""), "tools": routedoc.Int(""),
+				"network": routedoc.String(""), "currency": routedoc.String(""), "protocol": routedoc.String(""), "devMode": routedoc.Bool(""),
 			}, "name", "version", "tools", "network"),
-			"match": oasObject(map[string]any{
-				"key": oasString(""), "name": oasString(""), "method": oasString(""), "path": oasString(""), "url": oasString(""),
-				"priceUsd": oasNumber(""), "price": oasString(""), "network": oasString(""), "summary": oasString(""),
-				"tags": oasArray(oasString(""), ""), "matchScore": oasNumber(""), "matchedTokens": oasArray(oasString(""), ""),
+			"match": routedoc.Object(map[string]any{
+				"key": routedoc.String(""), "name": routedoc.String(""), "method": routedoc.String(""), "path": routedoc.String(""), "url": routedoc.String(""),
+				"priceUsd": routedoc.Number(""), "price": routedoc.String(""), "network": routedoc.String(""), "summary": routedoc.String(""),
+				"tags": routedoc.Array(routedoc.String(""), ""), "matchScore": routedoc.Number(""), "matchedTokens": routedoc.Array(routedoc.String(""), ""),
 				"exampleInput": map[string]any{}, "outputExample": map[string]any{},
 			}, "key", "method", "url", "priceUsd", "exampleInput", "outputExample"),
-			"alternatives": oasArray(oasRef("Alternative"), ""),
-			"groups": oasArray(oasObject(map[string]any{
-				"group": oasString(""), "title": oasString(""),
-				"tools": oasArray(oasObject(map[string]any{
-					"key": oasString(""), "name": oasString(""), "method": oasString(""), "url": oasString(""), "priceUsd": oasNumber(""),
+			"alternatives": routedoc.Array(routedoc.Ref("Alternative"), ""),
+			"groups": routedoc.Array(routedoc.Object(map[string]any{
+				"group": routedoc.String(""), "title": routedoc.String(""),
+				"tools": routedoc.Array(routedoc.Object(map[string]any{
+					"key": routedoc.String(""), "name": routedoc.String(""), "method": routedoc.String(""), "url": routedoc.String(""), "priceUsd": routedoc.Number(""),
 				}, "key", "method", "url", "priceUsd"), ""),
 			}, "group", "tools"), ""),
-			"freeRoutes": oasArray(oasRef("Link"), ""),
-			"nextRoutes": oasArray(oasRef("Link"), ""),
+			"freeRoutes": routedoc.Array(routedoc.Ref("Link"), ""),
+			"nextRoutes": routedoc.Array(routedoc.Ref("Link"), ""),
 		}, "ok", "mode", "message", "service", "nextRoutes"),
-		"StatsSnapshot": oasObject(map[string]any{
-			"ok": oasBool(""), "surface": oasString(""), "purpose": oasString(""), "since": oasString("RFC 3339."),
-			"uptimeSeconds": oasInt(""), "requests": oasInt(""), "requestsPerMinute": oasInt("Sliding 60 s window."),
-			"paymentRequired": oasInt("402s issued."), "settled": oasInt("Paid calls settled."), "discoveryHits": oasInt(""),
-			"status": oasMap(oasInt(""), "By status class."), "clients": oasMap(oasInt(""), "By client kind: mcp, a2a, x402, browser, crawler, other."),
+		"StatsSnapshot": routedoc.Object(map[string]any{
+			"ok": routedoc.Bool(""), "surface": routedoc.String(""), "purpose": routedoc.String(""), "since": routedoc.String("RFC 3339."),
+			"uptimeSeconds": routedoc.Int(""), "requests": routedoc.Int(""), "requestsPerMinute": routedoc.Int("Sliding 60 s window."),
+			"paymentRequired": routedoc.Int("402s issued."), "settled": routedoc.Int("Paid calls settled."), "discoveryHits": routedoc.Int(""),
+			"status": routedoc.Map(routedoc.Int(""), "By status class."), "clients": routedoc.Map(routedoc.Int(""), "By client kind: mcp, a2a, x402, browser, crawler, other."),
 			"routes": counts, "sources": counts,
-			"limits":  oasAnyObject(""),
-			"privacy": oasString(""),
+			"limits":  routedoc.AnyObject(""),
+			"privacy": routedoc.String(""),
 		}, "ok", "surface", "requests", "requestsPerMinute", "paymentRequired", "settled", "routes", "sources", "clients", "privacy"),
-		"X402Manifest": oasObject(map[string]any{
-			"x402Version": oasInt(""), "manifestVersion": oasString(""), "version": oasString(""), "name": oasString(""), "purpose": oasString(""),
-			"rails":         oasArray(oasAnyObject(""), "Payment rails: network, asset, payTo, facilitator."),
-			"resources":     oasArray(oasAnyObject(""), "Paid resources."),
-			"freeResources": oasArray(oasAnyObject(""), "Free resources."),
-			"transports":    oasAnyObject("How HTTP, MCP and A2A take a payment."),
-			"links":         oasMap(oasString(""), ""),
+		"X402Manifest": routedoc.Object(map[string]any{
+			"x402Version": routedoc.Int(""), "manifestVersion": routedoc.String(""), "version": routedoc.String(""), "name": routedoc.String(""), "purpose": routedoc.String(""),
+			"rails":         routedoc.Array(routedoc.AnyObject(""), "Payment rails: network, asset, payTo, facilitator."),
+			"resources":     routedoc.Array(routedoc.AnyObject(""), "Paid resources."),
+			"freeResources": routedoc.Array(routedoc.AnyObject(""), "Free resources."),
+			"transports":    routedoc.AnyObject("How HTTP, MCP and A2A take a payment."),
+			"links":         routedoc.Map(routedoc.String(""), ""),
 		}, "x402Version", "rails", "transports", "resources", "freeResources", "links"),
-		"AgentCard": oasObject(map[string]any{
-			"name": oasString(""), "description": oasString(""), "version": oasString(""),
-			"supportedInterfaces": oasArray(oasAnyObject(""), ""), "url": oasString(""), "preferredTransport": oasString(""),
-			"protocolVersion": oasString(""), "capabilities": oasAnyObject(""),
-			"defaultInputModes": oasArray(oasString(""), ""), "defaultOutputModes": oasArray(oasString(""), ""),
-			"skills": oasArray(oasAnyObject(""), ""),
+		"AgentCard": routedoc.Object(map[string]any{
+			"name": routedoc.String(""), "description": routedoc.String(""), "version": routedoc.String(""),
+			"supportedInterfaces": routedoc.Array(routedoc.AnyObject(""), ""), "url": routedoc.String(""), "preferredTransport": routedoc.String(""),
+			"protocolVersion": routedoc.String(""), "capabilities": routedoc.AnyObject(""),
+			"defaultInputModes": routedoc.Array(routedoc.String(""), ""), "defaultOutputModes": routedoc.Array(routedoc.String(""), ""),
+			"skills": routedoc.Array(routedoc.AnyObject(""), ""),
 		}, "name", "description", "version", "supportedInterfaces", "url", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"),
 	}
 }

@@ -164,7 +164,7 @@ func TestOpenAPIShape(t *testing.T) {
 func TestOpenAPIListsEveryRoute(t *testing.T) {
 	// The document lists exactly the paid routes, this package's Routes and
 	// the declared external routes.
-	ext := DefaultExternalRoutes()[:3]
+	ext := discExternalRoutes()[:3]
 	s := discNewService(t, discTestBase, func(c *Config) { c.FreeRoutes = ext })
 	var want []string
 	for _, tl := range s.tools {

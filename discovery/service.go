@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/tools"
@@ -92,12 +93,13 @@ type Config struct {
 	// Name is the service name in manifests, the agent card and skill.md;
 	// empty means DefaultName.
 	Name string
-	// FreeRoutes are the free routes other components serve (httpserver's
-	// /health and /metrics, /mcp, /a2a, the club), declared in
-	// /openapi.json and the manifests next to this package's own routes.
-	// Nil means DefaultExternalRoutes(); pass exactly what the server
-	// mounts. A route this package serves must not be listed.
-	FreeRoutes []RouteDoc
+	// FreeRoutes are the free routes other components serve, as each
+	// describes them (httpserver.RouteDocs for /health, /metrics, /livez
+	// and /readyz; the MCP and A2A endpoints' RouteDoc; club.RouteDocs),
+	// declared in /openapi.json, the manifests and the tour next to this
+	// package's own routes. Pass exactly what the server mounts; a route
+	// this package serves must not be listed.
+	FreeRoutes []routedoc.Route
 	// ManifestLinks are extra links added to the links of every manifest
 	// (name → absolute URL), for instance
 	// {"club": BaseURL + "/.well-known/svc-club.json"}. Names must not
@@ -179,8 +181,8 @@ type Service struct {
 	finder *Finder
 	stats  *Stats
 
-	own      []ownRoute // routes this package serves, in Routes order
-	external []RouteDoc // free routes served by others
+	own      []ownRoute       // routes this package serves, in Routes order
+	external []routedoc.Route // free routes served by others
 	docs     map[string]*staticDoc
 	card     *staticDoc
 
@@ -230,9 +232,6 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
-	}
-	if cfg.FreeRoutes == nil {
-		cfg.FreeRoutes = DefaultExternalRoutes()
 	}
 	if cfg.Stats == nil {
 		cfg.Stats = NewStats(nil)

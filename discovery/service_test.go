@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/tools"
 )
 
@@ -69,13 +70,15 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"zero payTo":       func(c *Config) { c.PayTo = "0x0000000000000000000000000000000000000000" },
 		"bad checksum":     func(c *Config) { c.PayTo = "0x209693bc6afc0C5328bA36FaF03C514EF312287C" },
 		"relative link":    func(c *Config) { c.ManifestLinks = map[string]string{"club": "/.well-known/svc-club.json"} },
-		"route twice":      func(c *Config) { c.FreeRoutes = append(DefaultExternalRoutes(), DefaultExternalRoutes()[0]) },
-		"route owned here": func(c *Config) { c.FreeRoutes = []RouteDoc{{Method: "GET", Path: "/api/find", OperationID: "x"}} },
+		"route twice":      func(c *Config) { c.FreeRoutes = append(discExternalRoutes(), discExternalRoutes()[0]) },
+		"route owned here": func(c *Config) { c.FreeRoutes = []routedoc.Route{{Method: "GET", Path: "/api/find", OperationID: "x"}} },
 		"paid route": func(c *Config) {
-			c.FreeRoutes = []RouteDoc{{Method: "POST", Path: "/api/risk-levels", OperationID: "y"}}
+			c.FreeRoutes = []routedoc.Route{{Method: "POST", Path: "/api/risk-levels", OperationID: "y"}}
 		},
-		"duplicate op id":   func(c *Config) { c.FreeRoutes = []RouteDoc{{Method: "GET", Path: "/x", OperationID: "findTools"}} },
-		"lower-case method": func(c *Config) { c.FreeRoutes = []RouteDoc{{Method: "get", Path: "/x", OperationID: "x"}} },
+		"duplicate op id": func(c *Config) {
+			c.FreeRoutes = []routedoc.Route{{Method: "GET", Path: "/x", OperationID: "findTools"}}
+		},
+		"lower-case method": func(c *Config) { c.FreeRoutes = []routedoc.Route{{Method: "get", Path: "/x", OperationID: "x"}} },
 	}
 	for name, mod := range cases {
 		c := ok
