@@ -23,7 +23,8 @@
 //     llms.txt Markdown or JSON for other clients, by Accept), /llms.txt,
 //     /robots.txt and /server.json, the MCP registry's description of the
 //     remote MCP endpoint;
-//   - aggregate, privacy-safe statistics (Stats).
+//   - aggregate, privacy-safe statistics (discovery/stats), read from the
+//     same counters as the server's Prometheus metrics.
 //
 // Every paid tool is sold on the same x402 terms over three transports:
 // HTTP (its REST route), MCP (POST /mcp, tools/call with its operation id)

@@ -93,7 +93,7 @@ func (s *Service) ownRoutes() []ownRoute {
 	doc := func(path string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.docs[path].ServeHTTP(w, r) })
 	}
-	stats := func(surface, purpose string) http.Handler {
+	statsRoute := func(surface, purpose string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			discWriteJSON(w, http.StatusOK, "no-store", s.stats.Snapshot(surface, purpose))
 		})
@@ -104,9 +104,9 @@ func (s *Service) ownRoutes() []ownRoute {
 		"/api/route":                         http.HandlerFunc(s.serveRoute),
 		"/api/catalog":                       http.HandlerFunc(s.serveCatalog),
 		"/api/try":                           http.HandlerFunc(s.serveTry),
-		"/api/amplifier/stats":               stats("amplifier", "aggregate inbound telemetry counters, including requests per minute"),
-		"/api/distribution/stats":            stats("distribution", "aggregate inbound telemetry counters"),
-		"/api/magnet/stats":                  stats("magnet", "privacy-safe scanner aggregates"),
+		"/api/amplifier/stats":               statsRoute("amplifier", "aggregate inbound telemetry counters, including requests per minute"),
+		"/api/distribution/stats":            statsRoute("distribution", "aggregate inbound telemetry counters"),
+		"/api/magnet/stats":                  statsRoute("magnet", "privacy-safe scanner aggregates"),
 		"/openapi.json":                      doc("/openapi.json"),
 		"/skill.md":                          doc("/skill.md"),
 		"/.well-known/x402":                  doc("/.well-known/x402"),

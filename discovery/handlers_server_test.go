@@ -16,6 +16,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/discovery/routedoc"
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
@@ -223,11 +224,11 @@ func TestServerStatsCountPaymentsAndRoutes(t *testing.T) {
 	f.send(t, "GET", "/api/find?q=gold&src=partner", "")
 	f.send(t, "GET", "/nope", "")
 	_, body := f.send(t, "GET", "/api/amplifier/stats", "")
-	var snap discovery.StatsSnapshot
+	var snap stats.Snapshot
 	if err := json.Unmarshal(body, &snap); err != nil {
 		t.Fatal(err)
 	}
-	count := func(cs []discovery.StatsCount, name string) int64 {
+	count := func(cs []stats.Count, name string) int64 {
 		for _, c := range cs {
 			if c.Name == name {
 				return c.Count

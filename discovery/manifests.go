@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
@@ -309,7 +310,7 @@ func (s *Service) distributionManifest() any {
 		"payment":  map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC", "transports": []string{TransportHTTP, TransportMCP, TransportA2A}},
 		"tools":    len(s.tools),
 		"links":    s.links(),
-		"privacy":  StatsPrivacy,
+		"privacy":  stats.Privacy,
 		"devMode":  s.cfg.DevMode,
 		"freeOnly": []string{"discovery", "manifests", "stats", "club"},
 	}
@@ -359,7 +360,7 @@ func (s *Service) magnetManifest() any {
 			{Method: http.MethodGet, URL: s.absURL(PathOpenAPI), Purpose: "OpenAPI 3.1"},
 		},
 		"stats":   s.absURL(PathMagnetStats),
-		"privacy": StatsPrivacy,
+		"privacy": stats.Privacy,
 		"links":   s.links(),
 		"devMode": s.cfg.DevMode,
 	}

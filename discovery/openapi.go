@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc/discovery/routedoc"
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
@@ -45,7 +46,7 @@ func (s *Service) ownRouteDocs() []routedoc.Route {
 	}
 	statsDoc := func(path, id, summary string) routedoc.Route {
 		return routedoc.Route{Method: "GET", Path: path, OperationID: id, Tag: routedoc.TagStats, Summary: summary,
-			Description: StatsPrivacy + ".", Response: routedoc.Ref("StatsSnapshot")}
+			Description: stats.Privacy + ".", Response: routedoc.Ref("StatsSnapshot")}
 	}
 	return []routedoc.Route{
 		{Method: "GET", Path: "/api/find", OperationID: "findTools", Tag: routedoc.TagDiscovery,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/discovery/routedoc"
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/tools"
@@ -105,9 +106,10 @@ type Config struct {
 	// {"club": BaseURL + "/.well-known/svc-club.json"}. Names must not
 	// collide with the built-in ones.
 	ManifestLinks map[string]string
-	// Stats receives the aggregate counters served by the stats routes;
-	// nil means a new Stats with the real clock.
-	Stats *Stats
+	// Stats are the aggregate counters the stats routes serve; nil means
+	// new ones over a Traffic of their own, with the real clock. A server
+	// that counts its answers gives them its Traffic (stats.New).
+	Stats *stats.Aggregates
 }
 
 // FindMatch is one ranked tool: the catalog item (with its transports)
@@ -179,7 +181,7 @@ type Service struct {
 	buy    []Transports // how to buy each tool, in catalog order
 	index  map[string]int
 	finder *Finder
-	stats  *Stats
+	stats  *stats.Aggregates
 
 	own      []ownRoute       // routes this package serves, in Routes order
 	external []routedoc.Route // free routes served by others
@@ -234,7 +236,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.Name = DefaultName
 	}
 	if cfg.Stats == nil {
-		cfg.Stats = NewStats(nil)
+		cfg.Stats = stats.New(nil, nil)
 	}
 	for name, link := range cfg.ManifestLinks {
 		if lu, err := url.Parse(link); name == "" || err != nil || !lu.IsAbs() {
@@ -277,9 +279,9 @@ func New(cfg Config) (*Service, error) {
 // BaseURL returns the public base URL every absolute URL is built from.
 func (s *Service) BaseURL() string { return s.base }
 
-// Stats returns the aggregate counters (feed them from the server, see
-// Stats.Observe and Stats.Middleware).
-func (s *Service) Stats() *Stats { return s.stats }
+// Stats returns the aggregate counters of the stats routes (fed by the
+// server that counts their Traffic, or by their Middleware).
+func (s *Service) Stats() *stats.Aggregates { return s.stats }
 
 // Finder returns the finder ranking the paid tools.
 func (s *Service) Finder() *Finder { return s.finder }

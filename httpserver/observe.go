@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
@@ -275,13 +276,13 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 	}
 	rm := sw.route
 	if rm == nil {
-		rm = s.metrics.route(unmatchedRoute, "unmatched")
+		rm = s.metrics.route(stats.Unmatched, stats.KindUnmatched)
 	}
 	rm.observe(r.Method, sw.status, d)
 	reason := ""
 	if sw.status == http.StatusPaymentRequired && sw.offeredPayment() {
-		if rm.paymentRequired != nil {
-			rm.paymentRequired.Inc()
+		if rm.paid {
+			rm.traffic.PaymentRequired()
 		}
 	} else if sw.status >= 400 {
 		reason = sw.failureReason()
@@ -292,7 +293,7 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 	}
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
-		slog.String("method", metricMethod(r.Method)),
+		slog.String("method", stats.MethodLabel(r.Method)),
 		slog.String("path", clip.Bytes(r.URL.Path, 200)),
 		slog.String("route", rm.label),
 		slog.Int("status", sw.status),

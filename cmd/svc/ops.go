@@ -15,27 +15,12 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/club"
-	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/discovery/a2a"
 	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/internal/envflag"
 )
-
-// statsTallies feeds discovery's aggregate stats from the server's
-// metrics: the same requests, 402s and settlements, counted once.
-func statsTallies(srv *httpserver.Server) func() []discovery.RouteTally {
-	return func() []discovery.RouteTally {
-		counts := srv.Counts()
-		out := make([]discovery.RouteTally, len(counts))
-		for i, c := range counts {
-			out[i] = discovery.RouteTally{Route: c.Route, Requests: c.Requests, ByClass: c.ByClass,
-				PaymentRequired: c.PaymentRequired, Settled: c.Settled}
-		}
-		return out
-	}
-}
 
 // publicOpsRoutes are the routes of other components the public
 // documents describe, as each component describes them: the server's
