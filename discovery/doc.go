@@ -1,11 +1,11 @@
 // Package discovery implements the free surfaces of svc, all generated from
 // the tools catalog so nothing is written twice:
 //
-//   - a natural-language finder (Finder, GET /api/find) that ranks the paid
-//     tools for a need written in plain words ("stop loss for a long at
-//     3500", "is the london market open", "chek my etherium adress", "prix
-//     de l'or") with tokenisation, Snowball stemming, the synonyms each
-//     tool's descriptor carries (tools.Tool.Synonyms, in several
+//   - a natural-language finder (GET /api/find, the index of
+//     discovery/finder) that ranks the paid tools for a need written in
+//     plain words ("stop loss for a long at 3500", "is the london market
+//     open", "chek my etherium adress", "prix de l'or") with tokenisation,
+//     Snowball stemming, the finder's own synonyms of each tool (in several
 //     languages), field weights and typo tolerance, scoring down the words
 //     of a need a tool does not explain;
 //   - a router (POST /api/route) returning a machine-ready call plan, with the

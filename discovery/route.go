@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/finder"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
@@ -260,10 +261,10 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 // alone). It returns the index of the chosen tool (-1: none), its
 // score and matched tokens, and the finder's other matches in rank order
 // (all of them when none was chosen).
-func (s *Service) resolve(query string, n int) (int, float64, []string, []Match) {
+func (s *Service) resolve(query string, n int) (int, float64, []string, []finder.Match) {
 	matches := s.finder.Find(query, n)
 	if i, ok := s.lookup(query); ok {
-		rest := make([]Match, 0, len(matches))
+		rest := make([]finder.Match, 0, len(matches))
 		for _, m := range matches {
 			if m.Key != s.tools[i].Key {
 				rest = append(rest, m)
@@ -286,12 +287,12 @@ func (s *Service) resolve(query string, n int) (int, float64, []string, []Match)
 // routeAccepts reports whether the finder's best match m is good enough
 // to plan a paid call: a score of at least minScore, and of at least
 // MinCorrectedScore when every matched token was a typo correction.
-func routeAccepts(m Match, minScore float64) bool {
+func routeAccepts(m finder.Match, minScore float64) bool {
 	return m.Score >= minScore && (!m.Corrected || m.Score >= MinCorrectedScore)
 }
 
 // alternatives converts finder matches to the short form, at most n.
-func (s *Service) alternatives(ms []Match, n int) []RouteAlternative {
+func (s *Service) alternatives(ms []finder.Match, n int) []RouteAlternative {
 	out := []RouteAlternative{}
 	for _, m := range ms {
 		if len(out) == n {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/finder"
 	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/internal/clip"
@@ -180,7 +181,7 @@ type Service struct {
 	offers []x402.PaymentRequired
 	buy    []Transports // how to buy each tool, in catalog order
 	index  map[string]int
-	finder *Finder
+	finder *finder.Index
 	stats  *stats.Aggregates
 
 	own      []ownRoute       // routes this package serves, in Routes order
@@ -262,7 +263,7 @@ func New(cfg Config) (*Service, error) {
 			s.index[strings.ToLower(k)] = i
 		}
 	}
-	s.finder = NewFinder(DocsFromTools(s.tools))
+	s.finder = finder.New(finder.DocsFromTools(s.tools))
 	if err := s.buildTransports(); err != nil {
 		return nil, err
 	}
@@ -283,8 +284,8 @@ func (s *Service) BaseURL() string { return s.base }
 // server that counts their Traffic, or by their Middleware).
 func (s *Service) Stats() *stats.Aggregates { return s.stats }
 
-// Finder returns the finder ranking the paid tools.
-func (s *Service) Finder() *Finder { return s.finder }
+// Finder returns the index ranking the paid tools.
+func (s *Service) Finder() *finder.Index { return s.finder }
 
 // Config returns the effective configuration (defaults filled in).
 func (s *Service) Config() Config { return s.cfg }

@@ -1,4 +1,4 @@
-package discovery
+package finder
 
 // findWordClasses are groups of interchangeable words of the trade and of
 // programming, independent of any one tool: a query word of a group also
