@@ -263,7 +263,11 @@ func New(cfg Config) (*Service, error) {
 			s.index[strings.ToLower(k)] = i
 		}
 	}
-	s.finder = finder.New(finder.DocsFromTools(s.tools))
+	docs, err := finder.DocsFromTools(s.tools)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: %w", err)
+	}
+	s.finder = finder.New(docs)
 	if err := s.buildTransports(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package finder
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -25,7 +27,7 @@ type Doc struct {
 	Fields []string
 	// Synonyms are extra words and phrases users write for this tool
 	// ("stop loss", "take profit"), by ISO 639-1 language code (see
-	// tools.Tool.Synonyms): English, French, Spanish and Russian phrases
+	// Synonyms): English, French, Spanish and Russian phrases
 	// are stemmed in their language, the others indexed as written.
 	Synonyms map[string][]string
 }
@@ -722,26 +724,45 @@ func (f *Index) typoOf(s string, maxD int, firstLetter bool) ([]int32, int) {
 
 // DocsFromTools returns the finder documents of catalog tools (for
 // example tools.Catalog.All()): key, name, description, tags and input
-// field names and synonyms from each tool.
-func DocsFromTools(ts []*tools.Tool) []Doc {
+// field names from each tool, and its synonyms from Synonyms. A tool
+// without English synonyms there, or with a malformed table (see
+// checkSynonyms), is an error: the index would not find it by the words
+// people use.
+func DocsFromTools(ts []*tools.Tool) ([]Doc, error) {
+	synonyms := Synonyms()
 	docs := make([]Doc, 0, len(ts))
 	for _, t := range ts {
+		if err := checkSynonyms(synonyms[t.Key]); err != nil {
+			return nil, fmt.Errorf("finder: tool %s: %w", t.Key, err)
+		}
 		docs = append(docs, Doc{
 			Key:         t.Key,
 			Name:        t.Name,
 			Description: t.Description,
 			Tags:        slices.Clone(t.Tags),
 			Fields:      slices.Clone(t.Fields),
-			Synonyms:    findCloneSynonyms(t.Synonyms),
+			Synonyms:    synonyms[t.Key],
 		})
 	}
-	return docs
+	return docs, nil
 }
 
-func findCloneSynonyms(m map[string][]string) map[string][]string {
-	out := make(map[string][]string, len(m))
-	for lang, words := range m {
-		out[lang] = slices.Clone(words)
+// checkSynonyms checks one tool's synonyms: English ones at least, keyed
+// by ISO 639-1 codes (two lower-case letters), each phrase lower case and
+// not blank.
+func checkSynonyms(m map[string][]string) error {
+	if len(m["en"]) == 0 {
+		return errors.New("no English synonyms")
 	}
-	return out
+	for lang, words := range m {
+		if len(lang) != 2 || lang[0] < 'a' || lang[0] > 'z' || lang[1] < 'a' || lang[1] > 'z' {
+			return fmt.Errorf("synonym language %q is not an ISO 639-1 code", lang)
+		}
+		for _, w := range words {
+			if strings.TrimSpace(w) == "" || w != strings.ToLower(w) {
+				return fmt.Errorf("synonym %q (%s) is blank or not lower case", w, lang)
+			}
+		}
+	}
+	return nil
 }

@@ -16,7 +16,7 @@ import (
 
 // findSpecDocs are the 13 paid tools described in words of their own,
 // independent of the tools package's names and descriptions, with the
-// synonyms of the tools' descriptors.
+// finder's synonyms of each tool.
 func findSpecDocs() []Doc {
 	docs := []Doc{
 		{Key: "session-state", Name: "Trading session state", Tags: []string{"trading", "time"}, Fields: []string{"dateTime"},
@@ -46,14 +46,9 @@ func findSpecDocs() []Doc {
 		{Key: "regex-test", Name: "Regex test", Tags: []string{"utility", "regex"}, Fields: []string{"pattern", "flags", "text"},
 			Description: "Runs a JavaScript regular expression (pattern and flags) against supplied text: matched and matches, with the g flag every matched substring, without it the first match."},
 	}
-	c, err := tools.New(tools.Options{})
-	if err != nil {
-		panic(err)
-	}
+	synonyms := Synonyms()
 	for i := range docs {
-		if t, ok := c.ByKey(docs[i].Key); ok {
-			docs[i].Synonyms = t.Synonyms
-		}
+		docs[i].Synonyms = synonyms[docs[i].Key]
 	}
 	return docs
 }
@@ -66,7 +61,11 @@ func findCatalogDocs(t testing.TB) []Doc {
 	if err != nil {
 		t.Fatalf("tools.New: %v", err)
 	}
-	return DocsFromTools(c.All())
+	docs, err := DocsFromTools(c.All())
+	if err != nil {
+		t.Fatalf("DocsFromTools: %v", err)
+	}
+	return docs
 }
 
 // routeOffTopic returns the off-topic needs of the router's evaluation:
@@ -651,8 +650,12 @@ func TestDocsFromTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := DocsFromTools(c.All())
-	if len(docs) != c.Len() {
+	docs, err := DocsFromTools(c.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	synonyms := Synonyms()
+	if len(docs) != c.Len() || len(synonyms) != c.Len() {
 		t.Fatalf("%d docs for %d tools", len(docs), c.Len())
 	}
 	for i, tl := range c.All() {
@@ -661,7 +664,7 @@ func TestDocsFromTools(t *testing.T) {
 			!slices.Equal(d.Tags, tl.Tags) || !slices.Equal(d.Fields, tl.Fields) {
 			t.Errorf("doc %d = %+v does not mirror tool %s", i, d, tl.Key)
 		}
-		if len(d.Synonyms["en"]) == 0 || len(d.Synonyms) != len(tl.Synonyms) {
+		if len(d.Synonyms["en"]) == 0 || len(d.Synonyms) != len(synonyms[tl.Key]) {
 			t.Errorf("doc %s does not carry the tool's synonyms", tl.Key)
 		}
 		if len(tl.Tags) > 0 {
@@ -698,4 +701,59 @@ func ExampleIndex_Find() {
 	// "regx":
 	//   regex-test 0.23 ["regx"]
 	// "the":
+}
+
+// Every tool of the catalog has its synonyms: English ones at least,
+// lower-case phrases keyed by ISO 639-1 codes; each call of Synonyms
+// returns a table of its own.
+func TestEveryToolHasSynonyms(t *testing.T) {
+	c, err := tools.New(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := Synonyms()
+	for _, tool := range c.All() {
+		syn := table[tool.Key]
+		if len(syn["en"]) == 0 {
+			t.Errorf("%s has no English synonyms", tool.Key)
+		}
+		for lang, words := range syn {
+			for _, w := range words {
+				if w != strings.ToLower(w) || strings.TrimSpace(w) == "" {
+					t.Errorf("%s: synonym %q (%s) is not a lower-case phrase", tool.Key, w, lang)
+				}
+			}
+		}
+		if err := checkSynonyms(syn); err != nil {
+			t.Errorf("%s: %v", tool.Key, err)
+		}
+	}
+	for key := range table {
+		if _, ok := c.ByKey(key); !ok {
+			t.Errorf("synonyms of %q, which is not a tool", key)
+		}
+	}
+	table["risk-levels"]["en"][0] = "changed"
+	if Synonyms()["risk-levels"]["en"][0] == "changed" {
+		t.Error("calls of Synonyms share their tables")
+	}
+}
+
+// checkSynonyms refuses a table a tool could not be found by.
+func TestCheckSynonyms(t *testing.T) {
+	good := func() map[string][]string { return map[string][]string{"en": {"gold bars"}, "fr": {"bougies"}} }
+	if err := checkSynonyms(good()); err != nil {
+		t.Fatalf("good table: %v", err)
+	}
+	for name, mutate := range map[string]func(map[string][]string) map[string][]string{
+		"no synonyms":   func(map[string][]string) map[string][]string { return nil },
+		"no English":    func(m map[string][]string) map[string][]string { delete(m, "en"); return m },
+		"language code": func(m map[string][]string) map[string][]string { m["french"] = []string{"bougies"}; return m },
+		"upper case":    func(m map[string][]string) map[string][]string { m["en"] = []string{"Gold"}; return m },
+		"blank synonym": func(m map[string][]string) map[string][]string { m["fr"] = []string{" "}; return m },
+	} {
+		if err := checkSynonyms(mutate(good())); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
 }
