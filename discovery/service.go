@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/documents"
 	"github.com/seed1284c1d2/svc/discovery/finder"
 	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/discovery/stats"
@@ -31,10 +32,6 @@ const (
 	// DefaultVersion is the version of the service's interface, published
 	// in the manifests, the agent card and the landing document.
 	DefaultVersion = "2.0.0"
-	// LocalFacilitator is the facilitator named in the payment manifest
-	// when Config.Facilitator is empty (dev mode: the server's local
-	// facilitator verifies signatures and settles nothing on chain).
-	LocalFacilitator = "local-dev"
 )
 
 // Limits of the free surfaces' inputs.
@@ -83,7 +80,7 @@ type Config struct {
 	// PayTo is the wallet receiving payments. Required.
 	PayTo string
 	// Facilitator is the facilitator URL, or "" in dev mode (local
-	// facilitator; the manifests name it LocalFacilitator).
+	// facilitator; the manifests name it documents.LocalFacilitator).
 	Facilitator string
 	// DevMode is true when the server settles nothing on chain; an empty
 	// Facilitator implies it.
@@ -171,7 +168,7 @@ type Service struct {
 	network x402.Network
 	asset   string
 	payTo   string
-	facil   string // facilitator URL or LocalFacilitator
+	facil   string // facilitator URL or documents.LocalFacilitator
 
 	tools []*tools.Tool
 	items []tools.Item // catalog views with absolute URLs
@@ -179,18 +176,14 @@ type Service struct {
 	// server answers a call without payment (tools.Tool.PaymentRequired):
 	// every surface states the payment terms from them.
 	offers []x402.PaymentRequired
-	buy    []Transports // how to buy each tool, in catalog order
+	buy    []documents.Transports // how to buy each tool, in catalog order
 	index  map[string]int
 	finder *finder.Index
 	stats  *stats.Aggregates
 
 	own      []ownRoute       // routes this package serves, in Routes order
 	external []routedoc.Route // free routes served by others
-	docs     map[string]*staticDoc
-	card     *staticDoc
-
-	landingPage *staticDoc // GET / for browsers (HTML)
-	landingText *staticDoc // GET / for text clients (the llms.txt Markdown)
+	docs     *documents.Set
 }
 
 var _ Surfaces = (*Service)(nil)
@@ -227,7 +220,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	facil := strings.TrimSpace(cfg.Facilitator)
 	if facil == "" {
-		facil = LocalFacilitator
+		facil = documents.LocalFacilitator
 		cfg.DevMode = true // the local facilitator settles nothing on chain
 	}
 	if cfg.Version == "" {
@@ -263,21 +256,28 @@ func New(cfg Config) (*Service, error) {
 			s.index[strings.ToLower(k)] = i
 		}
 	}
-	docs, err := finder.DocsFromTools(s.tools)
+	fdocs, err := finder.DocsFromTools(s.tools)
 	if err != nil {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
-	s.finder = finder.New(docs)
+	s.finder = finder.New(fdocs)
 	if err := s.buildTransports(); err != nil {
 		return nil, err
 	}
-	s.own = s.ownRoutes()
 	if err := s.checkRoutes(); err != nil {
 		return nil, err
 	}
-	if err := s.buildDocs(); err != nil {
-		return nil, err
+	docs, err := documents.Build(documents.Config{
+		Name: cfg.Name, Version: cfg.Version, BaseURL: base, Network: network, Asset: asset, PayTo: payTo,
+		Facilitator: cfg.Facilitator, DevMode: cfg.DevMode, BodyLimit: cfg.Catalog.BodyLimit(),
+		Tools: s.tools, Items: s.items, Offers: s.offers, Transports: s.buy,
+		Routes: s.freeDocs(), Categories: s.Categories(), ManifestLinks: cfg.ManifestLinks,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("discovery: %w", err)
 	}
+	s.docs = docs
+	s.own = s.ownRoutes()
 	return s, nil
 }
 

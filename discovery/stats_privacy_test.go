@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1284c1d2/svc/discovery/documents"
 	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/x402"
 )
@@ -33,7 +34,7 @@ func TestStatsPrivacy(t *testing.T) {
 	discDo(t, "POST", base+"/api/route", `{"query":"jwt","input":{"token":"`+token+`"}}`, hdr)
 	discDo(t, "POST", base+"/api/route", `{"query":"evm address","input":{"address":"`+wallet+`"}}`, hdr)
 	discDo(t, "GET", base+"/api/try?src=newsletter", "", hdr)
-	for _, path := range []string{PathAmplifierStats, PathDistributionStat, PathMagnetStats} {
+	for _, path := range []string{documents.PathAmplifierStats, documents.PathDistributionStat, documents.PathMagnetStats} {
 		resp, body := discDo(t, "GET", base+path, "", nil)
 		if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("%s: %d", path, resp.StatusCode)

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/discovery/documents"
 )
 
 // The agent card (built by package discovery) must describe what this
 // handler does.
 func TestAgentCardMatchesHandler(t *testing.T) {
 	env := newTestEnv(t, Options{})
-	var card discovery.AgentCard
+	var card documents.AgentCard
 	if err := json.Unmarshal(env.s.AgentCard(), &card); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestAgentCardMatchesHandler(t *testing.T) {
 // either version.
 func TestAgentCardExamplesWork(t *testing.T) {
 	env := newTestEnv(t, Options{})
-	var card discovery.AgentCard
+	var card documents.AgentCard
 	if err := json.Unmarshal(env.s.AgentCard(), &card); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package discovery
+package documents
 
 import (
 	"bytes"
@@ -83,16 +83,15 @@ type AgentSkill struct {
 }
 
 // AgentCard returns the bytes of the agent card served at
-// /.well-known/agent-card.json and /.well-known/agent.json (a copy), for the
-// A2A surface to reuse.
-func (s *Service) AgentCard() []byte { return bytes.Clone(s.card.body) }
+// /.well-known/agent-card.json and /.well-known/agent.json (a copy).
+func (s *Set) AgentCard() []byte { return bytes.Clone(s.card.body) }
 
 // AgentCardETag returns the strong ETag of the agent card.
-func (s *Service) AgentCardETag() string { return s.card.etag }
+func (s *Set) AgentCardETag() string { return s.card.etag }
 
 // AgentCardHandler serves the agent card with Cache-Control, ETag and
 // If-None-Match (the handler of both well-known paths).
-func (s *Service) AgentCardHandler() http.Handler { return s.card }
+func (s *Set) AgentCardHandler() http.Handler { return s.card }
 
 // agentCardSentence ends the card's description: how the paid tools are
 // bought over A2A.
@@ -101,7 +100,7 @@ const agentCardSentence = ` Every paid tool is also sold here over A2A with the 
 
 // agentCard builds the card: the free discovery skills, then one skill per
 // paid tool (its id is the tool key) and the A2A x402 extension.
-func (s *Service) agentCard() AgentCard {
+func (s *Set) agentCard() AgentCard {
 	a2a := s.absURL(wire.PathA2A)
 	in := []string{"text/plain", "application/json"}
 	out := []string{"application/json", "text/plain"}
@@ -127,7 +126,7 @@ func (s *Service) agentCard() AgentCard {
 	}
 	return AgentCard{
 		Name: s.cfg.Name,
-		Description: serviceDescription + " This agent finds the right tool for a need and answers with a call plan." +
+		Description: ServiceDescription + " This agent finds the right tool for a need and answers with a call plan." +
 			agentCardSentence,
 		Version: s.cfg.Version,
 		SupportedInterfaces: []AgentInterface{
@@ -154,7 +153,7 @@ func (s *Service) agentCard() AgentCard {
 
 // paidSkill is the card skill of a paid tool: its id is the tool key, its
 // example the data part that buys it.
-func (s *Service) paidSkill(t *tools.Tool, tr Transports) AgentSkill {
+func (s *Set) paidSkill(t *tools.Tool, tr Transports) AgentSkill {
 	first := t.Description
 	if i := strings.Index(first, ". "); i > 0 {
 		first = first[:i+1]

@@ -1,9 +1,10 @@
-package discovery
+package documents
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/wire"
@@ -103,21 +104,16 @@ type Transports struct {
 	A2A   A2APurchase  `json:"a2a"`
 }
 
-// clone returns a copy sharing no memory with t.
-func (t Transports) clone() Transports {
+// Clone returns a copy sharing no memory with t.
+func (t Transports) Clone() Transports {
 	t.A2A.DataPart = bytes.Clone(t.A2A.DataPart)
 	return t
 }
 
-// CatalogItem is a tool in the catalog and the finder's answers: the
-// catalog view plus how to buy it over HTTP, MCP and A2A.
-type CatalogItem struct {
-	tools.Item
-	Transports Transports `json:"transports"`
-}
-
-// transportsOf derives the three ways to buy t from its descriptor.
-func (s *Service) transportsOf(t *tools.Tool, req x402.PaymentRequirements) (Transports, error) {
+// NewTransports derives the three ways to buy t on the terms req, at the
+// service whose public base URL is base, from its descriptor.
+func NewTransports(base string, t *tools.Tool, req x402.PaymentRequirements) (Transports, error) {
+	s := &Set{base: strings.TrimRight(base, "/")}
 	in := json.RawMessage(`{}`)
 	if len(t.ExampleInput) > 0 {
 		var c bytes.Buffer
@@ -169,28 +165,9 @@ func (s *Service) transportsOf(t *tools.Tool, req x402.PaymentRequirements) (Tra
 	}, nil
 }
 
-// buildTransports derives the transports of every tool, in catalog order.
-func (s *Service) buildTransports() error {
-	s.buy = make([]Transports, len(s.tools))
-	for i, t := range s.tools {
-		tr, err := s.transportsOf(t, s.terms(i))
-		if err != nil {
-			return err
-		}
-		s.buy[i] = tr
-	}
-	return nil
-}
-
-// catalogItem returns the catalog item of tool i with its transports (a
-// copy the caller may keep).
-func (s *Service) catalogItem(i int) CatalogItem {
-	return CatalogItem{Item: s.item(i), Transports: s.buy[i].clone()}
-}
-
 // transportSummary is the part of the manifests that says, once for all
 // tools, how each transport takes a payment.
-func (s *Service) transportSummary() map[string]any {
+func (s *Set) transportSummary() map[string]any {
 	return map[string]any{
 		TransportHTTP: map[string]any{
 			"url":     s.base,

@@ -1,4 +1,4 @@
-package discovery
+package documents
 
 import (
 	"fmt"
@@ -18,12 +18,12 @@ import (
 // tools, the x402 flow with its headers over HTTP, MCP and A2A, the tools
 // with price, path and the three ways to buy each, an example and, in dev
 // mode, what dev mode means.
-func (s *Service) buildSkill() string {
+func (s *Set) buildSkill() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	p("# %s — pay-per-call tools for agents\n\n", s.cfg.Name)
-	p("%s\n\n", serviceDescription)
+	p("%s\n\n", ServiceDescription)
 	p("- Base URL: %s\n- Interface version: %s (OpenAPI %s at %s)\n", s.base, s.cfg.Version, OpenAPIVersion, s.absURL(PathOpenAPI))
 	p("- Payment: x402 v%d, scheme `exact`, USDC on `%s` (asset `%s`), paid to `%s`\n", x402.Version, s.network.CAIP2, s.asset, s.payTo)
 	p("- Facilitator: %s\n\n", s.facil)
@@ -81,14 +81,14 @@ func (s *Service) buildSkill() string {
 
 	p("## 6. Rules\n\n")
 	p("- Unknown JSON members and unknown query parameters are invalid (a typo is never paid for; `ref` and `src`, which carry attribution, are accepted everywhere); a tool parameter given twice is invalid (no value is picked).\n")
-	p("- Request bodies are limited to %d bytes (413). Free routes are rate-limited per client address (429 with Retry-After); paid routes are not.\n", s.cfg.Catalog.BodyLimit())
+	p("- Request bodies are limited to %d bytes (413). Free routes are rate-limited per client address (429 with Retry-After); paid routes are not.\n", s.cfg.BodyLimit)
 	p("- Numbers are exact decimals; outputs are JSON numbers. Errors are RFC 9457 problem+json.\n")
 	p("- Stats (`%s`) are aggregate counters only: no address, wallet, token or body is kept.\n", s.absURL(PathAmplifierStats))
 	return b.String()
 }
 
 // skillExampleTool is the tool of the example: the first POST tool.
-func (s *Service) skillExampleTool() *tools.Tool {
+func (s *Set) skillExampleTool() *tools.Tool {
 	for _, t := range s.tools {
 		if t.Method == http.MethodPost {
 			return t
@@ -99,7 +99,7 @@ func (s *Service) skillExampleTool() *tools.Tool {
 
 // skillCurl renders the first request of t on its example input and the
 // paid retry.
-func (s *Service) skillCurl(t *tools.Tool) (string, string) {
+func (s *Set) skillCurl(t *tools.Tool) (string, string) {
 	u := s.absURL(t.Path)
 	var body []byte
 	if t.InputLocation == tools.InputQuery {
@@ -109,5 +109,5 @@ func (s *Service) skillCurl(t *tools.Tool) (string, string) {
 	} else {
 		body = t.ExampleInput
 	}
-	return routeCurl(t.Method, u, body, ""), routeCurl(t.Method, u, body, "<base64 PaymentPayload>")
+	return Curl(t.Method, u, body, ""), Curl(t.Method, u, body, "<base64 PaymentPayload>")
 }
