@@ -370,7 +370,7 @@ func statsSource(r *http.Request) string {
 }
 
 // SanitizeSource reduces an attribution value (the src query parameter) to
-// what Stats keeps: lower case, only a-z 0-9 . _ -, at most
+// what Aggregates keep: lower case, only a-z 0-9 . _ -, at most
 // MaxSourceLen characters; "redacted" when it looks like an
 // identifier (contains "@", or a run of 16 or more hex digits: a wallet,
 // a hash, a token); "invalid" when nothing is left.

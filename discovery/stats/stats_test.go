@@ -294,6 +294,22 @@ func BenchmarkStatsObserveParallelNoSrc(b *testing.B) {
 	})
 }
 
+// BenchmarkStatsObserveServedParallel is what a server that counts its
+// answers in the Traffic adds per answer: the src value, the client kind
+// and the per-minute window.
+func BenchmarkStatsObserveServedParallel(b *testing.B) {
+	st := New(nil, nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := newReq("GET", "/api/find?q=gold&src=partner", "Mozilla/5.0 (X11) Firefox/128.0")
+		r.Pattern = "GET /api/find"
+		h := http.Header{}
+		for pb.Next() {
+			st.ObserveServed(r, 200, h)
+		}
+	})
+}
+
 // TestStatsReadTraffic: a server that counts its answers in the Traffic
 // (as httpserver does) and calls ObserveServed gets snapshots of its
 // requests, classes, routes, 402s and settlements, each event counted
