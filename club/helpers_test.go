@@ -25,6 +25,7 @@ import (
 	"github.com/seed1284c1d2/svc/club"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/wire"
 )
 
 // store.Store satisfies the club's consumer-owned interface.
@@ -258,8 +259,8 @@ func problem(t *testing.T, r response, status int) club.Problem {
 	if r.status != status {
 		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
 	}
-	if ct := r.header.Get("Content-Type"); ct != club.ProblemContentType {
-		t.Fatalf("Content-Type %q, want %s", ct, club.ProblemContentType)
+	if ct := r.header.Get("Content-Type"); ct != wire.ProblemContentType {
+		t.Fatalf("Content-Type %q, want %s", ct, wire.ProblemContentType)
 	}
 	var p club.Problem
 	if err := json.Unmarshal(r.body, &p); err != nil {

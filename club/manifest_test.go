@@ -306,3 +306,26 @@ func TestMethods(t *testing.T) {
 		t.Fatalf("GET a malformed code: %+v", p)
 	}
 }
+
+// TestRouteDocsDescribeRoutes: RouteDocs describes exactly the routes the
+// club serves, each with its own operation id.
+func TestRouteDocsDescribeRoutes(t *testing.T) {
+	f := newFixture(t, openSQLite(t), newClock(), nil)
+	var served, described []string
+	for _, rt := range f.club.Routes() {
+		served = append(served, rt.Method+" "+rt.Path)
+	}
+	ids := map[string]bool{}
+	for _, d := range club.RouteDocs() {
+		described = append(described, d.Method+" "+d.Path)
+		if d.OperationID == "" || ids[d.OperationID] || d.Summary == "" || d.Response == nil {
+			t.Errorf("%s %s: incomplete or repeated operation %+v", d.Method, d.Path, d)
+		}
+		ids[d.OperationID] = true
+	}
+	slices.Sort(served)
+	slices.Sort(described)
+	if !slices.Equal(served, described) {
+		t.Fatalf("served %v, described %v", served, described)
+	}
+}

@@ -15,15 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/wire"
 )
-
-// ProblemContentType is the media type of every error answer (RFC 9457).
-const ProblemContentType = "application/problem+json"
-
-// problemTypePrefix starts the type URI of every problem; the problem's
-// code follows it. It is package httpserver's, so that every error of the
-// service has one shape.
-const problemTypePrefix = "urn:svc:problem:"
 
 // Problem codes (the code member and the end of the type URI).
 const (
@@ -81,7 +74,7 @@ type Problem struct {
 
 // newProblem returns a problem of status and code with the status's title.
 func newProblem(status int, code, detail string) Problem {
-	return Problem{Type: problemTypePrefix + code, Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
+	return Problem{Type: wire.ProblemTypePrefix + code, Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
 }
 
 // invalidProblem is the 400 problem listing fields.
@@ -101,15 +94,15 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 		p.Instance = clip.Runes(r.URL.Path, 200)
 	}
 	if p.RequestID == "" {
-		p.RequestID = clip.Runes(r.Header.Get("X-Request-Id"), 128)
+		p.RequestID = clip.Runes(r.Header.Get(wire.HeaderRequestID), 128)
 	}
 	b, err := json.Marshal(p)
 	if err != nil { // a Problem always encodes
-		b = []byte(`{"type":"` + problemTypePrefix + `internal","title":"Internal Server Error","status":500,"code":"internal"}`)
+		b = []byte(`{"type":"` + wire.ProblemTypePrefix + `internal","title":"Internal Server Error","status":500,"code":"internal"}`)
 		p.Status = http.StatusInternalServerError
 	}
 	h := w.Header()
-	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Type", wire.ProblemContentType)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)

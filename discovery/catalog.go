@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/documents"
+	"github.com/seed1284c1d2/svc/tools"
 )
 
 // Catalog returns a page of the catalog: the tools in catalog order (that
@@ -122,4 +124,30 @@ func (s *Service) groups() []catalogGroup {
 		out[j].Tools = append(out[j].Tools, i)
 	}
 	return out
+}
+
+// CatalogItem is a tool in the catalog and the finder's answers: the
+// catalog view plus how to buy it over HTTP, MCP and A2A.
+type CatalogItem struct {
+	tools.Item
+	Transports documents.Transports `json:"transports"`
+}
+
+// buildTransports derives the transports of every tool, in catalog order.
+func (s *Service) buildTransports() error {
+	s.buy = make([]documents.Transports, len(s.tools))
+	for i, t := range s.tools {
+		tr, err := documents.NewTransports(s.base, t, s.terms(i))
+		if err != nil {
+			return err
+		}
+		s.buy[i] = tr
+	}
+	return nil
+}
+
+// catalogItem returns the catalog item of tool i with its transports (a
+// copy the caller may keep).
+func (s *Service) catalogItem(i int) CatalogItem {
+	return CatalogItem{Item: s.item(i), Transports: s.buy[i].Clone()}
 }

@@ -2,8 +2,6 @@ package discovery
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,10 +9,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/documents"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/wire"
 )
 
 // Route is one HTTP route of the discovery surfaces, in the shape of
@@ -31,21 +31,12 @@ type Route struct {
 
 // ownRoute is a route this package serves: its description and handler.
 type ownRoute struct {
-	doc     RouteDoc
+	doc     routedoc.Route
 	handler http.Handler
 }
 
 // Media types and cache policies of the answers.
 const (
-	// ProblemContentType is the media type of error answers (RFC 9457).
-	ProblemContentType = "application/problem+json"
-	// ProblemTypePrefix starts the type URI of every problem, followed by
-	// its code ("urn:svc:problem:invalid_input"), as httpserver's.
-	ProblemTypePrefix = "urn:svc:problem:"
-	// DocumentCacheControl is the Cache-Control of the static documents
-	// (manifests, agent card, OpenAPI, skill.md), which also carry a
-	// strong ETag and answer If-None-Match with 304.
-	DocumentCacheControl = "public, max-age=300"
 	// QueryCacheControl is the Cache-Control of the GET answers computed
 	// from the query (find, catalog, try).
 	QueryCacheControl = "public, max-age=60"
@@ -57,7 +48,6 @@ const (
 	// none (GET).
 	MaxQueryBodyBytes = 1 << 10
 	jsonContentType   = "application/json"
-	markdownType      = "text/markdown; charset=utf-8"
 )
 
 // Routes returns every route this package serves, to mount on the server
@@ -69,7 +59,7 @@ func (s *Service) Routes() []Route {
 	out := make([]Route, len(s.own))
 	for i, o := range s.own {
 		path := o.doc.Path
-		if path == PathLanding {
+		if path == documents.PathLanding {
 			path = "/{$}" // the root alone, not every path
 		}
 		limit := int64(MaxQueryBodyBytes)
@@ -91,42 +81,31 @@ func (s *Service) Handler() http.Handler {
 	return mux
 }
 
-// ownRoutes lists the routes of this package with their handlers.
+// ownRoutes lists the routes of this package with their handlers (the
+// documents once built).
 func (s *Service) ownRoutes() []ownRoute {
-	doc := func(path string) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.docs[path].ServeHTTP(w, r) })
-	}
-	stats := func(surface, purpose string) http.Handler {
+	statsRoute := func(surface, purpose string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			discWriteJSON(w, http.StatusOK, "no-store", s.stats.Snapshot(surface, purpose))
 		})
 	}
 	docs := s.ownRouteDocs()
 	handlers := map[string]http.Handler{
-		"/api/find":                          http.HandlerFunc(s.serveFind),
-		"/api/route":                         http.HandlerFunc(s.serveRoute),
-		"/api/catalog":                       http.HandlerFunc(s.serveCatalog),
-		"/api/try":                           http.HandlerFunc(s.serveTry),
-		"/api/amplifier/stats":               stats("amplifier", "aggregate inbound telemetry counters, including requests per minute"),
-		"/api/distribution/stats":            stats("distribution", "aggregate inbound telemetry counters"),
-		"/api/magnet/stats":                  stats("magnet", "privacy-safe scanner aggregates"),
-		"/openapi.json":                      doc("/openapi.json"),
-		"/skill.md":                          doc("/skill.md"),
-		"/.well-known/x402":                  doc("/.well-known/x402"),
-		"/.well-known/svc-router.json":       doc("/.well-known/svc-router.json"),
-		"/.well-known/svc-distribution.json": doc("/.well-known/svc-distribution.json"),
-		"/.well-known/svc-magnet.json":       doc("/.well-known/svc-magnet.json"),
-		"/api/magnet":                        doc("/api/magnet"),
-		"/.well-known/agent-card.json":       doc("/.well-known/agent-card.json"),
-		"/.well-known/agent.json":            doc("/.well-known/agent.json"),
-		PathLanding:                          http.HandlerFunc(s.serveLanding),
-		PathLLMs:                             doc(PathLLMs),
-		PathRobots:                           doc(PathRobots),
-		PathMCPServer:                        doc(PathMCPServer),
+		"/api/find":               http.HandlerFunc(s.serveFind),
+		"/api/route":              http.HandlerFunc(s.serveRoute),
+		"/api/catalog":            http.HandlerFunc(s.serveCatalog),
+		"/api/try":                http.HandlerFunc(s.serveTry),
+		"/api/amplifier/stats":    statsRoute("amplifier", "aggregate inbound telemetry counters, including requests per minute"),
+		"/api/distribution/stats": statsRoute("distribution", "aggregate inbound telemetry counters"),
+		"/api/magnet/stats":       statsRoute("magnet", "privacy-safe scanner aggregates"),
 	}
 	out := make([]ownRoute, 0, len(docs))
 	for _, d := range docs {
-		out = append(out, ownRoute{doc: d, handler: handlers[d.Path]})
+		h := handlers[d.Path]
+		if h == nil {
+			h = s.docs.Handler(d.Path) // a document
+		}
+		out = append(out, ownRoute{doc: d, handler: h})
 	}
 	return out
 }
@@ -334,15 +313,15 @@ func discWriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 	if len(p.Errors) == 0 {
 		p.Errors = nil
 	}
-	p.Type = ProblemTypePrefix + p.Code
+	p.Type = wire.ProblemTypePrefix + p.Code
 	p.Title = http.StatusText(p.Status)
 	p.Instance = clip.Runes(r.URL.Path, 200)
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 128 {
+	if id := r.Header.Get(wire.HeaderRequestID); id != "" && len(id) <= 128 {
 		p.RequestID = id
 	}
 	b, _ := json.Marshal(p)
 	h := w.Header()
-	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Type", wire.ProblemContentType)
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(append(b, '\n'))
@@ -363,29 +342,4 @@ func discWriteJSON(w http.ResponseWriter, status int, cache string, v any) {
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
-}
-
-// staticDoc is a document built once by New: its bytes, media type and
-// strong ETag (a hash of the bytes).
-type staticDoc struct {
-	body  []byte
-	ctype string
-	etag  string
-}
-
-func newStaticDoc(body []byte, ctype string) *staticDoc {
-	sum := sha256.Sum256(body)
-	return &staticDoc{body: body, ctype: ctype, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
-}
-
-// ServeHTTP serves the document with Cache-Control, ETag and CORS open to
-// all origins; http.ServeContent answers a matching If-None-Match with 304
-// (weak comparison, RFC 9110 section 13.1.2) and HEAD without a body.
-func (d *staticDoc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Cache-Control", DocumentCacheControl)
-	h.Set("ETag", d.etag)
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Content-Type", d.ctype)
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(d.body))
 }

@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 	"github.com/seed1284c1d2/svc/xau"
@@ -62,8 +65,8 @@ func newServerFixture(t *testing.T) *serverFixture {
 	// httpserver's own free routes, declared to discovery; /mcp, /a2a and
 	// the club are not mounted on this server.
 	builtins := []string{"GET /health", "GET /metrics", "GET /livez", "GET /readyz"}
-	var ext []discovery.RouteDoc
-	for _, d := range discovery.DefaultExternalRoutes() {
+	var ext []routedoc.Route
+	for _, d := range httpserver.RouteDocs(true) {
 		if slices.Contains(builtins, d.Method+" "+d.Path) {
 			ext = append(ext, d)
 		}
@@ -198,12 +201,12 @@ func TestServerMountsDiscoveryCatalog(t *testing.T) {
 	if err := json.Unmarshal(body, &p); err != nil || resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
-	if p.Type != httpserver.ProblemTypePrefix+httpserver.CodeInvalidInput || p.Code != httpserver.CodeInvalidInput || p.RequestID == "" ||
+	if p.Type != wire.ProblemTypePrefix+httpserver.CodeInvalidInput || p.Code != httpserver.CodeInvalidInput || p.RequestID == "" ||
 		len(p.Errors) != 1 || p.Errors[0].Field != "extra" || p.Errors[0].Rule != "unknown_field" {
 		t.Errorf("problem %+v", p)
 	}
-	if p.RequestID != resp.Header.Get(httpserver.HeaderRequestID) {
-		t.Errorf("request id %q vs header %q", p.RequestID, resp.Header.Get(httpserver.HeaderRequestID))
+	if p.RequestID != resp.Header.Get(wire.HeaderRequestID) {
+		t.Errorf("request id %q vs header %q", p.RequestID, resp.Header.Get(wire.HeaderRequestID))
 	}
 }
 
@@ -221,11 +224,11 @@ func TestServerStatsCountPaymentsAndRoutes(t *testing.T) {
 	f.send(t, "GET", "/api/find?q=gold&src=partner", "")
 	f.send(t, "GET", "/nope", "")
 	_, body := f.send(t, "GET", "/api/amplifier/stats", "")
-	var snap discovery.StatsSnapshot
+	var snap stats.Snapshot
 	if err := json.Unmarshal(body, &snap); err != nil {
 		t.Fatal(err)
 	}
-	count := func(cs []discovery.StatsCount, name string) int64 {
+	count := func(cs []stats.Count, name string) int64 {
 		for _, c := range cs {
 			if c.Name == name {
 				return c.Count

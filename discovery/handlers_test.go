@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/documents"
+	"github.com/seed1284c1d2/svc/wire"
 )
 
 // discDo sends a request and returns the answer with its body read.
@@ -45,14 +47,14 @@ func discProblemOf(t *testing.T, resp *http.Response, body []byte, status int) d
 	if resp.StatusCode != status {
 		t.Fatalf("status %d, want %d: %s", resp.StatusCode, status, body)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != ProblemContentType {
+	if ct := resp.Header.Get("Content-Type"); ct != wire.ProblemContentType {
 		t.Errorf("content type %q", ct)
 	}
 	var p discProblem
 	if err := json.Unmarshal(body, &p); err != nil {
 		t.Fatalf("problem: %v: %s", err, body)
 	}
-	if p.Status != status || p.Type != ProblemTypePrefix+p.Code || p.Title == "" || p.Instance == "" {
+	if p.Status != status || p.Type != wire.ProblemTypePrefix+p.Code || p.Title == "" || p.Instance == "" {
 		t.Errorf("problem fields: %+v", p)
 	}
 	return p
@@ -247,9 +249,9 @@ func TestHTTPTry(t *testing.T) {
 func TestHTTPDocumentsCacheAndETag(t *testing.T) {
 	s, base := discServe(t, nil, nil)
 	types := map[string]string{
-		PathOpenAPI: "application/json", PathSkill: "text/markdown; charset=utf-8", PathX402Manifest: "application/json",
-		PathRouterFeed: "application/json", PathDistribution: "application/json", PathMagnet: "application/json",
-		PathMagnetAPI: "application/json", PathAgentCard: "application/json", PathAgentCardLegacy: "application/json",
+		documents.PathOpenAPI: "application/json", documents.PathSkill: "text/markdown; charset=utf-8", documents.PathX402Manifest: "application/json",
+		documents.PathRouterFeed: "application/json", documents.PathDistribution: "application/json", documents.PathMagnet: "application/json",
+		documents.PathMagnetAPI: "application/json", wire.PathAgentCard: "application/json", wire.PathAgentCardLegacy: "application/json",
 	}
 	for path, ctype := range types {
 		resp, body := discDo(t, "GET", base+path, "", nil)
@@ -265,7 +267,7 @@ func TestHTTPDocumentsCacheAndETag(t *testing.T) {
 		if !strings.HasPrefix(etag, `"`) || !strings.HasSuffix(etag, `"`) || len(etag) != 34 {
 			t.Errorf("%s: ETag %q is not a strong hash tag", path, etag)
 		}
-		if resp.Header.Get("Cache-Control") != DocumentCacheControl || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+		if resp.Header.Get("Cache-Control") != documents.DocumentCacheControl || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
 			t.Errorf("%s: cache %q cors %q", path, resp.Header.Get("Cache-Control"), resp.Header.Get("Access-Control-Allow-Origin"))
 		}
 		if ctype == "application/json" && !json.Valid(body) {
@@ -286,16 +288,16 @@ func TestHTTPDocumentsCacheAndETag(t *testing.T) {
 			t.Errorf("%s HEAD: %d %d bytes", path, resp.StatusCode, len(body))
 		}
 	}
-	r1, b1 := discDo(t, "GET", base+PathAgentCard, "", nil)
-	r2, b2 := discDo(t, "GET", base+PathAgentCardLegacy, "", nil)
+	r1, b1 := discDo(t, "GET", base+wire.PathAgentCard, "", nil)
+	r2, b2 := discDo(t, "GET", base+wire.PathAgentCardLegacy, "", nil)
 	if !bytes.Equal(b1, b2) || r1.Header.Get("ETag") != r2.Header.Get("ETag") {
 		t.Error("agent-card.json and agent.json differ")
 	}
 	if !bytes.Equal(s.AgentCard(), b1) || s.AgentCardETag() != r1.Header.Get("ETag") {
-		t.Error("AgentCard() differs from the served card")
+		t.Error("documents.AgentCard() differs from the served card")
 	}
-	m1, _ := s.Document(PathMagnet)
-	m2, _ := s.Document(PathMagnetAPI)
+	m1, _ := s.Document(documents.PathMagnet)
+	m2, _ := s.Document(documents.PathMagnetAPI)
 	if !bytes.Equal(m1, m2) {
 		t.Error("/api/magnet differs from /.well-known/svc-magnet.json")
 	}
@@ -303,16 +305,16 @@ func TestHTTPDocumentsCacheAndETag(t *testing.T) {
 
 func TestDocumentsArePrecomputed(t *testing.T) {
 	s := discNewService(t, discTestBase, nil)
-	a, _ := s.Document(PathX402Manifest)
+	a, _ := s.Document(documents.PathX402Manifest)
 	a[0] = 'X' // the caller's copy
-	b, _ := s.Document(PathX402Manifest)
+	b, _ := s.Document(documents.PathX402Manifest)
 	if b[0] != '{' {
 		t.Error("Document shares its bytes")
 	}
 	card := s.AgentCard()
 	card[0] = 'X'
 	if s.AgentCard()[0] != '{' {
-		t.Error("AgentCard shares its bytes")
+		t.Error("documents.AgentCard shares its bytes")
 	}
 	if _, ok := s.Document("/nope"); ok {
 		t.Error("unknown document found")
@@ -320,7 +322,7 @@ func TestDocumentsArePrecomputed(t *testing.T) {
 	// Two services with the same config publish the same bytes (same ETag
 	// across restarts and instances).
 	s2 := discNewService(t, discTestBase, nil)
-	for _, p := range []string{PathOpenAPI, PathSkill, PathX402Manifest, PathRouterFeed, PathDistribution, PathMagnet, PathAgentCard} {
+	for _, p := range []string{documents.PathOpenAPI, documents.PathSkill, documents.PathX402Manifest, documents.PathRouterFeed, documents.PathDistribution, documents.PathMagnet, wire.PathAgentCard} {
 		x, _ := s.Document(p)
 		y, _ := s2.Document(p)
 		if !bytes.Equal(x, y) {

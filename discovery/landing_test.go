@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1284c1d2/svc/discovery/documents"
+	"github.com/seed1284c1d2/svc/wire"
 	"golang.org/x/net/html"
 )
 
@@ -80,7 +82,7 @@ func TestLandingPageForBrowsers(t *testing.T) {
 	// Every linked document this package serves answers 200.
 	for _, l := range links {
 		path := strings.TrimPrefix(l, base)
-		if path == PathMCP || path == PathA2A {
+		if path == wire.PathMCP || path == wire.PathA2A {
 			continue // POST endpoints, served by discovery/mcp and discovery/a2a
 		}
 		if r, _ := discGet(t, base, path, ""); r.StatusCode != 200 {
@@ -104,14 +106,14 @@ func TestLandingPageForProgramsAndText(t *testing.T) {
 	s, base := discServe(t, func(c *Config) { c.Facilitator = "https://facilitator.example"; c.DevMode = false }, nil)
 	for _, accept := range []string{"", "*/*", "application/json", "text/html;q=0.1, application/json"} {
 		resp, body := discGet(t, base, "/", accept)
-		var l Landing
+		var l documents.Landing
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != jsonContentType {
 			t.Fatalf("Accept %q: %d %q", accept, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 		if err := json.Unmarshal([]byte(body), &l); err != nil {
 			t.Fatalf("Accept %q: %v", accept, err)
 		}
-		if l.Name != "svc" || l.DevMode || len(l.Tools) != len(s.tools) || l.Links["openapi"] != base+PathOpenAPI || l.Links["mcpServer"] != base+PathMCPServer {
+		if l.Name != "svc" || l.DevMode || len(l.Tools) != len(s.tools) || l.Links["openapi"] != base+documents.PathOpenAPI || l.Links["mcpServer"] != base+documents.PathMCPServer {
 			t.Fatalf("Accept %q: %+v", accept, l)
 		}
 		for i, tl := range l.Tools {
@@ -121,7 +123,7 @@ func TestLandingPageForProgramsAndText(t *testing.T) {
 		}
 	}
 	resp, body := discGet(t, base, "/", "text/markdown")
-	llms, _ := s.Document(PathLLMs)
+	llms, _ := s.Document(documents.PathLLMs)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") || body != string(llms) {
 		t.Fatalf("Accept text/markdown: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -146,7 +148,7 @@ func TestLandingPageForProgramsAndText(t *testing.T) {
 
 func TestLLMsTxtAndRobots(t *testing.T) {
 	s, base := discServe(t, nil, nil)
-	resp, llms := discGet(t, base, PathLLMs, "")
+	resp, llms := discGet(t, base, documents.PathLLMs, "")
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Fatalf("llms.txt: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -166,13 +168,13 @@ func TestLLMsTxtAndRobots(t *testing.T) {
 			t.Errorf("llms.txt does not link %s", tl.Path)
 		}
 	}
-	for _, p := range []string{PathSkill, PathOpenAPI, "/api/catalog", PathMCP, PathAgentCard, PathMCPServer} {
+	for _, p := range []string{documents.PathSkill, documents.PathOpenAPI, "/api/catalog", wire.PathMCP, wire.PathAgentCard, documents.PathMCPServer} {
 		if !links[base+p] {
 			t.Errorf("llms.txt does not link %s", p)
 		}
 	}
 
-	resp, robots := discGet(t, base, PathRobots, "")
+	resp, robots := discGet(t, base, documents.PathRobots, "")
 	if resp.StatusCode != 200 || !strings.Contains(robots, "User-agent: *\nAllow: /\n") {
 		t.Fatalf("robots.txt: %d\n%s", resp.StatusCode, robots)
 	}
@@ -181,7 +183,7 @@ func TestLLMsTxtAndRobots(t *testing.T) {
 			t.Errorf("robots.txt does not keep crawlers off %s", tl.Path)
 		}
 	}
-	for _, p := range []string{"/api/catalog", PathOpenAPI, PathSkill, PathLLMs} {
+	for _, p := range []string{"/api/catalog", documents.PathOpenAPI, documents.PathSkill, documents.PathLLMs} {
 		if strings.Contains(robots, "Disallow: "+p+"\n") {
 			t.Errorf("robots.txt disallows %s", p)
 		}
@@ -190,7 +192,7 @@ func TestLLMsTxtAndRobots(t *testing.T) {
 
 func TestMCPServerJSON(t *testing.T) {
 	_, base := discServe(t, nil, nil)
-	resp, body := discGet(t, base, PathMCPServer, "")
+	resp, body := discGet(t, base, documents.PathMCPServer, "")
 	if resp.StatusCode != 200 {
 		t.Fatalf("server.json: %d", resp.StatusCode)
 	}
@@ -201,7 +203,7 @@ func TestMCPServerJSON(t *testing.T) {
 	// The registry schema's constraints (server.schema.json).
 	name, _ := doc["name"].(string)
 	desc, _ := doc["description"].(string)
-	if doc["$schema"] != MCPServerSchema || !regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`).MatchString(name) ||
+	if doc["$schema"] != documents.MCPServerSchema || !regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`).MatchString(name) ||
 		len(name) < 3 || len(name) > 200 || desc == "" || len(desc) > 100 || doc["version"] != DefaultVersion {
 		t.Fatalf("server.json breaks the registry schema: %s", body)
 	}
@@ -210,60 +212,12 @@ func TestMCPServerJSON(t *testing.T) {
 		t.Fatalf("remotes: %v", doc["remotes"])
 	}
 	r := remotes[0].(map[string]any)
-	if r["type"] != "streamable-http" || r["url"] != base+PathMCP {
+	if r["type"] != "streamable-http" || r["url"] != base+wire.PathMCP {
 		t.Fatalf("remote: %v", r)
 	}
 	repo := doc["repository"].(map[string]any)
-	if repo["url"] != RepositoryURL || repo["source"] != "github" {
+	if repo["url"] != documents.RepositoryURL || repo["source"] != "github" {
 		t.Fatalf("repository: %v", repo)
 	}
 
-	for in, want := range map[string]string{
-		"https://tools.example.com":       "com.example.tools/svc",
-		"https://Tools.Example.com:8443/": "com.example.tools/svc",
-		"http://127.0.0.1:8080":           "1.0.0.127/svc",
-		"http://[::1]:8080":               "--1/svc",
-	} {
-		if got := mcpRegistryName(in, "svc"); got != want {
-			t.Errorf("mcpRegistryName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestNegotiate(t *testing.T) {
-	offers := []string{"application/json", "text/html", "text/markdown", "text/plain"}
-	for accept, want := range map[string]string{
-		"":          "application/json",
-		"*/*":       "application/json",
-		"text/html": "text/html",
-		"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8": "text/html",
-		"application/json, text/html;q=0.5":                               "application/json",
-		"text/html;q=0.5, application/json":                               "application/json",
-		"text/plain":                                                      "text/plain",
-		"text/markdown, text/plain;q=0.9":                                 "text/markdown",
-		"image/png":                                                       "application/json",
-		"text/html;q=0":                                                   "application/json",
-		"garbage;;;":                                                      "application/json",
-	} {
-		if got := negotiate(accept, offers...); got != want {
-			t.Errorf("negotiate(%q) = %q, want %q", accept, got, want)
-		}
-	}
-}
-
-// FuzzNegotiate checks that any Accept header picks one of the offers.
-func FuzzNegotiate(f *testing.F) {
-	for _, s := range []string{"", "*/*", "text/html;q=0.9, */*;q=0.1", "text/*;q=0.5,application/json;q=0.5", ";;;q=", "a/b;q=NaN", "text/html;q=1e400"} {
-		f.Add(s)
-	}
-	offers := []string{"application/json", "text/html", "text/markdown", "text/plain"}
-	f.Fuzz(func(t *testing.T, accept string) {
-		got := negotiate(accept, offers...)
-		for _, o := range offers {
-			if got == o {
-				return
-			}
-		}
-		t.Fatalf("negotiate(%q) = %q, not an offer", accept, got)
-	})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1284c1d2/svc/discovery/documents"
 	"github.com/seed1284c1d2/svc/x402"
 )
 
@@ -35,7 +36,7 @@ var discSpecPrices = map[string]string{
 // discCommonManifest checks the members every manifest has.
 func discCommonManifest(t *testing.T, path string, m map[string]any) {
 	t.Helper()
-	if m["manifestVersion"] != ManifestVersion || m["version"] != "2.0.0" || m["name"] != "svc" {
+	if m["manifestVersion"] != documents.ManifestVersion || m["version"] != "2.0.0" || m["name"] != "svc" {
 		t.Errorf("%s: manifestVersion %v version %v name %v", path, m["manifestVersion"], m["version"], m["name"])
 	}
 	if p, _ := m["purpose"].(string); len(p) < 20 {
@@ -58,8 +59,8 @@ func TestX402Manifest(t *testing.T) {
 				c.Facilitator = "https://facilitator.example.com"
 			}
 		})
-		m := discDoc(t, s, PathX402Manifest)
-		discCommonManifest(t, PathX402Manifest, m)
+		m := discDoc(t, s, documents.PathX402Manifest)
+		discCommonManifest(t, documents.PathX402Manifest, m)
 		if m["x402Version"] != float64(2) {
 			t.Errorf("x402Version %v", m["x402Version"])
 		}
@@ -118,8 +119,8 @@ func TestX402Manifest(t *testing.T) {
 
 func TestRouterFeedAndBeacons(t *testing.T) {
 	s := discNewService(t, discTestBase, nil)
-	feed := discDoc(t, s, PathRouterFeed)
-	discCommonManifest(t, PathRouterFeed, feed)
+	feed := discDoc(t, s, documents.PathRouterFeed)
+	discCommonManifest(t, documents.PathRouterFeed, feed)
 	router := feed["router"].(map[string]any)
 	for k, path := range map[string]string{"find": "/api/find", "route": "/api/route", "catalog": "/api/catalog", "try": "/api/try"} {
 		if router[k].(map[string]any)["url"] != discTestBase+path {
@@ -139,8 +140,8 @@ func TestRouterFeedAndBeacons(t *testing.T) {
 			t.Errorf("tool %d priceUsd %v", i, tl["priceUsd"])
 		}
 	}
-	dist := discDoc(t, s, PathDistribution)
-	discCommonManifest(t, PathDistribution, dist)
+	dist := discDoc(t, s, documents.PathDistribution)
+	discCommonManifest(t, documents.PathDistribution, dist)
 	var kinds []string
 	for _, c := range dist["channels"].([]any) {
 		kinds = append(kinds, c.(map[string]any)["kind"].(string))
@@ -150,8 +151,8 @@ func TestRouterFeedAndBeacons(t *testing.T) {
 			t.Errorf("distribution lacks channel %s", k)
 		}
 	}
-	mag := discDoc(t, s, PathMagnet)
-	discCommonManifest(t, PathMagnet, mag)
+	mag := discDoc(t, s, documents.PathMagnet)
+	discCommonManifest(t, documents.PathMagnet, mag)
 	pr := mag["pricing"].(map[string]any)
 	if mag["beacon"] != true || pr["min"] != "0.002500" || pr["max"] != "0.050000" || len(mag["tools"].([]any)) != 13 {
 		t.Errorf("magnet: beacon %v pricing %v", mag["beacon"], pr)
@@ -163,7 +164,7 @@ func TestManifestLinksHook(t *testing.T) {
 	s := discNewService(t, discTestBase, func(c *Config) {
 		c.ManifestLinks = map[string]string{"club": club, "find": "https://evil.example.com/"}
 	})
-	for _, p := range []string{PathX402Manifest, PathRouterFeed, PathDistribution, PathMagnet} {
+	for _, p := range []string{documents.PathX402Manifest, documents.PathRouterFeed, documents.PathDistribution, documents.PathMagnet} {
 		links := discDoc(t, s, p)["links"].(map[string]any)
 		if links["club"] != club {
 			t.Errorf("%s: club link %v", p, links["club"])
@@ -246,7 +247,7 @@ func TestSkillMarkdown(t *testing.T) {
 				c.Facilitator = "https://facilitator.example.com"
 			}
 		})
-		b, _ := s.Document(PathSkill)
+		b, _ := s.Document(documents.PathSkill)
 		md := string(b)
 		for _, want := range []string{
 			"# svc", "PAYMENT-REQUIRED", "PAYMENT-SIGNATURE", "PAYMENT-RESPONSE", "402", "EIP-3009",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/seed1284c1d2/svc/discovery/documents"
 )
 
 // discOpenAPIValidator parses doc with libopenapi and returns a validator.
@@ -35,7 +36,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 				c.Facilitator = "https://facilitator.example.com"
 			}
 		})
-		doc, ok := s.Document(PathOpenAPI)
+		doc, ok := s.Document(documents.PathOpenAPI)
 		if !ok {
 			t.Fatal("no openapi document")
 		}
@@ -57,7 +58,7 @@ func TestOpenAPIValidatorCatchesErrors(t *testing.T) {
 	// Negative control: the validator really validates (an operation
 	// without responses, a parameter without "in").
 	s := discNewService(t, discTestBase, nil)
-	doc, _ := s.Document(PathOpenAPI)
+	doc, _ := s.Document(documents.PathOpenAPI)
 	var m map[string]any
 	if err := json.Unmarshal(doc, &m); err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestOpenAPIValidatorCatchesErrors(t *testing.T) {
 // discOpenAPI decodes the document of s.
 func discOpenAPI(t *testing.T, s *Service) map[string]any {
 	t.Helper()
-	doc, _ := s.Document(PathOpenAPI)
+	doc, _ := s.Document(documents.PathOpenAPI)
 	var m map[string]any
 	if err := json.Unmarshal(doc, &m); err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestOpenAPIShape(t *testing.T) {
 func TestOpenAPIListsEveryRoute(t *testing.T) {
 	// The document lists exactly the paid routes, this package's Routes and
 	// the declared external routes.
-	ext := DefaultExternalRoutes()[:3]
+	ext := discExternalRoutes()[:3]
 	s := discNewService(t, discTestBase, func(c *Config) { c.FreeRoutes = ext })
 	var want []string
 	for _, tl := range s.tools {
@@ -192,7 +193,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 func TestResponsesMatchOpenAPI(t *testing.T) {
 	// Live answers of the handlers validate against the document's schemas.
 	s, base := discServe(t, nil, nil)
-	doc, _ := s.Document(PathOpenAPI)
+	doc, _ := s.Document(documents.PathOpenAPI)
 	v := discOpenAPIValidator(t, doc)
 	reqs := []struct{ method, path, body string }{
 		{"GET", "/api/find?q=gold+price&limit=3", ""},
@@ -241,7 +242,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 
 func TestResponseValidationNegativeControl(t *testing.T) {
 	s := discNewService(t, discTestBase, nil)
-	doc, _ := s.Document(PathOpenAPI)
+	doc, _ := s.Document(documents.PathOpenAPI)
 	v := discOpenAPIValidator(t, doc)
 	req, _ := http.NewRequest("GET", discTestBase+"/api/find?q=gold", nil)
 	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},

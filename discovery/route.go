@@ -11,7 +11,10 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/documents"
+	"github.com/seed1284c1d2/svc/discovery/finder"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
 )
@@ -70,7 +73,7 @@ type RoutePlan struct {
 	Steps []RouteStep `json:"steps,omitempty"`
 	// Curl is the first request as a curl command line (it receives the
 	// 402); CurlPaid is the retry with the PAYMENT-SIGNATURE header. A
-	// body longer than PlanInlineBody is not repeated in them: they read
+	// body longer than documents.PlanInlineBody is not repeated in them: they read
 	// it from the file body.json (Body saved as is).
 	Curl     string `json:"curl,omitempty"`
 	CurlPaid string `json:"curlPaid,omitempty"`
@@ -80,12 +83,12 @@ type RoutePlan struct {
 	// Transports are the three ways to buy the chosen tool on the same
 	// terms: this HTTP request, or the same call over MCP (tools/call) or
 	// A2A (the x402 extension); the A2A data part carries the plan's input.
-	Transports *Transports `json:"transports,omitempty"`
+	Transports *documents.Transports `json:"transports,omitempty"`
 
 	// Alternatives are the next best matches, best first.
 	Alternatives []RouteAlternative `json:"alternatives"`
 	// NextRoutes are free routes worth calling next.
-	NextRoutes []Link `json:"nextRoutes"`
+	NextRoutes []documents.Link `json:"nextRoutes"`
 }
 
 // RoutePrice is the price of one call in three forms.
@@ -116,13 +119,6 @@ type RouteAlternative struct {
 	URL        string      `json:"url"`
 	PriceUSD   json.Number `json:"priceUsd"`
 	MatchScore float64     `json:"matchScore"`
-}
-
-// Link is a route worth calling, with what it is for.
-type Link struct {
-	Method  string `json:"method"`
-	URL     string `json:"url"`
-	Purpose string `json:"purpose"`
 }
 
 // Route returns a machine-ready call plan for the paid tool that best
@@ -162,7 +158,7 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 	plan := RoutePlan{
 		OK: true, Query: query, InputErrors: []svc.FieldError{},
 		Alternatives: s.alternatives(rest, MaxAlternatives),
-		NextRoutes: []Link{
+		NextRoutes: []documents.Link{
 			{Method: "GET", URL: s.absURL("/api/catalog"), Purpose: "browse every paid tool with its schemas and examples"},
 			{Method: "GET", URL: s.absURL("/api/find") + "?q=" + url.QueryEscape(query), Purpose: "see the ranked matches for this query"},
 			{Method: "GET", URL: s.absURL("/openapi.json"), Purpose: "machine-readable interface description (OpenAPI 3.1)"},
@@ -226,8 +222,8 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 			}
 		}
 	}
-	tr := s.buy[chosen].clone()
-	if call != nil && len(call.Input()) <= PlanInlineBody {
+	tr := s.buy[chosen].Clone()
+	if call != nil && len(call.Input()) <= documents.PlanInlineBody {
 		if part, err := json.Marshal(struct {
 			Tool  string          `json:"tool"`
 			Input json.RawMessage `json:"input"`
@@ -237,19 +233,19 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 	}
 	plan.Transports = &tr
 	plan.Steps = s.steps(t, terms, plan.Method, plan.URL)
-	plan.Curl = routeCurl(plan.Method, plan.URL, plan.Body, "")
-	plan.CurlPaid = routeCurl(plan.Method, plan.URL, plan.Body, "<base64 PaymentPayload>")
-	if len(plan.Body) > PlanInlineBody {
+	plan.Curl = documents.Curl(plan.Method, plan.URL, plan.Body, "")
+	plan.CurlPaid = documents.Curl(plan.Method, plan.URL, plan.Body, "<base64 PaymentPayload>")
+	if len(plan.Body) > documents.PlanInlineBody {
 		plan.Message = "save body as body.json for the curl lines (it is too long for a command line); "
 	}
 	if plan.InputValid {
 		plan.Message += fmt.Sprintf(`%s %s costs %s USDC on %s: send it, answer the 402 with an x402 exact payment, retry with PAYMENT-SIGNATURE; `+
 			`or buy the same call on the same terms over MCP (%s %q at %s) or A2A (data part {"tool": %q, "input": {...}} at %s, x402 extension)`,
-			t.Method, plan.URL, t.Price, s.network.CAIP2, MCPCallMethod, t.OperationID, s.absURL(PathMCP), t.Key, s.absURL(PathA2A))
+			t.Method, plan.URL, t.Price, s.network.CAIP2, documents.MCPCallMethod, t.OperationID, s.absURL(wire.PathMCP), t.Key, s.absURL(wire.PathA2A))
 	} else {
 		plan.Message += fmt.Sprintf("the input breaks %d rule(s) of %s: fix them first (invalid input is answered 400, before any 402, so nothing is paid)", len(plan.InputErrors), t.Key)
 	}
-	plan.NextRoutes = append([]Link{{Method: "GET", URL: s.absURL("/api/try") + "?q=" + url.QueryEscape(t.Key), Purpose: "free preview of " + t.Key + " with its example output"}}, plan.NextRoutes...)
+	plan.NextRoutes = append([]documents.Link{{Method: "GET", URL: s.absURL("/api/try") + "?q=" + url.QueryEscape(t.Key), Purpose: "free preview of " + t.Key + " with its example output"}}, plan.NextRoutes...)
 	return plan, nil
 }
 
@@ -259,10 +255,10 @@ func (s *Service) Route(ctx context.Context, query string, input json.RawMessage
 // alone). It returns the index of the chosen tool (-1: none), its
 // score and matched tokens, and the finder's other matches in rank order
 // (all of them when none was chosen).
-func (s *Service) resolve(query string, n int) (int, float64, []string, []Match) {
+func (s *Service) resolve(query string, n int) (int, float64, []string, []finder.Match) {
 	matches := s.finder.Find(query, n)
 	if i, ok := s.lookup(query); ok {
-		rest := make([]Match, 0, len(matches))
+		rest := make([]finder.Match, 0, len(matches))
 		for _, m := range matches {
 			if m.Key != s.tools[i].Key {
 				rest = append(rest, m)
@@ -285,12 +281,12 @@ func (s *Service) resolve(query string, n int) (int, float64, []string, []Match)
 // routeAccepts reports whether the finder's best match m is good enough
 // to plan a paid call: a score of at least minScore, and of at least
 // MinCorrectedScore when every matched token was a typo correction.
-func routeAccepts(m Match, minScore float64) bool {
+func routeAccepts(m finder.Match, minScore float64) bool {
 	return m.Score >= minScore && (!m.Corrected || m.Score >= MinCorrectedScore)
 }
 
 // alternatives converts finder matches to the short form, at most n.
-func (s *Service) alternatives(ms []Match, n int) []RouteAlternative {
+func (s *Service) alternatives(ms []finder.Match, n int) []RouteAlternative {
 	out := []RouteAlternative{}
 	for _, m := range ms {
 		if len(out) == n {
@@ -332,37 +328,4 @@ func (s *Service) steps(t *tools.Tool, terms x402.PaymentRequirements, method, u
 		{Step: 4, Action: "retry", Header: x402.HeaderPaymentSignature, Description: "Retry the identical request with the header PAYMENT-SIGNATURE: base64 of a JSON PaymentPayload {x402Version: 2, accepted: the chosen accepts entry verbatim, payload: {signature, authorization}}."},
 		{Step: 5, Action: "read_response", Header: x402.HeaderPaymentResponse, Description: settle},
 	}
-}
-
-// PlanInlineBody is the longest body a call plan repeats in its curl lines
-// and in the A2A data part of its transports (with the caller's input);
-// a longer one is in the plan's body alone. A shell takes no longer
-// argument than 128 KiB, and a plan answering a large input should not
-// cost several copies of it.
-const PlanInlineBody = 16 << 10
-
-// routeCurl renders a request as a curl command line; payment, when set,
-// is the PAYMENT-SIGNATURE value.
-func routeCurl(method, u string, body json.RawMessage, payment string) string {
-	var b strings.Builder
-	b.WriteString("curl -sS -i")
-	if method != http.MethodGet {
-		b.WriteString(" -X " + method)
-	}
-	b.WriteString(" " + routeShellQuote(u))
-	switch {
-	case len(body) > PlanInlineBody:
-		b.WriteString(" -H 'Content-Type: application/json' --data-binary @body.json")
-	case len(body) > 0:
-		b.WriteString(" -H 'Content-Type: application/json' --data-binary " + routeShellQuote(string(body)))
-	}
-	if payment != "" {
-		b.WriteString(" -H " + routeShellQuote(x402.HeaderPaymentSignature+": "+payment))
-	}
-	return b.String()
-}
-
-// routeShellQuote quotes s for a POSIX shell.
-func routeShellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -16,11 +16,36 @@ import (
 // the off-topic needs of route_offtopic.json (its "tune" and "holdout"
 // halves) must get no match.
 
+// The evaluation sets are the finder's (discovery/finder/testdata).
+var routeSets = filepath.Join("finder", "testdata")
+
+// findIntent is a need labelled with the tool it is for.
+type findIntent struct {
+	Query string `json:"query"`
+	Key   string `json:"key"`
+}
+
+// findLoadIntents reads a set of labelled needs.
+func findLoadIntents(t testing.TB, name string) []findIntent {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(routeSets, name))
+	if err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	var set struct {
+		Intents []findIntent `json:"intents"`
+	}
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatalf("decode %s: %v", name, err)
+	}
+	return set.Intents
+}
+
 // routeOffTopic returns the off-topic needs: the tuning half and the
 // held-out half.
 func routeOffTopic(t testing.TB) (tune, holdout []string) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "route_offtopic.json"))
+	raw, err := os.ReadFile(filepath.Join(routeSets, "route_offtopic.json"))
 	if err != nil {
 		t.Fatalf("read route_offtopic.json: %v", err)
 	}

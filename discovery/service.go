@@ -9,6 +9,10 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/documents"
+	"github.com/seed1284c1d2/svc/discovery/finder"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/evmaddr"
 	"github.com/seed1284c1d2/svc/tools"
@@ -28,10 +32,6 @@ const (
 	// DefaultVersion is the version of the service's interface, published
 	// in the manifests, the agent card and the landing document.
 	DefaultVersion = "2.0.0"
-	// LocalFacilitator is the facilitator named in the payment manifest
-	// when Config.Facilitator is empty (dev mode: the server's local
-	// facilitator verifies signatures and settles nothing on chain).
-	LocalFacilitator = "local-dev"
 )
 
 // Limits of the free surfaces' inputs.
@@ -80,7 +80,7 @@ type Config struct {
 	// PayTo is the wallet receiving payments. Required.
 	PayTo string
 	// Facilitator is the facilitator URL, or "" in dev mode (local
-	// facilitator; the manifests name it LocalFacilitator).
+	// facilitator; the manifests name it documents.LocalFacilitator).
 	Facilitator string
 	// DevMode is true when the server settles nothing on chain; an empty
 	// Facilitator implies it.
@@ -92,20 +92,22 @@ type Config struct {
 	// Name is the service name in manifests, the agent card and skill.md;
 	// empty means DefaultName.
 	Name string
-	// FreeRoutes are the free routes other components serve (httpserver's
-	// /health and /metrics, /mcp, /a2a, the club), declared in
-	// /openapi.json and the manifests next to this package's own routes.
-	// Nil means DefaultExternalRoutes(); pass exactly what the server
-	// mounts. A route this package serves must not be listed.
-	FreeRoutes []RouteDoc
+	// FreeRoutes are the free routes other components serve, as each
+	// describes them (httpserver.RouteDocs for /health, /metrics, /livez
+	// and /readyz; the MCP and A2A endpoints' RouteDoc; club.RouteDocs),
+	// declared in /openapi.json, the manifests and the tour next to this
+	// package's own routes. Pass exactly what the server mounts; a route
+	// this package serves must not be listed.
+	FreeRoutes []routedoc.Route
 	// ManifestLinks are extra links added to the links of every manifest
 	// (name → absolute URL), for instance
 	// {"club": BaseURL + "/.well-known/svc-club.json"}. Names must not
 	// collide with the built-in ones.
 	ManifestLinks map[string]string
-	// Stats receives the aggregate counters served by the stats routes;
-	// nil means a new Stats with the real clock.
-	Stats *Stats
+	// Stats are the aggregate counters the stats routes serve; nil means
+	// new ones over a Traffic of their own, with the real clock. A server
+	// that counts its answers gives them its Traffic (stats.New).
+	Stats *stats.Aggregates
 }
 
 // FindMatch is one ranked tool: the catalog item (with its transports)
@@ -166,7 +168,7 @@ type Service struct {
 	network x402.Network
 	asset   string
 	payTo   string
-	facil   string // facilitator URL or LocalFacilitator
+	facil   string // facilitator URL or documents.LocalFacilitator
 
 	tools []*tools.Tool
 	items []tools.Item // catalog views with absolute URLs
@@ -174,18 +176,14 @@ type Service struct {
 	// server answers a call without payment (tools.Tool.PaymentRequired):
 	// every surface states the payment terms from them.
 	offers []x402.PaymentRequired
-	buy    []Transports // how to buy each tool, in catalog order
+	buy    []documents.Transports // how to buy each tool, in catalog order
 	index  map[string]int
-	finder *Finder
-	stats  *Stats
+	finder *finder.Index
+	stats  *stats.Aggregates
 
-	own      []ownRoute // routes this package serves, in Routes order
-	external []RouteDoc // free routes served by others
-	docs     map[string]*staticDoc
-	card     *staticDoc
-
-	landingPage *staticDoc // GET / for browsers (HTML)
-	landingText *staticDoc // GET / for text clients (the llms.txt Markdown)
+	own      []ownRoute       // routes this package serves, in Routes order
+	external []routedoc.Route // free routes served by others
+	docs     *documents.Set
 }
 
 var _ Surfaces = (*Service)(nil)
@@ -222,7 +220,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	facil := strings.TrimSpace(cfg.Facilitator)
 	if facil == "" {
-		facil = LocalFacilitator
+		facil = documents.LocalFacilitator
 		cfg.DevMode = true // the local facilitator settles nothing on chain
 	}
 	if cfg.Version == "" {
@@ -231,11 +229,8 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
 	}
-	if cfg.FreeRoutes == nil {
-		cfg.FreeRoutes = DefaultExternalRoutes()
-	}
 	if cfg.Stats == nil {
-		cfg.Stats = NewStats(nil)
+		cfg.Stats = stats.New(nil, nil)
 	}
 	for name, link := range cfg.ManifestLinks {
 		if lu, err := url.Parse(link); name == "" || err != nil || !lu.IsAbs() {
@@ -261,29 +256,40 @@ func New(cfg Config) (*Service, error) {
 			s.index[strings.ToLower(k)] = i
 		}
 	}
-	s.finder = NewFinder(DocsFromTools(s.tools))
+	fdocs, err := finder.DocsFromTools(s.tools)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: %w", err)
+	}
+	s.finder = finder.New(fdocs)
 	if err := s.buildTransports(); err != nil {
 		return nil, err
 	}
-	s.own = s.ownRoutes()
 	if err := s.checkRoutes(); err != nil {
 		return nil, err
 	}
-	if err := s.buildDocs(); err != nil {
-		return nil, err
+	docs, err := documents.Build(documents.Config{
+		Name: cfg.Name, Version: cfg.Version, BaseURL: base, Network: network, Asset: asset, PayTo: payTo,
+		Facilitator: cfg.Facilitator, DevMode: cfg.DevMode, BodyLimit: cfg.Catalog.BodyLimit(),
+		Tools: s.tools, Items: s.items, Offers: s.offers, Transports: s.buy,
+		Routes: s.freeDocs(), Categories: s.Categories(), ManifestLinks: cfg.ManifestLinks,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("discovery: %w", err)
 	}
+	s.docs = docs
+	s.own = s.ownRoutes()
 	return s, nil
 }
 
 // BaseURL returns the public base URL every absolute URL is built from.
 func (s *Service) BaseURL() string { return s.base }
 
-// Stats returns the aggregate counters (feed them from the server, see
-// Stats.Observe and Stats.Middleware).
-func (s *Service) Stats() *Stats { return s.stats }
+// Stats returns the aggregate counters of the stats routes (fed by the
+// server that counts their Traffic, or by their Middleware).
+func (s *Service) Stats() *stats.Aggregates { return s.stats }
 
-// Finder returns the finder ranking the paid tools.
-func (s *Service) Finder() *Finder { return s.finder }
+// Finder returns the index ranking the paid tools.
+func (s *Service) Finder() *finder.Index { return s.finder }
 
 // Config returns the effective configuration (defaults filled in).
 func (s *Service) Config() Config { return s.cfg }

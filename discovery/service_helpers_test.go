@@ -4,9 +4,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
+	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
+	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 )
 
 // discTestPayTo is a valid checksummed receiving wallet for tests.
@@ -15,15 +20,26 @@ const discTestPayTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 // discTestBase is the base URL of services built without a server.
 const discTestBase = "https://svc.example.com"
 
-// discNewService builds a Service on a real catalog; mod adjusts the
-// Config.
+// discExternalRoutes are the free routes the other components of the
+// reference server describe: httpserver's, the MCP and A2A endpoints' and
+// the club's. The MCP and A2A packages import this one, so their routes
+// are given here by method, path, operation id and tag alone.
+func discExternalRoutes() []routedoc.Route {
+	return slices.Concat(httpserver.RouteDocs(true), []routedoc.Route{
+		{Method: "POST", Path: wire.PathMCP, OperationID: "mcp", Tag: routedoc.TagProtocols},
+		{Method: "POST", Path: wire.PathA2A, OperationID: "a2a", Tag: routedoc.TagProtocols},
+	}, club.RouteDocs())
+}
+
+// discNewService builds a Service on a real catalog with the external
+// routes of discExternalRoutes; mod adjusts the Config.
 func discNewService(t testing.TB, base string, mod func(*Config)) *Service {
 	t.Helper()
 	cat, err := tools.New(tools.Options{BaseURL: base})
 	if err != nil {
 		t.Fatalf("tools.New: %v", err)
 	}
-	cfg := Config{Catalog: cat, BaseURL: base, PayTo: discTestPayTo, DevMode: true}
+	cfg := Config{Catalog: cat, BaseURL: base, PayTo: discTestPayTo, DevMode: true, FreeRoutes: discExternalRoutes()}
 	if mod != nil {
 		mod(&cfg)
 	}

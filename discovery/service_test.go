@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/documents"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/tools"
 )
 
@@ -69,13 +71,15 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"zero payTo":       func(c *Config) { c.PayTo = "0x0000000000000000000000000000000000000000" },
 		"bad checksum":     func(c *Config) { c.PayTo = "0x209693bc6afc0C5328bA36FaF03C514EF312287C" },
 		"relative link":    func(c *Config) { c.ManifestLinks = map[string]string{"club": "/.well-known/svc-club.json"} },
-		"route twice":      func(c *Config) { c.FreeRoutes = append(DefaultExternalRoutes(), DefaultExternalRoutes()[0]) },
-		"route owned here": func(c *Config) { c.FreeRoutes = []RouteDoc{{Method: "GET", Path: "/api/find", OperationID: "x"}} },
+		"route twice":      func(c *Config) { c.FreeRoutes = append(discExternalRoutes(), discExternalRoutes()[0]) },
+		"route owned here": func(c *Config) { c.FreeRoutes = []routedoc.Route{{Method: "GET", Path: "/api/find", OperationID: "x"}} },
 		"paid route": func(c *Config) {
-			c.FreeRoutes = []RouteDoc{{Method: "POST", Path: "/api/risk-levels", OperationID: "y"}}
+			c.FreeRoutes = []routedoc.Route{{Method: "POST", Path: "/api/risk-levels", OperationID: "y"}}
 		},
-		"duplicate op id":   func(c *Config) { c.FreeRoutes = []RouteDoc{{Method: "GET", Path: "/x", OperationID: "findTools"}} },
-		"lower-case method": func(c *Config) { c.FreeRoutes = []RouteDoc{{Method: "get", Path: "/x", OperationID: "x"}} },
+		"duplicate op id": func(c *Config) {
+			c.FreeRoutes = []routedoc.Route{{Method: "GET", Path: "/x", OperationID: "findTools"}}
+		},
+		"lower-case method": func(c *Config) { c.FreeRoutes = []routedoc.Route{{Method: "get", Path: "/x", OperationID: "x"}} },
 	}
 	for name, mod := range cases {
 		c := ok
@@ -191,18 +195,18 @@ func TestFindMatchesCarryCatalogFields(t *testing.T) {
 	}
 }
 
-// TestRoutePlanOfALargeInput: a body longer than PlanInlineBody is in the
+// TestRoutePlanOfALargeInput: a body longer than documents.PlanInlineBody is in the
 // plan once: its curl lines read it from a file and the A2A data part
 // keeps the tool's example input.
 func TestRoutePlanOfALargeInput(t *testing.T) {
 	s := discNewService(t, discTestBase, nil)
-	csv := "a,b\n" + strings.Repeat("1,2\n", PlanInlineBody/4)
+	csv := "a,b\n" + strings.Repeat("1,2\n", documents.PlanInlineBody/4)
 	in, _ := json.Marshal(map[string]string{"csv": csv})
 	plan, err := s.Route(context.Background(), "profile a csv", in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Tool != "csv-profile" || !plan.InputValid || len(plan.Body) <= PlanInlineBody {
+	if plan.Tool != "csv-profile" || !plan.InputValid || len(plan.Body) <= documents.PlanInlineBody {
 		t.Fatalf("plan: %s valid %v errors %v body %d bytes", plan.Tool, plan.InputValid, plan.InputErrors, len(plan.Body))
 	}
 	wantCurl := `curl -sS -i -X POST 'https://svc.example.com/api/csv-profile' -H 'Content-Type: application/json' --data-binary @body.json`
@@ -213,11 +217,11 @@ func TestRoutePlanOfALargeInput(t *testing.T) {
 		t.Errorf("message: %s", plan.Message)
 	}
 	part := plan.Transports.A2A.DataPart
-	if len(part) > PlanInlineBody || !strings.Contains(string(part), `"tool":"csv-profile"`) {
+	if len(part) > documents.PlanInlineBody || !strings.Contains(string(part), `"tool":"csv-profile"`) {
 		t.Errorf("a2a data part of %d bytes: %.200s", len(part), part)
 	}
 	out, _ := json.Marshal(plan)
-	if len(out) > len(plan.Body)+PlanInlineBody*2 {
+	if len(out) > len(plan.Body)+documents.PlanInlineBody*2 {
 		t.Errorf("a plan of %d bytes for a body of %d", len(out), len(plan.Body))
 	}
 }
@@ -641,7 +645,7 @@ func TestTryMatch(t *testing.T) {
 
 func TestEmptyFacilitatorMeansDevMode(t *testing.T) {
 	s := discNewService(t, discTestBase, func(c *Config) { c.DevMode = false; c.Facilitator = "" })
-	if !s.Config().DevMode || s.facil != LocalFacilitator {
+	if !s.Config().DevMode || s.facil != documents.LocalFacilitator {
 		t.Errorf("dev mode %v facilitator %q", s.Config().DevMode, s.facil)
 	}
 	s = discNewService(t, discTestBase, func(c *Config) { c.DevMode = false; c.Facilitator = " https://f.example.com " })

@@ -7,8 +7,11 @@ import (
 	"testing"
 
 	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/discovery/documents"
 	"github.com/seed1284c1d2/svc/discovery/mcp"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
@@ -40,7 +43,7 @@ func byKey(t *testing.T, cat *tools.Catalog, key string) *tools.Tool {
 
 // checkTransports asserts that tr says how to buy tool over HTTP, MCP and
 // A2A, with the names discovery/mcp and discovery/a2a use.
-func checkTransports(t *testing.T, where string, tool *tools.Tool, tr discovery.Transports) {
+func checkTransports(t *testing.T, where string, tool *tools.Tool, tr documents.Transports) {
 	t.Helper()
 	if tr.Terms.Price != tool.PriceFixed6() || tr.Terms.Network != tool.Network || tr.Terms.PayTo == "" || tr.Terms.Scheme != "exact" || tr.Terms.X402Version != 2 {
 		t.Errorf("%s %s: terms %+v", where, tool.Key, tr.Terms)
@@ -59,26 +62,13 @@ func checkTransports(t *testing.T, where string, tool *tools.Tool, tr discovery.
 	if err := json.Unmarshal(tr.A2A.DataPart, &part); err != nil || part.Tool != tool.Key || len(part.Input) == 0 || part.Input[0] != '{' {
 		t.Errorf("%s %s: a2a data part %s (%v)", where, tool.Key, tr.A2A.DataPart, err)
 	}
-	if tr.A2A.URL != transportsBase+"/a2a" || tr.A2A.Skill != tool.Key || tr.A2A.Extension != discovery.A2AX402ExtensionURI ||
-		tr.A2A.Card != transportsBase+discovery.PathAgentCard || tr.A2A.PaymentMeta != "x402.payment.payload" {
+	if tr.A2A.URL != transportsBase+"/a2a" || tr.A2A.Skill != tool.Key || tr.A2A.Extension != x402a2a.ExtensionURI ||
+		tr.A2A.Card != transportsBase+wire.PathAgentCard || tr.A2A.PaymentMeta != "x402.payment.payload" {
 		t.Errorf("%s %s: a2a %+v", where, tool.Key, tr.A2A)
 	}
 	for _, how := range []string{tr.HTTP.How, tr.MCP.How, tr.A2A.How} {
 		if how == "" {
 			t.Errorf("%s %s: a transport without how", where, tool.Key)
-		}
-	}
-}
-
-// The MCP names discovery publishes are the ones discovery/mcp serves.
-func TestDiscoveryNamesMCPBinding(t *testing.T) {
-	for _, c := range [][2]string{
-		{discovery.MCPMetaPayment, x402mcp.MetaPayment},
-		{discovery.MCPMetaPaymentResponse, x402mcp.MetaPaymentResponse},
-		{discovery.MCPPaymentExtension, x402mcp.ExtensionPayment},
-	} {
-		if c[0] != c[1] {
-			t.Errorf("discovery says %q, mcp uses %q", c[0], c[1])
 		}
 	}
 }
@@ -132,13 +122,13 @@ func TestDocumentsTransports(t *testing.T) {
 		Info  struct{ Description string }
 		Paths map[string]map[string]struct {
 			OperationID string                `json:"operationId"`
-			Transports  *discovery.Transports `json:"x-transports"`
+			Transports  *documents.Transports `json:"x-transports"`
 		}
 	}
-	if err := json.Unmarshal(doc(discovery.PathOpenAPI), &oas); err != nil {
+	if err := json.Unmarshal(doc(documents.PathOpenAPI), &oas); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"MCP", "A2A", discovery.A2AX402ExtensionURI, discovery.MCPMetaPayment, "x-transports"} {
+	for _, want := range []string{"MCP", "A2A", x402a2a.ExtensionURI, x402mcp.MetaPayment, "x-transports"} {
 		if !strings.Contains(oas.Info.Description, want) {
 			t.Errorf("openapi info.description lacks %q", want)
 		}
@@ -147,10 +137,10 @@ func TestDocumentsTransports(t *testing.T) {
 		Transports map[string]json.RawMessage `json:"transports"`
 		Resources  []struct {
 			Key        string               `json:"key"`
-			Transports discovery.Transports `json:"transports"`
+			Transports documents.Transports `json:"transports"`
 		} `json:"resources"`
 	}
-	if err := json.Unmarshal(doc(discovery.PathX402Manifest), &x402); err != nil {
+	if err := json.Unmarshal(doc(documents.PathX402Manifest), &x402); err != nil {
 		t.Fatal(err)
 	}
 	if len(x402.Transports) != 3 || x402.Transports["mcp"] == nil || x402.Transports["a2a"] == nil || x402.Transports["http"] == nil {
@@ -159,20 +149,20 @@ func TestDocumentsTransports(t *testing.T) {
 	var feed struct {
 		Tools []struct {
 			Key        string               `json:"key"`
-			Transports discovery.Transports `json:"transports"`
+			Transports documents.Transports `json:"transports"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(doc(discovery.PathRouterFeed), &feed); err != nil {
+	if err := json.Unmarshal(doc(documents.PathRouterFeed), &feed); err != nil {
 		t.Fatal(err)
 	}
-	var card discovery.AgentCard
-	if err := json.Unmarshal(doc(discovery.PathAgentCard), &card); err != nil {
+	var card documents.AgentCard
+	if err := json.Unmarshal(doc(wire.PathAgentCard), &card); err != nil {
 		t.Fatal(err)
 	}
-	if len(card.Capabilities.Extensions) != 1 || card.Capabilities.Extensions[0].URI != discovery.A2AX402ExtensionURI {
+	if len(card.Capabilities.Extensions) != 1 || card.Capabilities.Extensions[0].URI != x402a2a.ExtensionURI {
 		t.Errorf("card extensions %+v", card.Capabilities.Extensions)
 	}
-	skill := string(doc(discovery.PathSkill))
+	skill := string(doc(documents.PathSkill))
 	all := cat.All()
 	if len(x402.Resources) != len(all) || len(feed.Tools) != len(all) {
 		t.Fatalf("%d resources, %d feed tools, want %d", len(x402.Resources), len(feed.Tools), len(all))
@@ -190,7 +180,7 @@ func TestDocumentsTransports(t *testing.T) {
 		if !strings.Contains(skill, row) {
 			t.Errorf("skill.md lacks %q", row)
 		}
-		var sk *discovery.AgentSkill
+		var sk *documents.AgentSkill
 		for j := range card.Skills {
 			if card.Skills[j].ID == tool.Key {
 				sk = &card.Skills[j]
@@ -210,8 +200,8 @@ func TestDocumentsTransports(t *testing.T) {
 // Text that said MCP and A2A never run a paid tool is gone.
 func TestNoDiscoveryOnlyClaims(t *testing.T) {
 	s, _ := newTransportsService(t)
-	for _, path := range []string{discovery.PathOpenAPI, discovery.PathSkill, discovery.PathX402Manifest, discovery.PathRouterFeed,
-		discovery.PathDistribution, discovery.PathMagnet, discovery.PathAgentCard} {
+	for _, path := range []string{documents.PathOpenAPI, documents.PathSkill, documents.PathX402Manifest, documents.PathRouterFeed,
+		documents.PathDistribution, documents.PathMagnet, wire.PathAgentCard} {
 		b, _ := s.Document(path)
 		for _, bad := range []string{"never runs a paid tool", "never run a paid tool", "paid per call over HTTP.", "discovery-only"} {
 			if bytes.Contains(b, []byte(bad)) {
@@ -225,8 +215,8 @@ func TestNoDiscoveryOnlyClaims(t *testing.T) {
 func TestTransportsDeterministic(t *testing.T) {
 	a, _ := newTransportsService(t)
 	b, _ := newTransportsService(t)
-	for _, path := range []string{discovery.PathOpenAPI, discovery.PathSkill, discovery.PathX402Manifest, discovery.PathRouterFeed,
-		discovery.PathDistribution, discovery.PathMagnet, discovery.PathAgentCard} {
+	for _, path := range []string{documents.PathOpenAPI, documents.PathSkill, documents.PathX402Manifest, documents.PathRouterFeed,
+		documents.PathDistribution, documents.PathMagnet, wire.PathAgentCard} {
 		da, _ := a.Document(path)
 		db, _ := b.Document(path)
 		if !bytes.Equal(da, db) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc"
+	"github.com/seed1284c1d2/svc/discovery/documents"
 	"github.com/seed1284c1d2/svc/tools"
 )
 
@@ -30,9 +31,9 @@ type TryResult struct {
 	// Groups lists the paid tools by group (mode "tour").
 	Groups []TryGroup `json:"groups,omitempty"`
 	// FreeRoutes lists the free routes (mode "tour").
-	FreeRoutes []Link `json:"freeRoutes,omitempty"`
+	FreeRoutes []documents.Link `json:"freeRoutes,omitempty"`
 	// NextRoutes are the routes to call next.
-	NextRoutes []Link `json:"nextRoutes"`
+	NextRoutes []documents.Link `json:"nextRoutes"`
 }
 
 // TryService describes the service in a preview.
@@ -124,7 +125,7 @@ func (s *Service) Try(ctx context.Context, q string) (TryResult, error) {
 	res.Mode = "match"
 	res.Match = &TryMatch{
 		Key: it.Key, Name: it.Name, Method: it.Method, Path: it.Path, URL: it.URL,
-		PriceUSD: it.PriceUSD, Price: it.Price, Network: it.Network, Summary: trySummary(it.Description),
+		PriceUSD: it.PriceUSD, Price: it.Price, Network: it.Network, Summary: documents.Summary(it.Description),
 		Tags: append([]string(nil), it.Tags...), MatchScore: score, MatchedTokens: discNonNil(tokens),
 		ExampleInput: append(json.RawMessage(nil), it.ExampleInput...), OutputExample: append(json.RawMessage(nil), it.OutputExample...),
 	}
@@ -136,7 +137,7 @@ func (s *Service) Try(ctx context.Context, q string) (TryResult, error) {
 			paid += "?" + qv.Encode()
 		}
 	}
-	res.NextRoutes = []Link{
+	res.NextRoutes = []documents.Link{
 		{Method: "POST", URL: s.absURL("/api/route"), Purpose: fmt.Sprintf(`call plan with your input validated for free: {"query": %q, "input": {...}}`, t.Key)},
 		{Method: t.Method, URL: paid, Purpose: fmt.Sprintf("the paid call (%s USDC): answered 402 with PAYMENT-REQUIRED, retry with PAYMENT-SIGNATURE", t.Price)},
 		{Method: "GET", URL: s.absURL("/openapi.json"), Purpose: "machine-readable interface description with the schemas (OpenAPI 3.1)"},
@@ -147,14 +148,14 @@ func (s *Service) Try(ctx context.Context, q string) (TryResult, error) {
 // tryService describes the service in previews.
 func (s *Service) tryService() TryService {
 	return TryService{
-		Name: s.cfg.Name, Description: serviceDescription, Version: s.cfg.Version, Tools: len(s.tools),
+		Name: s.cfg.Name, Description: documents.ServiceDescription, Version: s.cfg.Version, Tools: len(s.tools),
 		Network: s.network.CAIP2, Currency: "USDC", Protocol: "x402 v2 (exact scheme, EIP-3009)", DevMode: s.cfg.DevMode,
 	}
 }
 
 // tourNext are the next routes of a tour.
-func (s *Service) tourNext() []Link {
-	return []Link{
+func (s *Service) tourNext() []documents.Link {
+	return []documents.Link{
 		{Method: "GET", URL: s.absURL("/api/find") + "?q=stop+loss+for+a+long", Purpose: "rank the tools for a need in plain words"},
 		{Method: "POST", URL: s.absURL("/api/route"), Purpose: `machine-ready call plan: {"query": "...", "input": {...}}`},
 		{Method: "GET", URL: s.absURL("/api/catalog"), Purpose: "every paid tool with schemas, examples and prices"},
@@ -164,21 +165,10 @@ func (s *Service) tourNext() []Link {
 
 // freeLinks lists every free route (this package's and the declared
 // external ones), in document order.
-func (s *Service) freeLinks() []Link {
-	out := []Link{}
+func (s *Service) freeLinks() []documents.Link {
+	out := []documents.Link{}
 	for _, d := range s.freeDocs() {
-		out = append(out, Link{Method: d.Method, URL: s.absURL(d.Path), Purpose: d.Summary})
+		out = append(out, documents.Link{Method: d.Method, URL: s.absURL(d.Path), Purpose: d.Summary})
 	}
 	return out
-}
-
-// trySummary is the first sentence of a description.
-func trySummary(d string) string {
-	if i := strings.Index(d, ". "); i > 0 {
-		d = d[:i+1]
-	}
-	if i := strings.IndexByte(d, '\n'); i > 0 {
-		d = d[:i]
-	}
-	return strings.TrimSpace(d)
 }

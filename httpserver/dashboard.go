@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
@@ -206,7 +207,7 @@ func (s *Server) conversion() []conversionRow {
 	}
 	var out []conversionRow
 	for _, rc := range s.Counts() {
-		if rc.Kind != "paid" {
+		if rc.Kind != stats.KindPaid {
 			continue
 		}
 		row := conversionRow{Route: rc.Route, Tool: tools[rc.Route], PaymentRequired: rc.PaymentRequired, Paid: rc.Settled, Rate: "–"}

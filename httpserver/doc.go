@@ -144,9 +144,12 @@
 // ones need attention), svc_x402_recovered_total{result},
 // svc_terminal_up, svc_terminal_lag_seconds, svc_facilitator_up,
 // svc_uptime_seconds, svc_build_info{version,revision,goversion} and the Go
-// runtime and process collectors. Server.Counts returns the request, 402 and
-// settlement counts, for other reports of the same events (discovery's
-// stats) to read rather than count again.
+// runtime and process collectors. The first, the 402s and the settlements
+// are counted in a stats.Traffic (Config.Traffic): the one count of the
+// answered requests, which discovery's stats routes read too, so that no
+// event is counted twice; Server.Counts returns its figures (the
+// dashboard's conversion table). RouteDocs describes the server's own free
+// routes for discovery's documents.
 //
 // # Probes and the admin handler
 //

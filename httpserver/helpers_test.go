@@ -23,6 +23,7 @@ import (
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -334,8 +335,8 @@ func mustProblem(t *testing.T, resp *http.Response, body []byte, status int) pro
 	if resp.StatusCode != status {
 		t.Fatalf("status %d, want %d; body %s", resp.StatusCode, status, body)
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, httpserver.ProblemContentType) {
-		t.Fatalf("Content-Type %q, want %s; body %s", ct, httpserver.ProblemContentType, body)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, wire.ProblemContentType) {
+		t.Fatalf("Content-Type %q, want %s; body %s", ct, wire.ProblemContentType, body)
 	}
 	var p problem
 	if err := json.Unmarshal(body, &p); err != nil {

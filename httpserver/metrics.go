@@ -6,18 +6,15 @@ import (
 	"math"
 	"net/http"
 	"runtime/debug"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
@@ -32,28 +29,25 @@ func latencyBuckets() []float64 {
 // facilitator, so their set is not ours to trust.
 const maxReasonLabels = 64
 
-// unmatchedRoute labels requests that matched no route (404, 405).
-const unmatchedRoute = "unmatched"
-
 // scrapeTimeout bounds the store and health queries of one scrape.
 const scrapeTimeout = 2 * time.Second
 
 // metrics holds the server's Prometheus metrics, in a registry of its own
-// (never the client library's global one). Per-route series are resolved
-// when the route is registered, so the hot path adds to a counter it
-// already holds and takes no lock but a read of an immutable map.
+// (never the client library's global one). The answered requests, 402s
+// and settlements are counted in a stats.Traffic, the counters discovery's
+// stats routes read too. Per-route series are resolved when the route is
+// registered, so the hot path adds to a counter it already holds and
+// takes no lock but a read of an immutable map.
 type metrics struct {
 	start time.Time
 	reg   *prometheus.Registry
 
-	requests        *prometheus.CounterVec   // route, kind, method, status
-	duration        *prometheus.HistogramVec // route
-	paymentRequired *prometheus.CounterVec   // route
-	settled         *prometheus.CounterVec   // route
-	revenue         *prometheus.CounterVec   // route, network, asset (atomic units)
-	failures        *prometheus.CounterVec   // reason
-	rateLimited     prometheus.Counter
-	recovered       *prometheus.CounterVec // result
+	traffic     *stats.Traffic
+	duration    *prometheus.HistogramVec // route
+	revenue     *prometheus.CounterVec   // route, network, asset (atomic units)
+	failures    *prometheus.CounterVec   // reason
+	rateLimited prometheus.Counter
+	recovered   *prometheus.CounterVec // result
 
 	mu     sync.RWMutex
 	routes map[string]*routeMetrics // by route label
@@ -64,44 +58,29 @@ type metrics struct {
 
 // routeMetrics are the series of one route.
 type routeMetrics struct {
-	m     *metrics
 	label string
-	kind  string // "paid", "free", "unlimited" or "unmatched"
+	kind  string // stats.KindPaid, KindFree, KindUnlimited or KindUnmatched
+	paid  bool   // kind is stats.KindPaid: 402s and settlements are counted
 
-	// byStatus holds the request counters by method and status. The map
-	// is never modified once published: a request loads it with one
-	// atomic read; a new method and status pair, rare, publishes a copy
-	// under mu.
-	byStatus atomic.Pointer[map[uint32]prometheus.Counter]
-	mu       sync.Mutex
-
-	duration        prometheus.Observer
-	paymentRequired prometheus.Counter // 402s offering payment (no payment sent); paid routes
-	settled         prometheus.Counter // settled payments; paid routes
+	traffic  *stats.RouteCounters
+	duration prometheus.Observer
 }
-
-// statusKey packs a method label (metricMethodIndex) and a status code.
-func statusKey(methodIndex, code int) uint32 { return uint32(methodIndex)<<16 | uint32(code)&0xffff }
 
 // newMetrics builds the registry: the server's own metrics, build_info,
 // the Go runtime and process collectors, and the collectors that ask the
-// store and the dependencies at scrape time (added by the server).
-func newMetrics(now time.Time, version string) *metrics {
+// store and the dependencies at scrape time (added by the server). traffic
+// counts the answers (nil: a Traffic of its own).
+func newMetrics(now time.Time, version string, traffic *stats.Traffic) *metrics {
+	if traffic == nil {
+		traffic = stats.NewTraffic()
+	}
 	m := &metrics{
-		start: now,
-		reg:   prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "svc_http_requests_total", Help: "HTTP requests answered, by route, kind, method and status.",
-		}, []string{"route", "kind", "method", "status"}),
+		start:   now,
+		reg:     prometheus.NewRegistry(),
+		traffic: traffic,
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "svc_http_request_duration_seconds", Help: "Time from the request's arrival to the end of its answer, by route.",
 			Buckets: latencyBuckets(),
-		}, []string{"route"}),
-		paymentRequired: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "svc_x402_payment_required_total", Help: "402 answers offering payment (requests that came without one), by route.",
-		}, []string{"route"}),
-		settled: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "svc_x402_settlements_total", Help: "Settled payments (paid calls, every transport), by the tool's HTTP route.",
 		}, []string{"route"}),
 		revenue: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "svc_x402_revenue_atomic_total", Help: "Settled amounts in the asset's atomic units (USDC: millionths of a dollar), by route, network and asset.",
@@ -123,7 +102,7 @@ func newMetrics(now time.Time, version string) *metrics {
 	}
 	revision, goVersion := buildRevision()
 	m.reg.MustRegister(
-		m.requests, m.duration, m.paymentRequired, m.settled, m.revenue, m.failures, m.rateLimited, m.recovered,
+		m.traffic, m.duration, m.revenue, m.failures, m.rateLimited, m.recovered,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "svc_uptime_seconds", Help: "Seconds since the server was built.",
 		}, func() float64 { return math.Max(0, time.Since(m.start).Seconds()) }),
@@ -134,7 +113,7 @@ func newMetrics(now time.Time, version string) *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	m.route(unmatchedRoute, "unmatched")
+	m.route(stats.Unmatched, stats.KindUnmatched)
 	return m
 }
 
@@ -166,12 +145,8 @@ func (m *metrics) route(label, kind string) *routeMetrics {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rm = m.routes[label]; rm == nil {
-		rm = &routeMetrics{m: m, label: label, kind: kind, duration: m.duration.WithLabelValues(label)}
-		if kind == "paid" {
-			rm.paymentRequired = m.paymentRequired.WithLabelValues(label)
-			rm.settled = m.settled.WithLabelValues(label)
-		}
-		rm.byStatus.Store(&map[uint32]prometheus.Counter{})
+		rm = &routeMetrics{label: label, kind: kind, paid: kind == stats.KindPaid,
+			traffic: m.traffic.Route(label, kind), duration: m.duration.WithLabelValues(label)}
 		m.routes[label] = rm
 	}
 	return rm
@@ -179,32 +154,8 @@ func (m *metrics) route(label, kind string) *routeMetrics {
 
 // observe records one answered request.
 func (rm *routeMetrics) observe(method string, status int, d time.Duration) {
-	k := statusKey(metricMethodIndex(method), status)
-	c := (*rm.byStatus.Load())[k]
-	if c == nil {
-		c = rm.addStatus(k, metricMethod(method), status)
-	}
-	c.Inc()
+	rm.traffic.Observe(method, status)
 	rm.duration.Observe(max(0, d.Seconds()))
-}
-
-// addStatus returns the counter of a method and status, publishing a new
-// map holding it when it is new.
-func (rm *routeMetrics) addStatus(k uint32, method string, status int) prometheus.Counter {
-	rm.mu.Lock()
-	defer rm.mu.Unlock()
-	old := *rm.byStatus.Load()
-	if c := old[k]; c != nil {
-		return c
-	}
-	next := make(map[uint32]prometheus.Counter, len(old)+1)
-	for kk, c := range old {
-		next[kk] = c
-	}
-	c := rm.m.requests.WithLabelValues(rm.label, rm.kind, method, strconv.Itoa(status))
-	next[k] = c
-	rm.byStatus.Store(&next)
-	return c
 }
 
 // failure counts an error answer by its reason.
@@ -248,96 +199,11 @@ func sanitizeReason(s string) string {
 	return strings.ToLower(s)
 }
 
-// metricMethod bounds the method label to the standard methods.
-func metricMethod(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
-		return m
-	}
-	return "OTHER"
-}
-
-// metricMethodIndex numbers the method labels of metricMethod (for the
-// counters' keys).
-func metricMethodIndex(m string) int {
-	switch m {
-	case http.MethodGet:
-		return 1
-	case http.MethodHead:
-		return 2
-	case http.MethodPost:
-		return 3
-	case http.MethodPut:
-		return 4
-	case http.MethodPatch:
-		return 5
-	case http.MethodDelete:
-		return 6
-	case http.MethodOptions:
-		return 7
-	case http.MethodConnect:
-		return 8
-	case http.MethodTrace:
-		return 9
-	}
-	return 0 // OTHER
-}
-
-// counterValue reads a counter's value.
-func counterValue(c prometheus.Counter) int64 {
-	var d dto.Metric
-	if c == nil || c.Write(&d) != nil {
-		return 0
-	}
-	return int64(d.GetCounter().GetValue())
-}
-
-// RouteCounts are the counts of one route since the server was built.
-type RouteCounts struct {
-	Route string // the route's label: its path pattern, or "unmatched"
-	Kind  string // "paid", "free", "unlimited" or "unmatched"
-	// Requests counts the answers; ByClass by status class (index
-	// status/100, 0 for anything outside 1xx–5xx).
-	Requests int64
-	ByClass  [6]int64
-	// PaymentRequired counts the 402s offering payment; Settled the paid
-	// calls settled for the route's tool, over every transport. Both are
-	// zero on routes that are not paid.
-	PaymentRequired int64
-	Settled         int64
-}
-
 // Counts returns the request, 402 and settlement counts of every route,
 // sorted by route label: the figures GET /metrics exposes, for other
-// reports of the same events (discovery's aggregate stats, the dashboard)
-// to read rather than count again.
-func (s *Server) Counts() []RouteCounts {
-	m := s.metrics
-	m.mu.RLock()
-	routes := make([]*routeMetrics, 0, len(m.routes))
-	for _, rm := range m.routes {
-		routes = append(routes, rm)
-	}
-	m.mu.RUnlock()
-	sort.Slice(routes, func(i, j int) bool { return routes[i].label < routes[j].label })
-	out := make([]RouteCounts, 0, len(routes))
-	for _, rm := range routes {
-		rc := RouteCounts{Route: rm.label, Kind: rm.kind,
-			PaymentRequired: counterValue(rm.paymentRequired), Settled: counterValue(rm.settled)}
-		for k, c := range *rm.byStatus.Load() {
-			n := counterValue(c)
-			rc.Requests += n
-			class := int(k&0xffff) / 100
-			if class < 1 || class > 5 {
-				class = 0
-			}
-			rc.ByClass[class] += n
-		}
-		out = append(out, rc)
-	}
-	return out
-}
+// reports of the same events (the dashboard) to read rather than count
+// again. Discovery's stats routes read the same Traffic.
+func (s *Server) Counts() []stats.RouteCounts { return s.metrics.traffic.Counts() }
 
 // journalCounter is what the operator's views (metrics, dashboard) read of
 // the payment journal.

@@ -10,12 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/internal/clip"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 )
-
-// HeaderRequestID carries the request id in and out.
-const HeaderRequestID = "X-Request-Id"
 
 // maxRequestIDLen bounds an accepted incoming request id.
 const maxRequestIDLen = 128
@@ -58,7 +57,7 @@ func validRequestID(s string) bool {
 
 // RequestIDOf returns the id of a request served by this package's handler
 // (the X-Request-Id the server accepted or generated).
-func RequestIDOf(r *http.Request) string { return r.Header.Get(HeaderRequestID) }
+func RequestIDOf(r *http.Request) string { return r.Header.Get(wire.HeaderRequestID) }
 
 // canonicalNosniff is X-Content-Type-Options in canonical form
 // (textproto.CanonicalMIMEHeaderKey): http.Header.Get would canonicalise it
@@ -162,7 +161,7 @@ func (sw *statusWriter) routerError(code int) {
 	p.Instance = clip.Bytes(sw.r.URL.Path, 200)
 	p.RequestID = RequestIDOf(sw.r)
 	b, _ := json.Marshal(p)
-	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Type", wire.ProblemContentType)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	sw.wrote = true
@@ -235,18 +234,18 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()
 		sw := &statusWriter{ResponseWriter: w, s: s, r: r}
-		id := headerValue(r.Header, HeaderRequestID)
+		id := headerValue(r.Header, wire.HeaderRequestID)
 		if !validRequestID(id) {
 			id = s.ids.next()
 			sw.idValue[0] = id
-			r.Header[HeaderRequestID] = sw.idValue[:] // r.Header.Set
+			r.Header[wire.HeaderRequestID] = sw.idValue[:] // r.Header.Set
 		} else {
 			sw.idValue[0] = id
 		}
 		// w.Header().Set, without allocating a value slice each.
 		sw.nosniffValue[0] = "nosniff"
 		h := w.Header()
-		h[HeaderRequestID] = sw.idValue[:]
+		h[wire.HeaderRequestID] = sw.idValue[:]
 		h[canonicalNosniff] = sw.nosniffValue[:]
 		s.inflight.Add(1)
 		defer s.inflight.Add(-1)
@@ -277,13 +276,13 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 	}
 	rm := sw.route
 	if rm == nil {
-		rm = s.metrics.route(unmatchedRoute, "unmatched")
+		rm = s.metrics.route(stats.Unmatched, stats.KindUnmatched)
 	}
 	rm.observe(r.Method, sw.status, d)
 	reason := ""
 	if sw.status == http.StatusPaymentRequired && sw.offeredPayment() {
-		if rm.paymentRequired != nil {
-			rm.paymentRequired.Inc()
+		if rm.paid {
+			rm.traffic.PaymentRequired()
 		}
 	} else if sw.status >= 400 {
 		reason = sw.failureReason()
@@ -294,7 +293,7 @@ func (s *Server) finish(sw *statusWriter, r *http.Request, id string, start time
 	}
 	attrs := make([]slog.Attr, 0, 8)
 	attrs = append(attrs,
-		slog.String("method", metricMethod(r.Method)),
+		slog.String("method", stats.MethodLabel(r.Method)),
 		slog.String("path", clip.Bytes(r.URL.Path, 200)),
 		slog.String("route", rm.label),
 		slog.Int("status", sw.status),

@@ -355,3 +355,34 @@ func TestAdminHandlerHidesCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteDocsDescribeBuiltins: the routes RouteDocs describes are the
+// server's own free routes, answered on its public handler; /metrics is
+// described only when the public handler serves it.
+func TestRouteDocsDescribeBuiltins(t *testing.T) {
+	for _, separate := range []bool{false, true} {
+		f := newFixture(t, fixtureOptions{separateAdmin: separate})
+		docs := httpserver.RouteDocs(!separate)
+		described := map[string]bool{}
+		for _, d := range docs {
+			described[d.Method+" "+d.Path] = true
+			if d.Method != http.MethodGet || d.OperationID == "" || d.Summary == "" || d.Response == nil {
+				t.Errorf("separate admin %v: %s %s: incomplete %+v", separate, d.Method, d.Path, d)
+			}
+			if resp, _ := do(t, mustGet(t, f.url+d.Path)); resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+				t.Errorf("separate admin %v: described %s answers %d", separate, d.Path, resp.StatusCode)
+			}
+		}
+		for _, p := range []string{"/health", "/livez", "/readyz"} {
+			if !described["GET "+p] {
+				t.Errorf("separate admin %v: %s not described", separate, p)
+			}
+		}
+		if described["GET /metrics"] == separate {
+			t.Errorf("separate admin %v: /metrics described %v", separate, described["GET /metrics"])
+		}
+		if resp, _ := do(t, mustGet(t, f.url+"/metrics")); (resp.StatusCode == http.StatusOK) != !separate {
+			t.Errorf("separate admin %v: public /metrics answers %d", separate, resp.StatusCode)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/tools/sell"
@@ -129,7 +130,7 @@ func (s *Server) buildPaid() error {
 			return fmt.Errorf("httpserver: %w", err)
 		}
 		pr := &paidRoute{s: s, tool: t, shop: shop, offer: offer}
-		pr.rm = s.metrics.route(routeLabel(pattern), "paid")
+		pr.rm = s.metrics.route(routeLabel(pattern), stats.KindPaid)
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header()[headerAllowOrigin] = anyOrigin
 			ctx := context.WithValue(r.Context(), routeKey{}, pr)

@@ -10,16 +10,9 @@ import (
 
 	"github.com/seed1284c1d2/svc"
 	"github.com/seed1284c1d2/svc/internal/bodybudget"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/xau"
 )
-
-// ProblemContentType is the media type of every error answer (RFC 9457).
-const ProblemContentType = "application/problem+json"
-
-// ProblemTypePrefix starts the type URI of every problem this package writes;
-// the problem's Code follows it ("urn:svc:problem:invalid_input"). A URN is
-// stable and needs no documentation server to resolve.
-const ProblemTypePrefix = "urn:svc:problem:"
 
 // Problem codes: the Code member of a Problem and the suffix of its type.
 // Codes of the x402 middleware's own answers (payment header, facilitator,
@@ -54,7 +47,7 @@ type Problem struct {
 // NewProblem returns a problem of the given status and code with the
 // standard title of the status.
 func NewProblem(status int, code, detail string) Problem {
-	return Problem{Type: ProblemTypePrefix + code, Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
+	return Problem{Type: wire.ProblemTypePrefix + code, Title: http.StatusText(status), Status: status, Detail: detail, Code: code}
 }
 
 // ProblemFromError maps an error to its problem: *svc.Error kinds become
@@ -136,7 +129,7 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 		p.Code = CodeInternal
 	}
 	if p.Type == "" {
-		p.Type = ProblemTypePrefix + p.Code
+		p.Type = wire.ProblemTypePrefix + p.Code
 	}
 	if r != nil {
 		if p.Instance == "" {
@@ -148,11 +141,11 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	}
 	b, err := json.Marshal(p)
 	if err != nil { // a Problem always encodes
-		b = []byte(`{"type":"` + ProblemTypePrefix + CodeInternal + `","title":"Internal Server Error","status":500,"code":"internal"}`)
+		b = []byte(`{"type":"` + wire.ProblemTypePrefix + CodeInternal + `","title":"Internal Server Error","status":500,"code":"internal"}`)
 		p.Status = http.StatusInternalServerError
 	}
 	h := w.Header()
-	h.Set("Content-Type", ProblemContentType)
+	h.Set("Content-Type", wire.ProblemContentType)
 	h.Set("Cache-Control", "no-store")
 	h.Del("Content-Length")
 	if sw, ok := w.(*statusWriter); ok {

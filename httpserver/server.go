@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1284c1d2/svc/discovery/stats"
 	"github.com/seed1284c1d2/svc/internal/bodybudget"
 	"github.com/seed1284c1d2/svc/internal/clientlimit"
 	"github.com/seed1284c1d2/svc/internal/clip"
@@ -231,8 +232,14 @@ type Config struct {
 	Middleware func(http.Handler) http.Handler
 	// Observer, when set, is told about every answered request, after the
 	// access log's own bookkeeping and without a wrapper of its own: for
-	// instance discovery's aggregate stats counter (*discovery.Stats).
+	// instance discovery's aggregate stats (*stats.Aggregates), whose
+	// Traffic is then given as Traffic.
 	Observer RequestObserver
+	// Traffic counts the answered requests, 402s and settlements exposed
+	// on /metrics; nil means counters of the server's own. Give the
+	// Traffic of discovery's stats (stats.Aggregates.Traffic) so that the
+	// stats routes report the same counts.
+	Traffic *stats.Traffic
 	// Logger receives the access log (Info) and errors; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -357,7 +364,7 @@ func New(cfg Config) (*Server, error) {
 		payTo:     payTo,
 		bodyLimit: cfg.BodyLimit,
 		mux:       http.NewServeMux(),
-		metrics:   newMetrics(cfg.Now(), cfg.Version),
+		metrics:   newMetrics(cfg.Now(), cfg.Version, cfg.Traffic),
 		ids:       newRequestIDs(),
 		supported: &supportedCache{f: cfg.Facilitator, now: cfg.Now},
 		patterns:  map[string]bool{},
@@ -483,9 +490,9 @@ func (s *Server) mount(rt Route) error {
 	if started {
 		return fmt.Errorf("httpserver: route %q mounted after the server started", rt.Pattern)
 	}
-	kind := "free"
+	kind := stats.KindFree
 	if !rt.Free {
-		kind = "unlimited"
+		kind = stats.KindUnlimited
 	}
 	rm := s.metrics.route(routeLabel(rt.Pattern), kind)
 	return s.handle(rt.Pattern, s.wrapRoute(rm, rt.Free, limit, rt.Handler))
@@ -870,7 +877,7 @@ func (s *Server) ObservePayment(ev engine.Event) {
 	// sold over (MCP and A2A sell through the same engine).
 	for _, pr := range s.paid {
 		if pr.offer.Product == ev.Product {
-			pr.rm.settled.Inc()
+			pr.rm.traffic.Settled()
 			if amount, err := strconv.ParseFloat(ev.Amount, 64); err == nil && amount > 0 {
 				s.metrics.revenue.WithLabelValues(pr.rm.label, ev.Network, strings.ToLower(ev.Asset)).Add(amount)
 			}

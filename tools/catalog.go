@@ -125,7 +125,6 @@ func New(opts Options) (*Catalog, error) {
 			PriceAtomic:   atomic,
 			Network:       c.network,
 			Tags:          slices.Clone(e.tags),
-			Synonyms:      cloneSynonyms(e.synonyms),
 			Description:   e.description,
 			InputLocation: e.location,
 			Terminal:      e.terminal,
@@ -143,15 +142,6 @@ func New(opts Options) (*Catalog, error) {
 		c.byRoute[t.Method+" "+t.Path] = t
 	}
 	return c, nil
-}
-
-// cloneSynonyms copies a synonym table deeply.
-func cloneSynonyms(m map[string][]string) map[string][]string {
-	out := make(map[string][]string, len(m))
-	for lang, words := range m {
-		out[lang] = slices.Clone(words)
-	}
-	return out
 }
 
 // caip2 matches a CAIP-2 chain id.
@@ -437,19 +427,6 @@ func checkMeta(e *entry) error {
 			case kindString, kindInteger, kindNumber, kindBoolean:
 			default:
 				return fmt.Errorf("query parameter %s is %s %s, which a query string cannot carry", f.name, f.shape.kind.article(), f.shape.kind)
-			}
-		}
-	}
-	if len(e.synonyms["en"]) == 0 {
-		return fmt.Errorf("descriptor has no English synonyms")
-	}
-	for lang, words := range e.synonyms {
-		if len(lang) != 2 || lang[0] < 'a' || lang[0] > 'z' || lang[1] < 'a' || lang[1] > 'z' {
-			return fmt.Errorf("synonym language %q is not an ISO 639-1 code", lang)
-		}
-		for _, w := range words {
-			if strings.TrimSpace(w) == "" || w != strings.ToLower(w) {
-				return fmt.Errorf("synonym %q (%s) is blank or not lower case", w, lang)
 			}
 		}
 	}

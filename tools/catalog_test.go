@@ -251,26 +251,3 @@ func TestParsePrice(t *testing.T) {
 		}
 	}
 }
-
-func TestEveryToolBringsItsSynonyms(t *testing.T) {
-	c := newCatalog(t, tools.Options{})
-	for _, tool := range c.All() {
-		if len(tool.Synonyms["en"]) == 0 {
-			t.Errorf("%s has no English synonyms", tool.Key)
-		}
-		for lang, words := range tool.Synonyms {
-			for _, w := range words {
-				if w != strings.ToLower(w) || strings.TrimSpace(w) == "" {
-					t.Errorf("%s: synonym %q (%s) is not a lower-case phrase", tool.Key, w, lang)
-				}
-			}
-		}
-	}
-	// Each catalog has its own copy.
-	a, _ := c.ByKey("risk-levels")
-	a.Synonyms["en"][0] = "changed"
-	b, _ := newCatalog(t, tools.Options{}).ByKey("risk-levels")
-	if b.Synonyms["en"][0] == "changed" {
-		t.Error("catalogs share their synonym tables")
-	}
-}

@@ -16,11 +16,8 @@ type meta struct {
 	key, operationID, name string
 	method, path           string
 	// price is the tool's default price in USD, a plain decimal.
-	price string
-	tags  []string
-	// synonyms are the words and phrases people write for the tool, by
-	// language (see Tool.Synonyms).
-	synonyms    map[string][]string
+	price       string
+	tags        []string
 	description string
 	location    InputLocation
 	terminal    bool

@@ -10,7 +10,8 @@ import (
 
 // descriptors is the table of paid tools, in catalog order (the order of
 // /api/catalog and openapi.json). Adding a tool is adding one entry here
-// (and its file in the root package); every surface picks it up.
+// (and its file in the root package); every surface picks it up. The words
+// people search it by are the finder's data (discovery/finder.Synonyms).
 func descriptors() []func() (*entry, error) {
 	return []func() (*entry, error){
 		define(def[svc.SessionStateRequest, svc.SessionStateResponse]{
@@ -18,40 +19,6 @@ func descriptors() []func() (*entry, error) {
 				key: "session-state", operationID: "session_state", name: "Trading session state",
 				method: "GET", path: "/api/session-state", price: "0.005", location: InputQuery,
 				tags: []string{"trading", "time"},
-				synonyms: map[string][]string{
-					"en": {
-						"session", "sessions", "active session", "active sessions", "trading session", "market session", "session clock", "london", "london open",
-						"london session", "london close", "new york", "new york session", "new york open", "ny session", "ny open",
-						"nyse hours", "wall street", "asia", "asian session", "tokyo", "tokyo session", "market hours", "trading hours",
-						"opening hours", "market open", "is the market open", "open now", "what time", "time of day", "minute of day",
-						"vienna time", "clock", "overlap", "session overlap", "killzone", "kill zone", "forex sessions", "weekend",
-						"daylight saving", "dst", "timezone", "time zone",
-					},
-					"fr": {
-						"session de trading", "session", "séance", "heures de marché", "marché ouvert", "ouverture", "londres",
-						"new york", "tokyo", "asie", "fuseau horaire", "heure de vienne", "ouverte", "ouvert",
-					},
-					"es": {
-						"sesión", "sesión de trading", "horario del mercado", "mercado abierto", "apertura", "londres", "nueva york",
-						"tokio", "asia", "zona horaria", "abierta", "abierto",
-					},
-					"de": {
-						"handelssitzung", "sitzung", "handelszeiten", "börsenzeiten", "markt offen", "börse", "geöffnet", "offen",
-						"london", "tokio", "zeitzone", "wiener zeit",
-					},
-					"it": {
-						"sessione", "sessione di trading", "orari di mercato", "mercato aperto", "aperta", "aperto", "londra",
-						"fuso orario",
-					},
-					"pt": {
-						"sessão", "sessão de negociação", "horário do mercado", "mercado aberto", "aberta", "aberto", "londres",
-						"nova york", "tóquio", "fuso horário",
-					},
-					"ru": {
-						"сессия", "торговая сессия", "лондонская сессия", "часы торгов", "рынок открыт", "открыт", "лондон", "нью-йорк",
-						"токио", "часовой пояс",
-					},
-				},
 				description: "Reports which trading sessions are open at an instant, and the wall-clock minute of the day in Europe/Vienna (0-1439). " +
 					"Sessions are defined in their home zones, so daylight-saving differences are handled by the tz database: " +
 					"London 08:00-16:30 Europe/London, New York 08:00-17:00 America/New_York, Asia 09:00-15:00 Asia/Tokyo, " +
@@ -88,37 +55,6 @@ func descriptors() []func() (*entry, error) {
 				key: "risk-levels", operationID: "risk_levels", name: "Risk levels",
 				method: "POST", path: "/api/risk-levels", price: "0.005", location: InputBody,
 				tags: []string{"trading", "risk"},
-				synonyms: map[string][]string{
-					"en": {
-						"stop loss", "stop-loss", "stoploss", "sl", "take profit", "take-profit", "takeprofit", "tp", "profit target",
-						"target price", "stop price", "protective stop", "stop level", "stop and target", "exit levels", "bracket order",
-						"risk reward", "risk/reward", "reward to risk", "r:r", "rr", "r multiple", "position sizing", "risk management",
-						"stop distance", "target distance", "percent stop", "pips",
-					},
-					"fr": {
-						"stop loss", "take profit", "prise de bénéfice", "objectif de prix", "niveau de stop", "ratio risque rendement",
-						"gestion du risque", "position longue", "position courte",
-					},
-					"es": {
-						"stop loss", "take profit", "toma de ganancias", "precio objetivo", "nivel de stop", "relación riesgo beneficio",
-						"gestión del riesgo", "niveles de riesgo",
-					},
-					"de": {
-						"stop-loss", "take-profit", "kursziel", "gewinnziel", "stoppkurs", "chance-risiko-verhältnis",
-						"risikomanagement", "long-position", "short-position", "einstiegskurs",
-					},
-					"it": {
-						"stop loss", "take profit", "prezzo obiettivo", "livello di stop", "rapporto rischio rendimento",
-						"gestione del rischio",
-					},
-					"pt": {
-						"stop loss", "take profit", "preço alvo", "nível de stop", "relação risco retorno", "gestão de risco",
-					},
-					"ru": {
-						"стоп-лосс", "стоп лосс", "тейк-профит", "тейк профит", "уровень стопа", "соотношение риска и прибыли",
-						"риск-менеджмент", "точка входа",
-					},
-				},
 				description: "Computes stop-loss and take-profit prices from an entry price, a direction and distances in percent of the entry. " +
 					"Long: stop = entry*(1 - slPct/100), target = entry*(1 + tpPct/100); short: stop = entry*(1 + slPct/100), target = entry*(1 - tpPct/100). " +
 					"riskReward = |target - entry| / |entry - stop| (= tpPct/slPct); stopDistance and targetDistance are the absolute price distances. " +
@@ -151,37 +87,6 @@ func descriptors() []func() (*entry, error) {
 				key: "strategy-grade", operationID: "strategy_grade", name: "Strategy grade",
 				method: "POST", path: "/api/strategy-grade", price: "0.02", location: InputBody,
 				tags: []string{"trading", "risk"},
-				synonyms: map[string][]string{
-					"en": {
-						"backtest", "back test", "backtesting", "backtest results", "strategy", "trading strategy", "trading system",
-						"system", "expert advisor", "ea", "algo", "bot", "robust", "robustness", "overfit", "overfitting",
-						"curve fitting", "profit factor", "win rate", "winrate", "hit rate", "drawdown", "max drawdown", "walk forward",
-						"walk-forward", "out of sample", "track record", "grade", "score", "rating", "rate", "evaluate", "assess",
-						"trust", "reliable", "edge", "expectancy", "sample size", "good strategy",
-					},
-					"fr": {
-						"stratégie", "stratégie de trading", "robustesse", "robuste", "suroptimisation", "facteur de profit",
-						"taux de réussite", "perte maximale", "système de trading", "évaluer",
-					},
-					"es": {
-						"estrategia", "estrategia de trading", "robustez", "robusta", "sobreoptimización", "factor de beneficio",
-						"tasa de acierto", "sistema de trading", "evaluar",
-					},
-					"de": {
-						"strategie", "handelsstrategie", "robustheit", "überoptimiert", "profitfaktor", "trefferquote", "handelssystem",
-						"bewerten",
-					},
-					"it": {
-						"strategia", "strategia di trading", "robustezza", "fattore di profitto", "sistema di trading", "valutare",
-					},
-					"pt": {
-						"estratégia", "estratégia de trading", "robustez", "fator de lucro", "taxa de acerto", "sistema de trading",
-						"avaliar",
-					},
-					"ru": {
-						"стратегия", "торговая стратегия", "бэктест", "надёжность", "профит-фактор", "просадка", "оценить стратегию",
-					},
-				},
 				description: "Scores how far a trading strategy's backtest or track record can be trusted, on 0-100, from five components each clamped to 0-100: " +
 					"sample = 100*(1 - 10^(-trades/300)); pf = 100*(profitFactor - 1)/0.6; winRate = winRatePct; drawdown = 100 - maxDrawdownPct*10/3; walkForward = walkForwardPassPct. " +
 					"score = 0.15*sample + 0.30*pf + 0.10*winRate + 0.20*drawdown + 0.25*walkForward, computed from the unrounded components and rounded to 1 decimal; components are reported rounded to 1 decimal. " +
@@ -215,36 +120,6 @@ func descriptors() []func() (*entry, error) {
 				key: "xau-quote", operationID: "xau_quote", name: "Gold quote (XAUUSD)",
 				method: "GET", path: "/api/xau/quote", price: "0.01", location: InputQuery, terminal: true,
 				tags: []string{"gold", "trading", "market-data"},
-				synonyms: map[string][]string{
-					"en": {
-						"gold", "xau", "xauusd", "xau usd", "xau/usd", "bullion", "ounce", "troy ounce", "precious metal",
-						"yellow metal", "quote", "price", "price now", "current price", "spot", "spot price", "live price",
-						"latest price", "bid", "ask", "bid ask", "bid/ask", "spread", "last price", "tick", "last tick", "trading at",
-						"per ounce", "how much is gold", "real time", "realtime", "mt5", "metatrader",
-					},
-					"fr": {
-						"or", "prix de l'or", "cours de l'or", "once d'or", "or jaune", "métal précieux", "prix", "cours", "cotation",
-						"prix actuel", "en direct", "temps réel",
-					},
-					"es": {
-						"oro", "precio del oro", "onza de oro", "metal precioso", "precio", "cotización", "precio actual", "en vivo",
-						"tiempo real",
-					},
-					"de": {
-						"gold", "goldpreis", "goldkurs", "feinunze", "edelmetall", "preis", "kurs", "aktueller kurs", "live-kurs",
-						"echtzeit",
-					},
-					"it": {
-						"oro", "prezzo dell'oro", "oncia d'oro", "metallo prezioso", "prezzo", "quotazione", "prezzo attuale",
-						"tempo reale",
-					},
-					"pt": {
-						"ouro", "preço do ouro", "onça de ouro", "metal precioso", "preço", "cotação", "preço atual", "tempo real",
-					},
-					"ru": {
-						"золото", "цена золота", "унция золота", "драгоценный металл", "цена", "котировка", "курс", "текущая цена",
-					},
-				},
 				description: "Latest gold (XAUUSD) quote from the operator's read-only trading terminal (MetaTrader 5 through a bridge): bid, ask, spread = ask - bid, last (the bid for CFD symbols) and the tick time in UTC. " +
 					"symbol is optional (default: the configured gold symbol, usually XAUUSD); broker spellings such as XAUUSD.a are accepted.\n\n" +
 					"source says where the data comes from: \"mt5\" for the live terminal; \"simulated\" marks data from the built-in simulator (development servers), never real prices. " +
@@ -277,45 +152,6 @@ func descriptors() []func() (*entry, error) {
 				key: "xau-bars", operationID: "xau_bars", name: "Gold bars (XAUUSD)",
 				method: "GET", path: "/api/xau/bars", price: "0.02", location: InputQuery, terminal: true,
 				tags: []string{"gold", "trading", "market-data"},
-				synonyms: map[string][]string{
-					"en": {
-						"gold", "xau", "xauusd", "xau usd", "xau/usd", "bullion", "ounce", "troy ounce", "precious metal",
-						"yellow metal", "bars", "candles", "candlesticks", "candlestick", "ohlc", "ohlcv", "history", "historical",
-						"price history", "historical data", "chart", "chart data", "minute bars", "hourly bars", "kline", "klines",
-						"time series", "download", "fetch bars", "series", "past prices", "timeframe", "m1", "m5", "m15", "h1", "minute",
-						"hour", "hourly",
-					},
-					"fr": {
-						"or", "prix de l'or", "cours de l'or", "once d'or", "or jaune", "métal précieux", "bougies", "chandeliers",
-						"barres", "historique", "historique des prix", "données historiques", "graphique",
-						"minute", "heure",
-					},
-					"es": {
-						"oro", "precio del oro", "onza de oro", "metal precioso", "velas", "barras", "histórico", "historial de precios",
-						"datos históricos", "gráfico",
-						"minuto", "hora",
-					},
-					"de": {
-						"gold", "goldpreis", "goldkurs", "feinunze", "edelmetall", "kerzen", "balken", "kursverlauf",
-						"historische daten", "chart",
-						"minute", "stunde",
-					},
-					"it": {
-						"oro", "prezzo dell'oro", "oncia d'oro", "metallo prezioso", "candele", "barre", "storico", "dati storici",
-						"grafico",
-						"minuto",
-					},
-					"pt": {
-						"ouro", "preço do ouro", "onça de ouro", "metal precioso", "velas", "barras", "histórico", "dados históricos",
-						"gráfico",
-						"minuto", "hora",
-					},
-					"ru": {
-						"золото", "цена золота", "унция золота", "драгоценный металл", "свечи", "бары", "история цен",
-						"исторические данные", "график", "таймфрейм",
-						"минута", "час",
-					},
-				},
 				description: "Most recent OHLC bars of gold (XAUUSD, the configured symbol) from the operator's read-only trading terminal, oldest first: time (bar open, RFC 3339 UTC), open, high, low, close, tick_volume. " +
 					"timeframe M1, M5, M15 or H1 (default M5); count 10 to 500 (default 100); fewer bars come back only when the terminal has less history. The last bar may still be forming. " +
 					"The bars can be passed as they are to ohlcv_state.\n\n" +
@@ -348,44 +184,6 @@ func descriptors() []func() (*entry, error) {
 				key: "xau-market-state", operationID: "xau_market_state", name: "Gold market state (XAUUSD)",
 				method: "GET", path: "/api/xau/market-state", price: "0.03", location: InputQuery, terminal: true,
 				tags: []string{"gold", "trading", "market-data"},
-				synonyms: map[string][]string{
-					"en": {
-						"gold", "xau", "xauusd", "xau usd", "xau/usd", "bullion", "ounce", "troy ounce", "precious metal",
-						"yellow metal", "trend", "trending", "volatility", "volatile", "realized volatility", "atr",
-						"average true range", "range position", "return", "market state", "market regime", "regime", "conditions",
-						"market conditions", "momentum", "slope", "overbought", "oversold", "ranging", "range", "technical analysis",
-						"analysis", "up or down", "timeframe", "m1", "m5", "m15", "h1", "minute", "hour", "hourly",
-					},
-					"fr": {
-						"or", "prix de l'or", "cours de l'or", "once d'or", "or jaune", "métal précieux", "tendance", "volatilité",
-						"état du marché", "régime de marché", "haussier", "baissier", "analyse technique",
-						"minute", "heure",
-					},
-					"es": {
-						"oro", "precio del oro", "onza de oro", "metal precioso", "tendencia", "volatilidad", "estado del mercado",
-						"alcista", "bajista", "análisis técnico",
-						"minuto", "hora",
-					},
-					"de": {
-						"gold", "goldpreis", "goldkurs", "feinunze", "edelmetall", "trend", "aufwärtstrend", "abwärtstrend",
-						"volatilität", "marktlage", "marktzustand",
-						"minute", "stunde",
-					},
-					"it": {
-						"oro", "prezzo dell'oro", "oncia d'oro", "metallo prezioso", "tendenza", "volatilità", "stato del mercato",
-						"rialzista", "ribassista",
-						"minuto",
-					},
-					"pt": {
-						"ouro", "preço do ouro", "onça de ouro", "metal precioso", "tendência", "volatilidade", "estado do mercado",
-						"minuto", "hora",
-					},
-					"ru": {
-						"золото", "цена золота", "унция золота", "драгоценный металл", "тренд", "волатильность", "состояние рынка",
-						"восходящий тренд", "нисходящий тренд",
-						"минута", "час",
-					},
-				},
 				description: "Computed state of the gold market (XAUUSD, the configured symbol) over the most recent bars of the operator's read-only trading terminal. " +
 					"trend: up, down or flat from the least-squares slope of the closes in percent of the mean close per bar, against a threshold per timeframe (M1 0.0025, M5 0.005, M15 0.01, H1 0.02 % per bar); " +
 					"atr: Wilder ATR(14); realizedVolPct: sample standard deviation of the log close-to-close returns * 100 (per bar, not annualised); " +
@@ -424,34 +222,6 @@ func descriptors() []func() (*entry, error) {
 				key: "csv-profile", operationID: "csv_profile", name: "CSV profile",
 				method: "POST", path: "/api/csv-profile", price: "0.0025", location: InputBody,
 				tags: []string{"data"},
-				synonyms: map[string][]string{
-					"en": {
-						"csv", "tsv", "comma separated", "comma-separated values", "tab separated", "semicolon", "delimiter",
-						"spreadsheet", "excel", "table", "tabular", "columns", "column types", "column statistics", "rows", "header",
-						"data profile", "profiling", "profile", "missing values", "nulls", "data quality", "dataset", "data set",
-						"infer types", "sheet", "export", "sniff",
-					},
-					"fr": {
-						"fichier csv", "colonnes", "valeurs manquantes", "tableur", "séparateur", "délimiteur", "qualité des données",
-						"types de colonnes",
-					},
-					"es": {
-						"archivo csv", "columnas", "valores faltantes", "hoja de cálculo", "delimitador", "separador",
-						"calidad de datos",
-					},
-					"de": {
-						"csv-datei", "spalten", "fehlende werte", "tabellenkalkulation", "trennzeichen", "datenqualität", "spaltentypen",
-					},
-					"it": {
-						"file csv", "colonne", "valori mancanti", "foglio di calcolo", "delimitatore",
-					},
-					"pt": {
-						"arquivo csv", "colunas", "valores ausentes", "planilha", "delimitador",
-					},
-					"ru": {
-						"csv файл", "столбцы", "колонки", "пропущенные значения", "разделитель",
-					},
-				},
 				description: "Profiles CSV text (RFC 4180: quotes, doubled quotes, CRLF, BOM): the delimiter used, the row and column counts, and per column its inferred type (the narrowest of integer, number, boolean, date, datetime, string; empty when no value), non-empty, missing and distinct-value counts, and count/min/max/mean for numeric columns, in exact decimal arithmetic. " +
 					"delimiter auto (default) picks among comma, semicolon, tab and pipe the one giving the most consistent field count; a name or a literal single character is also accepted. " +
 					"hasHeader false names the columns column_1...column_n; duplicate or empty header names are made unique.\n\n" +
@@ -483,31 +253,6 @@ func descriptors() []func() (*entry, error) {
 				key: "json-shape", operationID: "json_shape", name: "JSON shape",
 				method: "POST", path: "/api/json-shape", price: "0.0025", location: InputBody,
 				tags: []string{"data"},
-				synonyms: map[string][]string{
-					"en": {
-						"json", "json structure", "json schema", "schema", "infer schema", "structure", "shape", "keys", "paths",
-						"json paths", "jsonpath", "nested", "fields", "properties", "payload", "api response", "response", "document",
-						"object", "tree", "depth", "blob",
-					},
-					"fr": {
-						"structure json", "schéma", "chemins", "clés", "imbriqué",
-					},
-					"es": {
-						"estructura", "esquema", "rutas", "claves", "anidado",
-					},
-					"de": {
-						"struktur", "pfade", "schlüssel", "verschachtelt",
-					},
-					"it": {
-						"struttura", "percorsi", "chiavi", "annidato",
-					},
-					"pt": {
-						"estrutura", "esquema", "caminhos", "chaves", "aninhado",
-					},
-					"ru": {
-						"структура", "схема", "ключи", "пути", "вложенный",
-					},
-				},
 				description: "Describes the structure of a JSON value: every distinct path once, in first-seen depth-first order, with its sorted distinct types (object, array, string, integer, number, boolean, null) and how often it occurs. " +
 					"Paths: the root is $, object members append .name (or [\"name\"] when the name is not an identifier), array elements append [] so all elements share one path ($.items[].id).\n\n" +
 					"maxDepth (1-12, default 8; root = depth 0) stops the descent and maxPaths (10-1000, default 500) caps the paths listed; either sets a flag (depthLimited, pathsTruncated). " +
@@ -536,31 +281,6 @@ func descriptors() []func() (*entry, error) {
 				key: "jwt-decode", operationID: "jwt_decode", name: "JWT decode",
 				method: "POST", path: "/api/jwt-decode", price: "0.0025", location: InputBody,
 				tags: []string{"utility", "security"},
-				synonyms: map[string][]string{
-					"en": {
-						"jwt", "json web token", "token", "decode token", "bearer", "bearer token", "authorization header",
-						"auth header", "claims", "payload", "exp", "expiry", "expired", "expire", "expiration", "iat", "nbf", "id token",
-						"access token", "oauth", "openid", "oidc", "jws", "decode", "decoder", "inspect token", "session token",
-					},
-					"fr": {
-						"jeton", "décoder", "jeton d'accès", "expiré",
-					},
-					"es": {
-						"decodificar", "token de acceso", "expirado", "caducado",
-					},
-					"de": {
-						"dekodieren", "abgelaufen", "zugriffstoken",
-					},
-					"it": {
-						"decodificare", "scaduto",
-					},
-					"pt": {
-						"decodificar", "expirado",
-					},
-					"ru": {
-						"токен", "декодировать", "расшифровать", "истёк",
-					},
-				},
 				description: "Decodes a JSON Web Token (compact JWS, header.payload.signature) WITHOUT verifying its signature: verified is always false, so never use the result to authorise anything. " +
 					"Returns the header and payload JSON objects exactly as in the token, alg/typ/kid, whether a signature is present, the exp/nbf/iat claims as RFC 3339 and whether the token is expired or not yet valid now.\n\n" +
 					"A leading \"Bearer \" is removed. Encrypted tokens (JWE, five parts), bad base64url and non-object JSON are invalid input with a reason; tokens over 64 KiB are refused. " +
@@ -589,31 +309,6 @@ func descriptors() []func() (*entry, error) {
 				key: "tick-pnl", operationID: "tick_pnl", name: "Tick PnL",
 				method: "POST", path: "/api/tick-pnl", price: "0.05", location: InputBody,
 				tags: []string{"trading", "risk"},
-				synonyms: map[string][]string{
-					"en": {
-						"futures", "future", "ticks", "tick", "tick value", "tick size", "p&l", "pnl", "profit and loss", "profit",
-						"loss", "gain", "contracts", "contract", "es", "nq", "cl", "crude", "crude oil", "emini", "e-mini", "points",
-						"trade result", "made", "lose", "lost",
-					},
-					"fr": {
-						"contrats à terme", "contrats", "profit et perte", "gain", "perte", "valeur du tick",
-					},
-					"es": {
-						"futuros", "contratos", "ganancia", "pérdida", "valor del tick",
-					},
-					"de": {
-						"kontrakte", "gewinn", "verlust", "tickwert",
-					},
-					"it": {
-						"contratti", "profitto", "perdita",
-					},
-					"pt": {
-						"futuros", "contratos", "lucro", "prejuízo",
-					},
-					"ru": {
-						"тики", "фьючерсы", "контракты", "прибыль", "убыток",
-					},
-				},
 				description: "Computes the result of a futures-style trade in ticks and money. " +
 					"Long: ticks = (exit - entry)/tickSize; short: ticks = (entry - exit)/tickSize; pnl = ticks*tickValue*contracts. " +
 					"Example: entry 100, exit 101, 2 contracts, tickSize 0.25, tickValue 12.5, long gives ticks 4, pnl 100.\n\n" +
@@ -645,32 +340,6 @@ func descriptors() []func() (*entry, error) {
 				key: "evm-address-syntax", operationID: "evm_address_syntax", name: "EVM address syntax",
 				method: "POST", path: "/api/evm-address-syntax", price: "0.01", location: InputBody,
 				tags: []string{"crypto", "utility"},
-				synonyms: map[string][]string{
-					"en": {
-						"evm", "ethereum", "eth", "ether", "address", "wallet", "wallet address", "validate wallet", "validate address",
-						"ethereum address", "eth address", "addr", "checksum", "eip-55", "eip55", "0x", "hex address", "base wallet",
-						"polygon", "arbitrum", "bsc", "recipient", "mixed case", "valid address", "well formed", "format check", "usdc",
-					},
-					"fr": {
-						"adresse", "adresse ethereum", "portefeuille", "adresse de portefeuille", "vérifier", "valide",
-						"somme de contrôle",
-					},
-					"es": {
-						"dirección", "dirección ethereum", "billetera", "monedero", "válida", "verificar",
-					},
-					"de": {
-						"adresse", "wallet-adresse", "gültig", "prüfen", "prüfsumme",
-					},
-					"it": {
-						"indirizzo", "portafoglio", "valido", "verificare",
-					},
-					"pt": {
-						"endereço", "carteira", "válido", "verificar",
-					},
-					"ru": {
-						"адрес", "кошелёк", "кошелек", "адрес кошелька", "проверить",
-					},
-				},
 				description: "Checks the syntax of an EVM (Ethereum, Base, ...) address: valid iff the string is exactly 0x followed by 40 hex digits, nothing trimmed. " +
 					"For a valid address it also reports the EIP-55 checksum status (valid, invalid: probably a typo, or none: single-case) and the checksummed form, and flags the zero address; for an invalid one the first broken rule (empty, prefix, length, hex).\n\n" +
 					"An invalid address, the empty string included, is an answer (valid false), not an error. Syntax only: no network access, it says nothing about balances, contracts or ownership.",
@@ -696,33 +365,6 @@ func descriptors() []func() (*entry, error) {
 				key: "ohlcv-state", operationID: "ohlcv_state", name: "OHLCV state",
 				method: "POST", path: "/api/ohlcv-state", price: "0.0025", location: InputBody,
 				tags: []string{"trading", "data"},
-				synonyms: map[string][]string{
-					"en": {
-						"ohlc", "ohlcv", "bars", "candles", "candlesticks", "candle data", "atr", "average true range", "true range",
-						"range position", "return", "percent return", "statistics", "stats", "summary", "supplied bars", "my bars",
-						"my candles", "my data", "own data", "own candles", "own bars", "these bars", "these candles", "given bars",
-						"provided bars", "price series", "provide", "paste", "open high low close", "any symbol", "any instrument",
-						"stock", "stocks", "bitcoin", "btc", "eurusd", "forex pair", "volatility",
-					},
-					"fr": {
-						"mes bougies", "mes barres", "mes données", "statistiques", "rendement", "bougies", "barres",
-					},
-					"es": {
-						"mis velas", "mis barras", "mis datos", "estadísticas", "rendimiento", "velas", "barras",
-					},
-					"de": {
-						"meine kerzen", "eigene kerzen", "meine daten", "statistik", "rendite", "kerzen",
-					},
-					"it": {
-						"le mie candele", "statistiche", "rendimento", "candele",
-					},
-					"pt": {
-						"minhas velas", "estatísticas", "retorno", "velas",
-					},
-					"ru": {
-						"мои свечи", "статистика", "доходность", "свечи",
-					},
-				},
 				description: "Summarises a series of OHLC bars supplied by the caller (oldest first): returnPct = (last close - first close)/first close*100; " +
 					"rangePosition = (last close - lowest low)/(highest high - lowest low), 0.5 when the range is zero; atr = mean true range over all bars (first bar: high - low). " +
 					"Example: bars (100, 102, 99, 101), (101, 103, 100, 102) give rangePosition 0.75, atr 3.\n\n" +
@@ -756,31 +398,6 @@ func descriptors() []func() (*entry, error) {
 				key: "regex-test", operationID: "regex_test", name: "Regex test",
 				method: "POST", path: "/api/regex-test", price: "0.0034", location: InputBody,
 				tags: []string{"utility", "regex"},
-				synonyms: map[string][]string{
-					"en": {
-						"regex", "regexp", "regular expression", "pattern", "pattern match", "match", "matches", "regex tester",
-						"test regex", "capture group", "capture groups", "named groups", "flags", "javascript regex", "js regex",
-						"extract", "search text", "text match", "wildcard", "grep",
-					},
-					"fr": {
-						"expression régulière", "motif", "correspondance",
-					},
-					"es": {
-						"expresión regular", "patrón", "coincidencia",
-					},
-					"de": {
-						"regulärer ausdruck", "regulären ausdruck", "muster",
-					},
-					"it": {
-						"espressione regolare", "corrispondenza",
-					},
-					"pt": {
-						"expressão regular", "padrão", "correspondência",
-					},
-					"ru": {
-						"регулярное выражение", "регулярка", "шаблон",
-					},
-				},
 				description: "Runs a JavaScript regular expression on a text with the semantics of V8 (String.prototype.match / RegExp.prototype.exec). " +
 					"With the g flag matches lists every matched substring (as text.match(/re/g)); without it, the first match only. " +
 					"details gives each match's index (UTF-16 code units, as in JavaScript), capture groups (null where a group did not take part), named groups and, with d, indices.\n\n" +

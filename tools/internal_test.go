@@ -228,8 +228,7 @@ func TestCheckMeta(t *testing.T) {
 	good := func() *entry {
 		e, err := define(def[svc.XAUBarsRequest, svc.XAUBarsResponse]{meta: meta{
 			key: "xau-bars", operationID: "xau_bars", name: "n", description: "d", tags: []string{"t"},
-			synonyms: map[string][]string{"en": {"gold bars"}, "fr": {"bougies"}},
-			method:   "GET", path: "/api/x", price: "0.01", location: InputQuery,
+			method: "GET", path: "/api/x", price: "0.01", location: InputQuery,
 		}})()
 		if err != nil {
 			t.Fatal(err)
@@ -240,17 +239,12 @@ func TestCheckMeta(t *testing.T) {
 		t.Fatalf("good meta: %v", err)
 	}
 	for name, mutate := range map[string]func(*entry){
-		"key":           func(e *entry) { e.key = "xau_bars" },
-		"method":        func(e *entry) { e.method = "POST" },
-		"path":          func(e *entry) { e.path = "/x" },
-		"price":         func(e *entry) { e.price = "0" },
-		"no tags":       func(e *entry) { e.tags = nil },
-		"location":      func(e *entry) { e.location = InputBody },
-		"no synonyms":   func(e *entry) { e.synonyms = nil },
-		"no English":    func(e *entry) { delete(e.synonyms, "en") },
-		"language code": func(e *entry) { e.synonyms["french"] = []string{"bougies"} },
-		"upper case":    func(e *entry) { e.synonyms["en"] = []string{"Gold"} },
-		"blank synonym": func(e *entry) { e.synonyms["fr"] = []string{" "} },
+		"key":      func(e *entry) { e.key = "xau_bars" },
+		"method":   func(e *entry) { e.method = "POST" },
+		"path":     func(e *entry) { e.path = "/x" },
+		"price":    func(e *entry) { e.price = "0" },
+		"no tags":  func(e *entry) { e.tags = nil },
+		"location": func(e *entry) { e.location = InputBody },
 	} {
 		e := good()
 		mutate(e)

@@ -88,13 +88,6 @@ type Tool struct {
 	// Tags are the tool's categories ("trading", "risk", "gold", "data",
 	// "crypto", "utility", "regex", ...).
 	Tags []string
-	// Synonyms are the words and phrases people and agents write when they
-	// need the tool ("stop loss", "take profit"), by language: an ISO 639-1
-	// code ("en", "fr", "es", "de", "it", "pt", "ru") to phrases in that
-	// language, lower case. Search (the discovery finder) indexes them next
-	// to the name, tags, input fields and description, so a new tool brings
-	// its own vocabulary.
-	Synonyms map[string][]string
 	// Description tells an agent what the tool does, its formulas and
 	// limits, and what it never does.
 	Description string

@@ -10,43 +10,24 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/club"
+	"github.com/seed1284c1d2/svc/discovery/a2a"
+	"github.com/seed1284c1d2/svc/discovery/mcp"
+	"github.com/seed1284c1d2/svc/discovery/routedoc"
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/internal/envflag"
 )
 
-// statsTallies feeds discovery's aggregate stats from the server's
-// metrics: the same requests, 402s and settlements, counted once.
-func statsTallies(srv *httpserver.Server) func() []discovery.RouteTally {
-	return func() []discovery.RouteTally {
-		counts := srv.Counts()
-		out := make([]discovery.RouteTally, len(counts))
-		for i, c := range counts {
-			out[i] = discovery.RouteTally{Route: c.Route, Requests: c.Requests, ByClass: c.ByClass,
-				PaymentRequired: c.PaymentRequired, Settled: c.Settled}
-		}
-		return out
-	}
-}
-
 // publicOpsRoutes are the routes of other components the public
-// documents describe: all of them, but /metrics when the admin listener
-// serves it instead.
-func publicOpsRoutes(c *serveConfig) []discovery.RouteDoc {
-	all := discovery.DefaultExternalRoutes()
-	if c.adminAddr == "" {
-		return all
-	}
-	out := all[:0]
-	for _, d := range all {
-		if d.Path != "/metrics" {
-			out = append(out, d)
-		}
-	}
-	return out
+// documents describe, as each component describes them: the server's
+// (/metrics only when the admin listener does not serve it instead), the
+// MCP and A2A endpoints and the club.
+func publicOpsRoutes(c *serveConfig) []routedoc.Route {
+	return slices.Concat(httpserver.RouteDocs(c.adminAddr == ""), []routedoc.Route{mcp.RouteDoc(), a2a.RouteDoc()}, club.RouteDocs())
 }
 
 // defaultAdminTokenEnv holds the admin listener's token when

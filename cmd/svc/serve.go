@@ -834,6 +834,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		Catalog:        catalog,
 		Routes:         routes,
 		Observer:       disc.Stats(),
+		Traffic:        disc.Stats().Traffic(),
 		Terminal:       terminal,
 		Env:            tools.Env{DefaultSymbol: c.symbol, RegexTimeout: c.regexTimeout},
 		Shop:           shop,
@@ -865,7 +866,6 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		_ = st.Close()
 		return nil, err
 	}
-	disc.Stats().CountFrom(statsTallies(srv))
 	fn := srv.ObservePayment
 	observe.fn.Store(&fn)
 	admit.srv.Store(srv)

@@ -7,15 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed1284c1d2/svc/discovery"
-	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
+	"github.com/seed1284c1d2/svc/discovery/documents"
 )
 
 // The agent card (built by package discovery) must describe what this
 // handler does.
 func TestAgentCardMatchesHandler(t *testing.T) {
 	env := newTestEnv(t, Options{})
-	var card discovery.AgentCard
+	var card documents.AgentCard
 	if err := json.Unmarshal(env.s.AgentCard(), &card); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +65,7 @@ func TestAgentCardMatchesHandler(t *testing.T) {
 // either version.
 func TestAgentCardExamplesWork(t *testing.T) {
 	env := newTestEnv(t, Options{})
-	var card discovery.AgentCard
+	var card documents.AgentCard
 	if err := json.Unmarshal(env.s.AgentCard(), &card); err != nil {
 		t.Fatal(err)
 	}
@@ -99,21 +98,5 @@ func TestAgentCardExamplesWork(t *testing.T) {
 	}
 	if n < 10 {
 		t.Fatalf("only %d examples", n)
-	}
-}
-
-// Package discovery names the extension and its metadata keys as this
-// package implements them.
-func TestDiscoveryNamesTheExtension(t *testing.T) {
-	for _, c := range [][2]string{
-		{discovery.A2AX402ExtensionURI, x402a2a.ExtensionURI},
-		{discovery.A2AMetaPaymentStatus, x402a2a.MetaStatus},
-		{discovery.A2AMetaPaymentRequired, x402a2a.MetaRequired},
-		{discovery.A2AMetaPaymentPayload, x402a2a.MetaPayload},
-		{discovery.A2AMetaPaymentReceipts, x402a2a.MetaReceipts},
-	} {
-		if c[0] != c[1] {
-			t.Errorf("discovery says %q, a2a uses %q", c[0], c[1])
-		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools/sell"
+	"github.com/seed1284c1d2/svc/wire"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
 )
@@ -158,9 +159,9 @@ const (
 
 func (v version) String() string {
 	if v == v10 {
-		return "1.0"
+		return wire.A2AVersion
 	}
-	return "0.3"
+	return wire.A2ALegacyVersion
 }
 
 // versionPattern is Major.Minor with an optional patch.
@@ -231,8 +232,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ri.activated {
 			// The extension is active for this request: say so, in both
 			// versions' spellings.
-			w.Header().Set("A2A-Extensions", x402a2a.ExtensionURI)
-			w.Header().Set("X-A2A-Extensions", x402a2a.ExtensionURI)
+			w.Header().Set(x402a2a.HeaderExtensions, x402a2a.ExtensionURI)
+			w.Header().Set(x402a2a.HeaderExtensionsV03, x402a2a.ExtensionURI)
 		}
 		ctx = context.WithValue(ctx, requestInfoKey{}, ri)
 	}

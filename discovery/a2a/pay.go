@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/seed1284c1d2/svc"
-	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/tools/sell"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/engine"
@@ -52,7 +52,7 @@ func ResourceURL(base, toolKey string) string {
 	if base == "" {
 		return "a2a://tool/" + toolKey
 	}
-	return strings.TrimRight(base, "/") + discovery.PathA2A + "#" + toolKey
+	return strings.TrimRight(base, "/") + wire.PathA2A + "#" + toolKey
 }
 
 // paidSeller sells the paid tools: the catalog's shop (offer, preflight,
@@ -397,89 +397,74 @@ func (h *handler) runSale(ctx context.Context, t *task, msg message, payment x40
 	return final
 }
 
-// conclude builds the task that a seller result leaves: completed with
-// the answer and the receipts; failed for a refused payment, a refused
-// settlement or a failed tool; back in input-required, with the offer, for
-// what the same payment may get later (in progress, unavailable, pending,
-// tool or terminal unavailable).
+// conclude builds the task that a seller result leaves, in the states and
+// status metadata of x402a2a.Conclude (the receipts naming the offer's
+// network): completed with the answer and the receipts; failed for a
+// refused payment, a refused settlement or a failed tool; back in
+// input-required, with the offer, for what the same payment may get later
+// (in progress, unavailable, pending, tool or terminal unavailable). This
+// function adds the task's text and artifact.
 func (h *handler) conclude(t *task, out seller.Result, modes outputModes) *task {
 	next := *t
 	next.timestamp = h.now()
 	sl := t.sale
-	failure := func(reason string) x402.SettleResponse {
-		return x402.SettleResponse{Success: false, ErrorReason: reason, Network: h.sell.network, Payer: out.Outcome.Payer}
-	}
-	retry := func(reason, code, text string) *task {
-		next.sale = sl.withReceipt(failure(reason))
-		next.state = stateInputRequired
-		pr := out.PaymentRequired
-		if pr == nil {
-			r := sl.offer.Required(reason)
-			pr = &r
-		}
-		next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentFailed, Error: code, Required: pr, Receipts: next.sale.receipts}, text)
-		return &next
-	}
-	fail := func(receipt x402.SettleResponse, code, text string) *task {
-		next.sale = sl.withReceipt(receipt)
-		next.state = stateFailed
-		next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentFailed, Error: code, Receipts: next.sale.receipts}, text)
-		return &next
-	}
+	var text string
 	switch {
 	case out.Paid():
-		next.sale = sl.withReceipt(*out.Settlement)
-		next.sale.paidKey = out.Outcome.Key
-		next.state = stateCompleted
-		next.artifacts = []artifact{h.outputArtifact(sl.tool, out.Answer, modes)}
-		next.status = h.agentMessage(&next, &x402a2a.Metadata{Status: x402a2a.StatusPaymentCompleted, Receipts: next.sale.receipts}, paidText(sl, out))
-		return &next
+		text = paidText(sl, out)
 	case out.Refused():
-		return fail(failure(out.Reason), x402a2a.ErrorCode(out.Code),
-			fmt.Sprintf("The payment was refused (%s); nothing was charged. Send a new message without taskId to start again.", clip.Runes(out.Reason, 120)))
+		text = fmt.Sprintf("The payment was refused (%s); nothing was charged. Send a new message without taskId to start again.", clip.Runes(out.Reason, 120))
 	case out.AtSettlement:
-		receipt := failure(out.Reason)
-		if out.Settlement != nil {
-			receipt = *out.Settlement
-		}
-		return fail(receipt, x402a2a.ErrorCode(out.Code), fmt.Sprintf("The settlement was refused (%s); the answer was withheld.", clip.Runes(out.Reason, 120)))
-	}
-	switch out.Code {
-	case seller.CodeRunUnavailable:
-		reason := cmp.Or(out.Reason, reasonToolUnavailable)
-		return retry(reason, x402a2a.PaymentErrorServiceUnavailable, unavailableText(sl.tool, true))
-	case seller.CodeRunFailed:
-		text := fmt.Sprintf("%s failed; nothing was charged.", sl.tool.Name)
+		text = fmt.Sprintf("The settlement was refused (%s); the answer was withheld.", clip.Runes(out.Reason, 120))
+	case out.Code == seller.CodeRunUnavailable:
+		out.Reason = cmp.Or(out.Reason, reasonToolUnavailable)
+		text = unavailableText(sl.tool, true)
+	case out.Code == seller.CodeRunFailed:
+		out.Reason = reasonToolFailed
+		text = fmt.Sprintf("%s failed; nothing was charged.", sl.tool.Name)
 		var se *svc.Error
 		if errors.As(out.Err, &se) && se.Kind != svc.KindInternal {
 			text = fmt.Sprintf("%s failed (%s); nothing was charged.", sl.tool.Name, clip.Runes(svcErrorText(se), 300))
 		} else {
 			h.log.Error("a2a: paid tool failed", "tool", sl.tool.Key, "error", out.Err)
 		}
-		return fail(failure(reasonToolFailed), x402a2a.PaymentErrorServiceFailed, text)
-	case seller.CodeInProgress:
-		return retry(out.Reason, x402a2a.PaymentErrorInProgress, fmt.Sprintf(
-			"This payment is being processed for this call; nothing more was charged. Send the same payment again in %d s.", seconds(out.RetryAfter)))
-	case seller.CodeThrottled:
-		if out.Reason == reasonRateLimited {
-			return retry(out.Reason, x402a2a.PaymentErrorUnavailable, fmt.Sprintf(
-				"Too many refused payments from this address lately; nothing was run or charged. Send the same payment again in %d s.", seconds(out.RetryAfter)))
-		}
-		return retry(out.Reason, x402a2a.PaymentErrorUnavailable, fmt.Sprintf(
-			"Too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged. Send the same payment again in %d s.",
-			seconds(out.RetryAfter)))
-	case seller.CodeSettlementPending, seller.CodeUnresolved:
-		return retry(out.Reason, x402a2a.PaymentErrorSettlementPending, fmt.Sprintf(
-			"The payment is being settled. Send the same payment again in %d s to get the answer.", seconds(out.RetryAfter)))
-	case seller.CodeUnavailable:
+	case out.Code == seller.CodeInProgress:
+		text = fmt.Sprintf("This payment is being processed for this call; nothing more was charged. Send the same payment again in %d s.", seconds(out.RetryAfter))
+	case out.Code == seller.CodeThrottled && out.Reason == reasonRateLimited:
+		text = fmt.Sprintf("Too many refused payments from this address lately; nothing was run or charged. Send the same payment again in %d s.", seconds(out.RetryAfter))
+	case out.Code == seller.CodeThrottled:
+		text = fmt.Sprintf("Too many paid calls of this payer ran lately without an answer (timed out or failed), or run now; nothing was run or charged. Send the same payment again in %d s.",
+			seconds(out.RetryAfter))
+	case out.Code == seller.CodeSettlementPending, out.Code == seller.CodeUnresolved:
+		text = fmt.Sprintf("The payment is being settled. Send the same payment again in %d s to get the answer.", seconds(out.RetryAfter))
+	case out.Code == seller.CodeUnavailable:
 		if out.Err != nil {
 			h.log.Warn("a2a: payment not processed", "tool", sl.tool.Key, "reason", out.Reason, "error", out.Err)
 		}
-		return retry(out.Reason, x402a2a.PaymentErrorUnavailable,
-			fmt.Sprintf("The payment could not be processed now (%s); nothing was charged. Send the same payment again later.", clip.Runes(out.Reason, 80)))
+		text = fmt.Sprintf("The payment could not be processed now (%s); nothing was charged. Send the same payment again later.", clip.Runes(out.Reason, 80))
+	default:
+		// A paid call the engine answers otherwise (asking for a payment
+		// again, or an outcome the seller does not know) fails.
+		h.log.Error("a2a: unexpected payment outcome", "kind", out.Outcome.Kind.String())
+		out.Code, out.Reason = seller.CodeUnexpected, x402.ReasonUnexpectedVerifyError
+		text = "The payment could not be processed; nothing was charged."
 	}
-	h.log.Error("a2a: unexpected payment outcome", "kind", out.Outcome.Kind.String())
-	return fail(failure(x402.ReasonUnexpectedVerifyError), x402a2a.PaymentErrorInvalidPayment, "The payment could not be processed; nothing was charged.")
+	rep := x402a2a.Conclude(sl.offer, nil, out, sl.receipts)
+	c := *sl
+	c.receipts = rep.Metadata.Receipts
+	next.sale = &c
+	switch rep.State {
+	case x402a2a.StateCompleted:
+		next.state = stateCompleted
+		next.sale.paidKey = out.Outcome.Key
+		next.artifacts = []artifact{h.outputArtifact(sl.tool, out.Answer, modes)}
+	case x402a2a.StateInputRequired:
+		next.state = stateInputRequired
+	default:
+		next.state = stateFailed
+	}
+	next.status = h.agentMessage(&next, &rep.Metadata, text)
+	return &next
 }
 
 // sell sells the call of a sale with payment (nil for none).

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed1284c1d2/svc/discovery"
+	"github.com/seed1284c1d2/svc/discovery/documents"
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
@@ -466,7 +466,7 @@ func TestExtensionActivationHeader(t *testing.T) {
 func TestPaymentCard(t *testing.T) {
 	env := newPayEnv(t)
 	card := env.s.AgentCard()
-	var c discovery.AgentCard
+	var c documents.AgentCard
 	if err := json.Unmarshal(card, &c); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func isBatch(body []byte) bool {
 // by the SDK, whose answer is replaced by a JSON-RPC error when it is over
 // Options.MaxBatchAnswerBytes.
 func (h *handler) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
-	if v := r.Header.Get("MCP-Protocol-Version"); v >= batchVersion {
+	if v := r.Header.Get(x402mcp.HeaderProtocolVersion); v >= batchVersion {
 		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest,
 			"invalid request: JSON-RPC batches do not exist in protocol version "+batchVersion+" and later; send one message per POST")
 		return

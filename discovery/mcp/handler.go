@@ -124,7 +124,9 @@ import (
 	"github.com/seed1284c1d2/svc/discovery"
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/tools/sell"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402/engine"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // Defaults of Options.
@@ -470,7 +472,7 @@ func (h *handler) precheck(r *http.Request, body []byte) (msg message, status in
 		return msg, http.StatusAccepted, 0, "" // a notification is never answered
 	}
 	status = http.StatusOK
-	if v := r.Header.Get("MCP-Protocol-Version"); v >= "2026-07-28" {
+	if v := r.Header.Get(x402mcp.HeaderProtocolVersion); v >= wire.MCPProtocolVersion {
 		status = http.StatusNotFound
 	}
 	return msg, status, codeMethodNotFound, "method not found: " + clip.Runes(*m.Method, 60) +

@@ -28,8 +28,8 @@ const MetaPrice = "svc/payment"
 // the paid tools over MCP (Options.Engine set).
 const DefaultSellingInstructions = "Every paid svc tool is callable here by its operation id (risk_levels, xau_quote, ...), " +
 	"priced in USDC with x402: a call without payment runs nothing and returns the payment requirements " +
-	"(isError with the x402 PaymentRequired, or resultType payment_required when you advertise org.x402/payment); " +
-	"sign one and call again with the payment in _meta[\"x402/payment\"]. " +
+	"(isError with the x402 PaymentRequired, or resultType payment_required when you advertise " + x402mcp.ExtensionPayment + "); " +
+	"sign one and call again with the payment in _meta[\"" + x402mcp.MetaPayment + "\"]. " +
 	"The free find_tool, catalog, route_tool and tool_info tools find the right one and check your input before you pay."
 
 // PaidToolName is the MCP name of a paid tool: its operation id
@@ -221,7 +221,7 @@ func paidToolDef(pt *paidTool) (*sdk.Tool, error) {
 		Name:  pt.name,
 		Title: t.Name,
 		Description: t.Description + fmt.Sprintf(" Paid: %s USDC per call (x402, %s). A call without payment runs nothing and "+
-			"returns the payment requirements; call again with the signed payment in _meta[\"x402/payment\"].", t.Price, req.Network),
+			"returns the payment requirements; call again with the signed payment in _meta[%q].", t.Price, req.Network, x402mcp.MetaPayment),
 		InputSchema:  in,
 		OutputSchema: out,
 		Annotations:  ann,

@@ -46,6 +46,11 @@ const (
 	// library still sends; it activates the extension too (the metadata
 	// keys are the same).
 	ExtensionURIv01 = "https://github.com/google-a2a/a2a-x402/v0.1"
+	// HeaderExtensions is the A2A 1.0 request and answer header listing
+	// the extensions a client activates and an agent applies;
+	// HeaderExtensionsV03 is its A2A 0.3 spelling.
+	HeaderExtensions    = "A2A-Extensions"
+	HeaderExtensionsV03 = "X-A2A-Extensions"
 )
 
 // Metadata keys of the extension (message metadata).
@@ -126,7 +131,7 @@ const Transport = "a2a"
 // lists ExtensionURI or ExtensionURIv01 in A2A-Extensions (or
 // X-A2A-Extensions, A2A 0.3's spelling), comma-separated.
 func Activated(h http.Header) bool {
-	for _, name := range []string{"A2A-Extensions", "X-A2A-Extensions"} {
+	for _, name := range []string{HeaderExtensions, HeaderExtensionsV03} {
 		for _, v := range h.Values(name) {
 			for uri := range strings.SplitSeq(v, ",") {
 				switch strings.TrimSpace(uri) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/seller"
 )
 
@@ -56,13 +57,8 @@ type Reply struct {
 // it, and tells the task's next state and status metadata. receipts are
 // the task's receipts so far; the reply's Metadata.Receipts adds this
 // message's. req.Transport defaults to Transport; req.Payment is the
-// message's.
-//
-// Without payment the task is input-required with the offer; paid, it is
-// completed with the settlement; a refused payment or settlement, or a
-// failed run, fails it with the extension's error code; what the same
-// payment may buy later (in progress, pending, unavailable) leaves it
-// input-required with the error code and the offer.
+// message's. A declined payment cancels the task with nothing sold;
+// otherwise the reply is Conclude's of the sale's result.
 func Charge(ctx context.Context, s *seller.Seller, sale seller.Sale, metadata json.RawMessage, req seller.Request, receipts []x402.SettleResponse) (Reply, error) {
 	cp, err := ReadPayment(metadata)
 	if err != nil {
@@ -76,9 +72,27 @@ func Charge(ctx context.Context, s *seller.Seller, sale seller.Sale, metadata js
 		req.Transport = Transport
 	}
 	req.Payment = cp.Payment
-	r := s.Sell(ctx, sale, req)
+	return Conclude(sale.Offer, cp.Payment, s.Sell(ctx, sale, req), receipts), nil
+}
+
+// Conclude maps the seller's result r of a paid skill's call (for offer,
+// with payment, nil for none) to the task's next state and status
+// metadata: the step of Charge after the sale, for an agent that sells
+// through the seller itself or answers for it (an admission refused, a
+// resource found unavailable before the sale). receipts are the task's
+// receipts so far; the reply's Metadata.Receipts adds this message's (a
+// failure's receipt has r.Reason as its errorReason and the payment's
+// network, else the offer's). receipts are not modified.
+//
+// Without payment the task is input-required with the offer; paid, it is
+// completed with the settlement; a refused payment or settlement, or a
+// failed run, fails it with the extension's error code; what the same
+// payment may buy later (in progress, pending, unavailable) leaves it
+// input-required with the error code and the offer.
+func Conclude(offer *engine.Offer, payment *x402.PaymentPayload, r seller.Result, receipts []x402.SettleResponse) Reply {
+	receipts = slices.Clone(receipts)
 	rep := Reply{Result: r}
-	failure := x402.SettleResponse{Success: false, ErrorReason: r.Reason, Network: network(sale, cp.Payment), Payer: r.Outcome.Payer}
+	failure := x402.SettleResponse{Success: false, ErrorReason: r.Reason, Network: network(offer, payment), Payer: r.Outcome.Payer}
 	switch {
 	case r.Code == seller.CodePaymentRequired:
 		rep.State, rep.Metadata = StateInputRequired, Metadata{Status: StatusPaymentRequired, Required: r.PaymentRequired, Receipts: receipts}
@@ -92,21 +106,21 @@ func Charge(ctx context.Context, s *seller.Seller, sale seller.Sale, metadata js
 	default:
 		pr := r.PaymentRequired
 		if pr == nil {
-			p := sale.Offer.Required(r.Reason)
+			p := offer.Required(r.Reason)
 			pr = &p
 		}
 		rep.State, rep.Metadata = StateInputRequired, Metadata{Status: StatusPaymentFailed, Error: ErrorCode(r.Code), Required: pr, Receipts: append(receipts, failure)}
 	}
-	return rep, nil
+	return rep
 }
 
 // network is the network of a failure's receipt: the payment's, else the
 // offer's first.
-func network(sale seller.Sale, p *x402.PaymentPayload) string {
+func network(offer *engine.Offer, p *x402.PaymentPayload) string {
 	if p != nil && p.Accepted.Network != "" {
 		return p.Accepted.Network
 	}
-	if acc := sale.Offer.PaymentRequired.Accepts; len(acc) > 0 {
+	if acc := offer.PaymentRequired.Accepts; len(acc) > 0 {
 		return acc[0].Network
 	}
 	return ""

@@ -78,3 +78,35 @@ func TestCharge(t *testing.T) {
 		t.Fatalf("malformed metadata: %v", err)
 	}
 }
+
+// TestConclude maps results an agent reached without selling: a tool that
+// cannot run now leaves the task input-required with the offer and a
+// failure receipt on the offer's network, the earlier receipts untouched;
+// a refused admission leaves it input-required with PAYMENT_UNAVAILABLE;
+// an unexpected outcome fails it with INVALID_PAYMENT.
+func TestConclude(t *testing.T) {
+	eng, err := engine.New(engine.Config{Schemes: []x402.ServerScheme{schemetest.NewTickets()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	offer, err := eng.NewOffer("A2A echo", "echo", x402.Route{Price: "$0.001", Network: x402.NetworkBase, PayTo: "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier := []x402.SettleResponse{{Success: false, ErrorReason: "earlier"}}
+	rep := a2a.Conclude(offer, nil, seller.Result{Code: seller.CodeRunUnavailable, Reason: "terminal_unavailable"}, earlier)
+	if rep.State != a2a.StateInputRequired || rep.Metadata.Status != a2a.StatusPaymentFailed || rep.Metadata.Error != a2a.PaymentErrorServiceUnavailable ||
+		rep.Metadata.Required == nil || rep.Metadata.Required.Error != "terminal_unavailable" || len(rep.Metadata.Receipts) != 2 ||
+		rep.Metadata.Receipts[1].ErrorReason != "terminal_unavailable" || rep.Metadata.Receipts[1].Network != x402.NetworkBase || len(earlier) != 1 {
+		t.Fatalf("unavailable: %+v", rep)
+	}
+	rep = a2a.Conclude(offer, nil, seller.Result{Code: seller.CodeThrottled, Reason: "rate_limited"}, nil)
+	if rep.State != a2a.StateInputRequired || rep.Metadata.Error != a2a.PaymentErrorUnavailable || rep.Metadata.Required == nil {
+		t.Fatalf("throttled: %+v", rep)
+	}
+	rep = a2a.Conclude(offer, nil, seller.Result{Code: seller.CodeUnexpected, Reason: "unexpected_verify_error"}, nil)
+	if rep.State != a2a.StateFailed || rep.Metadata.Error != a2a.PaymentErrorInvalidPayment || len(rep.Metadata.Receipts) != 1 || rep.Metadata.Receipts[0].Success {
+		t.Fatalf("unexpected: %+v", rep)
+	}
+}

@@ -62,7 +62,7 @@ func (s *Seller) serveDirect(w http.ResponseWriter, r *http.Request, body []byte
 			return false
 		}
 	}
-	version := r.Header.Get("MCP-Protocol-Version")
+	version := r.Header.Get(HeaderProtocolVersion)
 	rawVersion, modern := p.Meta[sdk.MetaKeyProtocolVersion]
 	extension := false
 	if modern {

@@ -86,6 +86,9 @@ const (
 	MetaAgentsPriceUSD        = "agents-x402/priceUSD"
 	// Transport names MCP in the payment journal and in fingerprints.
 	Transport = "mcp"
+	// HeaderProtocolVersion is the HTTP header of MCP's streamable HTTP
+	// transport naming the protocol revision of a request.
+	HeaderProtocolVersion = "MCP-Protocol-Version"
 	// ReasonInvalidPayment is the PaymentRequired error of a call whose
 	// _meta["x402/payment"] is neither a payment payload object nor base64
 	// of one.
@@ -525,7 +528,7 @@ func (s *Seller) Handler(next http.Handler, info *sdk.Implementation) http.Handl
 		if serverInfo != nil && s.serveDirect(w, r, body, serverInfo) {
 			return
 		}
-		if r.Header.Get("MCP-Protocol-Version") >= extensionVersion {
+		if r.Header.Get(HeaderProtocolVersion) >= extensionVersion {
 			slot.extension = advertisesPayment(body)
 		}
 		if !slot.extension {

@@ -1,4 +1,4 @@
-package discovery
+package finder
 
 import (
 	"slices"
@@ -12,7 +12,7 @@ import (
 // 99th percentile of the per-query durations (p99-ns/query; target under
 // 100 µs).
 func BenchmarkFind(b *testing.B) {
-	f := NewFinder(findCatalogDocs(b))
+	f := New(findCatalogDocs(b))
 	var queries []string
 	for _, in := range findLoadIntents(b, "find_eval.json") {
 		queries = append(queries, in.Query)
@@ -48,6 +48,6 @@ func BenchmarkNewFinder(b *testing.B) {
 	docs := findCatalogDocs(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = NewFinder(docs)
+		_ = New(docs)
 	}
 }

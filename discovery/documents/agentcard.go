@@ -1,4 +1,4 @@
-package discovery
+package documents
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 )
 
 // A2A protocol facts of the agent card (ref/a2a.md): the endpoint speaks
@@ -15,9 +17,6 @@ import (
 const (
 	// A2ABinding is the protocol binding of the /a2a endpoint.
 	A2ABinding = "JSONRPC"
-	// A2AVersion and A2ALegacyVersion are the A2A versions served.
-	A2AVersion       = "1.0"
-	A2ALegacyVersion = "0.3"
 )
 
 // AgentCard is the hybrid A2A agent card: the 1.0 fields plus the 0.3
@@ -84,16 +83,15 @@ type AgentSkill struct {
 }
 
 // AgentCard returns the bytes of the agent card served at
-// /.well-known/agent-card.json and /.well-known/agent.json (a copy), for the
-// A2A surface to reuse.
-func (s *Service) AgentCard() []byte { return bytes.Clone(s.card.body) }
+// /.well-known/agent-card.json and /.well-known/agent.json (a copy).
+func (s *Set) AgentCard() []byte { return bytes.Clone(s.card.body) }
 
 // AgentCardETag returns the strong ETag of the agent card.
-func (s *Service) AgentCardETag() string { return s.card.etag }
+func (s *Set) AgentCardETag() string { return s.card.etag }
 
 // AgentCardHandler serves the agent card with Cache-Control, ETag and
 // If-None-Match (the handler of both well-known paths).
-func (s *Service) AgentCardHandler() http.Handler { return s.card }
+func (s *Set) AgentCardHandler() http.Handler { return s.card }
 
 // agentCardSentence ends the card's description: how the paid tools are
 // bought over A2A.
@@ -102,8 +100,8 @@ const agentCardSentence = ` Every paid tool is also sold here over A2A with the 
 
 // agentCard builds the card: the free discovery skills, then one skill per
 // paid tool (its id is the tool key) and the A2A x402 extension.
-func (s *Service) agentCard() AgentCard {
-	a2a := s.absURL(PathA2A)
+func (s *Set) agentCard() AgentCard {
+	a2a := s.absURL(wire.PathA2A)
 	in := []string{"text/plain", "application/json"}
 	out := []string{"application/json", "text/plain"}
 	skill := func(id, name, desc string, tags, examples []string) AgentSkill {
@@ -128,24 +126,24 @@ func (s *Service) agentCard() AgentCard {
 	}
 	return AgentCard{
 		Name: s.cfg.Name,
-		Description: serviceDescription + " This agent finds the right tool for a need and answers with a call plan." +
+		Description: ServiceDescription + " This agent finds the right tool for a need and answers with a call plan." +
 			agentCardSentence,
 		Version: s.cfg.Version,
 		SupportedInterfaces: []AgentInterface{
-			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: A2AVersion},
-			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: A2ALegacyVersion},
+			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: wire.A2AVersion},
+			{URL: a2a, ProtocolBinding: A2ABinding, ProtocolVersion: wire.A2ALegacyVersion},
 		},
 		URL:                a2a,
 		PreferredTransport: A2ABinding,
-		ProtocolVersion:    A2ALegacyVersion,
+		ProtocolVersion:    wire.A2ALegacyVersion,
 		Provider:           AgentProvider{Organization: s.cfg.Name, URL: s.base},
 		DocumentationURL:   s.absURL(PathSkill),
 		Capabilities: AgentCapabilities{Extensions: []AgentExtension{{
-			URI:      A2AX402ExtensionURI,
+			URI:      x402a2a.ExtensionURI,
 			Required: false,
 			Description: "Sells every paid tool with x402 v2 payments (exact, USDC) in the standalone flow: " +
-				`a message with a data part {"tool", "input"} gets a task in input-required carrying ` + A2AMetaPaymentRequired + "; " +
-				"the message carrying " + A2AMetaPaymentPayload + " on that task gets the answer as an artifact and " + A2AMetaPaymentReceipts + ".",
+				`a message with a data part {"tool", "input"} gets a task in input-required carrying ` + x402a2a.MetaRequired + "; " +
+				"the message carrying " + x402a2a.MetaPayload + " on that task gets the answer as an artifact and " + x402a2a.MetaReceipts + ".",
 		}}},
 		DefaultInputModes:  in,
 		DefaultOutputModes: out,
@@ -155,7 +153,7 @@ func (s *Service) agentCard() AgentCard {
 
 // paidSkill is the card skill of a paid tool: its id is the tool key, its
 // example the data part that buys it.
-func (s *Service) paidSkill(t *tools.Tool, tr Transports) AgentSkill {
+func (s *Set) paidSkill(t *tools.Tool, tr Transports) AgentSkill {
 	first := t.Description
 	if i := strings.Index(first, ". "); i > 0 {
 		first = first[:i+1]

@@ -1,12 +1,16 @@
-package discovery
+package documents
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // Every paid tool is sold on the same x402 terms over three transports, all
@@ -23,37 +27,8 @@ const (
 	TransportA2A  = "a2a"
 )
 
-// Names of the x402 MCP transport (x402 specification,
-// specs/transports-v2/mcp.md) as discovery/mcp implements it; its tests
-// check they are the ones it uses.
-const (
-	// MCPCallMethod is the JSON-RPC method that calls a tool.
-	MCPCallMethod = "tools/call"
-	// MCPMetaPayment is the params._meta key carrying the x402
-	// PaymentPayload (an object, or a base64 string of its JSON).
-	MCPMetaPayment = "x402/payment"
-	// MCPMetaPaymentResponse is the result._meta key of the settlement.
-	MCPMetaPaymentResponse = "x402/payment-response"
-	// MCPPaymentExtension is the MCP extension of the extension binding
-	// (protocol 2026-07-28): a client advertising it gets resultType
-	// payment_required instead of the tool-result binding's isError.
-	MCPPaymentExtension = "org.x402/payment"
-)
-
-// Names of the A2A x402 extension v0.2
-// (github.com/google-agentic-commerce/a2a-x402, spec/v0.2/spec.md) as
-// discovery/a2a implements it; its tests check they are the ones it uses.
-const (
-	// A2AX402ExtensionURI identifies the extension in the agent card's
-	// capabilities.extensions and in the A2A-Extensions header.
-	A2AX402ExtensionURI = "https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2"
-	// A2AMetaPaymentStatus, A2AMetaPaymentRequired, A2AMetaPaymentPayload
-	// and A2AMetaPaymentReceipts are the extension's message metadata keys.
-	A2AMetaPaymentStatus   = "x402.payment.status"
-	A2AMetaPaymentRequired = "x402.payment.required"
-	A2AMetaPaymentPayload  = "x402.payment.payload"
-	A2AMetaPaymentReceipts = "x402.payment.receipts"
-)
+// MCPCallMethod is the JSON-RPC method that calls an MCP tool.
+const MCPCallMethod = "tools/call"
 
 // PaymentTerms are the x402 terms of one paid tool: the same whichever
 // transport buys it.
@@ -129,21 +104,16 @@ type Transports struct {
 	A2A   A2APurchase  `json:"a2a"`
 }
 
-// clone returns a copy sharing no memory with t.
-func (t Transports) clone() Transports {
+// Clone returns a copy sharing no memory with t.
+func (t Transports) Clone() Transports {
 	t.A2A.DataPart = bytes.Clone(t.A2A.DataPart)
 	return t
 }
 
-// CatalogItem is a tool in the catalog and the finder's answers: the
-// catalog view plus how to buy it over HTTP, MCP and A2A.
-type CatalogItem struct {
-	tools.Item
-	Transports Transports `json:"transports"`
-}
-
-// transportsOf derives the three ways to buy t from its descriptor.
-func (s *Service) transportsOf(t *tools.Tool, req x402.PaymentRequirements) (Transports, error) {
+// NewTransports derives the three ways to buy t on the terms req, at the
+// service whose public base URL is base, from its descriptor.
+func NewTransports(base string, t *tools.Tool, req x402.PaymentRequirements) (Transports, error) {
+	s := &Set{base: strings.TrimRight(base, "/")}
 	in := json.RawMessage(`{}`)
 	if len(t.ExampleInput) > 0 {
 		var c bytes.Buffer
@@ -178,45 +148,26 @@ func (s *Service) transportsOf(t *tools.Tool, req x402.PaymentRequirements) (Tra
 				t.Method, t.Path, where, x402.HeaderPaymentRequired, x402.HeaderPaymentSignature, x402.HeaderPaymentResponse),
 		},
 		MCP: MCPPurchase{
-			URL: s.absURL(PathMCP), Method: MCPCallMethod, Tool: t.OperationID,
-			PaymentMeta: MCPMetaPayment, SettlementMeta: MCPMetaPaymentResponse, Extension: MCPPaymentExtension,
+			URL: s.absURL(wire.PathMCP), Method: MCPCallMethod, Tool: t.OperationID,
+			PaymentMeta: x402mcp.MetaPayment, SettlementMeta: x402mcp.MetaPaymentResponse, Extension: x402mcp.ExtensionPayment,
 			How: fmt.Sprintf(`POST %s, %s with name %q and the input as arguments: the unpaid call answers the x402 PaymentRequired `+
 				`(isError with it in structuredContent, or resultType payment_required to a client advertising %s); `+
 				`call again with the PaymentPayload in params._meta[%q]; the settlement is in result._meta[%q].`,
-				PathMCP, MCPCallMethod, t.OperationID, MCPPaymentExtension, MCPMetaPayment, MCPMetaPaymentResponse),
+				wire.PathMCP, MCPCallMethod, t.OperationID, x402mcp.ExtensionPayment, x402mcp.MetaPayment, x402mcp.MetaPaymentResponse),
 		},
 		A2A: A2APurchase{
-			URL: s.absURL(PathA2A), Card: s.absURL(PathAgentCard), Skill: t.Key, Extension: A2AX402ExtensionURI,
-			DataPart: part, PaymentRequiredMeta: A2AMetaPaymentRequired, PaymentMeta: A2AMetaPaymentPayload, ReceiptsMeta: A2AMetaPaymentReceipts,
+			URL: s.absURL(wire.PathA2A), Card: s.absURL(wire.PathAgentCard), Skill: t.Key, Extension: x402a2a.ExtensionURI,
+			DataPart: part, PaymentRequiredMeta: x402a2a.MetaRequired, PaymentMeta: x402a2a.MetaPayload, ReceiptsMeta: x402a2a.MetaReceipts,
 			How: fmt.Sprintf(`POST %s, a message with the data part {"tool": %q, "input": {...}}: the task is input-required with %s in its status message metadata; `+
 				`send a message on that task with %s in its metadata; the completed task holds the output as the artifact %q and %s.`,
-				PathA2A, t.Key, A2AMetaPaymentRequired, A2AMetaPaymentPayload, t.Key, A2AMetaPaymentReceipts),
+				wire.PathA2A, t.Key, x402a2a.MetaRequired, x402a2a.MetaPayload, t.Key, x402a2a.MetaReceipts),
 		},
 	}, nil
 }
 
-// buildTransports derives the transports of every tool, in catalog order.
-func (s *Service) buildTransports() error {
-	s.buy = make([]Transports, len(s.tools))
-	for i, t := range s.tools {
-		tr, err := s.transportsOf(t, s.terms(i))
-		if err != nil {
-			return err
-		}
-		s.buy[i] = tr
-	}
-	return nil
-}
-
-// catalogItem returns the catalog item of tool i with its transports (a
-// copy the caller may keep).
-func (s *Service) catalogItem(i int) CatalogItem {
-	return CatalogItem{Item: s.item(i), Transports: s.buy[i].clone()}
-}
-
 // transportSummary is the part of the manifests that says, once for all
 // tools, how each transport takes a payment.
-func (s *Service) transportSummary() map[string]any {
+func (s *Set) transportSummary() map[string]any {
 	return map[string]any{
 		TransportHTTP: map[string]any{
 			"url":     s.base,
@@ -230,32 +181,32 @@ func (s *Service) transportSummary() map[string]any {
 			},
 		},
 		TransportMCP: map[string]any{
-			"url":            s.absURL(PathMCP),
+			"url":            s.absURL(wire.PathMCP),
 			"method":         MCPCallMethod,
 			"toolName":       "the tool's operation id (transports.mcp.tool of each resource)",
 			"spec":           "x402 specs/transports-v2/mcp.md",
-			"paymentMeta":    MCPMetaPayment,
-			"settlementMeta": MCPMetaPaymentResponse,
-			"extension":      MCPPaymentExtension,
+			"paymentMeta":    x402mcp.MetaPayment,
+			"settlementMeta": x402mcp.MetaPaymentResponse,
+			"extension":      x402mcp.ExtensionPayment,
 			"flow": []string{
-				"call the tool without payment: the result is the x402 PaymentRequired (tool-result binding: isError, structuredContent and content[0].text; extension binding, when the client advertises " + MCPPaymentExtension + ": resultType payment_required with paymentRequired)",
-				"call it again with the PaymentPayload in params._meta[\"" + MCPMetaPayment + "\"]",
-				"read the tool's result and the settlement in result._meta[\"" + MCPMetaPaymentResponse + "\"]",
+				"call the tool without payment: the result is the x402 PaymentRequired (tool-result binding: isError, structuredContent and content[0].text; extension binding, when the client advertises " + x402mcp.ExtensionPayment + ": resultType payment_required with paymentRequired)",
+				"call it again with the PaymentPayload in params._meta[\"" + x402mcp.MetaPayment + "\"]",
+				"read the tool's result and the settlement in result._meta[\"" + x402mcp.MetaPaymentResponse + "\"]",
 			},
 		},
 		TransportA2A: map[string]any{
-			"url":          s.absURL(PathA2A),
-			"card":         s.absURL(PathAgentCard),
-			"extension":    A2AX402ExtensionURI,
+			"url":          s.absURL(wire.PathA2A),
+			"card":         s.absURL(wire.PathAgentCard),
+			"extension":    x402a2a.ExtensionURI,
 			"dataPart":     map[string]any{"tool": "the tool's key (transports.a2a.skill of each resource)", "input": "the tool's input object"},
-			"requiredMeta": A2AMetaPaymentRequired,
-			"paymentMeta":  A2AMetaPaymentPayload,
-			"receiptsMeta": A2AMetaPaymentReceipts,
+			"requiredMeta": x402a2a.MetaRequired,
+			"paymentMeta":  x402a2a.MetaPayload,
+			"receiptsMeta": x402a2a.MetaReceipts,
 			"flow": []string{
 				`send a message with the data part {"tool": "<key>", "input": {...}}`,
-				"the task is input-required; its status message metadata holds " + A2AMetaPaymentStatus + " payment-required and " + A2AMetaPaymentRequired,
-				"send a message on that task whose metadata holds " + A2AMetaPaymentPayload + " (the PaymentPayload)",
-				"the task is completed with the output as an artifact and " + A2AMetaPaymentReceipts,
+				"the task is input-required; its status message metadata holds " + x402a2a.MetaStatus + " payment-required and " + x402a2a.MetaRequired,
+				"send a message on that task whose metadata holds " + x402a2a.MetaPayload + " (the PaymentPayload)",
+				"the task is completed with the output as an artifact and " + x402a2a.MetaReceipts,
 			},
 		},
 	}

@@ -1,4 +1,4 @@
-package discovery
+package finder
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 
 // findSpecDocs are the 13 paid tools described in words of their own,
 // independent of the tools package's names and descriptions, with the
-// synonyms of the tools' descriptors.
+// finder's synonyms of each tool.
 func findSpecDocs() []Doc {
 	docs := []Doc{
 		{Key: "session-state", Name: "Trading session state", Tags: []string{"trading", "time"}, Fields: []string{"dateTime"},
@@ -46,14 +46,9 @@ func findSpecDocs() []Doc {
 		{Key: "regex-test", Name: "Regex test", Tags: []string{"utility", "regex"}, Fields: []string{"pattern", "flags", "text"},
 			Description: "Runs a JavaScript regular expression (pattern and flags) against supplied text: matched and matches, with the g flag every matched substring, without it the first match."},
 	}
-	c, err := tools.New(tools.Options{})
-	if err != nil {
-		panic(err)
-	}
+	synonyms := Synonyms()
 	for i := range docs {
-		if t, ok := c.ByKey(docs[i].Key); ok {
-			docs[i].Synonyms = t.Synonyms
-		}
+		docs[i].Synonyms = synonyms[docs[i].Key]
 	}
 	return docs
 }
@@ -66,7 +61,29 @@ func findCatalogDocs(t testing.TB) []Doc {
 	if err != nil {
 		t.Fatalf("tools.New: %v", err)
 	}
-	return DocsFromTools(c.All())
+	docs, err := DocsFromTools(c.All())
+	if err != nil {
+		t.Fatalf("DocsFromTools: %v", err)
+	}
+	return docs
+}
+
+// routeOffTopic returns the off-topic needs of the router's evaluation:
+// the tuning half and the held-out half.
+func routeOffTopic(t testing.TB) (tune, holdout []string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "route_offtopic.json"))
+	if err != nil {
+		t.Fatalf("read route_offtopic.json: %v", err)
+	}
+	var set struct {
+		Tune    []string `json:"tune"`
+		Holdout []string `json:"holdout"`
+	}
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatalf("decode route_offtopic.json: %v", err)
+	}
+	return set.Tune, set.Holdout
 }
 
 type findIntent struct {
@@ -97,7 +114,7 @@ type findEvalResult struct {
 
 func (r findEvalResult) accuracy() float64 { return float64(r.top1) / float64(r.n) }
 
-func findEvaluate(f *Finder, intents []findIntent) findEvalResult {
+func findEvaluate(f *Index, intents []findIntent) findEvalResult {
 	r := findEvalResult{n: len(intents)}
 	for _, in := range intents {
 		ms := f.Find(in.Query, 0)
@@ -170,7 +187,7 @@ func TestFindEval(t *testing.T) {
 		{"catalog", findCatalogDocs(t)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := NewFinder(c.docs)
+			f := New(c.docs)
 			r := findEvaluate(f, eval)
 			h := findEvaluate(f, hold)
 			t.Logf("eval:    %d intents, top-1 accuracy %.3f (%d/%d), MRR %.3f", r.n, r.accuracy(), r.top1, r.n, r.mrr)
@@ -354,7 +371,7 @@ func TestFindOSA(t *testing.T) {
 	}
 }
 
-func findTop(t *testing.T, f *Finder, q string) Match {
+func findTop(t *testing.T, f *Index, q string) Match {
 	t.Helper()
 	ms := f.Find(q, 5)
 	if len(ms) == 0 {
@@ -364,7 +381,7 @@ func findTop(t *testing.T, f *Finder, q string) Match {
 }
 
 func TestFindTypoTolerance(t *testing.T) {
-	f := NewFinder(findSpecDocs())
+	f := New(findSpecDocs())
 	for q, want := range map[string]string{
 		"regx":                    "regex-test",
 		"regular expresion":       "regex-test",
@@ -392,7 +409,7 @@ func TestFindTypoTolerance(t *testing.T) {
 }
 
 func TestFindTypoDistance(t *testing.T) {
-	f := NewFinder([]Doc{{Key: "a", Name: "candlestick"}, {Key: "b", Name: "walk"}})
+	f := New([]Doc{{Key: "a", Name: "candlestick"}, {Key: "b", Name: "walk"}})
 	for q, want := range map[string]int{
 		"candlestik": 1, // distance 1
 		"cnadlestik": 2, // distance 2, 10 letters
@@ -414,26 +431,26 @@ func TestFindTypoDistance(t *testing.T) {
 		}
 	}
 	// An exact hit outranks a typo hit.
-	g := NewFinder([]Doc{{Key: "a", Name: "trend"}, {Key: "b", Name: "tread"}})
+	g := New([]Doc{{Key: "a", Name: "trend"}, {Key: "b", Name: "tread"}})
 	if m := g.Find("trend", 0); len(m) != 1 || m[0].Key != "a" {
 		t.Errorf("Find(trend) = %v, want only a", m)
 	}
 }
 
 func TestFindEmptyQueries(t *testing.T) {
-	f := NewFinder(findSpecDocs())
+	f := New(findSpecDocs())
 	for _, q := range []string{"", " ", "\t\n  ", "?!.,;", "the of and is", "what is it", "12345"} {
 		if ms := f.Find(q, 5); len(ms) != 0 {
 			t.Errorf("Find(%q) = %v, want no matches", q, ms)
 		}
 	}
-	if ms := NewFinder(nil).Find("gold", 5); len(ms) != 0 {
+	if ms := New(nil).Find("gold", 5); len(ms) != 0 {
 		t.Errorf("empty finder found %v", ms)
 	}
 }
 
 func TestFindLimitAndScores(t *testing.T) {
-	f := NewFinder(findSpecDocs())
+	f := New(findSpecDocs())
 	all := f.Find("gold trading price bars data", 0)
 	if len(all) < 6 {
 		t.Fatalf("broad query matched only %d tools", len(all))
@@ -467,7 +484,7 @@ func TestFindLimitAndScores(t *testing.T) {
 }
 
 func TestFindTieBreakByKey(t *testing.T) {
-	f := NewFinder([]Doc{{Key: "zeta", Name: "gold"}, {Key: "alpha", Name: "gold"}, {Key: "mid", Name: "gold"}})
+	f := New([]Doc{{Key: "zeta", Name: "gold"}, {Key: "alpha", Name: "gold"}, {Key: "mid", Name: "gold"}})
 	got := f.Find("gold", 0)
 	keys := make([]string, len(got))
 	for i, m := range got {
@@ -496,7 +513,7 @@ func TestFindFieldWeights(t *testing.T) {
 		docs = append(docs, Doc{Key: key, Name: w(0), Tags: []string{w(1)}, Synonyms: map[string][]string{"en": {w(2)}}, Fields: []string{w(3)}, Description: w(4)})
 	}
 	var keys []string
-	for _, m := range NewFinder(docs).Find("beacon", 0) {
+	for _, m := range New(docs).Find("beacon", 0) {
 		keys = append(keys, m.Key)
 	}
 	if !slices.Equal(keys, fields) {
@@ -505,7 +522,7 @@ func TestFindFieldWeights(t *testing.T) {
 }
 
 func TestFindPhraseBonus(t *testing.T) {
-	f := NewFinder([]Doc{
+	f := New([]Doc{
 		{Key: "a", Name: "one", Synonyms: map[string][]string{"en": {"stop loss"}}},
 		{Key: "b", Name: "two", Synonyms: map[string][]string{"en": {"loss", "stop"}}},
 	})
@@ -514,7 +531,7 @@ func TestFindPhraseBonus(t *testing.T) {
 		t.Fatalf("Find(stop loss) = %v, want a first", ms)
 	}
 	// A phrase of stop words only is no signal.
-	if ms := NewFinder([]Doc{{Key: "a", Name: "one", Synonyms: map[string][]string{"en": {"find all"}}}}).Find("find all", 0); len(ms) != 0 {
+	if ms := New([]Doc{{Key: "a", Name: "one", Synonyms: map[string][]string{"en": {"find all"}}}}).Find("find all", 0); len(ms) != 0 {
 		t.Errorf("Find(find all) = %v, want nothing", ms)
 	}
 	// Not contiguous: no bonus, a tie broken by key.
@@ -525,7 +542,7 @@ func TestFindPhraseBonus(t *testing.T) {
 }
 
 func TestFindConcepts(t *testing.T) {
-	f := NewFinder(findSpecDocs())
+	f := New(findSpecDocs())
 	for q, want := range map[string]string{
 		"stop loss":          "risk-levels",
 		"take profit":        "risk-levels",
@@ -558,7 +575,7 @@ func TestFindConcepts(t *testing.T) {
 
 func TestFindDeterministic(t *testing.T) {
 	docs := findSpecDocs()
-	f1, f2 := NewFinder(docs), NewFinder(docs)
+	f1, f2 := New(docs), New(docs)
 	for _, in := range findLoadIntents(t, "find_eval.json") {
 		a, b, c := f1.Find(in.Query, 0), f1.Find(in.Query, 0), f2.Find(in.Query, 0)
 		if !findSameMatches(a, b) || !findSameMatches(a, c) {
@@ -575,7 +592,7 @@ func findSameMatches(a, b []Match) bool {
 
 func TestFindDocsAreNotRetained(t *testing.T) {
 	docs := findSpecDocs()
-	f := NewFinder(docs)
+	f := New(docs)
 	before := f.Find("stop loss", 3)
 	for i := range docs {
 		docs[i].Name, docs[i].Synonyms, docs[i].Description = "x", nil, ""
@@ -586,7 +603,7 @@ func TestFindDocsAreNotRetained(t *testing.T) {
 }
 
 func TestFindConcurrent(t *testing.T) {
-	f := NewFinder(findSpecDocs())
+	f := New(findSpecDocs())
 	intents := findLoadIntents(t, "find_eval.json")
 	want := make([][]Match, len(intents))
 	for i, in := range intents {
@@ -616,7 +633,7 @@ func TestFindConcurrent(t *testing.T) {
 }
 
 func TestFindLongQueryIsBounded(t *testing.T) {
-	f := NewFinder(findSpecDocs())
+	f := New(findSpecDocs())
 	q := strings.Repeat("chek my etherium adress and the gold price ", 200)
 	ms := f.Find(q, 3)
 	if len(ms) == 0 || ms[0].Key != "evm-address-syntax" {
@@ -633,8 +650,12 @@ func TestDocsFromTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := DocsFromTools(c.All())
-	if len(docs) != c.Len() {
+	docs, err := DocsFromTools(c.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	synonyms := Synonyms()
+	if len(docs) != c.Len() || len(synonyms) != c.Len() {
 		t.Fatalf("%d docs for %d tools", len(docs), c.Len())
 	}
 	for i, tl := range c.All() {
@@ -643,7 +664,7 @@ func TestDocsFromTools(t *testing.T) {
 			!slices.Equal(d.Tags, tl.Tags) || !slices.Equal(d.Fields, tl.Fields) {
 			t.Errorf("doc %d = %+v does not mirror tool %s", i, d, tl.Key)
 		}
-		if len(d.Synonyms["en"]) == 0 || len(d.Synonyms) != len(tl.Synonyms) {
+		if len(d.Synonyms["en"]) == 0 || len(d.Synonyms) != len(synonyms[tl.Key]) {
 			t.Errorf("doc %s does not carry the tool's synonyms", tl.Key)
 		}
 		if len(tl.Tags) > 0 {
@@ -655,8 +676,8 @@ func TestDocsFromTools(t *testing.T) {
 	}
 }
 
-func ExampleFinder_Find() {
-	f := NewFinder([]Doc{
+func ExampleIndex_Find() {
+	f := New([]Doc{
 		{Key: "risk-levels", Name: "Risk levels", Tags: []string{"trading", "risk"},
 			Fields: []string{"entry", "direction", "slPct", "tpPct"}, Synonyms: map[string][]string{"en": {"stop loss", "stoploss", "take profit", "sl", "tp"}},
 			Description: "Stop and target prices from an entry price, a direction and percentages."},
@@ -680,4 +701,59 @@ func ExampleFinder_Find() {
 	// "regx":
 	//   regex-test 0.23 ["regx"]
 	// "the":
+}
+
+// Every tool of the catalog has its synonyms: English ones at least,
+// lower-case phrases keyed by ISO 639-1 codes; each call of Synonyms
+// returns a table of its own.
+func TestEveryToolHasSynonyms(t *testing.T) {
+	c, err := tools.New(tools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := Synonyms()
+	for _, tool := range c.All() {
+		syn := table[tool.Key]
+		if len(syn["en"]) == 0 {
+			t.Errorf("%s has no English synonyms", tool.Key)
+		}
+		for lang, words := range syn {
+			for _, w := range words {
+				if w != strings.ToLower(w) || strings.TrimSpace(w) == "" {
+					t.Errorf("%s: synonym %q (%s) is not a lower-case phrase", tool.Key, w, lang)
+				}
+			}
+		}
+		if err := checkSynonyms(syn); err != nil {
+			t.Errorf("%s: %v", tool.Key, err)
+		}
+	}
+	for key := range table {
+		if _, ok := c.ByKey(key); !ok {
+			t.Errorf("synonyms of %q, which is not a tool", key)
+		}
+	}
+	table["risk-levels"]["en"][0] = "changed"
+	if Synonyms()["risk-levels"]["en"][0] == "changed" {
+		t.Error("calls of Synonyms share their tables")
+	}
+}
+
+// checkSynonyms refuses a table a tool could not be found by.
+func TestCheckSynonyms(t *testing.T) {
+	good := func() map[string][]string { return map[string][]string{"en": {"gold bars"}, "fr": {"bougies"}} }
+	if err := checkSynonyms(good()); err != nil {
+		t.Fatalf("good table: %v", err)
+	}
+	for name, mutate := range map[string]func(map[string][]string) map[string][]string{
+		"no synonyms":   func(map[string][]string) map[string][]string { return nil },
+		"no English":    func(m map[string][]string) map[string][]string { delete(m, "en"); return m },
+		"language code": func(m map[string][]string) map[string][]string { m["french"] = []string{"bougies"}; return m },
+		"upper case":    func(m map[string][]string) map[string][]string { m["en"] = []string{"Gold"}; return m },
+		"blank synonym": func(m map[string][]string) map[string][]string { m["fr"] = []string{" "}; return m },
+	} {
+		if err := checkSynonyms(mutate(good())); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
 }

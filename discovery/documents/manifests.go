@@ -1,4 +1,4 @@
-package discovery
+package documents
 
 import (
 	"bytes"
@@ -6,15 +6,19 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/seed1284c1d2/svc/discovery/stats"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // ManifestVersion is the version of the format of the svc manifests
 // (svc-router, svc-distribution, svc-magnet, the x402 manifest).
 const ManifestVersion = "1.0"
 
-// serviceDescription says what the service is, in every document.
-const serviceDescription = "Small, mostly deterministic tools for autonomous agents, sold per call with x402 v2 payments in USDC over HTTP, MCP and A2A: " +
+// ServiceDescription says what the service is, in every document.
+const ServiceDescription = "Small, mostly deterministic tools for autonomous agents, sold per call with x402 v2 payments in USDC over HTTP, MCP and A2A: " +
 	"trading-session state (Europe/Vienna), risk-level, strategy-grade and tick P&L calculators, gold (XAUUSD) quote, bars and market state " +
 	"from a read-only trading terminal, local CSV and JSON profiling, JWT decoding, EVM address syntax, OHLCV statistics and JavaScript " +
 	"regular expressions. Discovery (find, route, catalog, try, MCP, A2A, manifests) is free."
@@ -28,17 +32,13 @@ const (
 	PathDistribution     = "/.well-known/svc-distribution.json"
 	PathMagnet           = "/.well-known/svc-magnet.json"
 	PathMagnetAPI        = "/api/magnet"
-	PathAgentCard        = "/.well-known/agent-card.json"
-	PathAgentCardLegacy  = "/.well-known/agent.json"
-	PathMCP              = "/mcp"
-	PathA2A              = "/a2a"
 	PathAmplifierStats   = "/api/amplifier/stats"
 	PathDistributionStat = "/api/distribution/stats"
 	PathMagnetStats      = "/api/magnet/stats"
 )
 
 // buildDocs builds every static document once.
-func (s *Service) buildDocs() error {
+func (s *Set) buildDocs() error {
 	s.docs = map[string]*staticDoc{}
 	oas, err := s.buildOpenAPI()
 	if err != nil {
@@ -54,7 +54,7 @@ func (s *Service) buildDocs() error {
 		{PathRouterFeed, func() (any, error) { return s.routerFeed(), nil }},
 		{PathDistribution, func() (any, error) { return s.distributionManifest(), nil }},
 		{PathMagnet, func() (any, error) { return s.magnetManifest(), nil }},
-		{PathAgentCard, func() (any, error) { return s.agentCard(), nil }},
+		{wire.PathAgentCard, func() (any, error) { return s.agentCard(), nil }},
 	}
 	for _, b := range builders {
 		v, err := b.doc()
@@ -71,15 +71,15 @@ func (s *Service) buildDocs() error {
 		return err
 	}
 	s.docs[PathMagnetAPI] = s.docs[PathMagnet]
-	s.docs[PathAgentCardLegacy] = s.docs[PathAgentCard]
-	s.card = s.docs[PathAgentCard]
+	s.docs[wire.PathAgentCardLegacy] = s.docs[wire.PathAgentCard]
+	s.card = s.docs[wire.PathAgentCard]
 	return nil
 }
 
 // Document returns the bytes of a static document by path (PathOpenAPI,
 // PathSkill, PathX402Manifest, ...) and whether it exists. The bytes are
 // a copy.
-func (s *Service) Document(path string) ([]byte, bool) {
+func (s *Set) Document(path string) ([]byte, bool) {
 	d, ok := s.docs[path]
 	if !ok {
 		return nil, false
@@ -102,7 +102,7 @@ func discMarshal(v any) ([]byte, error) {
 
 // links are the links of every manifest: the built-in ones plus
 // Config.ManifestLinks.
-func (s *Service) links() map[string]string {
+func (s *Set) links() map[string]string {
 	m := map[string]string{
 		"self":              s.base,
 		"find":              s.absURL("/api/find"),
@@ -115,9 +115,9 @@ func (s *Service) links() map[string]string {
 		"router":            s.absURL(PathRouterFeed),
 		"distribution":      s.absURL(PathDistribution),
 		"magnet":            s.absURL(PathMagnet),
-		"agentCard":         s.absURL(PathAgentCard),
-		"mcp":               s.absURL(PathMCP),
-		"a2a":               s.absURL(PathA2A),
+		"agentCard":         s.absURL(wire.PathAgentCard),
+		"mcp":               s.absURL(wire.PathMCP),
+		"a2a":               s.absURL(wire.PathA2A),
 		"amplifierStats":    s.absURL(PathAmplifierStats),
 		"distributionStats": s.absURL(PathDistributionStat),
 		"magnetStats":       s.absURL(PathMagnetStats),
@@ -140,7 +140,7 @@ func paymentHeaders() map[string]string {
 }
 
 // rail is the payment rail of the service.
-func (s *Service) rail() map[string]any {
+func (s *Set) rail() map[string]any {
 	return map[string]any{
 		"scheme":            x402.SchemeExact,
 		"network":           s.network.CAIP2,
@@ -159,7 +159,7 @@ func (s *Service) rail() map[string]any {
 }
 
 // x402Manifest is /.well-known/x402.
-func (s *Service) x402Manifest() (any, error) {
+func (s *Set) x402Manifest() (any, error) {
 	resources := []map[string]any{}
 	for i, t := range s.tools {
 		it := s.items[i]
@@ -188,11 +188,11 @@ func (s *Service) x402Manifest() (any, error) {
 			"resource":   offer.Resource,
 			"accepts":    offer.Accepts,
 			"extensions": offer.Extensions,
-			"transports": s.buy[i].clone(),
+			"transports": s.buy[i].Clone(),
 		})
 	}
 	free := []map[string]any{}
-	for _, d := range s.freeDocs() {
+	for _, d := range s.cfg.Routes {
 		free = append(free, map[string]any{"method": d.Method, "url": s.absURL(d.Path), "purpose": d.Summary, "free": true})
 	}
 	return map[string]any{
@@ -200,7 +200,7 @@ func (s *Service) x402Manifest() (any, error) {
 		"manifestVersion": ManifestVersion,
 		"version":         s.cfg.Version,
 		"name":            s.cfg.Name,
-		"description":     serviceDescription,
+		"description":     ServiceDescription,
 		"purpose":         "Payment manifest: how every paid resource of this service is paid for with x402 v2 (exact scheme, EIP-3009 USDC) over HTTP, MCP and A2A on the same terms, and which resources are free.",
 		"protocol":        "x402",
 		"headers":         paymentHeaders(),
@@ -222,7 +222,7 @@ func (s *Service) x402Manifest() (any, error) {
 
 // mcpToolNames are the MCP names of the paid tools (operation ids), in
 // catalog order.
-func (s *Service) mcpToolNames() []string {
+func (s *Set) mcpToolNames() []string {
 	out := make([]string, len(s.buy))
 	for i, tr := range s.buy {
 		out[i] = tr.MCP.Tool
@@ -231,7 +231,7 @@ func (s *Service) mcpToolNames() []string {
 }
 
 // toolKeys are the catalog keys (the A2A skill ids), in catalog order.
-func (s *Service) toolKeys() []string {
+func (s *Set) toolKeys() []string {
 	out := make([]string, len(s.tools))
 	for i, t := range s.tools {
 		out[i] = t.Key
@@ -240,37 +240,37 @@ func (s *Service) toolKeys() []string {
 }
 
 // toolSummaries is the short tool list of the feeds.
-func (s *Service) toolSummaries() []map[string]any {
+func (s *Set) toolSummaries() []map[string]any {
 	out := []map[string]any{}
 	for i, t := range s.tools {
 		it := s.items[i]
 		out = append(out, map[string]any{
 			"key": t.Key, "operationId": t.OperationID, "name": t.Name, "method": t.Method, "url": it.URL, "path": t.Path,
 			"priceUsd": it.PriceUSD, "price": t.PriceFixed6(), "network": s.network.CAIP2, "tags": t.Tags,
-			"inputLocation": t.InputLocation, "terminal": t.Terminal, "summary": trySummary(t.Description),
-			"transports": s.buy[i].clone(),
+			"inputLocation": t.InputLocation, "terminal": t.Terminal, "summary": Summary(t.Description),
+			"transports": s.buy[i].Clone(),
 		})
 	}
 	return out
 }
 
 // routerFeed is /.well-known/svc-router.json.
-func (s *Service) routerFeed() any {
+func (s *Set) routerFeed() any {
 	return map[string]any{
 		"manifestVersion": ManifestVersion,
 		"version":         s.cfg.Version,
 		"name":            s.cfg.Name,
-		"description":     serviceDescription,
+		"description":     ServiceDescription,
 		"purpose":         "Router feed: how to turn a need in words into a paid call (find, route, catalog, try) and the list of paid tools with keys, prices, URLs and how to buy each over HTTP, MCP and A2A.",
 		"router": map[string]any{
 			"find":    map[string]any{"method": "GET", "url": s.absURL("/api/find"), "params": map[string]any{"q": "need in words, 1-500 characters (required)", "limit": "1-20, default 5"}},
 			"route":   map[string]any{"method": "POST", "url": s.absURL("/api/route"), "body": map[string]any{"query": "need in words or a tool key (required)", "input": "the tool's input object (optional; validated for free)"}},
 			"catalog": map[string]any{"method": "GET", "url": s.absURL("/api/catalog"), "params": map[string]any{"offset": ">= 0, default 0", "limit": "1-100, default 50", "q": "free-text filter", "category": "tag filter"}},
 			"try":     map[string]any{"method": "GET", "url": s.absURL("/api/try"), "params": map[string]any{"q": "optional need in words"}},
-			"mcp":     map[string]any{"method": "POST", "url": s.absURL(PathMCP), "tools": []string{"find_tool", "route_tool", "catalog", "tool_info"}, "paidTools": s.mcpToolNames()},
-			"a2a":     map[string]any{"method": "POST", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard), "extension": A2AX402ExtensionURI, "paidSkills": s.toolKeys()},
+			"mcp":     map[string]any{"method": "POST", "url": s.absURL(wire.PathMCP), "tools": []string{"find_tool", "route_tool", "catalog", "tool_info"}, "paidTools": s.mcpToolNames()},
+			"a2a":     map[string]any{"method": "POST", "url": s.absURL(wire.PathA2A), "card": s.absURL(wire.PathAgentCard), "extension": x402a2a.ExtensionURI, "paidSkills": s.toolKeys()},
 		},
-		"categories": s.Categories(),
+		"categories": s.cfg.Categories,
 		"payment":    map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC", "payTo": s.payTo, "headers": paymentHeaders()},
 		"transports": s.transportSummary(),
 		"tools":      s.toolSummaries(),
@@ -280,20 +280,20 @@ func (s *Service) routerFeed() any {
 }
 
 // distributionManifest is /.well-known/svc-distribution.json.
-func (s *Service) distributionManifest() any {
+func (s *Set) distributionManifest() any {
 	return map[string]any{
 		"manifestVersion": ManifestVersion,
 		"version":         s.cfg.Version,
 		"name":            s.cfg.Name,
-		"description":     serviceDescription,
+		"description":     ServiceDescription,
 		"purpose":         "Distribution manifest: every channel through which agents and programs can discover and call this service, and how inbound traffic is attributed (aggregate counters only).",
 		"channels": []map[string]any{
 			{"kind": "http", "url": s.base, "description": "Paid tools over HTTP with x402 v2; free discovery routes", "spec": s.absURL(PathOpenAPI)},
 			{"kind": "openapi", "url": s.absURL(PathOpenAPI), "version": OpenAPIVersion},
-			{"kind": "mcp", "url": s.absURL(PathMCP), "transport": "streamable-http", "protocolVersion": "2026-07-28", "legacyInitialize": true,
-				"description": "Free discovery tools, and every paid tool by its operation id, paid with the x402 MCP transport (params._meta[\"" + MCPMetaPayment + "\"]; extension " + MCPPaymentExtension + ")", "paidTools": s.mcpToolNames()},
-			{"kind": "a2a", "url": s.absURL(PathA2A), "card": s.absURL(PathAgentCard), "protocolVersions": []string{"1.0", "0.3"},
-				"description": "Free discovery skills, and every paid tool as a skill (its key), paid with the A2A x402 extension", "extension": A2AX402ExtensionURI, "paidSkills": s.toolKeys()},
+			{"kind": "mcp", "url": s.absURL(wire.PathMCP), "transport": "streamable-http", "protocolVersion": wire.MCPProtocolVersion, "legacyInitialize": true,
+				"description": "Free discovery tools, and every paid tool by its operation id, paid with the x402 MCP transport (params._meta[\"" + x402mcp.MetaPayment + "\"]; extension " + x402mcp.ExtensionPayment + ")", "paidTools": s.mcpToolNames()},
+			{"kind": "a2a", "url": s.absURL(wire.PathA2A), "card": s.absURL(wire.PathAgentCard), "protocolVersions": []string{wire.A2AVersion, wire.A2ALegacyVersion},
+				"description": "Free discovery skills, and every paid tool as a skill (its key), paid with the A2A x402 extension", "extension": x402a2a.ExtensionURI, "paidSkills": s.toolKeys()},
 			{"kind": "x402", "url": s.absURL(PathX402Manifest), "x402Version": x402.Version},
 			{"kind": "skill", "url": s.absURL(PathSkill), "mediaType": "text/markdown"},
 			{"kind": "router", "url": s.absURL(PathRouterFeed)},
@@ -310,14 +310,14 @@ func (s *Service) distributionManifest() any {
 		"payment":  map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "asset": s.asset, "currency": "USDC", "transports": []string{TransportHTTP, TransportMCP, TransportA2A}},
 		"tools":    len(s.tools),
 		"links":    s.links(),
-		"privacy":  StatsPrivacy,
+		"privacy":  stats.Privacy,
 		"devMode":  s.cfg.DevMode,
 		"freeOnly": []string{"discovery", "manifests", "stats", "club"},
 	}
 }
 
 // priceRange is the cheapest and dearest tool.
-func (s *Service) priceRange() map[string]any {
+func (s *Set) priceRange() map[string]any {
 	lo, hi := 0, 0
 	for i, t := range s.tools {
 		if t.PriceAtomic < s.tools[lo].PriceAtomic {
@@ -334,7 +334,7 @@ func (s *Service) priceRange() map[string]any {
 }
 
 // magnetManifest is /.well-known/svc-magnet.json and /api/magnet.
-func (s *Service) magnetManifest() any {
+func (s *Set) magnetManifest() any {
 	keys := make([]string, len(s.tools))
 	for i, t := range s.tools {
 		keys[i] = t.Key
@@ -344,9 +344,9 @@ func (s *Service) magnetManifest() any {
 		"version":         s.cfg.Version,
 		"name":            s.cfg.Name,
 		"beacon":          true,
-		"description":     serviceDescription,
+		"description":     ServiceDescription,
 		"purpose":         "Discovery beacon: a compact document for scanners and agents saying what this service sells, for how much, and where to start.",
-		"capabilities":    s.Categories(),
+		"capabilities":    s.cfg.Categories,
 		"tools":           keys,
 		"pricing":         s.priceRange(),
 		"payment":         map[string]any{"protocol": "x402", "x402Version": x402.Version, "network": s.network.CAIP2, "currency": "USDC", "transports": []string{TransportHTTP, TransportMCP, TransportA2A}},
@@ -354,13 +354,13 @@ func (s *Service) magnetManifest() any {
 			{Method: http.MethodGet, URL: s.absURL("/api/try"), Purpose: "free tour and previews"},
 			{Method: http.MethodGet, URL: s.absURL("/api/find") + "?q=", Purpose: "rank the tools for a need in words"},
 			{Method: http.MethodPost, URL: s.absURL("/api/route"), Purpose: "call plan with free input validation"},
-			{Method: http.MethodGet, URL: s.absURL(PathAgentCard), Purpose: "A2A agent card"},
-			{Method: http.MethodPost, URL: s.absURL(PathMCP), Purpose: "MCP server (free discovery; every paid tool with x402)"},
-			{Method: http.MethodPost, URL: s.absURL(PathA2A), Purpose: "A2A agent (free discovery; every paid tool with the x402 extension)"},
+			{Method: http.MethodGet, URL: s.absURL(wire.PathAgentCard), Purpose: "A2A agent card"},
+			{Method: http.MethodPost, URL: s.absURL(wire.PathMCP), Purpose: "MCP server (free discovery; every paid tool with x402)"},
+			{Method: http.MethodPost, URL: s.absURL(wire.PathA2A), Purpose: "A2A agent (free discovery; every paid tool with the x402 extension)"},
 			{Method: http.MethodGet, URL: s.absURL(PathOpenAPI), Purpose: "OpenAPI 3.1"},
 		},
 		"stats":   s.absURL(PathMagnetStats),
-		"privacy": StatsPrivacy,
+		"privacy": stats.Privacy,
 		"links":   s.links(),
 		"devMode": s.cfg.DevMode,
 	}

@@ -1,4 +1,4 @@
-package discovery
+package documents
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // Paths of the entry documents: the landing page, llms.txt, robots.txt and
@@ -35,8 +37,10 @@ const mcpServerDescription = "Deterministic tools for agents (trading, gold, CSV
 
 // Media types of the entry documents.
 const (
-	htmlType  = "text/html; charset=utf-8"
-	plainType = "text/plain; charset=utf-8"
+	htmlType = "text/html; charset=utf-8"
+	// MediaPlain is the media type of /llms.txt and /robots.txt.
+	MediaPlain = "text/plain; charset=utf-8"
+	plainType  = MediaPlain
 )
 
 // Landing is the JSON form of the landing page (GET / for a client that
@@ -87,7 +91,7 @@ type MCPTransport struct {
 }
 
 // buildEntryDocs builds the entry documents into s.docs.
-func (s *Service) buildEntryDocs() error {
+func (s *Set) buildEntryDocs() error {
 	land := s.landing()
 	body, err := discMarshal(land)
 	if err != nil {
@@ -120,8 +124,8 @@ func firstSentence(s string) string {
 }
 
 // landing is the JSON landing page.
-func (s *Service) landing() Landing {
-	l := Landing{Name: s.cfg.Name, Description: serviceDescription, Version: s.cfg.Version, DevMode: s.cfg.DevMode,
+func (s *Set) landing() Landing {
+	l := Landing{Name: s.cfg.Name, Description: ServiceDescription, Version: s.cfg.Version, DevMode: s.cfg.DevMode,
 		Network: s.network.CAIP2, Links: s.links()}
 	l.Links["llms"] = s.absURL(PathLLMs)
 	l.Links["mcpServer"] = s.absURL(PathMCPServer)
@@ -176,7 +180,7 @@ code{background:#f3f3f3;padding:0 .2rem}.dev{background:#fff3cd;border:1px solid
 `))
 
 // landingHTML renders the HTML landing page.
-func (s *Service) landingHTML(l Landing) ([]byte, error) {
+func (s *Set) landingHTML(l Landing) ([]byte, error) {
 	var buf bytes.Buffer
 	data := struct {
 		Landing
@@ -191,10 +195,10 @@ func (s *Service) landingHTML(l Landing) ([]byte, error) {
 
 // buildLLMs renders /llms.txt (the llms.txt convention: a title, a summary
 // quote, then sections of links).
-func (s *Service) buildLLMs() string {
+func (s *Set) buildLLMs() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("# %s\n\n> %s\n\n", s.cfg.Name, serviceDescription)
+	p("# %s\n\n> %s\n\n", s.cfg.Name, ServiceDescription)
 	p("Every paid call uses x402 v2: the first request answers 402 with a PAYMENT-REQUIRED header naming the price in USDC on %s; "+
 		"sign an EIP-3009 authorization and retry with PAYMENT-SIGNATURE. Invalid input is answered 400 before any payment is asked. "+
 		"The same tools are sold over MCP and A2A on the same terms.\n\n", s.network.CAIP2)
@@ -212,16 +216,16 @@ func (s *Service) buildLLMs() string {
 		p("- [%s](%s): %s %s, $%s a call. %s\n", t.Name, s.absURL(t.Path), t.Method, t.Path, t.Price, firstSentence(t.Description))
 	}
 	p("\n## Protocols\n\n")
-	p("- [MCP](%s): streamable HTTP; paid tools take the payment in params._meta[\"%s\"]\n", s.absURL(PathMCP), MCPMetaPayment)
+	p("- [MCP](%s): streamable HTTP; paid tools take the payment in params._meta[\"%s\"]\n", s.absURL(wire.PathMCP), x402mcp.MetaPayment)
 	p("- [MCP server.json](%s): the MCP registry description of the endpoint above\n", s.absURL(PathMCPServer))
-	p("- [A2A agent card](%s): the A2A x402 extension, one skill per tool; endpoint %s\n", s.absURL(PathAgentCard), s.absURL(PathA2A))
+	p("- [A2A agent card](%s): the A2A x402 extension, one skill per tool; endpoint %s\n", s.absURL(wire.PathAgentCard), s.absURL(wire.PathA2A))
 	return b.String()
 }
 
 // buildRobots renders /robots.txt: crawlers are welcome on the documents
 // and kept off the paid routes (which answer 402) and the protocol
 // endpoints (POST only).
-func (s *Service) buildRobots() string {
+func (s *Set) buildRobots() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: pay-per-call tools for agents. Start at %s or %s.\n", s.cfg.Name, s.absURL(PathLLMs), s.absURL(PathSkill))
 	b.WriteString("User-agent: *\nAllow: /\n")
@@ -232,7 +236,7 @@ func (s *Service) buildRobots() string {
 			fmt.Fprintf(&b, "Disallow: %s\n", t.Path)
 		}
 	}
-	fmt.Fprintf(&b, "Disallow: %s\nDisallow: %s\n", PathMCP, PathA2A)
+	fmt.Fprintf(&b, "Disallow: %s\nDisallow: %s\n", wire.PathMCP, wire.PathA2A)
 	return b.String()
 }
 
@@ -240,12 +244,12 @@ func (s *Service) buildRobots() string {
 // MCP endpoint. Its name is the reverse-DNS form of the base URL's host
 // (tools.example.com → com.example.tools/svc), the namespace a DNS-verified
 // publisher owns.
-func (s *Service) mcpServer() MCPServer {
+func (s *Set) mcpServer() MCPServer {
 	return MCPServer{
 		Schema: MCPServerSchema, Name: mcpRegistryName(s.base, s.cfg.Name), Title: s.cfg.Name,
 		Description: mcpServerDescription, Version: s.cfg.Version, WebsiteURL: s.base,
 		Repository: MCPRepository{URL: RepositoryURL, Source: "github"},
-		Remotes:    []MCPTransport{{Type: "streamable-http", URL: s.absURL(PathMCP)}},
+		Remotes:    []MCPTransport{{Type: "streamable-http", URL: s.absURL(wire.PathMCP)}},
 	}
 }
 
@@ -279,7 +283,7 @@ func mcpRegistryName(base, name string) string {
 // serveLanding answers GET /: HTML for a client that prefers it (a
 // browser), Markdown (the llms.txt text) for one that prefers text, JSON
 // otherwise.
-func (s *Service) serveLanding(w http.ResponseWriter, r *http.Request) {
+func (s *Set) serveLanding(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", "Accept")
 	switch negotiate(r.Header.Get("Accept"), "application/json", "text/html", "text/markdown", "text/plain") {
 	case "text/html":

@@ -1,6 +1,8 @@
-package discovery
+package finder
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -25,7 +27,7 @@ type Doc struct {
 	Fields []string
 	// Synonyms are extra words and phrases users write for this tool
 	// ("stop loss", "take profit"), by ISO 639-1 language code (see
-	// tools.Tool.Synonyms): English, French, Spanish and Russian phrases
+	// Synonyms): English, French, Spanish and Russian phrases
 	// are stemmed in their language, the others indexed as written.
 	Synonyms map[string][]string
 }
@@ -109,7 +111,7 @@ const (
 	findFieldCount
 )
 
-// Finder ranks documents for natural-language queries.
+// Index ranks documents for natural-language queries.
 //
 // Text is tokenised (lower case, Unicode letters and digits, camelCase,
 // snake_case and kebab-case split), stemmed with Snowball and stripped of
@@ -142,9 +144,9 @@ const (
 // findWordClasses ("candles" → bar, factor 0.8). Two literals are
 // recognised: an 0x-prefixed hex string (an address) and a JWT.
 //
-// A Finder is immutable after NewFinder and safe for concurrent use. The
+// An Index is immutable after New and safe for concurrent use. The
 // work of a query is bounded: at most 2000 bytes and 64 tokens are read.
-type Finder struct {
+type Index struct {
 	keys []string
 	// terms maps a stem to its id; stems[id] is the reverse.
 	terms map[string]int32
@@ -166,7 +168,7 @@ type Finder struct {
 	// obtained from it by deleting one letter (two for terms of six or
 	// more), to the term ids: a symmetric-delete typo index.
 	deletes map[string][]int32
-	// building is true during NewFinder only.
+	// building is true during New only.
 	building bool
 }
 
@@ -177,7 +179,7 @@ type findMemoKey struct {
 
 // stemIn returns findStemIn(t, lang), from the memo when the word is known;
 // while the index is built it fills the memo.
-func (f *Finder) stemIn(t string, lang findLang) string {
+func (f *Index) stemIn(t string, lang findLang) string {
 	k := findMemoKey{lang, t}
 	if st, ok := f.memo[k]; ok {
 		return st
@@ -203,9 +205,9 @@ type findPhrase struct {
 	bonus float64
 }
 
-// NewFinder indexes docs. The docs are not retained.
-func NewFinder(docs []Doc) *Finder {
-	f := &Finder{
+// New indexes docs. The docs are not retained.
+func New(docs []Doc) *Index {
+	f := &Index{
 		keys:    make([]string, len(docs)),
 		terms:   map[string]int32{},
 		phrases: map[string][]findPhrase{},
@@ -395,7 +397,7 @@ func NewFinder(docs []Doc) *Finder {
 	return f
 }
 
-func (f *Finder) addDelete(v string, id int32) {
+func (f *Index) addDelete(v string, id int32) {
 	ids := f.deletes[v]
 	if len(ids) > 0 && ids[len(ids)-1] == id {
 		return
@@ -442,7 +444,7 @@ type findQueryTerm struct {
 // match when limit ≤ 0), best first; ties are broken by key. Documents
 // sharing nothing with the query are not returned, so an empty, blank or
 // stop-word-only query has no matches.
-func (f *Finder) Find(q string, limit int) []Match {
+func (f *Index) Find(q string, limit int) []Match {
 	toks := findTokenize(q, findMaxTokens)
 	if len(toks) == 0 || len(f.keys) == 0 {
 		return nil
@@ -619,7 +621,7 @@ func findMaskTokens(toks []string, mask uint64) []string {
 // splitCompound splits an unknown ASCII word of six letters or more into
 // two words of the documents ("stoploss" → stop, loss), preferring the
 // most balanced split.
-func (f *Finder) splitCompound(t string) (a, b int32, ok bool) {
+func (f *Index) splitCompound(t string) (a, b int32, ok bool) {
 	if len(t) < 6 || !findIsASCII(t) {
 		return 0, 0, false
 	}
@@ -653,7 +655,7 @@ func (f *Finder) splitCompound(t string) (a, b int32, ok bool) {
 // length allows: 1 from 4 letters, 2 from 8. Words under 6 letters keep
 // their first letter. At most findTypoCandidates terms are returned, in
 // lexical order, with their distance.
-func (f *Finder) typo(stem, surface string) ([]int32, int) {
+func (f *Index) typo(stem, surface string) ([]int32, int) {
 	if len(surface) < 4 || !findIsASCII(surface) {
 		return nil, 0
 	}
@@ -669,7 +671,7 @@ func (f *Finder) typo(stem, surface string) ([]int32, int) {
 	return cands, d
 }
 
-func (f *Finder) typoOf(s string, maxD int, firstLetter bool) ([]int32, int) {
+func (f *Index) typoOf(s string, maxD int, firstLetter bool) ([]int32, int) {
 	if len(s) < 3 || !findIsASCII(s) {
 		return nil, 0
 	}
@@ -722,26 +724,45 @@ func (f *Finder) typoOf(s string, maxD int, firstLetter bool) ([]int32, int) {
 
 // DocsFromTools returns the finder documents of catalog tools (for
 // example tools.Catalog.All()): key, name, description, tags and input
-// field names and synonyms from each tool.
-func DocsFromTools(ts []*tools.Tool) []Doc {
+// field names from each tool, and its synonyms from Synonyms. A tool
+// without English synonyms there, or with a malformed table (see
+// checkSynonyms), is an error: the index would not find it by the words
+// people use.
+func DocsFromTools(ts []*tools.Tool) ([]Doc, error) {
+	synonyms := Synonyms()
 	docs := make([]Doc, 0, len(ts))
 	for _, t := range ts {
+		if err := checkSynonyms(synonyms[t.Key]); err != nil {
+			return nil, fmt.Errorf("finder: tool %s: %w", t.Key, err)
+		}
 		docs = append(docs, Doc{
 			Key:         t.Key,
 			Name:        t.Name,
 			Description: t.Description,
 			Tags:        slices.Clone(t.Tags),
 			Fields:      slices.Clone(t.Fields),
-			Synonyms:    findCloneSynonyms(t.Synonyms),
+			Synonyms:    synonyms[t.Key],
 		})
 	}
-	return docs
+	return docs, nil
 }
 
-func findCloneSynonyms(m map[string][]string) map[string][]string {
-	out := make(map[string][]string, len(m))
-	for lang, words := range m {
-		out[lang] = slices.Clone(words)
+// checkSynonyms checks one tool's synonyms: English ones at least, keyed
+// by ISO 639-1 codes (two lower-case letters), each phrase lower case and
+// not blank.
+func checkSynonyms(m map[string][]string) error {
+	if len(m["en"]) == 0 {
+		return errors.New("no English synonyms")
 	}
-	return out
+	for lang, words := range m {
+		if len(lang) != 2 || lang[0] < 'a' || lang[0] > 'z' || lang[1] < 'a' || lang[1] > 'z' {
+			return fmt.Errorf("synonym language %q is not an ISO 639-1 code", lang)
+		}
+		for _, w := range words {
+			if strings.TrimSpace(w) == "" || w != strings.ToLower(w) {
+				return fmt.Errorf("synonym %q (%s) is blank or not lower case", w, lang)
+			}
+		}
+	}
+	return nil
 }

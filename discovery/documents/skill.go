@@ -1,4 +1,4 @@
-package discovery
+package documents
 
 import (
 	"fmt"
@@ -7,20 +7,23 @@ import (
 	"strings"
 
 	"github.com/seed1284c1d2/svc/tools"
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
+	x402a2a "github.com/seed1284c1d2/svc/x402/a2a"
 	"github.com/seed1284c1d2/svc/x402/facilitator"
+	x402mcp "github.com/seed1284c1d2/svc/x402/mcp"
 )
 
 // buildSkill renders /skill.md: what the service is, how to discover the
 // tools, the x402 flow with its headers over HTTP, MCP and A2A, the tools
 // with price, path and the three ways to buy each, an example and, in dev
 // mode, what dev mode means.
-func (s *Service) buildSkill() string {
+func (s *Set) buildSkill() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	p("# %s — pay-per-call tools for agents\n\n", s.cfg.Name)
-	p("%s\n\n", serviceDescription)
+	p("%s\n\n", ServiceDescription)
 	p("- Base URL: %s\n- Interface version: %s (OpenAPI %s at %s)\n", s.base, s.cfg.Version, OpenAPIVersion, s.absURL(PathOpenAPI))
 	p("- Payment: x402 v%d, scheme `exact`, USDC on `%s` (asset `%s`), paid to `%s`\n", x402.Version, s.network.CAIP2, s.asset, s.payTo)
 	p("- Facilitator: %s\n\n", s.facil)
@@ -34,8 +37,8 @@ func (s *Service) buildSkill() string {
 	p("| Get a ready call plan, with your input validated for free | `POST %s` with `{\"query\": \"...\", \"input\": {...}}` |\n", s.absURL("/api/route"))
 	p("| Browse every tool (schemas, examples, prices) | `GET %s?offset=0&limit=50&category=gold` |\n", s.absURL("/api/catalog"))
 	p("| Preview a tool's output, or take the tour | `GET %s?q=csv` / `GET %s` |\n", s.absURL("/api/try"), s.absURL("/api/try"))
-	p("| MCP (free tools find_tool, route_tool, catalog, tool_info; the paid tools too, see \"3. Or buy the same call over MCP or A2A\") | `POST %s` |\n", s.absURL(PathMCP))
-	p("| A2A (send a message describing the need; the paid tools too, see \"3. Or buy the same call over MCP or A2A\"; card at %s) | `POST %s` |\n", s.absURL(PathAgentCard), s.absURL(PathA2A))
+	p("| MCP (free tools find_tool, route_tool, catalog, tool_info; the paid tools too, see \"3. Or buy the same call over MCP or A2A\") | `POST %s` |\n", s.absURL(wire.PathMCP))
+	p("| A2A (send a message describing the need; the paid tools too, see \"3. Or buy the same call over MCP or A2A\"; card at %s) | `POST %s` |\n", s.absURL(wire.PathAgentCard), s.absURL(wire.PathA2A))
 	p("| Payment manifest / router feed | `GET %s` / `GET %s` |\n\n", s.absURL(PathX402Manifest), s.absURL(PathRouterFeed))
 
 	p("## 2. Pay per call over HTTP (x402 v2)\n\n")
@@ -48,9 +51,9 @@ func (s *Service) buildSkill() string {
 	p("## 3. Or buy the same call over MCP or A2A\n\n")
 	p("Every tool is sold on the same terms (price, network, asset, payTo) over HTTP, MCP and A2A, through one payment engine: an authorization buys one call, whatever the transport. The table under \"4. Tools\" names each tool on each transport.\n\n")
 	p("- **MCP** (`POST %s`, x402 MCP transport): `%s` with the tool's MCP name (its operation id) and the input as `arguments`. Without payment the result is the x402 `PaymentRequired` (`isError: true`, in `structuredContent` and `content[0].text`; a client advertising the `%s` extension on protocol 2026-07-28 gets `resultType: \"payment_required\"` with `paymentRequired`). Call again with the `PaymentPayload` in `params._meta[\"%s\"]`; the settlement is in `result._meta[\"%s\"]`.\n",
-		s.absURL(PathMCP), MCPCallMethod, MCPPaymentExtension, MCPMetaPayment, MCPMetaPaymentResponse)
+		s.absURL(wire.PathMCP), MCPCallMethod, x402mcp.ExtensionPayment, x402mcp.MetaPayment, x402mcp.MetaPaymentResponse)
 	p("- **A2A** (`POST %s`, x402 extension `%s`, declared in %s): send a message with the data part `{\"tool\": \"<key>\", \"input\": {...}}`; the task is `input-required` with `%s` in its status message metadata. Send a message on that task with `%s` (the `PaymentPayload`) in its metadata; the completed task holds the output as an artifact and `%s`.\n\n",
-		s.absURL(PathA2A), A2AX402ExtensionURI, s.absURL(PathAgentCard), A2AMetaPaymentRequired, A2AMetaPaymentPayload, A2AMetaPaymentReceipts)
+		s.absURL(wire.PathA2A), x402a2a.ExtensionURI, s.absURL(wire.PathAgentCard), x402a2a.MetaRequired, x402a2a.MetaPayload, x402a2a.MetaReceipts)
 	p("Invalid input and a terminal that is down are answered before any payment is asked, on every transport.\n\n")
 
 	p("## 4. Tools\n\n")
@@ -63,7 +66,7 @@ func (s *Service) buildSkill() string {
 		p("| %s | `%s` | `%s %s` | %s | %s |\n", t.Name, t.Key, t.Method, t.Path, t.PriceFixed6(), where)
 	}
 	p("\nThe three ways to buy each tool (`transports` in the catalog, `x-transports` in the OpenAPI document):\n\n")
-	p("| Key | HTTP | MCP tool (`%s` at `%s`) | A2A data part (at `%s`) |\n|---|---|---|---|\n", MCPCallMethod, PathMCP, PathA2A)
+	p("| Key | HTTP | MCP tool (`%s` at `%s`) | A2A data part (at `%s`) |\n|---|---|---|---|\n", MCPCallMethod, wire.PathMCP, wire.PathA2A)
 	for i, t := range s.tools {
 		tr := s.buy[i]
 		p("| `%s` | `%s %s` | `%s` | `{\"tool\": \"%s\", \"input\": {...}}` |\n", t.Key, tr.HTTP.Method, tr.HTTP.Path, tr.MCP.Tool, tr.A2A.Skill)
@@ -78,14 +81,14 @@ func (s *Service) buildSkill() string {
 
 	p("## 6. Rules\n\n")
 	p("- Unknown JSON members and unknown query parameters are invalid (a typo is never paid for; `ref` and `src`, which carry attribution, are accepted everywhere); a tool parameter given twice is invalid (no value is picked).\n")
-	p("- Request bodies are limited to %d bytes (413). Free routes are rate-limited per client address (429 with Retry-After); paid routes are not.\n", s.cfg.Catalog.BodyLimit())
+	p("- Request bodies are limited to %d bytes (413). Free routes are rate-limited per client address (429 with Retry-After); paid routes are not.\n", s.cfg.BodyLimit)
 	p("- Numbers are exact decimals; outputs are JSON numbers. Errors are RFC 9457 problem+json.\n")
 	p("- Stats (`%s`) are aggregate counters only: no address, wallet, token or body is kept.\n", s.absURL(PathAmplifierStats))
 	return b.String()
 }
 
 // skillExampleTool is the tool of the example: the first POST tool.
-func (s *Service) skillExampleTool() *tools.Tool {
+func (s *Set) skillExampleTool() *tools.Tool {
 	for _, t := range s.tools {
 		if t.Method == http.MethodPost {
 			return t
@@ -96,7 +99,7 @@ func (s *Service) skillExampleTool() *tools.Tool {
 
 // skillCurl renders the first request of t on its example input and the
 // paid retry.
-func (s *Service) skillCurl(t *tools.Tool) (string, string) {
+func (s *Set) skillCurl(t *tools.Tool) (string, string) {
 	u := s.absURL(t.Path)
 	var body []byte
 	if t.InputLocation == tools.InputQuery {
@@ -106,5 +109,5 @@ func (s *Service) skillCurl(t *tools.Tool) (string, string) {
 	} else {
 		body = t.ExampleInput
 	}
-	return routeCurl(t.Method, u, body, ""), routeCurl(t.Method, u, body, "<base64 PaymentPayload>")
+	return Curl(t.Method, u, body, ""), Curl(t.Method, u, body, "<base64 PaymentPayload>")
 }

@@ -1,4 +1,4 @@
-package discovery
+package finder
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ func FuzzFind(f *testing.F) {
 		"velas del oro de la última hora", "статистика по моим свечам OHLC", "明天东京的天气怎么样", "Gold-Kerzen der letzten Stunde"} {
 		f.Add(q, 5)
 	}
-	fd := NewFinder(findCatalogDocs(f))
+	fd := New(findCatalogDocs(f))
 	keys := map[string]bool{}
 	for _, d := range findCatalogDocs(f) {
 		keys[d.Key] = true

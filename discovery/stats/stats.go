@@ -1,4 +1,11 @@
-package discovery
+// Package stats counts the traffic of the server once and reports it
+// twice: Traffic is the count of answered requests by route, kind,
+// method and status, with the 402s offering payment and the settled
+// payments (a prometheus.Collector the server's /metrics exposes), and
+// Aggregates adds what a public report needs beyond it (requests per
+// attribution source, per client kind and per minute) and frames both as
+// the privacy-safe Snapshot of discovery's stats routes.
+package stats
 
 import (
 	"cmp"
@@ -12,11 +19,12 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/seed1284c1d2/svc/wire"
 	"github.com/seed1284c1d2/svc/x402"
 )
 
 // Client kinds, guessed from a request (User-Agent, payment headers, the
-// route): the keys of StatsSnapshot.Clients.
+// route): the keys of Snapshot.Clients.
 const (
 	ClientMCP     = "mcp"
 	ClientA2A     = "a2a"
@@ -33,70 +41,50 @@ func statsKinds() [6]string {
 
 // Bounds of the stats' label sets.
 const (
-	// MaxStatsSources is the number of distinct src values counted; later
+	// MaxSources is the number of distinct src values counted; later
 	// values are counted under "other".
-	MaxStatsSources = 100
-	// MaxStatsRoutes is the number of distinct route labels counted; later
-	// labels are counted under "other".
-	MaxStatsRoutes = 256
-	// MaxStatsSourceLen is the length a src value is cut to.
-	MaxStatsSourceLen = 48
-	// StatsWindow is the span of RequestsPerMinute (60 one-second buckets).
-	StatsWindow = 60 * time.Second
+	MaxSources = 100
+	// MaxRoutes is the number of routes a snapshot lists, the busiest
+	// first; the others are counted together under "other".
+	MaxRoutes = 256
+	// MaxSourceLen is the length a src value is cut to.
+	MaxSourceLen = 48
+	// Window is the span of RequestsPerMinute (60 one-second buckets).
+	Window = 60 * time.Second
 )
 
-// Stats holds the aggregate counters since start behind the stats routes:
-// requests per route, per src query value, per client kind and per status
-// class, 402s issued, paid calls settled and requests over a sliding
-// minute.
+// Aggregates are the aggregate counters since start behind the stats
+// routes: the requests per route and per status class, the 402s issued
+// and the paid calls settled, read from a Traffic (the counters the
+// server's Prometheus metrics expose: each event is counted once), plus
+// what those lack: requests per src query value and per client kind, and
+// over a sliding minute.
 //
 // Privacy: nothing identifying is kept. No address, wallet, token, header
 // value, path parameter or body is stored; a User-Agent only selects a
 // client kind; a src value is lower-cased, reduced to [a-z0-9._-], cut to
-// MaxStatsSourceLen characters, and replaced by "redacted" when it looks
+// MaxSourceLen characters, and replaced by "redacted" when it looks
 // like an identifier (an e-mail address, or a run of 16 or more hex digits
-// such as a wallet or a token). At most MaxStatsSources distinct values are
+// such as a wallet or a token). At most MaxSources distinct values are
 // kept; the rest count as "other".
 //
 // Counting is lock-free and allocation-free on the hot path: counters are
 // atomic and sharded over cache lines (each observation updates a random
 // shard; a snapshot sums them), label sets are an immutable map read
 // through an atomic pointer and copied under a lock only to admit a new
-// label. A Stats is safe for concurrent use.
-type Stats struct {
+// label. Aggregates are safe for concurrent use.
+type Aggregates struct {
 	now   func() time.Time
 	start time.Time
 
-	// shards spread the hot counters over cache lines: each Observe
+	// traffic counts the requests, their status, routes, 402s and
+	// settlements.
+	traffic *Traffic
+
+	// shards spread the hot counters over cache lines: each observation
 	// updates one shard picked at random, a snapshot sums them all.
 	shards  [statsShards]statsShard
-	routes  statsLabels
 	sources statsLabels
-
-	// tallies, once set (CountFrom), supplies the request, status, route,
-	// 402 and settlement counts.
-	tallies atomic.Pointer[func() []RouteTally]
-}
-
-// RouteTally is one route's counts as another counter of the same
-// requests keeps them (the HTTP server's metrics: httpserver.Server.Counts).
-type RouteTally struct {
-	Route           string   // the route's label ("/api/find"; "unmatched")
-	Requests        int64    // answers
-	ByClass         [6]int64 // answers by status/100 (0: outside 1xx–5xx)
-	PaymentRequired int64    // 402s offering payment
-	Settled         int64    // paid calls settled
-}
-
-// CountFrom makes the snapshot read the requests, status classes, routes,
-// 402s and settlements from tallies (the counters a server already keeps
-// for its metrics) instead of counting them a second time: Observe then
-// keeps only what those lack, the src values, the client kinds and the
-// per-minute window. Call it before the Stats observes anything.
-func (s *Stats) CountFrom(tallies func() []RouteTally) {
-	if tallies != nil {
-		s.tallies.Store(&tallies)
-	}
 }
 
 // statsShards is the number of counter shards (a power of two).
@@ -104,11 +92,7 @@ const statsShards = 8
 
 // statsShard is one shard of the counters, padded to its own cache lines.
 type statsShard struct {
-	total    atomic.Int64
-	required atomic.Int64    // 402s issued
-	settled  atomic.Int64    // paid calls settled
-	classes  [6]atomic.Int64 // index status/100 (1xx … 5xx; 0 unknown)
-	kinds    [6]atomic.Int64 // index as statsKinds
+	kinds [6]atomic.Int64 // index as statsKinds
 	// window holds 60 one-second buckets, each packing the unix second
 	// (its low 32 bits, in the high half of the word) and the count of
 	// that second (the low half).
@@ -133,21 +117,30 @@ func (c *statsCell) load() int64 {
 }
 
 // shard picks the shard of one observation.
-func (s *Stats) shard() (*statsShard, uint32) {
+func (s *Aggregates) shard() (*statsShard, uint32) {
 	i := rand.Uint32() & (statsShards - 1)
 	return &s.shards[i], i
 }
 
-// NewStats returns empty counters; now is the clock (nil means time.Now).
-func NewStats(now func() time.Time) *Stats {
+// New returns empty aggregates over traffic (nil means a new Traffic,
+// counted by Observe and Middleware); now is the clock (nil means
+// time.Now).
+func New(now func() time.Time, traffic *Traffic) *Aggregates {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Stats{now: now, start: now()}
-	s.routes.max = MaxStatsRoutes
-	s.sources.max = MaxStatsSources
+	if traffic == nil {
+		traffic = NewTraffic()
+	}
+	s := &Aggregates{now: now, start: now(), traffic: traffic}
+	s.sources.max = MaxSources
 	return s
 }
+
+// Traffic returns the counters of the requests the snapshots report: give
+// them to the server that counts its answers (httpserver.Config.Traffic),
+// which then calls ObserveServed.
+func (s *Aggregates) Traffic() *Traffic { return s.traffic }
 
 // statsLabels counts occurrences of a bounded set of labels. Lookups read
 // an immutable map through an atomic pointer (no lock, no allocation);
@@ -193,46 +186,56 @@ func (l *statsLabels) add(label string, shard uint32) {
 
 // snapshot returns the counts, largest first (ties by label), with
 // "other" last when it counted anything.
-func (l *statsLabels) snapshot() []StatsCount {
-	out := []StatsCount{}
+func (l *statsLabels) snapshot() []Count {
+	out := []Count{}
 	if mp := l.m.Load(); mp != nil {
 		for k, c := range *mp {
-			out = append(out, StatsCount{Name: k, Count: c.load()})
+			out = append(out, Count{Name: k, Count: c.load()})
 		}
 	}
 	slices.SortFunc(out, byCountDesc)
 	if o := l.other.load(); o > 0 {
-		out = append(out, StatsCount{Name: "other", Count: o})
+		out = append(out, Count{Name: "other", Count: o})
 	}
 	return out
 }
 
-// Observe counts one answered request: route is the route's label (its
-// path pattern, "/api/find"; "" means a request no route matched), status
-// the HTTP status sent. A 402 counts as a 402 issued. Only the route label,
-// the sanitized src query value, the client kind and the status class are
-// kept; after CountFrom, only the src value, the client kind and the
-// per-minute window (the rest is read from the tallies).
-func (s *Stats) Observe(route string, r *http.Request, status int) {
-	sh, i := s.shard()
+// Observe counts one answered request, in the Traffic and in the
+// aggregates of its own: route is the route's label (its path pattern,
+// "/api/find"; "" means a request no route matched), status the HTTP
+// status sent; a 402 counts as a 402 issued. Only the route label, the
+// sanitized src query value, the client kind and the status are kept.
+// A server that counts its answers in the Traffic itself calls
+// ObserveServed instead.
+func (s *Aggregates) Observe(route string, r *http.Request, status int) {
+	route = routeLabel(route)
+	rc := s.traffic.Route(route, KindFree)
+	method := ""
+	if r != nil {
+		method = r.Method
+	}
+	rc.Observe(method, status)
+	if status == http.StatusPaymentRequired {
+		rc.PaymentRequired()
+	}
+	s.observeClient(route, r)
+}
+
+// routeLabel bounds a route label: "" is Unmatched, a label is cut to 100
+// bytes.
+func routeLabel(route string) string {
 	if route == "" {
-		route = "unmatched"
+		return Unmatched
 	} else if len(route) > 100 {
-		route = route[:100]
+		return route[:100]
 	}
-	counted := s.tallies.Load() != nil
-	if !counted {
-		sh.total.Add(1)
-		s.routes.add(route, i)
-		if c := status / 100; c >= 1 && c <= 5 {
-			sh.classes[c].Add(1)
-		} else {
-			sh.classes[0].Add(1)
-		}
-		if status == http.StatusPaymentRequired {
-			sh.required.Add(1)
-		}
-	}
+	return route
+}
+
+// observeClient counts what the Traffic lacks of one request: its src
+// value, its client kind and its second in the sliding minute.
+func (s *Aggregates) observeClient(route string, r *http.Request) {
+	sh, i := s.shard()
 	if r != nil {
 		if src := statsSource(r); src != "" {
 			s.sources.add(src, i)
@@ -242,21 +245,6 @@ func (s *Stats) Observe(route string, r *http.Request, status int) {
 		sh.kinds[5].Add(1)
 	}
 	sh.tick(s.now().Unix())
-}
-
-// Observe402 counts a 402 issued that Observe did not see (a payment asked
-// for outside the HTTP pipeline). Observe counts 402 answers itself. After
-// CountFrom the tallies' count is reported instead.
-func (s *Stats) Observe402() {
-	sh, _ := s.shard()
-	sh.required.Add(1)
-}
-
-// ObserveSettled counts a paid call whose payment settled. After CountFrom
-// the tallies' count is reported instead.
-func (s *Stats) ObserveSettled() {
-	sh, _ := s.shard()
-	sh.settled.Add(1)
 }
 
 // tick counts a request in the second now of the sliding window.
@@ -291,45 +279,46 @@ func (s *statsShard) perMinute(now int64) int64 {
 	return n
 }
 
-// sum adds up a counter over the shards.
-func (s *Stats) sum(f func(*statsShard) *atomic.Int64) int64 {
-	var n int64
-	for i := range s.shards {
-		n += f(&s.shards[i]).Load()
-	}
-	return n
-}
-
 // Middleware counts every request served by next with Observe: the route
 // label is the path part of the pattern the http.ServeMux inside next
 // matched (Request.Pattern), the status what next wrote; a 2xx answer
-// carrying PAYMENT-RESPONSE counts as a settled paid call. Use either the
-// Middleware or Observe and ObserveSettled, not both.
-func (s *Stats) Middleware(next http.Handler) http.Handler {
+// carrying PAYMENT-RESPONSE counts as a settled paid call. It is for a
+// server that does not count its answers in the Traffic itself.
+func (s *Aggregates) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statsWriter{ResponseWriter: w}
-		defer func() { s.ObserveServed(r, sw.status, w.Header()) }()
+		defer func() {
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			route := routeLabel(patternPath(r.Pattern))
+			s.Observe(route, r, status)
+			if status < 300 && status >= 200 && len(w.Header()[x402.CanonicalPaymentResponse]) > 0 {
+				s.traffic.Route(route, KindFree).Settled()
+			}
+		}()
 		next.ServeHTTP(sw, r)
 	})
 }
 
-// ObserveServed counts one answered request as Middleware does: r after
-// routing (its Pattern set by the http.ServeMux that matched it), the
-// final status (0 counts as 200) and the answer's header (a 2xx carrying
-// PAYMENT-RESPONSE is a settled paid call). A server that already wraps
-// every answer calls it instead of adding the Middleware's wrapper.
-func (s *Stats) ObserveServed(r *http.Request, status int, h http.Header) {
-	if status == 0 {
-		status = http.StatusOK
+// ObserveServed counts what the Traffic lacks of one answered request (its
+// src value, client kind and second in the sliding minute): r after
+// routing (its Pattern set by the http.ServeMux that matched it). The
+// server that counts its answers in the Traffic (and wraps every answer
+// already) calls it for each; status and the answer's header are what it
+// sent (httpserver.RequestObserver).
+func (s *Aggregates) ObserveServed(r *http.Request, status int, h http.Header) {
+	s.observeClient(routeLabel(patternPath(r.Pattern)), r)
+}
+
+// patternPath is the path part of a ServeMux pattern ("GET /api/find" →
+// "/api/find").
+func patternPath(pattern string) string {
+	if _, p, ok := strings.Cut(pattern, " "); ok {
+		return strings.TrimSpace(p)
 	}
-	route := r.Pattern
-	if _, p, ok := strings.Cut(route, " "); ok {
-		route = strings.TrimSpace(p)
-	}
-	s.Observe(route, r, status)
-	if s.tallies.Load() == nil && status < 300 && status >= 200 && len(h[x402.CanonicalPaymentResponse]) > 0 {
-		s.ObserveSettled()
-	}
+	return pattern
 }
 
 // statsWriter records the status of an answer.
@@ -381,8 +370,8 @@ func statsSource(r *http.Request) string {
 }
 
 // SanitizeSource reduces an attribution value (the src query parameter) to
-// what Stats keeps: lower case, only a-z 0-9 . _ -, at most
-// MaxStatsSourceLen characters; "redacted" when it looks like an
+// what Aggregates keep: lower case, only a-z 0-9 . _ -, at most
+// MaxSourceLen characters; "redacted" when it looks like an
 // identifier (contains "@", or a run of 16 or more hex digits: a wallet,
 // a hash, a token); "invalid" when nothing is left.
 func SanitizeSource(v string) string {
@@ -404,7 +393,7 @@ func SanitizeSource(v string) string {
 		} else {
 			run = 0
 		}
-		if b.Len() < MaxStatsSourceLen && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if b.Len() < MaxSourceLen && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
 			b.WriteRune(c)
 		}
 	}
@@ -415,10 +404,10 @@ func SanitizeSource(v string) string {
 }
 
 // statsCleanSource reports whether v is already what SanitizeSource
-// keeps: 1 to MaxStatsSourceLen of a-z 0-9 . _ -, without a run of 16 hex
+// keeps: 1 to MaxSourceLen of a-z 0-9 . _ -, without a run of 16 hex
 // digits.
 func statsCleanSource(v string) bool {
-	if v == "" || len(v) > MaxStatsSourceLen {
+	if v == "" || len(v) > MaxSourceLen {
 		return false
 	}
 	run := 0
@@ -452,9 +441,9 @@ func statsKindIndex(r *http.Request, route string) int {
 		return 2
 	}
 	switch route {
-	case "/mcp":
+	case wire.PathMCP:
 		return 0
-	case "/a2a":
+	case wire.PathA2A:
 		return 1
 	}
 	// Lower-case the first 256 bytes of the User-Agent on the stack.
@@ -492,15 +481,15 @@ func statsKindIndex(r *http.Request, route string) int {
 	return 5
 }
 
-// StatsCount is a label and its count.
-type StatsCount struct {
+// Count is a label and its count.
+type Count struct {
 	Name  string `json:"name"`
 	Count int64  `json:"count"`
 }
 
-// StatsSnapshot is the body of the stats routes: aggregate counters since
+// Snapshot is the body of the stats routes: aggregate counters since
 // Since, nothing per client.
-type StatsSnapshot struct {
+type Snapshot struct {
 	OK      bool   `json:"ok"`
 	Surface string `json:"surface"`
 	Purpose string `json:"purpose"`
@@ -520,55 +509,50 @@ type StatsSnapshot struct {
 	DiscoveryHits int64            `json:"discoveryHits"`
 	Status        map[string]int64 `json:"status"`
 	Clients       map[string]int64 `json:"clients"`
-	Routes        []StatsCount     `json:"routes"`
-	Sources       []StatsCount     `json:"sources"`
-	Limits        StatsLimits      `json:"limits"`
+	Routes        []Count          `json:"routes"`
+	Sources       []Count          `json:"sources"`
+	Limits        Limits           `json:"limits"`
 	Privacy       string           `json:"privacy"`
 }
 
-// StatsLimits states the bounds of the label sets.
-type StatsLimits struct {
+// Limits states the bounds of the label sets.
+type Limits struct {
 	MaxSources    int    `json:"maxSources"`
 	MaxRoutes     int    `json:"maxRoutes"`
 	WindowSeconds int    `json:"windowSeconds"`
 	SourceParam   string `json:"sourceParam"`
 }
 
-// StatsPrivacy is the privacy statement of every stats answer.
-const StatsPrivacy = "aggregate counters only: no IP address, wallet, token, header value, path parameter or body is kept; " +
+// Privacy is the privacy statement of every stats answer.
+const Privacy = "aggregate counters only: no IP address, wallet, token, header value, path parameter or body is kept; " +
 	"User-Agent only selects a client kind; src values are sanitized, identifier-like values redacted, at most 100 distinct kept"
 
 // Snapshot returns the counters now, framed for the stats route of the
 // named surface (amplifier, distribution, magnet) with its purpose.
-func (s *Stats) Snapshot(surface, purpose string) StatsSnapshot {
+func (s *Aggregates) Snapshot(surface, purpose string) Snapshot {
 	now := s.now()
 	var rpm int64
 	for i := range s.shards {
 		rpm += s.shards[i].perMinute(now.Unix())
 	}
-	snap := StatsSnapshot{
+	snap := Snapshot{
 		OK: true, Surface: surface, Purpose: purpose,
 		Since:             s.start.UTC().Format(time.RFC3339),
 		UptimeSeconds:     int64(now.Sub(s.start) / time.Second),
-		Requests:          s.sum(func(sh *statsShard) *atomic.Int64 { return &sh.total }),
 		RequestsPerMinute: rpm,
-		PaymentRequired:   s.sum(func(sh *statsShard) *atomic.Int64 { return &sh.required }),
-		Settled:           s.sum(func(sh *statsShard) *atomic.Int64 { return &sh.settled }),
 		Status:            map[string]int64{},
 		Clients:           map[string]int64{},
-		Routes:            s.routes.snapshot(),
 		Sources:           s.sources.snapshot(),
-		Limits:            StatsLimits{MaxSources: MaxStatsSources, MaxRoutes: MaxStatsRoutes, WindowSeconds: int(StatsWindow / time.Second), SourceParam: "src"},
-		Privacy:           StatsPrivacy,
+		Limits:            Limits{MaxSources: MaxSources, MaxRoutes: MaxRoutes, WindowSeconds: int(Window / time.Second), SourceParam: "src"},
+		Privacy:           Privacy,
 	}
-	for c, name := range []string{"unknown", "1xx", "2xx", "3xx", "4xx", "5xx"} {
-		snap.Status[name] = s.sum(func(sh *statsShard) *atomic.Int64 { return &sh.classes[c] })
-	}
-	if f := s.tallies.Load(); f != nil {
-		snap.fromTallies((*f)())
-	}
+	snap.fromTraffic(s.traffic.Counts())
 	for i, k := range statsKinds() {
-		snap.Clients[k] = s.sum(func(sh *statsShard) *atomic.Int64 { return &sh.kinds[i] })
+		var n int64
+		for j := range s.shards {
+			n += s.shards[j].kinds[i].Load()
+		}
+		snap.Clients[k] = n
 	}
 	for _, rc := range snap.Routes {
 		if statsDiscoveryRoute(rc.Name) {
@@ -578,12 +562,13 @@ func (s *Stats) Snapshot(surface, purpose string) StatsSnapshot {
 	return snap
 }
 
-// fromTallies replaces the counts of the snapshot by those of tallies.
-func (snap *StatsSnapshot) fromTallies(tallies []RouteTally) {
-	snap.Requests, snap.PaymentRequired, snap.Settled = 0, 0, 0
+// fromTraffic sets the request, status, route, 402 and settlement counts
+// of the snapshot from the Traffic's routes: the routes that answered,
+// largest first, at most MaxRoutes of them and "other" for the rest.
+func (snap *Snapshot) fromTraffic(counts []RouteCounts) {
 	var classes [6]int64
-	routes := []StatsCount{}
-	for _, t := range tallies {
+	routes := []Count{}
+	for _, t := range counts {
 		snap.Requests += t.Requests
 		snap.PaymentRequired += t.PaymentRequired
 		snap.Settled += t.Settled
@@ -591,19 +576,19 @@ func (snap *StatsSnapshot) fromTallies(tallies []RouteTally) {
 			classes[i] += n
 		}
 		if t.Requests > 0 {
-			routes = append(routes, StatsCount{Name: t.Route, Count: t.Requests})
+			routes = append(routes, Count{Name: t.Route, Count: t.Requests})
 		}
 	}
 	for c, name := range []string{"unknown", "1xx", "2xx", "3xx", "4xx", "5xx"} {
 		snap.Status[name] = classes[c]
 	}
 	slices.SortFunc(routes, byCountDesc)
-	if len(routes) > MaxStatsRoutes {
-		other := StatsCount{Name: "other"}
-		for _, r := range routes[MaxStatsRoutes:] {
+	if len(routes) > MaxRoutes {
+		other := Count{Name: "other"}
+		for _, r := range routes[MaxRoutes:] {
 			other.Count += r.Count
 		}
-		routes = append(routes[:MaxStatsRoutes], other)
+		routes = append(routes[:MaxRoutes], other)
 	}
 	snap.Routes = routes
 }
@@ -615,6 +600,6 @@ func statsDiscoveryRoute(route string) bool {
 }
 
 // byCountDesc orders counts from the largest, ties by name.
-func byCountDesc(a, b StatsCount) int {
+func byCountDesc(a, b Count) int {
 	return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name))
 }

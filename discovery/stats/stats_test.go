@@ -1,4 +1,4 @@
-package discovery
+package stats
 
 import (
 	"encoding/json"
@@ -14,13 +14,13 @@ import (
 	"github.com/seed1284c1d2/svc/x402"
 )
 
-// discClock is a settable clock.
-type discClock struct{ ns atomic.Int64 }
+// testClock is a settable clock.
+type testClock struct{ ns atomic.Int64 }
 
-func (c *discClock) now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *discClock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
-func (c *discClock) add(d time.Duration) { c.ns.Add(int64(d)) }
-func discCount(cs []StatsCount, name string) int64 {
+func (c *testClock) now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *testClock) set(t time.Time)     { c.ns.Store(t.UnixNano()) }
+func (c *testClock) add(d time.Duration) { c.ns.Add(int64(d)) }
+func countOf(cs []Count, name string) int64 {
 	for _, c := range cs {
 		if c.Name == name {
 			return c.Count
@@ -29,7 +29,7 @@ func discCount(cs []StatsCount, name string) int64 {
 	return 0
 }
 
-func discReq(method, target, ua string) *http.Request {
+func newReq(method, target, ua string) *http.Request {
 	r := httptest.NewRequest(method, target, nil)
 	if ua != "" {
 		r.Header.Set("User-Agent", ua)
@@ -38,21 +38,21 @@ func discReq(method, target, ua string) *http.Request {
 }
 
 func TestStatsCounts(t *testing.T) {
-	var clk discClock
+	var clk testClock
 	clk.set(time.Date(2025, 6, 4, 13, 45, 0, 0, time.UTC))
-	st := NewStats(clk.now)
-	st.Observe("/api/find", discReq("GET", "/api/find?q=gold&src=Partner.One", "Mozilla/5.0 (X11) Gecko/20100101 Firefox/128.0"), 200)
-	st.Observe("/api/find", discReq("GET", "/api/find?q=x&src=partner.one", "curl/8.5"), 400)
-	st.Observe("/api/risk-levels", discReq("POST", "/api/risk-levels", "x402-fetch/2.27"), 402)
-	paid := discReq("POST", "/api/risk-levels", "node")
+	st := New(clk.now, nil)
+	st.Observe("/api/find", newReq("GET", "/api/find?q=gold&src=Partner.One", "Mozilla/5.0 (X11) Gecko/20100101 Firefox/128.0"), 200)
+	st.Observe("/api/find", newReq("GET", "/api/find?q=x&src=partner.one", "curl/8.5"), 400)
+	st.Observe("/api/risk-levels", newReq("POST", "/api/risk-levels", "x402-fetch/2.27"), 402)
+	paid := newReq("POST", "/api/risk-levels", "node")
 	paid.Header.Set(x402.HeaderPaymentSignature, "eyJ4NDAyVmVyc2lvbiI6Mn0=")
 	st.Observe("/api/risk-levels", paid, 200)
-	st.ObserveSettled()
-	st.Observe("/mcp", discReq("POST", "/mcp", "python-httpx"), 200)
-	st.Observe("/a2a", discReq("POST", "/a2a", ""), 200)
-	st.Observe("", discReq("GET", "/nope", "Googlebot/2.1"), 404)
-	st.Observe("/.well-known/x402", discReq("GET", "/.well-known/x402", "Mozilla/5.0 (compatible; bingbot/2.0)"), 304)
-	st.Observe402()
+	st.Traffic().Route("/api/risk-levels", KindPaid).Settled()
+	st.Observe("/mcp", newReq("POST", "/mcp", "python-httpx"), 200)
+	st.Observe("/a2a", newReq("POST", "/a2a", ""), 200)
+	st.Observe("", newReq("GET", "/nope", "Googlebot/2.1"), 404)
+	st.Observe("/.well-known/x402", newReq("GET", "/.well-known/x402", "Mozilla/5.0 (compatible; bingbot/2.0)"), 304)
+	st.Traffic().Route("/mcp", KindFree).PaymentRequired() // a payment asked for over MCP
 	clk.add(10 * time.Second)
 
 	snap := st.Snapshot("amplifier", "test")
@@ -62,13 +62,13 @@ func TestStatsCounts(t *testing.T) {
 	if snap.Requests != 8 || snap.RequestsPerMinute != 8 || snap.PaymentRequired != 2 || snap.Settled != 1 {
 		t.Errorf("requests %d rpm %d 402 %d settled %d", snap.Requests, snap.RequestsPerMinute, snap.PaymentRequired, snap.Settled)
 	}
-	if discCount(snap.Routes, "/api/find") != 2 || discCount(snap.Routes, "/api/risk-levels") != 2 || discCount(snap.Routes, "unmatched") != 1 {
+	if countOf(snap.Routes, "/api/find") != 2 || countOf(snap.Routes, "/api/risk-levels") != 2 || countOf(snap.Routes, "unmatched") != 1 {
 		t.Errorf("routes %v", snap.Routes)
 	}
 	if snap.Routes[0].Count < snap.Routes[len(snap.Routes)-1].Count {
 		t.Errorf("routes not sorted by count: %v", snap.Routes)
 	}
-	if discCount(snap.Sources, "partner.one") != 2 || len(snap.Sources) != 1 {
+	if countOf(snap.Sources, "partner.one") != 2 || len(snap.Sources) != 1 {
 		t.Errorf("sources %v", snap.Sources)
 	}
 	wantKinds := map[string]int64{ClientBrowser: 1, ClientOther: 1, ClientX402: 2, ClientMCP: 1, ClientA2A: 1, ClientCrawler: 2}
@@ -89,10 +89,10 @@ func TestStatsCounts(t *testing.T) {
 }
 
 func TestStatsSlidingMinute(t *testing.T) {
-	var clk discClock
+	var clk testClock
 	t0 := time.Date(2025, 6, 4, 13, 45, 0, 0, time.UTC)
 	clk.set(t0)
-	st := NewStats(clk.now)
+	st := New(clk.now, nil)
 	obs := func(n int) {
 		for range n {
 			st.Observe("/api/find", nil, 200)
@@ -131,17 +131,17 @@ func TestStatsSlidingMinute(t *testing.T) {
 }
 
 func TestStatsSourceCap(t *testing.T) {
-	st := NewStats(nil)
-	for i := range MaxStatsSources + 50 {
-		st.Observe("/api/try", discReq("GET", fmt.Sprintf("/api/try?src=agent-%d", i), ""), 200)
+	st := New(nil, nil)
+	for i := range MaxSources + 50 {
+		st.Observe("/api/try", newReq("GET", fmt.Sprintf("/api/try?src=agent-%d", i), ""), 200)
 	}
-	st.Observe("/api/try", discReq("GET", "/api/try?src=agent-0", ""), 200)
+	st.Observe("/api/try", newReq("GET", "/api/try?src=agent-0", ""), 200)
 	snap := st.Snapshot("x", "")
-	if len(snap.Sources) != MaxStatsSources+1 {
-		t.Fatalf("%d sources, want %d + other", len(snap.Sources), MaxStatsSources)
+	if len(snap.Sources) != MaxSources+1 {
+		t.Fatalf("%d sources, want %d + other", len(snap.Sources), MaxSources)
 	}
-	if discCount(snap.Sources, "other") != 50 || discCount(snap.Sources, "agent-0") != 2 {
-		t.Errorf("other %d agent-0 %d", discCount(snap.Sources, "other"), discCount(snap.Sources, "agent-0"))
+	if countOf(snap.Sources, "other") != 50 || countOf(snap.Sources, "agent-0") != 2 {
+		t.Errorf("other %d agent-0 %d", countOf(snap.Sources, "other"), countOf(snap.Sources, "agent-0"))
 	}
 	if snap.Sources[len(snap.Sources)-1].Name != "other" {
 		t.Error("other is not last")
@@ -157,7 +157,7 @@ func TestSanitizeSource(t *testing.T) {
 		"wallet-209693bc6afc0c5328":                  "redacted",
 		"alice@example.com":                          "redacted",
 		"!!!":                                        "invalid",
-		strings.Repeat("z", 100):                     strings.Repeat("z", MaxStatsSourceLen),
+		strings.Repeat("z", 100):                     strings.Repeat("z", MaxSourceLen),
 		strings.Repeat("a", 16):                      "redacted",
 		"ünïcode":                                    "ncode",
 		"deadbeef-cafe":                              "deadbeef-cafe",
@@ -185,11 +185,11 @@ func TestClientKind(t *testing.T) {
 		{"/api/find", "", ClientOther},
 	}
 	for _, c := range cases {
-		if got := ClientKind(discReq("GET", "/x", c.ua), c.route); got != c.want {
+		if got := ClientKind(newReq("GET", "/x", c.ua), c.route); got != c.want {
 			t.Errorf("%s %q: %s, want %s", c.route, c.ua, got, c.want)
 		}
 	}
-	r := discReq("GET", "/x", "Mozilla/5.0 Chrome/120")
+	r := newReq("GET", "/x", "Mozilla/5.0 Chrome/120")
 	r.Header.Set(x402.HeaderV1Payment, "e30=")
 	if ClientKind(r, "/api/xau/quote") != ClientX402 {
 		t.Error("X-PAYMENT is an x402 client")
@@ -197,7 +197,7 @@ func TestClientKind(t *testing.T) {
 }
 
 func TestStatsMiddleware(t *testing.T) {
-	st := NewStats(nil)
+	st := New(nil, nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/risk-levels", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(x402.HeaderPaymentSignature) == "" {
@@ -229,7 +229,7 @@ func TestStatsMiddleware(t *testing.T) {
 	if snap.Requests != 4 || snap.PaymentRequired != 1 || snap.Settled != 1 {
 		t.Errorf("requests %d 402 %d settled %d", snap.Requests, snap.PaymentRequired, snap.Settled)
 	}
-	if discCount(snap.Routes, "/api/risk-levels") != 2 || discCount(snap.Routes, "/api/club/referral/{code}") != 1 || discCount(snap.Routes, "unmatched") != 1 {
+	if countOf(snap.Routes, "/api/risk-levels") != 2 || countOf(snap.Routes, "/api/club/referral/{code}") != 1 || countOf(snap.Routes, "unmatched") != 1 {
 		t.Errorf("routes %v", snap.Routes)
 	}
 	b, _ := json.Marshal(snap)
@@ -238,54 +238,15 @@ func TestStatsMiddleware(t *testing.T) {
 	}
 }
 
-func TestStatsPrivacy(t *testing.T) {
-	s, base := discServe(t, nil, func(s *Service) http.Handler { return s.Stats().Middleware(s.Handler()) })
-	const (
-		ip     = "203.0.113.77"
-		wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
-		token  = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZ2VudC00MiJ9.c2lnbmF0dXJl"
-		ua     = "SecretAgent/9.9 (owner=bob)"
-	)
-	hdr := map[string]string{"X-Forwarded-For": ip, "X-Real-Ip": ip, "User-Agent": ua, x402.HeaderPaymentSignature: "c2VjcmV0LXBheW1lbnQ=", "Authorization": "Bearer " + token}
-	discDo(t, "GET", base+"/api/find?q=gold&wallet="+wallet+"&src="+wallet, "", hdr)
-	discDo(t, "GET", base+"/api/find?q=gold&src=alice@example.com", "", hdr)
-	discDo(t, "POST", base+"/api/route", `{"query":"jwt","input":{"token":"`+token+`"}}`, hdr)
-	discDo(t, "POST", base+"/api/route", `{"query":"evm address","input":{"address":"`+wallet+`"}}`, hdr)
-	discDo(t, "GET", base+"/api/try?src=newsletter", "", hdr)
-	for _, path := range []string{PathAmplifierStats, PathDistributionStat, PathMagnetStats} {
-		resp, body := discDo(t, "GET", base+path, "", nil)
-		if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
-			t.Fatalf("%s: %d", path, resp.StatusCode)
-		}
-		var snap StatsSnapshot
-		if err := json.Unmarshal(body, &snap); err != nil {
-			t.Fatal(err)
-		}
-		if snap.Requests < 5 || snap.Privacy == "" || discCount(snap.Sources, "redacted") != 2 || discCount(snap.Sources, "newsletter") != 1 {
-			t.Errorf("%s: %+v", path, snap)
-		}
-		low := strings.ToLower(string(body))
-		for _, secret := range []string{ip, strings.ToLower(wallet), strings.ToLower(wallet[2:12]), "alice", token[:20], "secretagent", "bob", "c2vjcmv0", "bearer"} {
-			if strings.Contains(low, strings.ToLower(secret)) {
-				t.Errorf("%s leaks %q: %s", path, secret, body)
-			}
-		}
-		if !strings.Contains(string(body), `"surface":"`+strings.Split(path, "/")[2]+`"`) {
-			t.Errorf("%s: surface missing: %s", path, body)
-		}
-	}
-	_ = s
-}
-
 func TestStatsConcurrent(t *testing.T) {
-	st := NewStats(nil)
+	st := New(nil, nil)
 	var wg sync.WaitGroup
 	const workers, each = 8, 2000
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := discReq("GET", fmt.Sprintf("/api/find?src=w%d", w), "curl/8")
+			r := newReq("GET", fmt.Sprintf("/api/find?src=w%d", w), "curl/8")
 			for i := range each {
 				st.Observe(fmt.Sprintf("/r%d", i%4), r, 200+(i%2)*202)
 			}
@@ -308,11 +269,11 @@ func TestStatsConcurrent(t *testing.T) {
 // BenchmarkStatsObserveParallel measures Observe under parallel load
 // (route label and src already admitted, as in steady state).
 func BenchmarkStatsObserveParallel(b *testing.B) {
-	st := NewStats(nil)
+	st := New(nil, nil)
 	routes := []string{"/api/find", "/api/route", "/api/risk-levels", "/.well-known/x402"}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		r := discReq("GET", "/api/find?q=gold&src=partner", "Mozilla/5.0 (X11) Firefox/128.0")
+		r := newReq("GET", "/api/find?q=gold&src=partner", "Mozilla/5.0 (X11) Firefox/128.0")
 		i := 0
 		for pb.Next() {
 			st.Observe(routes[i%len(routes)], r, 200)
@@ -323,39 +284,65 @@ func BenchmarkStatsObserveParallel(b *testing.B) {
 
 // BenchmarkStatsObserveParallelNoSrc is the common case: no src parameter.
 func BenchmarkStatsObserveParallelNoSrc(b *testing.B) {
-	st := NewStats(nil)
+	st := New(nil, nil)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		r := discReq("GET", "/api/find?q=gold", "curl/8.5")
+		r := newReq("GET", "/api/find?q=gold", "curl/8.5")
 		for pb.Next() {
 			st.Observe("/api/find", r, 200)
 		}
 	})
 }
 
-// TestStatsCountFrom: with tallies, the snapshot reports their requests,
-// classes, routes, 402s and settlements, and Observe keeps only the src
-// values, client kinds and window: one count of each event.
-func TestStatsCountFrom(t *testing.T) {
-	st := NewStats(nil)
-	tallies := []RouteTally{
-		{Route: "/api/find", Requests: 5, ByClass: [6]int64{2: 4, 4: 1}},
-		{Route: "/api/tick-pnl", Requests: 3, ByClass: [6]int64{2: 1, 4: 2}, PaymentRequired: 2, Settled: 1},
-		{Route: "/api/unused"},
+// BenchmarkStatsObserveServedParallel is what a server that counts its
+// answers in the Traffic adds per answer: the src value, the client kind
+// and the per-minute window.
+func BenchmarkStatsObserveServedParallel(b *testing.B) {
+	st := New(nil, nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := newReq("GET", "/api/find?q=gold&src=partner", "Mozilla/5.0 (X11) Firefox/128.0")
+		r.Pattern = "GET /api/find"
+		h := http.Header{}
+		for pb.Next() {
+			st.ObserveServed(r, 200, h)
+		}
+	})
+}
+
+// TestStatsReadTraffic: a server that counts its answers in the Traffic
+// (as httpserver does) and calls ObserveServed gets snapshots of its
+// requests, classes, routes, 402s and settlements, each event counted
+// once, with the src values, client kinds and window ObserveServed adds.
+func TestStatsReadTraffic(t *testing.T) {
+	traffic := NewTraffic()
+	st := New(nil, traffic)
+	find, pnl := traffic.Route("/api/find", KindFree), traffic.Route("/api/tick-pnl", KindPaid)
+	traffic.Route("/api/unused", KindFree)
+	for _, c := range []int{200, 200, 200, 200, 400} {
+		find.Observe(http.MethodGet, c)
 	}
-	st.CountFrom(func() []RouteTally { return tallies })
+	for _, c := range []int{200, 402, 402} {
+		pnl.Observe(http.MethodPost, c)
+	}
+	pnl.PaymentRequired()
+	pnl.PaymentRequired()
+	pnl.Settled()
 	r := httptest.NewRequest(http.MethodGet, "/api/find?src=newsletter", nil)
+	r.Pattern = "GET /api/find"
 	r.Header.Set("User-Agent", "Mozilla/5.0 (X11) Gecko/20100101 Firefox/120.0")
-	st.Observe("/api/find", r, 200)
-	st.ObserveServed(httptest.NewRequest(http.MethodPost, "/api/tick-pnl", nil), 402, http.Header{})
+	st.ObserveServed(r, 200, http.Header{})
+	paid := httptest.NewRequest(http.MethodPost, "/api/tick-pnl", nil)
+	paid.Pattern = "POST /api/tick-pnl"
+	st.ObserveServed(paid, 402, http.Header{})
 	snap := st.Snapshot("amplifier", "test")
 	if snap.Requests != 8 || snap.PaymentRequired != 2 || snap.Settled != 1 || snap.Status["2xx"] != 5 || snap.Status["4xx"] != 3 {
 		t.Fatalf("snapshot counts %+v", snap)
 	}
-	if len(snap.Routes) != 2 || snap.Routes[0] != (StatsCount{Name: "/api/find", Count: 5}) || snap.Routes[1] != (StatsCount{Name: "/api/tick-pnl", Count: 3}) {
+	if len(snap.Routes) != 2 || snap.Routes[0] != (Count{Name: "/api/find", Count: 5}) || snap.Routes[1] != (Count{Name: "/api/tick-pnl", Count: 3}) {
 		t.Fatalf("routes %+v", snap.Routes)
 	}
-	if len(snap.Sources) != 1 || snap.Sources[0] != (StatsCount{Name: "newsletter", Count: 1}) {
+	if len(snap.Sources) != 1 || snap.Sources[0] != (Count{Name: "newsletter", Count: 1}) {
 		t.Fatalf("sources %+v", snap.Sources)
 	}
 	if snap.Clients[ClientBrowser] != 1 || snap.RequestsPerMinute != 2 {
