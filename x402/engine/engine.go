@@ -518,6 +518,10 @@ type Outcome struct {
 	Payer string
 	// Key is the payment's journal key once known.
 	Key string
+	// Operation marks the answer of a payment operation
+	// (x402.Payment.Operation): nothing ran, and Answer is the scheme's
+	// body for it.
+	Operation bool
 }
 
 // paid carries one admitted payment through the steps.
@@ -633,6 +637,14 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 			return e.throttledOutcome(p, wait)
 		}
 		started = true
+	}
+	if len(p.pm.Operation) > 0 {
+		// A payment operation (a channel's refund): nothing runs; the
+		// settlement is the whole of it.
+		o := e.settle(ctx, p, Answer{Status: 200, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: p.pm.Operation})
+		charged = o.Kind == SettleFailed
+		o.Operation = o.Kind == Paid
+		return o
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	ans, err := safeRun(rctx, run)
@@ -803,6 +815,7 @@ func (e *Engine) reserve(ctx context.Context, p *paid) (o Outcome, ok bool) {
 			// was paid with.
 			p.log.Info("x402: replaying the answer of a settled payment")
 			base.Kind, base.Answer, base.Settlement = Replayed, existing.Answer, existing.Settlement
+			base.Operation = len(p.pm.Operation) > 0
 			return base, false
 		case same && (existing.State == StateReserved || existing.State == StateSettling):
 			if existing.State == StateSettling {
@@ -891,6 +904,15 @@ func (e *Engine) release(p *paid, reason string, counted bool) {
 	defer cancel()
 	if err := e.journal.Release(ctx, p.key, e.instance, reason, counted); err != nil {
 		p.log.Error("x402: releasing the payment reservation failed (its lease frees it)", "error", err)
+	}
+	e.schemeRelease(ctx, p)
+}
+
+// schemeRelease tells p's scheme, when it holds something of its own for
+// a payment (x402.Releaser), that the payment is not settled.
+func (e *Engine) schemeRelease(ctx context.Context, p *paid) {
+	if r, ok := p.scheme.(x402.Releaser); ok {
+		r.Release(ctx, p.payload, p.req, p.pm)
 	}
 }
 
@@ -995,6 +1017,7 @@ func (e *Engine) settleRefused(p *paid, st x402.Settlement) Outcome {
 	if err != nil {
 		p.log.Error("x402: journaling a refused settlement failed; recovery will resolve it", "error", err)
 	}
+	e.schemeRelease(ctx, p)
 	p.log.Warn("x402: settlement refused", "reason", clip.Bytes(sr.ErrorReason, 80))
 	return base
 }
