@@ -234,6 +234,10 @@ type Store interface {
 	// size streams in bounded memory, and yield may take its time. It stops
 	// at yield's first error and returns it unwrapped.
 	EachSettlement(ctx context.Context, from, to time.Time, yield func(ledger.Settlement) error) error
+	// Channels is the batch-settlement scheme's channel store (the batch
+	// server's Store, and the claimer's Claimable and Mirror), in the
+	// same database.
+	Channels() Channels
 	// Dialect names the implementation: "sqlite" or "postgres".
 	Dialect() string
 	// Close releases the database handles (and stops the SQLite writer
