@@ -174,6 +174,10 @@ type Settlement struct {
 	// Reason explains an Undecided, Released or Unknown verdict for logs
 	// and the operator.
 	Reason string
+	// Verbatim says Response is the payment response exactly as the client
+	// is told it (Settled): the engine fills in nothing (an empty amount
+	// stays empty: a channel's charge moves no funds).
+	Verbatim bool
 }
 
 // ServerScheme is a payment scheme's part in a resource server: it builds

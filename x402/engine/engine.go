@@ -518,6 +518,9 @@ type Outcome struct {
 	Payer string
 	// Key is the payment's journal key once known.
 	Key string
+	// amount is what a Paid payment paid (x402.Payment.Amount), for the
+	// events.
+	amount string
 	// Operation marks the answer of a payment operation
 	// (x402.Payment.Operation): nothing ran, and Answer is the scheme's
 	// body for it.
@@ -551,7 +554,7 @@ func (e *Engine) Serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	if e.cfg.Observe != nil {
 		ev := Event{Kind: out.Kind, Resource: c.Offer.Resource, Product: c.Offer.Product, Transport: c.Transport, Reason: out.Reason}
 		if out.Kind == Paid && out.Settlement != nil {
-			ev.Network, ev.Amount = out.Settlement.Network, out.Settlement.Amount
+			ev.Network, ev.Amount = out.Settlement.Network, cmp.Or(out.Settlement.Amount, out.amount)
 			pr := &c.Offer.PaymentRequired
 			if c.PaymentRequired != nil {
 				pr = c.PaymentRequired
@@ -973,7 +976,9 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	}
 	sr := res.Response
 	sr.Success = true
-	e.completeSettlement(&sr, p.req, p.payer)
+	if !res.Verbatim {
+		e.completeSettlement(&sr, p.req, p.payer)
+	}
 	if err := e.recordSettled(context.WithoutCancel(ctx), p.key, sr); err != nil {
 		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
 			"transaction", clip.Bytes(sr.Transaction, 100), "error", err)
@@ -983,7 +988,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	}
 	e.hook(HookSettledCommitted, p.key)
 	p.log.Info("x402: payment settled", "transaction", clip.Bytes(sr.Transaction, 100))
-	base.Kind, base.Answer, base.Settlement = Paid, &ans, &sr
+	base.Kind, base.Answer, base.Settlement, base.amount = Paid, &ans, &sr, p.pm.Amount
 	return base
 }
 

@@ -484,7 +484,7 @@ func (s *Server) charge(ctx context.Context, req x402.PaymentRequirements, pm x4
 		rec.OnChain, rec.SyncedAt = CopyOnChain(*oc), now
 	}
 	if holds(rec, pp) {
-		return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, rec, tx, deposited)}, nil
+		return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, rec, tx, deposited), Verbatim: true}, nil
 	}
 	if w := want(rec, pp); pp.p.MaxClaimableAmount.Cmp(w) != 0 {
 		return x402.Settlement{Status: x402.Refused, Response: failure(req, pm, refuse(batch.ReasonCumulativeAmountMismatch,
@@ -503,7 +503,7 @@ func (s *Server) charge(ctx context.Context, req x402.PaymentRequirements, pm x4
 		return x402.Settlement{Status: x402.Refused, Response: failure(req, pm, refuse(batch.ReasonCumulativeAmountMismatch,
 			"the channel's charged amount moved on while this request ran"))}, nil
 	}
-	return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, next, tx, deposited)}, nil
+	return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, next, tx, deposited), Verbatim: true}, nil
 }
 
 // chargeResponse is the payment response of a charge on rec.
@@ -651,7 +651,7 @@ func (s *Server) Resolve(ctx context.Context, payload x402.PaymentPayload, req x
 		return x402.Settlement{Status: x402.Unknown, Reason: "a refund was interrupted and the channel's record remains; read the escrow's refund nonce"}
 	case batch.TypeDeposit:
 		if found && holds(h.ChannelRecord, pp) {
-			return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, h.ChannelRecord, "", "")}
+			return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, h.ChannelRecord, "", ""), Verbatim: true}
 		}
 		st, err := s.deposit(ctx, payload, req, pm, pp)
 		if err != nil {
@@ -663,7 +663,7 @@ func (s *Server) Resolve(ctx context.Context, payload x402.PaymentPayload, req x
 		return st
 	}
 	if found && holds(h.ChannelRecord, pp) {
-		return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, h.ChannelRecord, "", "")}
+		return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, h.ChannelRecord, "", ""), Verbatim: true}
 	}
 	st, err := s.charge(ctx, req, pm, pp, nil, "", "")
 	if err != nil {
