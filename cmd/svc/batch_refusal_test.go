@@ -464,3 +464,113 @@ func mustHeader(t *testing.T, pp *x402.PaymentPayload) string {
 	}
 	return h
 }
+
+// TestChainBatchKillAfterAnswer: `svc serve --schemes batch-settlement` is
+// killed (SIGKILL) while a voucher's call stands at a payment step: once
+// its answer is journaled and before the charge is committed
+// (settling-committed), and once the charge is committed and before the
+// journal records it (settle-returned). After each restart, recovery
+// resolves the payment from the channel's record: the channel's charged
+// amount includes the voucher exactly once, the ledger has it once, and
+// the client's retry of the same voucher gets the recorded answer.
+func TestChainBatchKillAfterAnswer(t *testing.T) {
+	w := newBatchWorld(t)
+	tl := batchTools(t, 1)[0]
+	price := tl.PriceAtomic
+	db := filepath.Join(t.TempDir(), "svc.db")
+	fast := []string{"--settle-timeout", "3s"}
+	srv := w.serveBatch(t, db, nil, fast...)
+	c := clusterHTTP(t)
+	a := batchHTTP(t, c, srv.base, tl, tl.ExampleInput, nil)
+	if a.pr == nil || len(a.pr.Accepts) != 1 {
+		t.Fatalf("the offer: %d %s", a.status, a.body)
+	}
+	req := a.pr.Accepts[0]
+	scheme, err := batchclient.New(batchclient.Config{Key: w.payerKey, Dir: t.TempDir(), Deposit: big.NewInt(100_000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := client.New(nil, client.WithSchemes(scheme))
+	r, _ := http.NewRequest(tl.Method, srv.base+tl.Path, bytes.NewReader(tl.ExampleInput))
+	r.Header.Set("Content-Type", "application/json")
+	resp, err := ours.Do(r)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the deposit: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	st, _ := scheme.State(req)
+	ch, err := batch.ParseChannelConfig(st.ChannelConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := common.HexToHash(st.ChannelID)
+	d := batch.NewDomain(8453)
+	charged := price
+	srv.kill(t)
+
+	for _, point := range []string{"settling-committed", "settle-returned"} {
+		t.Run(point, func(t *testing.T) {
+			stalled := w.serveBatch(t, db, []string{"SVC_TEST_STALL_AT=" + point}, fast...)
+			p, err := batch.NewVoucherPayload(w.payerKey, d, ch, big.NewInt(charged+price))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp := batchPayload(t, req, p)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_, _ = clusterDo(ctx, clusterHTTP(t), tl.Method, stalled.base+tl.Path, string(tl.ExampleInput), mustHeader(t, pp))
+			}()
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(stalled.out.String(), "stalled for a crash test") {
+				if time.Now().After(deadline) {
+					t.Fatalf("the call did not reach %s:\n%s", point, stalled.out.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			stalled.kill(t)
+
+			again := w.serveBatch(t, db, nil, fast...)
+			var ans batchAnswer
+			deadline = time.Now().Add(90 * time.Second)
+			for {
+				ans = batchHTTP(t, c, again.base, tl, tl.ExampleInput, pp)
+				if ans.paid || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(time.Second)
+			}
+			charged += price
+			if !ans.paid || ans.sr == nil || ans.sr.Transaction != "" {
+				t.Fatalf("the retry after the restart: %d %s (%s)", ans.status, ans.body, ans.reason)
+			}
+			re, err := batch.ParseResponseExtra(ans.sr.Extra)
+			if err != nil || re.ChannelState == nil || re.ChannelState.ChargedCumulativeAmount != fmt.Sprint(charged) {
+				t.Fatalf("the recorded answer's snapshot: %+v %v, want charged %d", ans.sr.Extra, err, charged)
+			}
+			for deadline = time.Now().Add(10 * time.Second); !strings.Contains(again.out.String(), "recovery: settlement recorded"); time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the retry was not answered from recovery's record:\n%s", again.out.String())
+				}
+			}
+			// A second retry: the same answer, nothing charged again.
+			if twice := batchHTTP(t, c, again.base, tl, tl.ExampleInput, pp); !twice.paid || !bytes.Equal(twice.body, ans.body) {
+				t.Fatalf("the second retry: %d %s", twice.status, twice.body)
+			}
+			again.kill(t)
+			if h, _ := batchChannel(t, db, id); h.Charged.Int64() != charged || h.Holder != "" {
+				t.Fatalf("the channel after the restart: charged %v holder %q, want %d", h.Charged, h.Holder, charged)
+			}
+			l := clusterSQLiteLedger(t, db)
+			var sum int64
+			for _, r := range l.rows {
+				var v int64
+				fmt.Sscan(r.Amount, &v)
+				sum += v
+			}
+			if sum != charged {
+				t.Fatalf("the ledger sums %d, want %d (each voucher once)", sum, charged)
+			}
+		})
+	}
+}
