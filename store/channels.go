@@ -20,8 +20,9 @@ import (
 // Channels is the batch-settlement scheme's channel store (table
 // batch_channels): the batch server's Store, and what a claimer reads
 // (Claimable) and writes (Mirror). Every write is a read-modify-write in
-// one transaction (SQLite: the writer connection's IMMEDIATE transaction;
-// PostgreSQL: the row locked FOR UPDATE), which keeps claim_pending (charged
+// one transaction (SQLite: a write of the group committer, in a savepoint
+// of the writer connection's IMMEDIATE transaction; PostgreSQL: the row
+// locked FOR UPDATE), which keeps claim_pending (charged
 // above the mirrored total claimed) right on every write.
 type Channels interface {
 	batchserver.Store
@@ -50,6 +51,10 @@ type channelStore struct {
 	// first unless the row exists (PostgreSQL: so that the row can be
 	// locked).
 	tx func(ctx context.Context, op string, create *batchserver.Held, f func(ctx context.Context, t channelTx) error) error
+	// hold runs a hold's write: as tx, or (SQLite) answered once it ran,
+	// before its batch commits (a hold lost with a failed commit is a
+	// hold whose lease ended).
+	hold func(ctx context.Context, op string, create *batchserver.Held, f func(ctx context.Context, t channelTx) error) error
 	// query runs a read.
 	claimable func(ctx context.Context, network string, limit int) ([]batchserver.Held, error)
 	get       func(ctx context.Context, network, id string) (batchserver.Held, bool, error)
@@ -87,7 +92,7 @@ func (s *channelStore) Hold(ctx context.Context, rec batch.ChannelRecord, holder
 	fresh := batchserver.Held{ChannelRecord: batchserver.NewRecord(rec)}
 	var out batchserver.Held
 	var taken bool
-	err = s.tx(ctx, "hold channel", &fresh, func(ctx context.Context, t channelTx) error {
+	err = s.hold(ctx, "hold channel", &fresh, func(ctx context.Context, t channelTx) error {
 		h, found, err := t.get(ctx, n, k)
 		if err != nil {
 			return err
@@ -292,17 +297,25 @@ func amountText(v *big.Int) string {
 
 // Channels implements Store: the batch-settlement channel store.
 func (s *sqliteStore) Channels() Channels {
-	return &channelStore{dialect: "sqlite", tx: s.channelTx, claimable: s.channelsClaimable, get: s.channelGet}
+	return &channelStore{dialect: "sqlite", tx: s.channelTx, hold: s.channelHold, claimable: s.channelsClaimable, get: s.channelGet}
 }
 
-type sqliteChannelTx struct{ tx *sql.Tx }
+// The channel store's SQLite statements, prepared on the writer
+// connection with the journal's (sqliteJournalStmts).
+const (
+	sqliteChannelSelect = `SELECT ` + channelColumns + ` FROM batch_channels WHERE network = ? AND channel_id = ?`
+	sqliteChannelPut    = `INSERT OR REPLACE INTO batch_channels (` + channelColumns + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqliteChannelDelete = `DELETE FROM batch_channels WHERE network = ? AND channel_id = ?`
+)
 
-func sqliteChannelQuery() string {
-	return `SELECT ` + channelColumns + ` FROM batch_channels WHERE network = ? AND channel_id = ?`
+type sqliteChannelTx struct {
+	tx    *sql.Tx
+	stmts *stmtCache
 }
 
 func (t sqliteChannelTx) get(ctx context.Context, network, id string) (batchserver.Held, bool, error) {
-	return scanSQLiteChannel(t.tx.QueryRowContext(ctx, sqliteChannelQuery(), network, id))
+	return scanSQLiteChannel(t.stmts.queryRow(ctx, t.tx, sqliteChannelSelect, network, id))
 }
 
 func (t sqliteChannelTx) put(ctx context.Context, h batchserver.Held) error {
@@ -310,13 +323,12 @@ func (t sqliteChannelTx) put(ctx context.Context, h batchserver.Held) error {
 	if batchserver.ClaimPending(h.ChannelRecord) {
 		claim = 1
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT OR REPLACE INTO batch_channels (`+channelColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, channelValues(h, claim)...)
+	_, err := t.stmts.exec(ctx, t.tx, sqliteChannelPut, channelValues(h, claim)...)
 	return err
 }
 
 func (t sqliteChannelTx) del(ctx context.Context, network, id string) error {
-	_, err := t.tx.ExecContext(ctx, `DELETE FROM batch_channels WHERE network = ? AND channel_id = ?`, network, id)
+	_, err := t.stmts.exec(ctx, t.tx, sqliteChannelDelete, network, id)
 	return err
 }
 
@@ -333,14 +345,33 @@ func scanSQLiteChannel(row interface{ Scan(...any) error }) (batchserver.Held, b
 	return h, err == nil, err
 }
 
+// channelTx runs f as one write of the group committer (in a savepoint of
+// a shared IMMEDIATE transaction on the writer connection, like the
+// journal's writes): atomic, and committed with the writes around it.
 func (s *sqliteStore) channelTx(ctx context.Context, op string, _ *batchserver.Held, f func(ctx context.Context, t channelTx) error) error {
-	return s.writeTx(ctx, op, func(ctx context.Context, tx *sql.Tx) error { return f(ctx, sqliteChannelTx{tx}) })
+	return s.journalWrite(ctx, op, func(ctx context.Context, tx *sql.Tx) error { return f(ctx, sqliteChannelTx{tx: tx, stmts: s.stmts}) })
+}
+
+// channelHold runs a hold's write in the group committer, answered as soon
+// as it ran: the next writes (the charge that frees it) run after it on
+// the one writer connection, in its transaction or a later one.
+func (s *sqliteStore) channelHold(ctx context.Context, op string, _ *batchserver.Held, f func(ctx context.Context, t channelTx) error) error {
+	w := func(ctx context.Context, tx *sql.Tx) error { return f(ctx, sqliteChannelTx{tx: tx, stmts: s.stmts}) }
+	if s.group == nil {
+		return s.writeTx(ctx, op, w)
+	}
+	ctx, cancel := s.cfg.withTimeout(ctx)
+	defer cancel()
+	if err := s.group.doEarly(ctx, w); err != nil {
+		return fmt.Errorf("store: sqlite: %s: %w", op, err)
+	}
+	return nil
 }
 
 func (s *sqliteStore) channelGet(ctx context.Context, network, id string) (batchserver.Held, bool, error) {
 	ctx, cancel := s.cfg.withTimeout(ctx)
 	defer cancel()
-	h, found, err := scanSQLiteChannel(s.r.QueryRowContext(ctx, sqliteChannelQuery(), network, id))
+	h, found, err := scanSQLiteChannel(s.r.QueryRowContext(ctx, sqliteChannelSelect, network, id))
 	if err != nil {
 		return h, false, fmt.Errorf("store: sqlite: channel: %w", err)
 	}
@@ -374,7 +405,7 @@ func (s *sqliteStore) channelsClaimable(ctx context.Context, network string, lim
 
 // Channels implements Store: the batch-settlement channel store.
 func (s *postgresStore) Channels() Channels {
-	return &channelStore{dialect: "postgres", tx: s.channelTx, claimable: s.channelsClaimable, get: s.channelGet}
+	return &channelStore{dialect: "postgres", tx: s.channelTx, hold: s.channelTx, claimable: s.channelsClaimable, get: s.channelGet}
 }
 
 type pgChannelTx struct{ tx pgx.Tx }
