@@ -58,7 +58,9 @@ func TestEngineReleasesTheSchemesHold(t *testing.T) {
 		p := s.Sign("bob", seq, req)
 		return e.Serve(ctx, engine.Call{Offer: offer, Fingerprint: fp, Payment: &p, Transport: "http"}, run)
 	}
-	ok := func(context.Context) (engine.Answer, error) { return engine.Answer{Status: 200, Body: []byte(`{}`)}, nil }
+	ok := func(context.Context) (engine.Answer, error) {
+		return engine.Answer{Status: 200, Body: []byte(`{}`)}, nil
+	}
 	if out := call(context.Background(), 0, "a", func(context.Context) (engine.Answer, error) { return engine.Answer{}, errors.New("tool failed") }); out.Kind != engine.RunFailed {
 		t.Fatalf("a failing run: %v", out.Kind)
 	}
@@ -66,7 +68,10 @@ func TestEngineReleasesTheSchemesHold(t *testing.T) {
 		t.Fatalf("a failed run released %d times, want 1", n)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	out := call(ctx, 0, "a", func(context.Context) (engine.Answer, error) { cancel(); return engine.Answer{Status: 200, Body: []byte(`{}`)}, nil })
+	out := call(ctx, 0, "a", func(context.Context) (engine.Answer, error) {
+		cancel()
+		return engine.Answer{Status: 200, Body: []byte(`{}`)}, nil
+	})
 	if out.Kind == engine.Paid {
 		t.Fatalf("a call whose caller left was paid")
 	}
