@@ -231,6 +231,18 @@ type payment struct {
 // parse parses and matches payload to req, and checks an EOA voucher's
 // signature (one ECDSA recovery).
 func (s *Server) parse(payload x402.PaymentPayload, req x402.PaymentRequirements) (payment, error) {
+	return s.parseSig(payload, req, true)
+}
+
+// parsed parses and matches payload to req without checking its
+// signature again: for the steps after Check (Verify, Settle, Resolve),
+// which the engine calls with the payload Check passed (recovery: the
+// payload it journaled after Check).
+func (s *Server) parsed(payload x402.PaymentPayload, req x402.PaymentRequirements) (payment, error) {
+	return s.parseSig(payload, req, false)
+}
+
+func (s *Server) parseSig(payload x402.PaymentPayload, req x402.PaymentRequirements, verify bool) (payment, error) {
 	p, err := batch.ParsePayload(payload.Payload)
 	if err != nil {
 		return payment{}, asRefusal(err)
@@ -248,8 +260,10 @@ func (s *Server) parse(payload x402.PaymentPayload, req x402.PaymentRequirements
 		out.amount = amt
 	}
 	if p.Channel.PayerAuthorizer != (common.Address{}) {
-		if err := d.VerifyVoucher(p); err != nil {
-			return payment{}, asRefusal(err)
+		if verify {
+			if err := d.VerifyVoucher(p); err != nil {
+				return payment{}, asRefusal(err)
+			}
 		}
 		out.eoa = true
 	}
@@ -362,7 +376,7 @@ func (s *Server) Check(ctx context.Context, payload x402.PaymentPayload, req x40
 // through the facilitator's verify, whose snapshot of the channel is
 // mirrored into the record.
 func (s *Server) Verify(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements, pm x402.Payment) (x402.VerifyResponse, error) {
-	pp, err := s.parse(payload, req)
+	pp, err := s.parsed(payload, req)
 	if err != nil {
 		return invalid(pm, err), nil
 	}
@@ -453,7 +467,7 @@ func invalid(pm x402.Payment, err error) x402.VerifyResponse {
 // settled by the facilitator, and closes the record when it returns
 // everything left.
 func (s *Server) Settle(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements, pm x402.Payment) (x402.Settlement, error) {
-	pp, err := s.parse(payload, req)
+	pp, err := s.parsed(payload, req)
 	if err != nil {
 		return x402.Settlement{Status: x402.Failed, Response: failure(req, pm, err)}, nil
 	}
@@ -633,7 +647,7 @@ func (s *Server) refund(ctx context.Context, payload x402.PaymentPayload, req x4
 // refuses a second deposit); a refund whose record is gone is settled.
 // Anything else is Released (never charged) or Unknown.
 func (s *Server) Resolve(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements, payer string) x402.Settlement {
-	pp, err := s.parse(payload, req)
+	pp, err := s.parsed(payload, req)
 	if err != nil {
 		return x402.Settlement{Status: x402.Released, Reason: "the payment does not parse: " + err.Error()}
 	}
