@@ -26,6 +26,7 @@ type groupCommitter struct {
 	stopped chan struct{} // closed when run returns
 
 	batches, writes atomic.Int64 // transactions run and writes taken (tests, benchmarks)
+
 }
 
 // The savepoint around each write of a batch.
@@ -77,11 +78,11 @@ func (g *groupCommitter) do(ctx context.Context, f func(ctx context.Context, tx 
 }
 
 // doEarly is do answered as soon as f has run in its batch, before the
-// batch commits: for writes whose loss is harmless (a lease that a
-// failed commit leaves untaken is as good as one that ended), whose
-// result is needed at once and whose visibility to every later write is
-// enough (they run in this batch or a later one, on the one writer
-// connection). f's error is returned as do returns it.
+// batch commits: for writes whose loss is harmless (a lease that a failed
+// commit leaves untaken is as good as one that ended) and whose result is
+// needed at once. Every later write runs after it on the one writer
+// connection, in its transaction or a later one, and sees it. f's error
+// is returned as do returns it.
 func (g *groupCommitter) doEarly(ctx context.Context, f func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err

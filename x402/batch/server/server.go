@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"math/big"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -98,6 +99,10 @@ type Server struct {
 	networks []string
 	auth     common.Address
 	log      *slog.Logger
+	// held keeps, from Verify to Settle (or Release), the record of the
+	// channel a payment holds, by payment key: Settle charges it without
+	// reading it again (the store's compare-and-set stays the judge).
+	held sync.Map
 }
 
 var (
@@ -411,6 +416,7 @@ func (s *Server) Verify(ctx context.Context, payload x402.PaymentPayload, req x4
 	if err := s.checkState(rec, pp, now); err != nil {
 		return invalid(pm, err), nil
 	}
+	s.held.Store(pm.Key, CopyRecord(rec))
 	return x402.VerifyResponse{IsValid: true, Payer: pm.Payer}, nil
 }
 
@@ -486,13 +492,18 @@ func (s *Server) Settle(ctx context.Context, payload x402.PaymentPayload, req x4
 func (s *Server) charge(ctx context.Context, req x402.PaymentRequirements, pm x402.Payment, pp payment, oc *batch.OnChain, tx, deposited string) (x402.Settlement, error) {
 	network := x402.CAIP2(req.Network)
 	now := s.cfg.Now()
-	h, found, err := s.cfg.Store.Channel(ctx, network, pp.p.ChannelID)
-	if err != nil {
-		return x402.Settlement{}, fmt.Errorf("batch-settlement: read channel: %w", err)
-	}
-	rec := h.ChannelRecord
-	if !found {
-		rec = NewRecord(batch.ChannelRecord{Network: network, ID: pp.p.ChannelID, Channel: pp.p.Channel})
+	var rec batch.ChannelRecord
+	if v, ok := s.held.LoadAndDelete(pm.Key); ok && oc == nil {
+		rec = v.(batch.ChannelRecord) // as Verify read it under the hold
+	} else {
+		h, found, err := s.cfg.Store.Channel(ctx, network, pp.p.ChannelID)
+		if err != nil {
+			return x402.Settlement{}, fmt.Errorf("batch-settlement: read channel: %w", err)
+		}
+		rec = h.ChannelRecord
+		if !found {
+			rec = NewRecord(batch.ChannelRecord{Network: network, ID: pp.p.ChannelID, Channel: pp.p.Channel})
+		}
 	}
 	if oc != nil && now.After(rec.SyncedAt) {
 		rec.OnChain, rec.SyncedAt = CopyOnChain(*oc), now
@@ -691,6 +702,7 @@ func (s *Server) Resolve(ctx context.Context, payload x402.PaymentPayload, req x
 
 // Release implements x402.Releaser: the channel's hold is freed.
 func (s *Server) Release(ctx context.Context, payload x402.PaymentPayload, req x402.PaymentRequirements, pm x402.Payment) {
+	s.held.Delete(pm.Key)
 	p, err := batch.ParsePayload(payload.Payload)
 	if err != nil || pm.Key == "" {
 		return

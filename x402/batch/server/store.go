@@ -17,8 +17,8 @@ import (
 // per (network, channel id), and each channel's hold: the per-channel
 // serialization of paid requests, durable and leased so that several
 // servers sharing one database never run two requests of one channel at
-// once, and a crashed holder's hold ends with its lease. Every write is
-// durable when it returns. The store keeps, with each record, whether it
+// once, and a crashed holder's hold ends with its lease. Every write but
+// a hold is durable when it returns. The store keeps, with each record, whether it
 // has charges to claim (Charged above the mirrored OnChain.TotalClaimed),
 // for Claimable.
 type Store interface {
@@ -29,7 +29,9 @@ type Store interface {
 	// when the channel is not held, its hold ended by now, or holder holds
 	// it already. A channel without a record gets rec as its record (a
 	// new channel: nothing charged, no voucher). It returns the stored
-	// record and its hold after the attempt.
+	// record and its hold after the attempt. A hold need not be durable
+	// when Hold returns (a hold lost in a crash is one whose lease ended),
+	// but every later write of the store must see it.
 	Hold(ctx context.Context, rec batch.ChannelRecord, holder string, now, until time.Time) (held Held, taken bool, err error)
 	// Unhold frees the hold of the channel when holder holds it.
 	Unhold(ctx context.Context, network string, id common.Hash, holder string) error
