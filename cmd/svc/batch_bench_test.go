@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +12,8 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +22,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
@@ -44,19 +49,61 @@ const benchPayers = 64
 // benchPayers payers call at once, each one call after the other (a
 // channel's vouchers are sequential); payments are signed before the
 // clock starts. The figure is calls/s.
+//
+// The same runs on PostgreSQL (one instance) when SVC_TEST_DATABASE_URL
+// names a database the benchmark may create a schema in.
 func BenchmarkPaidCallSchemes(b *testing.B) {
-	for _, scheme := range []string{x402.SchemeExact, batch.Scheme} {
-		b.Run(scheme, func(b *testing.B) { benchPaidScheme(b, scheme) })
+	for _, db := range []string{"sqlite", "postgres"} {
+		for _, scheme := range []string{x402.SchemeExact, batch.Scheme} {
+			b.Run(db+"/"+scheme, func(b *testing.B) { benchPaidScheme(b, db, scheme) })
+		}
 	}
 }
 
-func benchPaidScheme(b *testing.B, scheme string) {
+// benchStore opens an empty store of dialect db for b.
+func benchStore(b *testing.B, db string) store.Store {
+	b.Helper()
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, filepath.Join(b.TempDir(), "svc.db"))
+	var st store.Store
+	var err error
+	if db == "sqlite" {
+		st, err = store.OpenSQLite(ctx, filepath.Join(b.TempDir(), "svc.db"))
+	} else {
+		base := os.Getenv(clusterPGEnv)
+		if base == "" {
+			b.Skip(clusterPGEnv + " is not set: no PostgreSQL figures")
+		}
+		var r [6]byte
+		_, _ = rand.Read(r[:])
+		schema := "svc_bench_" + hex.EncodeToString(r[:])
+		admin := func(stmt string) {
+			c, err := pgx.Connect(ctx, base)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close(ctx)
+			if _, err := c.Exec(ctx, stmt); err != nil {
+				b.Fatal(err)
+			}
+		}
+		admin("CREATE SCHEMA " + schema)
+		b.Cleanup(func() { admin("DROP SCHEMA " + schema + " CASCADE") })
+		u, _ := url.Parse(base)
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		st, err = store.OpenPostgres(ctx, u.String())
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func benchPaidScheme(b *testing.B, db, scheme string) {
+	ctx := context.Background()
+	st := benchStore(b, db)
 	signers := exact.NewSignerCache(4096)
 	local, err := facilitator.NewLocal(facilitator.LocalConfig{Networks: []string{x402.NetworkBase}, Verifier: exact.Verifier{Signers: signers}})
 	if err != nil {
