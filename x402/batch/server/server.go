@@ -348,6 +348,11 @@ func (s *Server) Check(ctx context.Context, payload x402.PaymentPayload, req x40
 	}
 	network := x402.CAIP2(req.Network)
 	pm := s.identity(network, pp)
+	if pp.p.Type == batch.TypeDeposit && s.cfg.MinDeposit != "" {
+		if min, _ := new(big.Int).SetString(s.cfg.MinDeposit, 10); min != nil && pp.p.Deposit.Amount.Cmp(min) < 0 {
+			return pm, refuse(batch.ReasonDepositBelowMinDeposit, fmt.Sprintf("payload.deposit.amount %s is below the minimum deposit %s", pp.p.Deposit.Amount, min))
+		}
+	}
 	h, found, err := s.cfg.Store.Channel(ctx, network, pp.p.ChannelID)
 	if err != nil {
 		return pm, fmt.Errorf("batch-settlement: read channel: %w", err)
@@ -477,11 +482,15 @@ func (s *Server) Settle(ctx context.Context, payload x402.PaymentPayload, req x4
 	if err != nil {
 		return x402.Settlement{Status: x402.Failed, Response: failure(req, pm, err)}, nil
 	}
+	cached, _ := s.held.LoadAndDelete(pm.Key)
 	switch pp.p.Type {
 	case batch.TypeRefund:
 		return s.refund(ctx, payload, req, pm, pp)
 	case batch.TypeDeposit:
 		return s.deposit(ctx, payload, req, pm, pp)
+	}
+	if rec, ok := cached.(batch.ChannelRecord); ok {
+		return s.chargeOn(ctx, req, pm, pp, rec, "", "")
 	}
 	return s.charge(ctx, req, pm, pp, nil, "", "")
 }
@@ -491,23 +500,25 @@ func (s *Server) Settle(ctx context.Context, payload x402.PaymentPayload, req x4
 // oc, when set, is a mirror read now (a deposit's).
 func (s *Server) charge(ctx context.Context, req x402.PaymentRequirements, pm x402.Payment, pp payment, oc *batch.OnChain, tx, deposited string) (x402.Settlement, error) {
 	network := x402.CAIP2(req.Network)
-	now := s.cfg.Now()
-	var rec batch.ChannelRecord
-	if v, ok := s.held.LoadAndDelete(pm.Key); ok && oc == nil {
-		rec = v.(batch.ChannelRecord) // as Verify read it under the hold
-	} else {
-		h, found, err := s.cfg.Store.Channel(ctx, network, pp.p.ChannelID)
-		if err != nil {
-			return x402.Settlement{}, fmt.Errorf("batch-settlement: read channel: %w", err)
-		}
-		rec = h.ChannelRecord
-		if !found {
-			rec = NewRecord(batch.ChannelRecord{Network: network, ID: pp.p.ChannelID, Channel: pp.p.Channel})
-		}
+	h, found, err := s.cfg.Store.Channel(ctx, network, pp.p.ChannelID)
+	if err != nil {
+		return x402.Settlement{}, fmt.Errorf("batch-settlement: read channel: %w", err)
 	}
-	if oc != nil && now.After(rec.SyncedAt) {
+	rec := h.ChannelRecord
+	if !found {
+		rec = NewRecord(batch.ChannelRecord{Network: network, ID: pp.p.ChannelID, Channel: pp.p.Channel})
+	}
+	if now := s.cfg.Now(); oc != nil && now.After(rec.SyncedAt) {
 		rec.OnChain, rec.SyncedAt = CopyOnChain(*oc), now
 	}
+	return s.chargeOn(ctx, req, pm, pp, rec, tx, deposited)
+}
+
+// chargeOn commits the charge of pp on rec, the channel's record as read
+// (Verify's, under the hold, or just now).
+func (s *Server) chargeOn(ctx context.Context, req x402.PaymentRequirements, pm x402.Payment, pp payment, rec batch.ChannelRecord, tx, deposited string) (x402.Settlement, error) {
+	network := x402.CAIP2(req.Network)
+	now := s.cfg.Now()
 	if holds(rec, pp) {
 		return x402.Settlement{Status: x402.Settled, Response: s.chargeResponse(network, pm, pp, rec, tx, deposited), Verbatim: true}, nil
 	}
