@@ -56,6 +56,12 @@ type channelStore struct {
 	// write sees it at once, reads once it is committed, and a hold lost
 	// with a failed commit is a hold whose lease ended.
 	early func(ctx context.Context, op string, create *batchserver.Held, f func(ctx context.Context, t channelTx) error) error
+	// fastHold and fastCommit are the common cases in one statement: a
+	// hold of an existing record not held by another, and a charge of an
+	// existing record with no newer mirror to apply; false sends the
+	// caller to the general read-modify-write.
+	fastHold   func(ctx context.Context, network, id, holder string, now, until time.Time) (batchserver.Held, bool, error)
+	fastCommit func(ctx context.Context, rec batch.ChannelRecord, expect *big.Int, holder string) (bool, error)
 	// query runs a read.
 	claimable func(ctx context.Context, network string, limit int) ([]batchserver.Held, error)
 	get       func(ctx context.Context, network, id string) (batchserver.Held, bool, error)
@@ -90,6 +96,11 @@ func (s *channelStore) Hold(ctx context.Context, rec batch.ChannelRecord, holder
 		return batchserver.Held{}, false, fmt.Errorf("store: %s: hold channel: %w", s.dialect, err)
 	}
 	rec.Network = n
+	if s.fastHold != nil {
+		if h, ok, err := s.fastHold(ctx, n, k, holder, now, until); err != nil || ok {
+			return h, ok, err
+		}
+	}
 	fresh := batchserver.Held{ChannelRecord: batchserver.NewRecord(rec)}
 	var out batchserver.Held
 	var taken bool
@@ -138,6 +149,11 @@ func (s *channelStore) Commit(ctx context.Context, rec batch.ChannelRecord, expe
 		return false, fmt.Errorf("store: %s: commit charge: %w", s.dialect, err)
 	}
 	rec.Network = n
+	if s.fastCommit != nil {
+		if done, err := s.fastCommit(ctx, rec, expect, holder); err != nil || done {
+			return done, err
+		}
+	}
 	var fresh *batchserver.Held
 	if expect.Sign() == 0 {
 		fresh = &batchserver.Held{ChannelRecord: batchserver.NewRecord(rec)}
@@ -298,8 +314,26 @@ func amountText(v *big.Int) string {
 
 // Channels implements Store: the batch-settlement channel store.
 func (s *sqliteStore) Channels() Channels {
-	return &channelStore{dialect: "sqlite", tx: s.channelTx, early: s.channelEarly, claimable: s.channelsClaimable, get: s.channelGet}
+	return &channelStore{dialect: "sqlite", tx: s.channelTx, early: s.channelEarly, claimable: s.channelsClaimable, get: s.channelGet,
+		fastHold: s.channelFastHold, fastCommit: s.channelFastCommit}
 }
+
+// channelFastHoldSQL takes the hold of an existing record that no other
+// holder holds (placeholders: 1 network, 2 channel id, 3 holder, 4 until,
+// 5 now) and returns the record.
+const channelFastHoldSQL = `UPDATE batch_channels SET holder = ?3, held_until = ?4
+	WHERE network = ?1 AND channel_id = ?2 AND (holder = '' OR holder = ?3 OR held_until <= ?5)
+	RETURNING ` + channelColumns
+
+// channelFastCommitSQL charges an existing record whose charged amount is
+// the expected one and whose mirror is not newer than the charge's (1
+// network, 2 channel id, 3 charged, 4 signed max, 5 signature, 6 last
+// request, 7 holder, 8 expected, 9 the charge's mirror time), keeping
+// claim_pending (decimal amounts compare as their lengths, then as text).
+const channelFastCommitSQL = `UPDATE batch_channels SET charged = ?3, signed_max = ?4, signature = ?5, last_request_at = ?6,
+	claim_pending = (length(?3) > length(total_claimed) OR (length(?3) = length(total_claimed) AND ?3 > total_claimed)),
+	holder = CASE WHEN holder = ?7 THEN '' ELSE holder END, held_until = CASE WHEN holder = ?7 THEN 0 ELSE held_until END
+	WHERE network = ?1 AND channel_id = ?2 AND charged = ?8 AND synced_at >= ?9`
 
 // The channel store's SQLite statements, prepared on the writer
 // connection with the journal's (sqliteJournalStmts).
@@ -380,6 +414,42 @@ func (s *sqliteStore) channelEarly(ctx context.Context, op string, _ *batchserve
 	return nil
 }
 
+// commitArgs are channelFastCommitSQL's arguments.
+func commitArgs(network, id string, rec batch.ChannelRecord, expect *big.Int, holder string) []any {
+	sig := ""
+	if len(rec.Signature) > 0 {
+		sig = "0x" + hex.EncodeToString(rec.Signature)
+	}
+	return []any{network, id, amountText(rec.Charged), amountText(rec.SignedMax), sig, instant(rec.LastRequestAt), holder, expect.String(), instant(rec.SyncedAt)}
+}
+
+func (s *sqliteStore) channelFastHold(ctx context.Context, network, id, holder string, now, until time.Time) (batchserver.Held, bool, error) {
+	var h batchserver.Held
+	var found bool
+	err := s.channelEarly(ctx, "hold channel", nil, func(ctx context.Context, t channelTx) error {
+		st := t.(sqliteChannelTx)
+		var err error
+		h, found, err = scanSQLiteChannel(st.stmts.queryRow(ctx, st.tx, channelFastHoldSQL, network, id, holder, instant(until), instant(now)))
+		return err
+	})
+	return h, found, err
+}
+
+func (s *sqliteStore) channelFastCommit(ctx context.Context, rec batch.ChannelRecord, expect *big.Int, holder string) (bool, error) {
+	var done bool
+	err := s.channelTx(ctx, "commit charge", nil, func(ctx context.Context, t channelTx) error {
+		st := t.(sqliteChannelTx)
+		res, err := st.stmts.exec(ctx, st.tx, channelFastCommitSQL, commitArgs(rec.Network, strings.ToLower(rec.ID.Hex()), rec, expect, holder)...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		done = n == 1
+		return err
+	})
+	return done, err
+}
+
 func (s *sqliteStore) channelGet(ctx context.Context, network, id string) (batchserver.Held, bool, error) {
 	ctx, cancel := s.cfg.withTimeout(ctx)
 	defer cancel()
@@ -423,7 +493,8 @@ func (s *sqliteStore) channelsClaimable(ctx context.Context, network string, lim
 
 // Channels implements Store: the batch-settlement channel store.
 func (s *postgresStore) Channels() Channels {
-	return &channelStore{dialect: "postgres", tx: s.channelTx, early: s.channelTx, claimable: s.channelsClaimable, get: s.channelGet}
+	return &channelStore{dialect: "postgres", tx: s.channelTx, early: s.channelTx, claimable: s.channelsClaimable, get: s.channelGet,
+		fastHold: s.channelFastHold, fastCommit: s.channelFastCommit}
 }
 
 type pgChannelTx struct{ tx pgx.Tx }
@@ -487,6 +558,42 @@ func (s *postgresStore) channelTx(ctx context.Context, op string, create *batchs
 		}
 		return f(ctx, pgChannelTx{tx})
 	})
+}
+
+// pgNumbered turns the ?N placeholders of a shared statement into $N,
+// and its text comparisons of amounts into byte-wise ones.
+func pgNumbered(q string) string {
+	q = strings.ReplaceAll(q, "?3 > total_claimed", `?3 COLLATE "C" > total_claimed COLLATE "C"`)
+	for i := 9; i >= 1; i-- {
+		q = strings.ReplaceAll(q, fmt.Sprintf("?%d", i), fmt.Sprintf("$%d", i))
+	}
+	return q
+}
+
+var (
+	pgFastHoldSQL   = pgNumbered(channelFastHoldSQL)
+	pgFastCommitSQL = pgNumbered(strings.Replace(channelFastCommitSQL, "length(?3)", "length(?3::text)", 1))
+)
+
+func (s *postgresStore) channelFastHold(ctx context.Context, network, id, holder string, now, until time.Time) (batchserver.Held, bool, error) {
+	var h batchserver.Held
+	var found bool
+	err := s.withConn(ctx, "hold channel", func(ctx context.Context, c *pgx.Conn) error {
+		var err error
+		h, found, err = scanPGChannel(c.QueryRow(ctx, pgFastHoldSQL, network, id, holder, instant(until), instant(now)))
+		return err
+	})
+	return h, found, err
+}
+
+func (s *postgresStore) channelFastCommit(ctx context.Context, rec batch.ChannelRecord, expect *big.Int, holder string) (bool, error) {
+	var done bool
+	err := s.withConn(ctx, "commit charge", func(ctx context.Context, c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, pgFastCommitSQL, commitArgs(rec.Network, strings.ToLower(rec.ID.Hex()), rec, expect, holder)...)
+		done = tag.RowsAffected() == 1
+		return err
+	})
+	return done, err
 }
 
 func (s *postgresStore) channelGet(ctx context.Context, network, id string) (batchserver.Held, bool, error) {

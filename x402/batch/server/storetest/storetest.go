@@ -233,6 +233,46 @@ func Run(t *testing.T, open func(t *testing.T) server.Store) {
 		}
 	})
 
+	t.Run("ClaimPendingComparesAmounts", func(t *testing.T) {
+		s := open(t)
+		rec := Record(50)
+		claimable := func() bool {
+			t.Helper()
+			got, err := s.Claimable(ctx, Network, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(got) == 1
+		}
+		steps := []struct {
+			charged, from int64 // a charge from → charged (from -1: none)
+			claimed       int64 // then a mirror of this total claimed (-1: none)
+			want          bool
+		}{
+			{charged: 90, from: 0, claimed: 100, want: false}, // "90" < "100": fewer digits
+			{charged: 95, from: 90, claimed: -1, want: false}, // "95" > "100" as text, not as an amount
+			{charged: 999, from: 95, claimed: 999, want: false},
+			{charged: 1000, from: 999, claimed: -1, want: true}, // more digits
+			{charged: 1001, from: 1000, claimed: 1000, want: true},
+			{charged: 1100, from: 1001, claimed: 1100, want: false},
+		}
+		at := t0
+		for i, st := range steps {
+			at = at.Add(time.Second)
+			if done, err := s.Commit(ctx, charge(rec, st.charged, at), big.NewInt(st.from), ""); err != nil || !done {
+				t.Fatalf("step %d: commit %d → %d: %v %v", i, st.from, st.charged, done, err)
+			}
+			if st.claimed >= 0 {
+				if err := s.Mirror(ctx, Network, rec.ID, onChain(10_000, st.claimed), at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := claimable(); got != st.want {
+				t.Fatalf("step %d: charged %d, claimed %d: claimable %v, want %v", i, st.charged, st.claimed, got, st.want)
+			}
+		}
+	})
+
 	t.Run("DeleteIsCompareAndSet", func(t *testing.T) {
 		s := open(t)
 		rec := Record(30)
