@@ -208,10 +208,11 @@ func batchPayload(t *testing.T, req x402.PaymentRequirements, p batch.Payload) *
 // A2A, and nothing is charged; invalid input and a terminal down ask no
 // payment and leave the voucher unused; a retry of an answered voucher
 // gets the recorded answer; a client that lost its state is
-// resynchronised by the corrective 402; a cooperative refund runs no
-// tool, returns the rest to the payer through the official facilitator
-// (with the claim of the latest voucher, signed by svc's receiver
-// authorizer) and closes the channel's record.
+// resynchronised by the corrective 402; cooperative refunds, partial over
+// MCP then of the rest over A2A, run no tool and return the amounts to the
+// payer through the official facilitator (the first with the claim of the
+// latest voucher, signed by svc's receiver authorizer); the last closes
+// the channel's record, and a refund of the closed channel is refused.
 func TestChainBatchServeRefusals(t *testing.T) {
 	w := newBatchWorld(t)
 	ts := batchTools(t, 4)
@@ -397,29 +398,51 @@ func TestChainBatchServeRefusals(t *testing.T) {
 
 	// A cooperative refund: no tool runs, the rest goes back to the payer
 	// and the charges are claimed; the channel's record is closed.
-	payerBefore := w.chain.TokenBalance(t, w.payer)
-	refund, err := batch.NewRefundPayload(w.payerKey, d, ch, big.NewInt(charged), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ra := batchHTTP(t, c, srv.base, ts[0], ts[0].ExampleInput, batchPayload(t, reqs[0], refund))
-	if !ra.paid || ra.sr == nil {
-		t.Fatalf("the refund: %d %s (%s)", ra.status, ra.body, ra.reason)
-	}
-	sr, lastBody := ra.sr, ra.body
+	// A partial refund over MCP, then the rest over A2A, then a refund
+	// over HTTP of a channel with nothing left.
 	left := 100_000 - charged
-	if got := new(big.Int).Sub(w.chain.TokenBalance(t, w.payer), payerBefore); got.Int64() != left || sr.Amount != fmt.Sprint(left) || sr.Transaction == "" {
-		t.Fatalf("the refund gave the payer %s (%+v), want %d", got, sr, left)
+	const part = 1000
+	rowsBefore = ledgerRows()
+	for i, step := range []struct {
+		tr     transport
+		amount *big.Int
+		back   int64
+	}{
+		{transports[1], big.NewInt(part), part},
+		{transports[2], nil, left - part},
+	} {
+		payerBefore := w.chain.TokenBalance(t, w.payer)
+		refund, err := batch.NewRefundPayload(w.payerKey, d, ch, big.NewInt(charged), step.amount)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ra := step.tr.call(t, c, srv.base, ts[0], ts[0].ExampleInput, batchPayload(t, reqs[0], refund))
+		if !ra.paid || ra.sr == nil || !ra.sr.Success || ra.sr.Transaction == "" || ra.sr.Amount != fmt.Sprint(step.back) {
+			t.Fatalf("refund %d over %s: paid %v %s (%s) %+v", i, step.tr.name, ra.paid, ra.body, ra.reason, ra.sr)
+		}
+		if got := new(big.Int).Sub(w.chain.TokenBalance(t, w.payer), payerBefore); got.Int64() != step.back {
+			t.Fatalf("refund %d over %s gave the payer %s, want %d", i, step.tr.name, got, step.back)
+		}
+		var ack struct{ Message, ChannelID string }
+		if json.Unmarshal(ra.body, &ack) != nil || ack.Message != "Refund acknowledged" || !strings.EqualFold(ack.ChannelID, id.Hex()) {
+			t.Fatalf("refund %d over %s: the answer is not the acknowledgement (did the tool run?): %s", i, step.tr.name, ra.body)
+		}
+		if re, err := batch.ParseResponseExtra(ra.sr.Extra); err != nil || re.ChargedAmount != "" || re.ChannelState == nil {
+			t.Fatalf("refund %d: the response's extra %+v %v", i, ra.sr.Extra, err)
+		}
+		if h, found := batchChannel(t, db, id); found != (i == 0) || (found && (h.Charged.Int64() != charged || h.Holder != "")) {
+			t.Fatalf("after refund %d: the record %+v (found %v)", i, h, found)
+		}
 	}
-	var ack struct{ Message, ChannelID string }
-	if json.Unmarshal(lastBody, &ack) != nil || ack.Message != "Refund acknowledged" || !strings.EqualFold(ack.ChannelID, id.Hex()) {
-		t.Fatalf("the refund's answer is not the acknowledgement (did the tool run?): %s", lastBody)
+	refund, _ := batch.NewRefundPayload(w.payerKey, d, ch, big.NewInt(charged), nil)
+	if a := batchHTTP(t, c, srv.base, ts[0], ts[0].ExampleInput, batchPayload(t, reqs[0], refund)); a.paid || a.reason != batch.ReasonMissingChannel {
+		t.Fatalf("a refund of a closed channel: %d %s (%s)", a.status, a.body, a.reason)
 	}
 	if oc := anviltest.EscrowChannel(t, w.chain.Client, id); oc.TotalClaimed.Int64() != charged || oc.Balance.Int64() != charged {
-		t.Fatalf("the escrow after the refund: %+v, want %d claimed of %d", oc, charged, charged)
+		t.Fatalf("the escrow after the refunds: %+v, want %d claimed of %d", oc, charged, charged)
 	}
-	if _, found := batchChannel(t, db, id); found {
-		t.Fatal("the refunded channel's record remains")
+	if n := ledgerRows(); n != rowsBefore+2 {
+		t.Fatalf("the refunds added %d ledger rows, want 2 (of nothing charged)", n-rowsBefore)
 	}
 	l := clusterSQLiteLedger(t, db)
 	var sum int64

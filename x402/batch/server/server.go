@@ -358,8 +358,18 @@ func (s *Server) Check(ctx context.Context, payload x402.PaymentPayload, req x40
 		return pm, fmt.Errorf("batch-settlement: read channel: %w", err)
 	}
 	rec := h.ChannelRecord
-	if found && holds(rec, pp) {
+	if found && pp.p.Type != batch.TypeRefund && holds(rec, pp) {
 		return pm, nil // answered before: the journal replays it
+	}
+	if pp.p.Type == batch.TypeRefund && found {
+		// Refunds of one charged amount differ by their amount and the
+		// channel's refund nonce: each is a payment of its own.
+		amount := "all"
+		if pp.p.RefundAmount != nil {
+			amount = pp.p.RefundAmount.String()
+		}
+		pm.ID += ":" + amount + ":" + copyInt(rec.OnChain.RefundNonce).String()
+		pm.Key = batch.Scheme + "/" + network + "/" + pm.ID
 	}
 	if pp.p.Type == batch.TypeRefund {
 		if !found || !known(rec) {
