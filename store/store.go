@@ -1,7 +1,9 @@
 // Package store is svc's durable state: the x402 payment journal
 // (engine.Journal: one row per payment authorization, every transition
 // committed before the engine acts on it), the settlement ledger the club's
-// tiers are computed from, referral codes and the lounge.
+// tiers are computed from, referral codes and the lounge, and the
+// batch-settlement scheme's channel records (Store.Channels: the batch
+// server's store, and what a claimer lists and mirrors).
 //
 // Two implementations share one behaviour, pinned by the conformance suite in
 // package store/storetest:
