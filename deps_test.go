@@ -68,7 +68,8 @@ func TestX402IsSelfContained(t *testing.T) {
 // registered mechanisms; it links no scheme's package.
 func TestEngineKnowsNoScheme(t *testing.T) {
 	for _, d := range depsOf(t, "./x402/engine") {
-		if d == "github.com/seed1284c1d2/svc/x402/exact" || strings.HasPrefix(d, "github.com/seed1284c1d2/svc/x402/exact/") {
+		if d == "github.com/seed1284c1d2/svc/x402/exact" || strings.HasPrefix(d, "github.com/seed1284c1d2/svc/x402/exact/") ||
+			d == "github.com/seed1284c1d2/svc/x402/batch" || strings.HasPrefix(d, "github.com/seed1284c1d2/svc/x402/batch/") {
 			t.Errorf("the engine depends on %s", d)
 		}
 	}

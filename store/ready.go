@@ -22,6 +22,7 @@ func schemaTables() []string {
 		"lounge (wallet, agent_name, role, interests, checked_in_at)",
 		"payments (key, state, lease_until, keep_until, answer_until, created_at, updated_at)",
 		"engine_instances (owner, seen_at)",
+		"batch_channels (network, channel_id, charged, claim_pending, holder, held_until)",
 		"batch_claims (id, network, state, claim_rows, authorizer_sig, tx, reason, attempts, created_at, updated_at)",
 		"batch_claimed_channels (network, channel_id, claim_id, claim_row, claimed_at)",
 		"batch_claimer_leases (network, owner, lease_until)",

@@ -41,6 +41,14 @@ type sqliteStore struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// chanRead is the channel store's read, prepared on the reader pool
+	// at its first use.
+	chanRead struct {
+		once sync.Once
+		stmt *sql.Stmt
+		err  error
+	}
 }
 
 // OpenSQLite opens (creating if needed, with its directory) the SQLite
@@ -282,6 +290,9 @@ func (s *sqliteStore) Close() error {
 		var errs []error
 		if s.stmts != nil {
 			errs = append(errs, s.stmts.close())
+		}
+		if s.chanRead.stmt != nil {
+			errs = append(errs, s.chanRead.stmt.Close())
 		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())

@@ -26,6 +26,7 @@ type groupCommitter struct {
 	stopped chan struct{} // closed when run returns
 
 	batches, writes atomic.Int64 // transactions run and writes taken (tests, benchmarks)
+
 }
 
 // The savepoint around each write of a batch.
@@ -39,6 +40,9 @@ const (
 type groupOp struct {
 	f    func(ctx context.Context, tx *sql.Tx) error
 	done chan error
+	// early answers the caller as soon as f has run, before the commit
+	// (doEarly); sent records that it was answered.
+	early, sent bool
 }
 
 // newGroupCommitter starts the writer goroutine; close stops it.
@@ -71,6 +75,35 @@ func (g *groupCommitter) do(ctx context.Context, f func(ctx context.Context, tx 
 		return ErrClosed
 	}
 	return <-op.done
+}
+
+// doEarly is do answered as soon as f has run in its batch, before the
+// batch commits: for writes whose loss is harmless (a lease that a failed
+// commit leaves untaken is as good as one that ended) and whose result is
+// needed at once. Every later write runs after it on the one writer
+// connection, in its transaction or a later one, and sees it. f's error
+// is returned as do returns it.
+func (g *groupCommitter) doEarly(ctx context.Context, f func(ctx context.Context, tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	op := &groupOp{f: f, done: make(chan error, 1), early: true}
+	select {
+	case g.ops <- op:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-g.quit:
+		return ErrClosed
+	}
+	return <-op.done
+}
+
+// answer sends err to op's caller unless it was answered already.
+func (op *groupOp) answer(err error) {
+	if !op.sent {
+		op.sent = true
+		op.done <- err
+	}
 }
 
 // close stops the writer after its current batch and waits for it. Writes
@@ -142,7 +175,7 @@ func (g *groupCommitter) commit(batch []*groupOp, errs []error) {
 	defer cancel()
 	fail := func(err error) {
 		for _, op := range batch {
-			op.done <- err
+			op.answer(err)
 		}
 	}
 	tx, err := g.db.BeginTx(ctx, nil)
@@ -164,8 +197,11 @@ func (g *groupCommitter) commit(batch []*groupOp, errs []error) {
 		if err := batch[0].f(ctx, tx); err != nil {
 			_ = tx.Rollback()
 			answered = true
-			batch[0].done <- err
+			batch[0].answer(err)
 			return
+		}
+		if batch[0].early {
+			batch[0].answer(nil)
 		}
 	} else {
 		for i, op := range batch {
@@ -185,10 +221,10 @@ func (g *groupCommitter) commit(batch []*groupOp, errs []error) {
 	answered = true
 	for i, op := range batch {
 		if len(batch) == 1 {
-			op.done <- nil
+			op.answer(nil)
 			continue
 		}
-		op.done <- errs[i]
+		op.answer(errs[i])
 		errs[i] = nil
 	}
 }
@@ -208,6 +244,9 @@ func (g *groupCommitter) inSavepoint(ctx context.Context, tx *sql.Tx, op *groupO
 	}
 	if _, err := g.stmts.exec(ctx, tx, sqliteReleaseSavepoint); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
+	}
+	if op.early {
+		op.answer(*opErr)
 	}
 	return nil
 }

@@ -65,7 +65,8 @@ var (
 func sqliteJournalStmts() []string {
 	return []string{sqliteAppendSQL, sqliteCreatePayment, sqliteReplacePayment, sqliteSelectPayment, sqliteSelectState,
 		sqliteReserveAgain, sqliteSettling, sqliteSettleRead, sqliteSettle, sqliteRelease, sqliteFail, sqliteMarkUnknown,
-		sqliteBeat, sqliteLeave, sqliteSavepoint, sqliteRollbackTo, sqliteReleaseSavepoint}
+		sqliteBeat, sqliteLeave, sqliteSavepoint, sqliteRollbackTo, sqliteReleaseSavepoint,
+		sqliteChannelSelect, sqliteChannelPut, sqliteChannelUpdate, sqliteChannelDelete, channelFastHoldSQL, channelFastCommitSQL}
 }
 
 // sqliteAbandoned is the condition of a row whose holder is gone: its

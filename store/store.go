@@ -1,7 +1,9 @@
 // Package store is svc's durable state: the x402 payment journal
 // (engine.Journal: one row per payment authorization, every transition
 // committed before the engine acts on it), the settlement ledger the club's
-// tiers are computed from, referral codes and the lounge.
+// tiers are computed from, referral codes and the lounge, and the
+// batch-settlement scheme's channel records (Store.Channels: the batch
+// server's store, and what a claimer lists and mirrors).
 //
 // Two implementations share one behaviour, pinned by the conformance suite in
 // package store/storetest:
@@ -235,6 +237,10 @@ type Store interface {
 	// size streams in bounded memory, and yield may take its time. It stops
 	// at yield's first error and returns it unwrapped.
 	EachSettlement(ctx context.Context, from, to time.Time, yield func(ledger.Settlement) error) error
+	// Channels is the batch-settlement scheme's channel store (the batch
+	// server's Store, and the claimer's Claimable and Mirror), in the
+	// same database.
+	Channels() Channels
 	// Dialect names the implementation: "sqlite" or "postgres".
 	Dialect() string
 	// Close releases the database handles (and stops the SQLite writer

@@ -68,6 +68,23 @@ type Payment struct {
 	// another request once it is known (exact: the nonce is already used);
 	// empty leaves the engine's own.
 	UsedReason string
+	// Operation, when not empty, says the payment is a payment operation
+	// (a payment channel's cooperative refund, say), not a paid request:
+	// the resource is not run, and once the payment is settled the answer
+	// is this JSON body alone (status 200) with the settlement.
+	Operation json.RawMessage
+}
+
+// Releaser is implemented by a ServerScheme that holds something of its
+// own for a payment between Verify and Settle (a payment channel's
+// per-channel hold): the engine calls Release when it frees the
+// payment's reservation without settling it (the run failed or timed
+// out, the caller left, the verification or the settlement refused it),
+// so that the scheme frees what it holds at once rather than when a lease
+// ends. Release must be safe to call for a payment the scheme holds
+// nothing for.
+type Releaser interface {
+	Release(ctx context.Context, payload PaymentPayload, req PaymentRequirements, pm Payment)
 }
 
 // Refusal is implemented by the errors with which a scheme's checks refuse
@@ -157,6 +174,10 @@ type Settlement struct {
 	// Reason explains an Undecided, Released or Unknown verdict for logs
 	// and the operator.
 	Reason string
+	// Verbatim says Response is the payment response exactly as the client
+	// is told it (Settled): the engine fills in nothing (an empty amount
+	// stays empty: a channel's charge moves no funds).
+	Verbatim bool
 }
 
 // ServerScheme is a payment scheme's part in a resource server: it builds

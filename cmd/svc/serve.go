@@ -98,6 +98,8 @@ type serveConfig struct {
 	// settling through --facilitator-url ("" without --rpc-url).
 	statusRPC string
 	devChain  *devChainRun // --chain embedded
+	// batch holds --schemes and the batch-settlement flags.
+	batch *sellSchemeFlags
 }
 
 // parseServe reads the flags and the SVC_* environment.
@@ -144,6 +146,7 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	settle := f.String("settle", "SVC_SETTLE", "", `"onchain": settle on chain in this process (with --rpc-url and a relayer key) instead of through a facilitator`)
 	chain := addOnchainFlags(f)
 	devChain := f.String("chain", "SVC_CHAIN", "", `"embedded": dev mode settling for real on a local EVM chain run in this process (chain id 8453, test USDC; its RPC URL and a payer's dev key are printed)`)
+	batchFl := addSellSchemeFlags(f, chain.auth)
 	if err := f.ParseNoArgs(args); err != nil {
 		return nil, err
 	}
@@ -169,6 +172,10 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 	}
 	c.network = n.CAIP2
 	c.settle, c.chain = strings.ToLower(strings.TrimSpace(*settle)), chain
+	if err := batchFl.check(getenv); err != nil {
+		return nil, err
+	}
+	c.batch = batchFl
 	// Credentials first, so that nothing below can print them.
 	c.secrets.AddURL(c.facilitatorURL)
 	c.secrets.AddHeader(c.authHeader)
@@ -796,8 +803,13 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 		_ = st.Close()
 		return nil, err
 	}
+	schemes, err := c.batch.serverSchemes(ctx, scheme, facilitator, st, c.network, log)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	eng, err := engine.New(engine.Config{
-		Schemes:          []x402.ServerScheme{scheme},
+		Schemes:          schemes,
 		Journal:          st,
 		Logger:           log,
 		SettleTimeout:    c.settleTimeout,
@@ -928,8 +940,9 @@ func (a *freeAdmitter) paymentRefused(r *http.Request) {
 var serveFlagGroups = []envflag.Group{
 	{Title: "Listening", Names: []string{"addr", "base-url", "trusted-proxy", "admin-addr", "admin-token-env"}},
 	{Title: "Payments", Names: []string{"dev", "chain", "network", "pay-to", "facilitator-url", "facilitator-auth-header", "public-facilitator-url", "price", "settle-timeout"}},
-	{Title: "The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", Names: []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations", "receiver-authorizer-key-env", "receiver-authorizer-key-file"}},
+	{Title: "The chain (--rpc-url: read by recovery with --facilitator-url; settled on with --settle onchain)", Names: []string{"rpc-url", "settle", "relayer-key-env", "relayer-key-file", "max-fee-gwei", "max-tip-gwei", "min-relayer-balance", "confirmations"}},
 	{Title: "Gold terminal", Names: []string{"terminal", "bridge-url", "bridge-token-env", "replay-file", "replay-timeframe", "replay-server-offset", "symbol", "health-ttl"}},
+	{Title: "Payment schemes (batch-settlement: payment channels, one deposit then vouchers)", Names: sellSchemeFlagNames()},
 	{Title: "Storage", Names: []string{"db"}},
 	{Title: "Limits", Names: []string{"body-limit", "body-memory", "body-rate", "rate", "burst", "unpaid-rate", "unpaid-burst", "payer-burst", "payer-refill", "payer-concurrency", "regex-timeout", "tool-timeout", "shutdown-timeout"}},
 	{Title: "Logs", Names: []string{"log-level", "log-format"}},

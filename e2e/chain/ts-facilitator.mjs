@@ -5,14 +5,19 @@
 // served over the x402 facilitator HTTP API: POST /verify, POST /settle,
 // GET /supported. Prints "listening on http://127.0.0.1:PORT".
 //
+// AUTHORIZER_KEY (optional) adds @x402/evm's batch-settlement scheme, whose
+// receiver authorizer signs with that key (never printed) when a server
+// leaves a claim's or refund's signatures to the facilitator.
+//
 // TUNED=1 gives the wallet viem's nonce manager (concurrent settlements
 // take consecutive nonces) and polls receipts every 20 ms instead of the
 // chain's default (for a local chain that mines at once).
 //
-// Usage: RPC_URL=http://127.0.0.1:8545 RELAYER_KEY=0x… [TUNED=1] node ts-facilitator.mjs
+// Usage: RPC_URL=http://127.0.0.1:8545 RELAYER_KEY=0x… [AUTHORIZER_KEY=0x…] [TUNED=1] node ts-facilitator.mjs
 import http from "node:http";
 import { x402Facilitator } from "@x402/core/facilitator";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { createWalletClient, http as viemHttp, nonceManager, publicActions } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -28,6 +33,9 @@ const wallet = createWalletClient({
 }).extend(publicActions);
 const signer = toFacilitatorEvmSigner({ ...wallet, address: account.address });
 const facilitator = new x402Facilitator().register("eip155:8453", new ExactEvmScheme(signer));
+if (process.env.AUTHORIZER_KEY) {
+  facilitator.register("eip155:8453", new BatchSettlementEvmScheme(signer, privateKeyToAccount(process.env.AUTHORIZER_KEY)));
+}
 
 const send = (res, status, v) => {
   res.writeHead(status, { "Content-Type": "application/json" });

@@ -25,4 +25,8 @@
 //
 // The canonical contract addresses are SettlementAddress and
 // ERC3009CollectorAddress, the same on every chain.
+//
+// The scheme's part in a resource server (the x402.ServerScheme, with the
+// channel store it keeps ChannelRecords in) is package
+// x402/batch/server; a paying client's is x402/batch/client.
 package batch

@@ -518,6 +518,13 @@ type Outcome struct {
 	Payer string
 	// Key is the payment's journal key once known.
 	Key string
+	// amount is what a Paid payment paid (x402.Payment.Amount), for the
+	// events.
+	amount string
+	// Operation marks the answer of a payment operation
+	// (x402.Payment.Operation): nothing ran, and Answer is the scheme's
+	// body for it.
+	Operation bool
 }
 
 // paid carries one admitted payment through the steps.
@@ -547,7 +554,7 @@ func (e *Engine) Serve(ctx context.Context, c Call, run RunFunc) Outcome {
 	if e.cfg.Observe != nil {
 		ev := Event{Kind: out.Kind, Resource: c.Offer.Resource, Product: c.Offer.Product, Transport: c.Transport, Reason: out.Reason}
 		if out.Kind == Paid && out.Settlement != nil {
-			ev.Network, ev.Amount = out.Settlement.Network, out.Settlement.Amount
+			ev.Network, ev.Amount = out.Settlement.Network, cmp.Or(out.Settlement.Amount, out.amount)
 			pr := &c.Offer.PaymentRequired
 			if c.PaymentRequired != nil {
 				pr = c.PaymentRequired
@@ -633,6 +640,14 @@ func (e *Engine) serve(ctx context.Context, c Call, run RunFunc) Outcome {
 			return e.throttledOutcome(p, wait)
 		}
 		started = true
+	}
+	if len(p.pm.Operation) > 0 {
+		// A payment operation (a channel's refund): nothing runs; the
+		// settlement is the whole of it.
+		o := e.settle(ctx, p, Answer{Status: 200, Header: map[string][]string{"Content-Type": {"application/json"}}, Body: p.pm.Operation})
+		charged = o.Kind == SettleFailed
+		o.Operation = o.Kind == Paid
+		return o
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.RunTimeout)
 	ans, err := safeRun(rctx, run)
@@ -803,6 +818,7 @@ func (e *Engine) reserve(ctx context.Context, p *paid) (o Outcome, ok bool) {
 			// was paid with.
 			p.log.Info("x402: replaying the answer of a settled payment")
 			base.Kind, base.Answer, base.Settlement = Replayed, existing.Answer, existing.Settlement
+			base.Operation = len(p.pm.Operation) > 0
 			return base, false
 		case same && (existing.State == StateReserved || existing.State == StateSettling):
 			if existing.State == StateSettling {
@@ -892,6 +908,15 @@ func (e *Engine) release(p *paid, reason string, counted bool) {
 	if err := e.journal.Release(ctx, p.key, e.instance, reason, counted); err != nil {
 		p.log.Error("x402: releasing the payment reservation failed (its lease frees it)", "error", err)
 	}
+	e.schemeRelease(ctx, p)
+}
+
+// schemeRelease tells p's scheme, when it holds something of its own for
+// a payment (x402.Releaser), that the payment is not settled.
+func (e *Engine) schemeRelease(ctx context.Context, p *paid) {
+	if r, ok := p.scheme.(x402.Releaser); ok {
+		r.Release(ctx, p.payload, p.req, p.pm)
+	}
 }
 
 // settle journals the answer, settles and journals the settlement.
@@ -951,7 +976,9 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	}
 	sr := res.Response
 	sr.Success = true
-	e.completeSettlement(&sr, p.req, p.payer)
+	if !res.Verbatim {
+		e.completeSettlement(&sr, p.req, p.payer)
+	}
 	if err := e.recordSettled(context.WithoutCancel(ctx), p.key, sr); err != nil {
 		p.log.Error("x402: settled but the journal did not record it; recording it in the background (and by recovery after a crash)",
 			"transaction", clip.Bytes(sr.Transaction, 100), "error", err)
@@ -961,7 +988,7 @@ func (e *Engine) settle(ctx context.Context, p *paid, ans Answer) Outcome {
 	}
 	e.hook(HookSettledCommitted, p.key)
 	p.log.Info("x402: payment settled", "transaction", clip.Bytes(sr.Transaction, 100))
-	base.Kind, base.Answer, base.Settlement = Paid, &ans, &sr
+	base.Kind, base.Answer, base.Settlement, base.amount = Paid, &ans, &sr, p.pm.Amount
 	return base
 }
 
@@ -995,6 +1022,7 @@ func (e *Engine) settleRefused(p *paid, st x402.Settlement) Outcome {
 	if err != nil {
 		p.log.Error("x402: journaling a refused settlement failed; recovery will resolve it", "error", err)
 	}
+	e.schemeRelease(ctx, p)
 	p.log.Warn("x402: settlement refused", "reason", clip.Bytes(sr.ErrorReason, 80))
 	return base
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,7 +181,9 @@ func (e *Engine) resolve(ctx context.Context, rec Record) State {
 	case x402.Settled:
 		sr := st.Response
 		sr.Success = true
-		e.completeSettlement(&sr, req, rec.Payer)
+		if !st.Verbatim {
+			e.completeSettlement(&sr, req, rec.Payer)
+		}
 		return e.recoverSettled(ctx, log, rec, sr)
 	case x402.Released:
 		return e.recoverRelease(ctx, log, rec, st.Reason)
@@ -197,7 +200,7 @@ func (e *Engine) recoverSettled(ctx context.Context, log *slog.Logger, rec Recor
 		return StateSettling
 	}
 	log.Info("x402: recovery: settlement recorded", "transaction", clip.Bytes(sr.Transaction, 100))
-	e.observeRecovered(rec, Paid, "", sr.Amount)
+	e.observeRecovered(rec, Paid, "", cmp.Or(sr.Amount, rec.Amount))
 	return StateSettled
 }
 
