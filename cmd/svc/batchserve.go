@@ -6,15 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seed1284c1d2/svc/internal/clip"
 	"github.com/seed1284c1d2/svc/internal/envflag"
 	"github.com/seed1284c1d2/svc/store"
 	"github.com/seed1284c1d2/svc/x402"
 	"github.com/seed1284c1d2/svc/x402/batch"
+	"github.com/seed1284c1d2/svc/x402/batch/claimer"
 	batchserver "github.com/seed1284c1d2/svc/x402/batch/server"
 )
 
@@ -30,11 +35,18 @@ type sellSchemeFlags struct {
 	withdrawDelay *time.Duration
 	minDeposit    *string
 
+	// The claimer's policy.
+	claimInterval  *time.Duration
+	claimThreshold *string
+	claimIdle      *time.Duration
+	claimBatch     *int
+
 	// Resolved by check.
-	names []string // in the order offered
-	key   *ecdsa.PrivateKey
-	delay uint64 // seconds
-	min   string // atomic units, "" for none
+	names  []string // in the order offered
+	policy claimer.Policy
+	key    *ecdsa.PrivateKey
+	delay  uint64 // seconds
+	min    string // atomic units, "" for none
 }
 
 // addSellSchemeFlags declares --schemes and the batch-settlement flags; auth
@@ -46,12 +58,18 @@ func addSellSchemeFlags(f *envflag.Set, auth *authorizerFlags) *sellSchemeFlags 
 		auth:          auth,
 		withdrawDelay: f.Duration("withdraw-delay", "SVC_WITHDRAW_DELAY", time.Duration(batchserver.DefaultWithdrawDelay)*time.Second, "batch-settlement: the channels' withdrawal delay (15m to 720h): how long a payer's withdrawal waits, the time the server has to claim"),
 		minDeposit:    f.String("min-deposit", "SVC_MIN_DEPOSIT", "", "batch-settlement: smallest deposit asked of a channel, in USD (default: none)"),
+		claimInterval: f.Duration("claim-interval", "SVC_CLAIM_INTERVAL", claimer.DefaultInterval,
+			"batch-settlement: time between two passes of the claimer (each reads the escrow's view of every channel with unclaimed charges; a pending withdrawal is claimed at once)"),
+		claimThreshold: f.String("claim-threshold", "SVC_CLAIM_THRESHOLD", "$1", "batch-settlement: claim every channel once their unclaimed total reaches this many USD"),
+		claimIdle:      f.Duration("claim-idle", "SVC_CLAIM_IDLE", time.Hour, "batch-settlement: claim a channel not charged for this long (0: never for idleness)"),
+		claimBatch:     f.Int("claim-batch", "SVC_CLAIM_BATCH", claimer.DefaultMaxBatch, "batch-settlement: the most channels one claim transaction carries"),
 	}
 }
 
 // sellSchemeFlagNames are the flags of addSellSchemeFlags, for the help's groups.
 func sellSchemeFlagNames() []string {
-	return []string{"schemes", "receiver-authorizer-key-env", "receiver-authorizer-key-file", "withdraw-delay", "min-deposit"}
+	return []string{"schemes", "receiver-authorizer-key-env", "receiver-authorizer-key-file", "withdraw-delay", "min-deposit",
+		"claim-interval", "claim-threshold", "claim-idle", "claim-batch"}
 }
 
 // on reports whether batch-settlement is offered.
@@ -92,6 +110,23 @@ func (b *sellSchemeFlags) check(getenv func(string) string) error {
 			return envflag.UsageError(fmt.Sprintf("--min-deposit %q is not an amount of dollars", clip.Runes(*b.minDeposit, 40)))
 		}
 		b.min = atomic
+	}
+	threshold, err := x402.PriceToAtomic(strings.TrimPrefix(strings.TrimSpace(*b.claimThreshold), "$"), 6)
+	if err != nil {
+		return envflag.UsageError(fmt.Sprintf("--claim-threshold %q is not an amount of dollars", clip.Runes(*b.claimThreshold, 40)))
+	}
+	b.policy = claimer.Policy{Interval: *b.claimInterval, IdleAfter: *b.claimIdle, MaxBatch: *b.claimBatch}
+	if t, ok := new(big.Int).SetString(threshold, 10); ok && t.Sign() > 0 {
+		b.policy.Threshold = t
+	}
+	if *b.claimBatch < 1 {
+		return envflag.UsageError("--claim-batch must be at least 1")
+	}
+	if *b.claimIdle < 0 {
+		return envflag.UsageError("--claim-idle must not be negative")
+	}
+	if err := b.policy.Check(); err != nil {
+		return envflag.UsageError("--claim-interval: " + err.Error())
 	}
 	if !b.on() {
 		if b.min != "" {
@@ -164,4 +199,37 @@ func supports(ctx context.Context, fac x402.Facilitator, scheme, network string)
 	return errors.New("--schemes " + scheme + ": the facilitator does not support " + scheme + " on " + network +
 		" (its /supported does not list it; the local facilitator of dev mode never does, as it has no chain to hold channels): " +
 		"use a facilitator that does, or drop " + scheme + " from --schemes")
+}
+
+// startClaimer starts the claimer of the batch-settlement channels of st
+// on network (when batch-settlement is offered): it claims what the server
+// charged through fac, reading the escrow through rpcURL, with its
+// metrics in reg. The returned function stops it and waits.
+func (b *sellSchemeFlags) startClaimer(ctx context.Context, network, rpcURL string, fac x402.Facilitator, st store.Store, reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
+	if !b.on() {
+		return func() {}, nil
+	}
+	ec, err := ethclient.DialContext(ctx, rpcURL)
+	if err != nil {
+		return nil, fmt.Errorf("batch-settlement claimer: the chain: %w", err)
+	}
+	c, err := claimer.New(claimer.Config{Network: network, Channels: st.Channels(), Log: st.BatchClaims(), Facilitator: fac, Chain: ec,
+		AuthorizerKey: b.key, Policy: b.policy, Registerer: reg, Logger: log.With("component", "claimer")})
+	if err != nil {
+		ec.Close()
+		return nil, fmt.Errorf("batch-settlement claimer: %w", err)
+	}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := c.Run(cctx); err != nil && cctx.Err() == nil {
+			log.Error("svc: the batch-settlement claimer stopped", "error", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		ec.Close()
+	}, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/seed1284c1d2/svc/tools"
 	"github.com/seed1284c1d2/svc/tools/sell"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/batch"
 	"github.com/seed1284c1d2/svc/x402/client"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
@@ -176,6 +177,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		return nil, err
 	}
 	c.batch = batchFl
+	if batchFl.on() && strings.TrimSpace(*chain.rpcURL) == "" {
+		return nil, envflag.UsageError("--schemes " + batch.Scheme + " needs --rpc-url (SVC_RPC_URL): its claimer reads the escrow's channels (and watches withdrawals) through it")
+	}
 	// Credentials first, so that nothing below can print them.
 	c.secrets.AddURL(c.facilitatorURL)
 	c.secrets.AddHeader(c.authHeader)
@@ -494,6 +498,13 @@ func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(str
 		a.engine.Close() // before the store closes (deferred earlier)
 		a.closeFacilitator()
 	}()
+	// The claimer of batch-settlement channels (when offered) stops first,
+	// while the facilitator it settles through is still up.
+	stopClaimer, err := c.batch.startClaimer(ctx, c.network, strings.TrimSpace(*c.chain.rpcURL), a.facilitator, st, srv.Registry(), log)
+	if err != nil {
+		return err
+	}
+	defer stopClaimer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -736,11 +747,12 @@ func recoveryNote(c *serveConfig) string {
 
 // assembled is a server built from a configuration, not yet serving.
 type assembled struct {
-	srv     *httpserver.Server
-	engine  *engine.Engine // the caller runs it (engine.Run) while serving
-	st      store.Store    // the caller closes it
-	catalog *tools.Catalog
-	base    string // the public base URL
+	srv         *httpserver.Server
+	engine      *engine.Engine // the caller runs it (engine.Run) while serving
+	st          store.Store    // the caller closes it
+	catalog     *tools.Catalog
+	base        string // the public base URL
+	facilitator x402.Facilitator
 	// closeFacilitator stops what the facilitator still runs (the on-chain
 	// one follows its transactions until they are mined); a no-op for
 	// the others. The caller calls it after the engine's Close.
@@ -885,7 +897,7 @@ func assemble(ctx context.Context, c *serveConfig, log *slog.Logger, bound strin
 	if cl, ok := facilitator.(interface{ Close() }); ok {
 		closeFac = cl.Close
 	}
-	return &assembled{srv: srv, engine: eng, st: st, catalog: catalog, base: base, closeFacilitator: closeFac}, nil
+	return &assembled{srv: srv, engine: eng, st: st, catalog: catalog, base: base, facilitator: facilitator, closeFacilitator: closeFac}, nil
 }
 
 // paymentObserver forwards the engine's events to a consumer set after the
