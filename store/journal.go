@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -289,11 +290,25 @@ func scanPayment(row rowScanner) (engine.Record, error) {
 
 // ledgerSettlement is the ledger entry of a record settled by tx at at.
 func ledgerSettlement(rec engine.Record, tx string, at time.Time) (settlementRow, error) {
+	if noSale(rec.Amount) {
+		return settlementRow{}, errNoSale
+	}
 	return normalizeSettlement(Settlement{
 		Payer: rec.Payer, ToolKey: rec.Product, Amount: rec.Amount, Asset: rec.Asset, Network: rec.Network,
 		Transaction: tx, Nonce: rec.Nonce, RefCode: rec.RefCode, Route: rec.Resource, Transport: rec.Transport,
 		SettledAt: at,
 	})
+}
+
+// errNoSale is ledgerSettlement's answer for a payment of no amount.
+var errNoSale = errors.New("store: a payment of no amount is no sale")
+
+// noSale reports whether amount (a decimal integer) is zero: a settled
+// payment of no amount (a payment operation such as a channel's
+// cooperative refund, which the payer asked for and paid nothing by) is
+// journaled like any payment but is no sale, and leaves no ledger entry.
+func noSale(amount string) bool {
+	return strings.Trim(strings.TrimSpace(amount), "0") == "" && strings.TrimSpace(amount) != ""
 }
 
 // ledgerLookup normalizes the identity of a ledger entry as Append stores

@@ -209,6 +209,9 @@ func (s *postgresStore) Settle(ctx context.Context, key string, sr x402.SettleRe
 			return fmt.Errorf("update: %w", err)
 		}
 		entry, err := ledgerSettlement(rec, sr.Transaction, at)
+		if errors.Is(err, errNoSale) {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("ledger entry: %w", err)
 		}

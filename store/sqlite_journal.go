@@ -254,11 +254,15 @@ func (s *sqliteStore) Settle(ctx context.Context, key string, sr x402.SettleResp
 			return stateError(true, state)
 		}
 		entry, err := ledgerSettlement(rec, sr.Transaction, at)
-		if err != nil {
+		sale := !errors.Is(err, errNoSale)
+		if err != nil && sale {
 			return fmt.Errorf("ledger entry: %w", err)
 		}
 		if _, err := s.stmts.exec(ctx, tx, sqliteSettle, raw, instant(at), key); err != nil {
 			return fmt.Errorf("update: %w", err)
+		}
+		if !sale {
+			return nil
 		}
 		if _, err := s.stmts.exec(ctx, tx, sqliteAppendSQL, entry.args()...); err != nil {
 			return fmt.Errorf("ledger: %w", err)

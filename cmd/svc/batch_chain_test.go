@@ -54,7 +54,7 @@ func (w *batchWorld) serveBatch(t *testing.T, db string, env []string, extra ...
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--unpaid-rate", "-1", "--log-level", "info",
 		"--facilitator-url", w.tsf.base, "--pay-to", chainPayTo.Hex(), "--schemes", "batch-settlement", "--min-deposit", "0.1",
-		"--receiver-authorizer-key-env", "BATCH_TEST_AUTH_KEY"}, extra...)
+		"--receiver-authorizer-key-env", "BATCH_TEST_AUTH_KEY", "--rpc-url", w.chain.URL}, extra...)
 	return w.svc(t, "svc serve", append(env, "BATCH_TEST_AUTH_KEY="+keyHex(w.authKey)), args...)
 }
 

@@ -5,6 +5,8 @@
 // vouchers), signing with E2E_PRIVATE_KEY and reading the chain at
 // RPC_URL. Each stdin line is one call, {"method","url","body"}; each
 // answer is one stdout line, {status, body, paymentResponse} or {error}.
+// A line {"refund": url} asks the client's cooperative refund of the
+// channel's remainder from url instead, answered {refund}.
 // The private key is read from the environment and never printed.
 //
 // Usage: RPC_URL=… E2E_PRIVATE_KEY=0x… node batch-pay.mjs < calls.jsonl
@@ -19,7 +21,8 @@ import { base } from "viem/chains";
 const publicClient = createPublicClient({ chain: base, transport: http(process.env.RPC_URL), pollingInterval: 20 });
 const payer = privateKeyToAccount(process.env.E2E_PRIVATE_KEY);
 const client = new x402Client();
-client.register("eip155:*", new BatchSettlementEvmScheme(toClientEvmSigner(payer, publicClient)));
+const scheme = new BatchSettlementEvmScheme(toClientEvmSigner(payer, publicClient));
+client.register("eip155:*", scheme);
 const pay = wrapFetchWithPayment(fetch, client);
 
 const write = (v) => process.stdout.write(JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)) + "\n");
@@ -27,7 +30,12 @@ const lines = createInterface({ input: process.stdin });
 for await (const line of lines) {
   if (!line.trim()) continue;
   try {
-    const { method, url, body } = JSON.parse(line);
+    const { method, url, body, refund } = JSON.parse(line);
+    if (refund) {
+      // The client's cooperative refund of the channel's remainder.
+      write({ refund: await scheme.refund(refund) });
+      continue;
+    }
     const init = { method: method.toUpperCase() };
     if (body !== undefined && body !== null) {
       init.body = typeof body === "string" ? body : JSON.stringify(body);
