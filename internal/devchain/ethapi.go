@@ -306,9 +306,9 @@ func (args *callArgs) message(baseFee *big.Int, gas uint64) (*core.Message, erro
 // overrideAccount changes an account for one call (eth_call's and
 // eth_estimateGas's state overrides).
 type overrideAccount struct {
-	Nonce     *hexutil.Uint64              `json:"nonce"`
-	Code      *hexutil.Bytes               `json:"code"`
-	Balance   *hexutil.Big                 `json:"balance"`
+	Nonce     *hexutil.Uint64             `json:"nonce"`
+	Code      *hexutil.Bytes              `json:"code"`
+	Balance   *hexutil.Big                `json:"balance"`
 	State     map[common.Hash]common.Hash `json:"state"`
 	StateDiff map[common.Hash]common.Hash `json:"stateDiff"`
 }
