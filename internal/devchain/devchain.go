@@ -184,6 +184,8 @@ type Chain struct {
 	// nonce, by sender, in nonce order; they are mined once the gap closes.
 	queued map[common.Address][]*types.Transaction
 
+	filters filters // of eth_newFilter and eth_newBlockFilter
+
 	fundMu sync.Mutex // the faucet's transactions, one at a time
 
 	serveDone chan struct{}

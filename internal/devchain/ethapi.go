@@ -535,26 +535,11 @@ func (a *ethAPI) GetBlockTransactionCountByNumber(n rpc.BlockNumber) *hexutil.Ui
 
 // filterArgs are eth_getLogs's criteria.
 type filterArgs struct {
-	BlockHash *common.Hash     `json:"blockHash"`
-	FromBlock *rpc.BlockNumber `json:"fromBlock"`
-	ToBlock   *rpc.BlockNumber `json:"toBlock"`
-	Address   hashOrList[common.Address]
-	Topics    []hashOrList[common.Hash] `json:"topics"`
-}
-
-// UnmarshalJSON reads the address as one address or a list.
-func (f *filterArgs) UnmarshalJSON(b []byte) error {
-	type plain filterArgs
-	var raw struct {
-		plain
-		Address hashOrList[common.Address] `json:"address"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*f = filterArgs(raw.plain)
-	f.Address = raw.Address
-	return nil
+	BlockHash *common.Hash               `json:"blockHash"`
+	FromBlock *rpc.BlockNumber           `json:"fromBlock"`
+	ToBlock   *rpc.BlockNumber           `json:"toBlock"`
+	Address   hashOrList[common.Address] `json:"address"`
+	Topics    []hashOrList[common.Hash]  `json:"topics"`
 }
 
 // hashOrList is a filter position: null (anything), one value, or a list
@@ -602,7 +587,6 @@ func (l hashOrList[T]) match(v T) bool {
 
 // GetLogs is eth_getLogs.
 func (a *ethAPI) GetLogs(ctx context.Context, crit filterArgs) ([]*types.Log, error) {
-	var headers []*types.Header
 	if crit.BlockHash != nil {
 		if crit.FromBlock != nil || crit.ToBlock != nil {
 			return nil, errors.New("invalid argument: blockHash and fromBlock/toBlock are mutually exclusive")
@@ -611,47 +595,47 @@ func (a *ethAPI) GetLogs(ctx context.Context, crit filterArgs) ([]*types.Log, er
 		if h == nil {
 			return nil, errors.New("unknown block")
 		}
-		headers = append(headers, h)
-	} else {
-		bound := func(n *rpc.BlockNumber) (uint64, error) {
-			if n == nil {
-				return a.c.bc.CurrentBlock().Number.Uint64(), nil
-			}
-			h := a.c.headerByNumber(*n)
-			if h == nil {
-				return a.c.bc.CurrentBlock().Number.Uint64(), nil
-			}
-			return h.Number.Uint64(), nil
+		return a.c.logs(ctx, crit, h.Number.Uint64(), h.Number.Uint64())
+	}
+	from, to := a.c.logRange(crit)
+	if from > to {
+		return nil, errors.New("invalid block range")
+	}
+	return a.c.logs(ctx, crit, from, to)
+}
+
+// logRange is the blocks crit's fromBlock and toBlock name (the head
+// when absent, or beyond it).
+func (c *Chain) logRange(crit filterArgs) (uint64, uint64) {
+	bound := func(n *rpc.BlockNumber) uint64 {
+		head := c.bc.CurrentBlock().Number.Uint64()
+		if n == nil {
+			return head
 		}
-		from, err := bound(crit.FromBlock)
-		if err != nil {
-			return nil, err
+		if h := c.headerByNumber(*n); h != nil {
+			return h.Number.Uint64()
 		}
-		to, err := bound(crit.ToBlock)
-		if err != nil {
-			return nil, err
-		}
-		if from > to {
-			return nil, errors.New("invalid block range")
-		}
-		if to-from >= maxLogBlocks {
-			return nil, fmt.Errorf("query exceeds max block range %d", maxLogBlocks)
-		}
-		for n := from; n <= to; n++ {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if h := a.c.bc.GetHeaderByNumber(n); h != nil {
-				headers = append(headers, h)
-			}
-		}
+		return head
+	}
+	return bound(crit.FromBlock), bound(crit.ToBlock)
+}
+
+// logs returns the logs of the canonical blocks from..to that crit
+// matches.
+func (c *Chain) logs(ctx context.Context, crit filterArgs, from, to uint64) ([]*types.Log, error) {
+	if to-from >= maxLogBlocks {
+		return nil, fmt.Errorf("query exceeds max block range %d", maxLogBlocks)
 	}
 	out := []*types.Log{}
-	for _, h := range headers {
-		if !bloomMatch(h.Bloom, crit) {
+	for n := from; n <= to; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h := c.bc.GetHeaderByNumber(n)
+		if h == nil || !bloomMatch(h.Bloom, crit) {
 			continue
 		}
-		for _, r := range a.c.bc.GetReceiptsByHash(h.Hash()) {
+		for _, r := range c.bc.GetReceiptsByHash(h.Hash()) {
 			for _, l := range r.Logs {
 				if logMatch(l, crit) {
 					out = append(out, l)

@@ -225,3 +225,62 @@ func TestNonceGapWaits(t *testing.T) {
 		t.Fatalf("txpool_status %v, %v", status, err)
 	}
 }
+
+// A log filter and a block filter report, when polled, what was sealed
+// since the last poll; eth_getFilterLogs answers the whole range; an
+// uninstalled filter is not found.
+func TestFilters(t *testing.T) {
+	c, r, ec := startChain(t, Config{})
+	ctx := context.Background()
+	a := c.Accounts()
+	transfer := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
+	var logsID, blocksID string
+	if err := r.CallContext(ctx, &logsID, "eth_newFilter", map[string]any{"fromBlock": "0x0", "address": USDC, "topics": []any{transfer}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CallContext(ctx, &blocksID, "eth_newBlockFilter"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := c.token.Pack("transfer", a.PayTo.Address, big.NewInt(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce, err := ec.PendingNonceAt(ctx, a.Payer.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gas, err := ec.EstimateGas(ctx, ethereum.CallMsg{From: a.Payer.Address, To: &USDC, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := signed(t, ec, a.Payer.Key, nonce, USDC, gas, data)
+	if err := ec.SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := ec.TransactionReceipt(ctx, tx.Hash())
+	if err != nil || rc.Status != types.ReceiptStatusSuccessful || len(rc.Logs) != 1 {
+		t.Fatalf("receipt %+v, %v", rc, err)
+	}
+	var logs []types.Log
+	if err := r.CallContext(ctx, &logs, "eth_getFilterChanges", logsID); err != nil || len(logs) != 1 || logs[0].TxHash != tx.Hash() {
+		t.Fatalf("log filter changes: %+v, %v", logs, err)
+	}
+	var hashes []common.Hash
+	if err := r.CallContext(ctx, &hashes, "eth_getFilterChanges", blocksID); err != nil || len(hashes) != 1 || hashes[0] != rc.BlockHash {
+		t.Fatalf("block filter changes: %v, %v", hashes, err)
+	}
+	if err := r.CallContext(ctx, &logs, "eth_getFilterChanges", logsID); err != nil || len(logs) != 0 {
+		t.Fatalf("log filter changes, polled again: %+v, %v", logs, err)
+	}
+	// The payer's funding at start and the transfer.
+	if err := r.CallContext(ctx, &logs, "eth_getFilterLogs", logsID); err != nil || len(logs) != 2 {
+		t.Fatalf("filter logs: %+v, %v", logs, err)
+	}
+	var ok bool
+	if err := r.CallContext(ctx, &ok, "eth_uninstallFilter", logsID); err != nil || !ok {
+		t.Fatalf("uninstall: %v, %v", ok, err)
+	}
+	if err := r.CallContext(ctx, &logs, "eth_getFilterChanges", logsID); err == nil || !strings.Contains(err.Error(), "filter not found") {
+		t.Fatalf("an uninstalled filter: %v", err)
+	}
+}
