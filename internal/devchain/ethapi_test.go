@@ -284,3 +284,32 @@ func TestFilters(t *testing.T) {
 		t.Fatalf("an uninstalled filter: %v", err)
 	}
 }
+
+// eth_call answers at any past block, and with state overrides: code
+// given for an empty address runs for that call only.
+func TestCallAtBlocksAndOverrides(t *testing.T) {
+	c, r, ec := startChain(t, Config{})
+	ctx := context.Background()
+	payer := c.Accounts().Payer.Address
+	data, err := c.token.Pack("balanceOf", payer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := ethereum.CallMsg{To: &USDC, Data: data}
+	if out, err := ec.CallContract(ctx, msg, big.NewInt(0)); err != nil || new(big.Int).SetBytes(out).Sign() != 0 {
+		t.Fatalf("balance at genesis %x, %v", out, err)
+	}
+	if out, err := ec.CallContract(ctx, msg, nil); err != nil || new(big.Int).SetBytes(out).Int64() != DefaultPayerUSDC {
+		t.Fatalf("balance at the head %x, %v", out, err)
+	}
+	empty := common.HexToAddress("0x00000000000000000000000000000000000000d4")
+	answer42 := hexutil.MustDecode("0x602a60005260206000f3") // returns the word 42
+	var out hexutil.Bytes
+	call := map[string]any{"to": empty}
+	if err := r.CallContext(ctx, &out, "eth_call", call, "latest", map[common.Address]any{empty: map[string]any{"code": hexutil.Bytes(answer42)}}); err != nil || new(big.Int).SetBytes(out).Int64() != 42 {
+		t.Fatalf("call with a code override: %x, %v", []byte(out), err)
+	}
+	if err := r.CallContext(ctx, &out, "eth_call", call, "latest"); err != nil || len(out) != 0 {
+		t.Fatalf("call without the override: %x, %v", []byte(out), err)
+	}
+}
