@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/common/math"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -532,6 +533,49 @@ func (a *ethAPI) GetBlockTransactionCountByNumber(n rpc.BlockNumber) *hexutil.Ui
 	count := hexutil.Uint(len(a.c.bc.GetBody(h.Hash()).Transactions))
 	return &count
 }
+
+// GetBlockTransactionCountByHash is eth_getBlockTransactionCountByHash:
+// null when the block is unknown.
+func (a *ethAPI) GetBlockTransactionCountByHash(hash common.Hash) *hexutil.Uint {
+	body := a.c.bc.GetBody(hash)
+	if body == nil {
+		return nil
+	}
+	count := hexutil.Uint(len(body.Transactions))
+	return &count
+}
+
+// GetTransactionByBlockNumberAndIndex is
+// eth_getTransactionByBlockNumberAndIndex: null when there is none.
+func (a *ethAPI) GetTransactionByBlockNumberAndIndex(n rpc.BlockNumber, index hexutil.Uint) (json.RawMessage, error) {
+	h := a.c.headerByNumber(n)
+	if h == nil {
+		return json.RawMessage("null"), nil
+	}
+	return a.GetTransactionByBlockHashAndIndex(h.Hash(), index)
+}
+
+// GetTransactionByBlockHashAndIndex is
+// eth_getTransactionByBlockHashAndIndex: null when there is none.
+func (a *ethAPI) GetTransactionByBlockHashAndIndex(hash common.Hash, index hexutil.Uint) (json.RawMessage, error) {
+	block := a.c.bc.GetBlockByHash(hash)
+	if block == nil || int(index) >= len(block.Transactions()) {
+		return json.RawMessage("null"), nil
+	}
+	return a.c.rpcTx(block.Transactions()[index], block.Header(), uint64(index))
+}
+
+// BlobBaseFee is eth_blobBaseFee: the head's blob base fee.
+func (a *ethAPI) BlobBaseFee() *hexutil.Big {
+	head := a.c.bc.CurrentBlock()
+	if head.ExcessBlobGas == nil {
+		return (*hexutil.Big)(new(big.Int))
+	}
+	return (*hexutil.Big)(eip4844.CalcBlobFee(a.c.config, head))
+}
+
+// Coinbase is eth_coinbase: the fee recipient of the blocks sealed.
+func (a *ethAPI) Coinbase() common.Address { return common.Address{} }
 
 // filterArgs are eth_getLogs's criteria.
 type filterArgs struct {

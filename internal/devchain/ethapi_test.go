@@ -160,6 +160,12 @@ func TestLogsBlocksAndFees(t *testing.T) {
 	if err != nil || block.NumberU64() != rc.BlockNumber.Uint64() || block.Transactions()[0].Hash() != tx.Hash() {
 		t.Fatalf("block by hash: %v", err)
 	}
+	if n, err := ec.TransactionCount(ctx, rc.BlockHash); err != nil || n != 1 {
+		t.Fatalf("transactions in the block %d, %v", n, err)
+	}
+	if in, err := ec.TransactionInBlock(ctx, rc.BlockHash, 0); err != nil || in.Hash() != tx.Hash() {
+		t.Fatalf("transaction 0 of the block: %v", err)
+	}
 	var head, pend map[string]any
 	if err := r.CallContext(ctx, &head, "eth_getBlockByNumber", "latest", false); err != nil {
 		t.Fatal(err)
