@@ -357,6 +357,7 @@ type revertError struct {
 	data string
 }
 
+// newRevertError is the revert error of a call that returned data.
 func newRevertError(data []byte) *revertError {
 	msg := vm.ErrExecutionReverted.Error()
 	if reason, err := abi.UnpackRevert(data); err == nil {
@@ -859,6 +860,7 @@ func (a *txpoolAPI) Status() map[string]hexutil.Uint {
 // oracleBackend is the chain as go-ethereum's gas price oracle reads it.
 type oracleBackend struct{ c *Chain }
 
+// HeaderByNumber returns the header of n.
 func (b oracleBackend) HeaderByNumber(_ context.Context, n rpc.BlockNumber) (*types.Header, error) {
 	if h := b.c.headerByNumber(n); h != nil {
 		return h, nil
@@ -866,6 +868,7 @@ func (b oracleBackend) HeaderByNumber(_ context.Context, n rpc.BlockNumber) (*ty
 	return nil, errors.New("header not found")
 }
 
+// BlockByNumber returns the block of n.
 func (b oracleBackend) BlockByNumber(_ context.Context, n rpc.BlockNumber) (*types.Block, error) {
 	if h := b.c.headerByNumber(n); h != nil {
 		if block := b.c.bc.GetBlock(h.Hash(), h.Number.Uint64()); block != nil {
@@ -875,14 +878,18 @@ func (b oracleBackend) BlockByNumber(_ context.Context, n rpc.BlockNumber) (*typ
 	return nil, errors.New("block not found")
 }
 
+// GetReceipts returns the receipts of the block of hash.
 func (b oracleBackend) GetReceipts(_ context.Context, hash common.Hash) (types.Receipts, error) {
 	return b.c.bc.GetReceiptsByHash(hash), nil
 }
 
+// Pending is nil: there is no pending block apart from the head.
 func (b oracleBackend) Pending() (*types.Block, types.Receipts, *state.StateDB) { return nil, nil, nil }
 
+// ChainConfig returns the chain's configuration.
 func (b oracleBackend) ChainConfig() *params.ChainConfig { return b.c.config }
 
+// SubscribeChainHeadEvent subscribes ch to the new heads.
 func (b oracleBackend) SubscribeChainHeadEvent(ch chan<- core.ChainHeadEvent) event.Subscription {
 	return b.c.bc.SubscribeChainHeadEvent(ch)
 }
