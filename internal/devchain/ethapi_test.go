@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"errors"
+	"io"
 	"math/big"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -317,5 +319,46 @@ func TestCallAtBlocksAndOverrides(t *testing.T) {
 	}
 	if err := r.CallContext(ctx, &out, "eth_call", call, "latest"); err != nil || len(out) != 0 {
 		t.Fatalf("call without the override: %x, %v", []byte(out), err)
+	}
+}
+
+// The endpoint answers browsers (CORS preflight from any origin) and
+// refuses a request naming a host other than an IP address or localhost.
+func TestHTTPOriginsAndHosts(t *testing.T) {
+	c, _, _ := startChain(t, Config{PayerUSDC: big.NewInt(0)})
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`
+	do := func(method, host, origin string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, c.URL(), strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Access-Control-Request-Method", "POST")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	if res := do(http.MethodOptions, "", "https://app.example"); res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("preflight: %d, allow origin %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+	}
+	if res := do(http.MethodPost, "", "https://app.example"); res.StatusCode != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("call from a page: %d, allow origin %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+	}
+	if res := do(http.MethodPost, "localhost", ""); res.StatusCode != http.StatusOK {
+		t.Fatalf("Host localhost: %d", res.StatusCode)
+	}
+	if res := do(http.MethodPost, "rebind.example:8545", ""); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("Host rebind.example: %d, want 403", res.StatusCode)
 	}
 }
