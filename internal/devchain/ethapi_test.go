@@ -192,8 +192,9 @@ func TestLogsBlocksAndFees(t *testing.T) {
 	}
 }
 
-// A transaction sent ahead of its sender's nonce waits, shown as pending,
-// and is mined right after the one that closes the gap.
+// Transactions sent ahead of their sender's nonce, out of order, wait,
+// shown as pending, and are mined right after the one that closes the
+// gap.
 func TestNonceGapWaits(t *testing.T) {
 	c, r, ec := startChain(t, Config{})
 	ctx := context.Background()
@@ -201,6 +202,10 @@ func TestNonceGapWaits(t *testing.T) {
 	to := common.HexToAddress("0x00000000000000000000000000000000000000c3")
 	nonce, err := ec.PendingNonceAt(ctx, relayer.Address)
 	if err != nil {
+		t.Fatal(err)
+	}
+	further := signed(t, ec, relayer.Key, nonce+2, to, 21_000, nil)
+	if err := ec.SendTransaction(ctx, further); err != nil {
 		t.Fatal(err)
 	}
 	ahead := signed(t, ec, relayer.Key, nonce+1, to, 21_000, nil)
@@ -214,20 +219,20 @@ func TestNonceGapWaits(t *testing.T) {
 		t.Fatalf("receipt of the transaction ahead: %v", err)
 	}
 	var status map[string]hexutil.Uint
-	if err := r.CallContext(ctx, &status, "txpool_status"); err != nil || status["queued"] != 1 {
+	if err := r.CallContext(ctx, &status, "txpool_status"); err != nil || status["queued"] != 2 {
 		t.Fatalf("txpool_status %v, %v", status, err)
 	}
 	first := signed(t, ec, relayer.Key, nonce, to, 21_000, nil)
 	if err := ec.SendTransaction(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	for _, tx := range []*types.Transaction{first, ahead} {
+	for _, tx := range []*types.Transaction{first, ahead, further} {
 		if rc, err := ec.TransactionReceipt(ctx, tx.Hash()); err != nil || rc.Status != types.ReceiptStatusSuccessful {
 			t.Fatalf("receipt of nonce %d: %v", tx.Nonce(), err)
 		}
 	}
-	if n, err := ec.PendingNonceAt(ctx, relayer.Address); err != nil || n != nonce+2 {
-		t.Fatalf("nonce %d after both, %v", n, err)
+	if n, err := ec.PendingNonceAt(ctx, relayer.Address); err != nil || n != nonce+3 {
+		t.Fatalf("nonce %d after the three, %v", n, err)
 	}
 	if err := r.CallContext(ctx, &status, "txpool_status"); err != nil || status["queued"] != 0 {
 		t.Fatalf("txpool_status %v, %v", status, err)

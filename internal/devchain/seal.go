@@ -33,9 +33,9 @@ var txFeeCap = big.NewInt(params.Ether)
 var errAlreadyKnown = errors.New("already known")
 
 // submit admits a signed transaction: mined at once in a block of its own
-// when its nonce is the sender's next one (together with the sender's
-// transactions held for the nonces after it), held when its nonce is
-// ahead, refused with the execution's error (nonce too low, insufficient
+// when its nonce is the sender's next one (the sender's transactions held
+// for the nonces after it follow in the next block), held when its nonce
+// is ahead, refused with the execution's error (nonce too low, insufficient
 // funds for gas * price + value, ...) otherwise. A transaction that
 // reverts is mined, with a failed receipt.
 func (c *Chain) submit(ctx context.Context, tx *types.Transaction) error {
@@ -62,15 +62,14 @@ func (c *Chain) submit(ctx context.Context, tx *types.Transaction) error {
 	if next := st.GetNonce(from); tx.Nonce() > next {
 		return c.queueLocked(from, tx)
 	}
-	txs := append([]*types.Transaction{tx}, c.followersLocked(from, tx.Nonce())...)
-	_, errs, err := c.sealLocked(ctx, txs, uint64(time.Now().Unix()))
+	_, errs, err := c.sealLocked(ctx, []*types.Transaction{tx}, uint64(time.Now().Unix()))
 	if err != nil {
 		return err
 	}
 	if errs[0] != nil {
 		return errs[0]
 	}
-	c.dropQueuedLocked(from, txs[1:], errs[1:])
+	c.promoteLocked(ctx, from)
 	return nil
 }
 
@@ -126,30 +125,50 @@ func (c *Chain) queueLocked(from common.Address, tx *types.Transaction) error {
 	return nil
 }
 
-// followersLocked returns the held transactions of from with consecutive
-// nonces after nonce.
-func (c *Chain) followersLocked(from common.Address, nonce uint64) []*types.Transaction {
-	var out []*types.Transaction
-	for _, tx := range c.queued[from] {
-		if tx.Nonce() <= nonce {
-			continue
+// promoteLocked mines the held transactions of from whose turn came, in
+// as many blocks as they need. One that fails for another reason than a
+// full block is dropped (those after it wait again).
+func (c *Chain) promoteLocked(ctx context.Context, from common.Address) {
+	for range maxQueuedPerSender {
+		st, err := c.bc.State()
+		if err != nil {
+			return
 		}
-		if tx.Nonce() != nonce+1 {
+		next := st.GetNonce(from)
+		var ready []*types.Transaction
+		rest := c.queued[from][:0]
+		for _, tx := range c.queued[from] {
+			switch {
+			case tx.Nonce() < next:
+				// Its nonce was used meanwhile: it can never be mined.
+			case tx.Nonce() == next+uint64(len(ready)):
+				ready = append(ready, tx)
+				rest = append(rest, tx)
+			default:
+				rest = append(rest, tx)
+			}
+		}
+		c.queued[from] = rest
+		if len(ready) == 0 {
 			break
 		}
-		out = append(out, tx)
-		nonce++
-	}
-	return out
-}
-
-// dropQueuedLocked removes the held transactions of from that were tried
-// in a block (mined, or failed with errs[i]) and those whose nonce the
-// account has passed.
-func (c *Chain) dropQueuedLocked(from common.Address, tried []*types.Transaction, errs []error) {
-	for i, tx := range tried {
-		if errs[i] != nil {
-			c.log.Warn("devchain: a held transaction failed when its turn came; dropped", "hash", tx.Hash(), "err", errs[i])
+		_, errs, err := c.sealLocked(ctx, ready, uint64(time.Now().Unix()))
+		if err != nil {
+			c.log.Warn("devchain: sealing held transactions failed", "from", from, "err", err)
+			break
+		}
+		mined := false
+		for i, tx := range ready {
+			switch {
+			case errs[i] == nil:
+				mined = true
+			case !errors.Is(errs[i], core.ErrGasLimitReached):
+				c.log.Warn("devchain: a held transaction failed when its turn came; dropped", "hash", tx.Hash(), "err", errs[i])
+				c.queued[from] = slices.DeleteFunc(c.queued[from], func(t *types.Transaction) bool { return t == tx })
+			}
+		}
+		if !mined {
+			break
 		}
 	}
 	st, err := c.bc.State()
@@ -157,13 +176,9 @@ func (c *Chain) dropQueuedLocked(from common.Address, tried []*types.Transaction
 		return
 	}
 	next := st.GetNonce(from)
-	txs := slices.DeleteFunc(c.queued[from], func(tx *types.Transaction) bool {
-		return tx.Nonce() < next || slices.Contains(tried, tx)
-	})
-	if len(txs) == 0 {
+	c.queued[from] = slices.DeleteFunc(c.queued[from], func(tx *types.Transaction) bool { return tx.Nonce() < next })
+	if len(c.queued[from]) == 0 {
 		delete(c.queued, from)
-	} else {
-		c.queued[from] = txs
 	}
 }
 
