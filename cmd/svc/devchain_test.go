@@ -22,6 +22,7 @@ import (
 	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/seed1284c1d2/svc/internal/anviltest"
@@ -382,5 +383,62 @@ func TestServeEmbeddedChainSettles(t *testing.T) {
 	}
 	if o, code := runSvc(t, "reconcile", "--db", s[1], "--rpc-url", m[1]); code != 0 || !strings.Contains(o, "1 settled payments checked against the chain, 0 mismatches") {
 		t.Fatalf("reconcile: exit %d\n%s", code, o)
+	}
+}
+
+// TestDevchainOfficialFacilitatorSettles: the official TypeScript
+// facilitator (@x402/core + @x402/evm with a viem wallet: nonce, fees,
+// gas estimate, raw transaction, receipt polling) settles on svc devchain
+// with the printed relayer key a call the official @x402/fetch client
+// pays to svc serve: the transaction is the relayer's, mined with a
+// successful receipt, and the payer's and payTo's test USDC move by
+// exactly the price.
+func TestDevchainOfficialFacilitatorSettles(t *testing.T) {
+	bin := clusterBinary(t)
+	node, dir := anviltest.Setup(t)
+	d := startDevchain(t, bin)
+	ex := d.exports
+	tsfCmd := exec.Command(node, "ts-facilitator.mjs")
+	tsfCmd.Dir = dir
+	tsfCmd.Env = append(clusterEnv(), "RPC_URL="+ex["SVC_RPC_URL"], "RELAYER_KEY="+ex["SVC_RELAYER_KEY"])
+	tsf := chainStart(t, "ts facilitator", tsfCmd)
+	srvCmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "svc.db"), "--unpaid-rate", "-1",
+		"--facilitator-url", tsf.base, "--pay-to", ex["SVC_PAY_TO"])
+	srvCmd.Dir = t.TempDir()
+	srvCmd.Env = clusterEnv()
+	srv := chainStart(t, "svc serve", srvCmd)
+
+	payerBefore := usdcOf(t, d.client, ex["PAYER"])
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	pay := exec.CommandContext(ctx, node, "pay.mjs", "POST", srv.base+"/api/risk-levels", `{"entry":3500,"direction":"long","slPct":0.05,"tpPct":0.04}`)
+	pay.Dir = dir
+	pay.Env = append(clusterEnv(), "E2E_PRIVATE_KEY="+ex["PAYER_KEY"])
+	out, err := pay.Output()
+	var res chainPaid
+	if jerr := json.Unmarshal(out, &res); jerr != nil || res.Error != "" || res.Status != 200 || res.PaymentResponse == nil || !res.PaymentResponse.Success {
+		t.Fatalf("pay.mjs: %v %v %s", err, jerr, out)
+	}
+	price, _ := new(big.Int).SetString(res.PaymentResponse.Amount, 10)
+	if price == nil || price.Sign() <= 0 {
+		t.Fatalf("payment response amount %q", res.PaymentResponse.Amount)
+	}
+	rcpt := successfulReceipt(t, d.client, res.PaymentResponse.Transaction)
+	tx, pending, err := d.client.TransactionByHash(context.Background(), rcpt.TxHash)
+	if err != nil || pending {
+		t.Fatalf("settlement transaction: pending %v, %v", pending, err)
+	}
+	relayerKey, err := crypto.HexToECDSA(strings.TrimPrefix(ex["SVC_RELAYER_KEY"], "0x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx); err != nil || from != crypto.PubkeyToAddress(relayerKey.PublicKey) {
+		t.Fatalf("the settlement was sent by %s (%v), not the printed relayer", from, err)
+	}
+	if got := new(big.Int).Sub(payerBefore, usdcOf(t, d.client, ex["PAYER"])); got.Cmp(price) != 0 {
+		t.Fatalf("the payer paid %s, want %s", got, price)
+	}
+	if got := usdcOf(t, d.client, ex["SVC_PAY_TO"]); got.Cmp(price) != 0 {
+		t.Fatalf("payTo received %s, want %s", got, price)
 	}
 }

@@ -110,7 +110,7 @@ func (a *devchainAPI) Advance(ctx context.Context, seconds Quantity) (*AdvanceRe
 	if err != nil {
 		return nil, err
 	}
-	return &AdvanceResult{Block: hexutil.Uint64(a.c.backend.BlockChain().CurrentBlock().Number.Uint64()), Timestamp: hexutil.Uint64(ts)}, nil
+	return &AdvanceResult{Block: hexutil.Uint64(a.c.bc.CurrentBlock().Number.Uint64()), Timestamp: hexutil.Uint64(ts)}, nil
 }
 
 func advanceArg(seconds Quantity) (time.Duration, error) {

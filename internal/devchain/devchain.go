@@ -1,7 +1,9 @@
 // Package devchain runs a local EVM chain inside the Go process, for
-// trying on-chain settlement without a third party: go-ethereum's node with
-// a simulated beacon that seals a block as soon as a transaction arrives,
-// serving JSON-RPC over HTTP on a loopback address.
+// trying on-chain settlement without a third party: go-ethereum's block
+// chain over an in-memory database, its EVM and state, a block sealed as
+// soon as a transaction arrives, and a JSON-RPC endpoint over HTTP on a
+// loopback address answering the eth_ methods that wallets, viem and
+// go-ethereum's ethclient use.
 //
 // The chain has chain id 8453 (Base), so that code and clients configured
 // for Base work unchanged, and the test token TestUSDC (an EIP-3009 token
@@ -31,7 +33,9 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,16 +44,16 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/consensus"
+	"github.com/ethereum/go-ethereum/consensus/beacon"
+	"github.com/ethereum/go-ethereum/consensus/ethash"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/eth"
-	"github.com/ethereum/go-ethereum/eth/catalyst"
-	"github.com/ethereum/go-ethereum/eth/ethconfig"
-	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/eth/gasprice"
 	"github.com/ethereum/go-ethereum/ethclient"
-	"github.com/ethereum/go-ethereum/node"
-	"github.com/ethereum/go-ethereum/p2p"
+	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rpc"
 
@@ -153,22 +157,38 @@ type Accounts struct {
 	Faucet Account
 }
 
+// gasCeil is the gas limit blocks are sealed with (go-ethereum's miner
+// default).
+const gasCeil = 60_000_000
+
 // Chain is a running dev chain.
 type Chain struct {
 	accounts Accounts
-	stack    *node.Node
-	backend  *eth.Ethereum
-	beacon   *catalyst.SimulatedBeacon
+	config   *params.ChainConfig
+	signer   types.Signer
+	db       ethdb.Database
+	engine   consensus.Engine
+	bc       *core.BlockChain
+	oracle   *gasprice.Oracle
+	rpc      *rpc.Server
+	http     *http.Server
 	client   *ethclient.Client // in-process
 	token    abi.ABI
 	url      string
 	log      *slog.Logger
 
-	sealMu sync.Mutex // one block sealed at a time
+	// mu serialises the chain's changes: sealing a block, admitting a
+	// transaction.
+	mu sync.Mutex
+	// queued holds the transactions that arrived ahead of their sender's
+	// nonce, by sender, in nonce order; they are mined once the gap closes.
+	queued map[common.Address][]*types.Transaction
+
+	filters filters // of eth_newFilter and eth_newBlockFilter
+
 	fundMu sync.Mutex // the faucet's transactions, one at a time
 
-	stopLoop  chan struct{}
-	loopDone  chan struct{}
+	serveDone chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -206,20 +226,6 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 		return nil, err
 	}
 
-	// The node: no peer-to-peer networking, no IPC, no data on disk, the
-	// JSON-RPC endpoint on loopback HTTP only.
-	nodeConf := node.DefaultConfig
-	nodeConf.Name = "svc-devchain"
-	nodeConf.DataDir = ""
-	nodeConf.IPCPath = ""
-	nodeConf.P2P = p2p.Config{NoDiscovery: true, MaxPeers: 0}
-	nodeConf.HTTPHost = host
-	nodeConf.HTTPPort = port
-	nodeConf.HTTPModules = []string{"eth", "net", "web3", "txpool", "evm", "devchain"}
-	nodeConf.HTTPVirtualHosts = []string{"localhost"}
-	nodeConf.HTTPCors = []string{"*"} // for x402 clients running in a browser page
-	nodeConf.WSHost, nodeConf.AuthPort = "", 0
-
 	chainConf := *params.AllDevChainProtocolChanges
 	chainConf.ChainID = big.NewInt(ChainID)
 	alloc := core.SystemContractAllocs()
@@ -231,55 +237,57 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	alloc[accts.Relayer.Address] = types.Account{Balance: eth1k}
 	alloc[accts.Payer.Address] = types.Account{Balance: big.NewInt(params.Ether)}
 	alloc[accts.Faucet.Address] = types.Account{Balance: new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(params.Ether))}
+	genesis := &core.Genesis{Config: &chainConf, GasLimit: gasCeil, Alloc: alloc, Timestamp: uint64(time.Now().Unix())}
 
-	ethConf := ethconfig.Defaults
-	ethConf.Genesis = &core.Genesis{Config: &chainConf, GasLimit: ethconfig.Defaults.Miner.GasCeil, Alloc: alloc, Timestamp: uint64(time.Now().Unix())}
-	ethConf.SyncMode = ethconfig.FullSync
-	ethConf.TxPool.NoLocals = true
-	ethConf.TrieCleanCache, ethConf.TrieDirtyCache, ethConf.SnapshotCache = 16, 16, 16
-	ethConf.DatabaseCache = 16
+	// The chain: in memory, every state kept (calls at any past block
+	// answer), transactions indexed as their blocks are sealed.
+	db := rawdb.NewMemoryDatabase()
+	engine := beacon.New(ethash.NewFaker())
+	bcConf := core.DefaultConfig()
+	bcConf.ArchiveMode = true
+	bcConf.SnapshotLimit = 0
+	bcConf.TrieCleanLimit = 16
+	bcConf.TrieDirtyLimit = 16
+	bcConf.TxLookupLimit = -1 // written when a block is sealed
+	bc, err := core.NewBlockChain(db, genesis, engine, bcConf)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("devchain: block chain: %w", err)
+	}
+	c := &Chain{accounts: accts, config: bc.Config(), signer: types.LatestSigner(bc.Config()), db: db, engine: engine, bc: bc,
+		token: token, log: log, queued: map[common.Address][]*types.Transaction{}, serveDone: make(chan struct{})}
+	c.oracle = gasprice.NewOracle(oracleBackend{c}, gasprice.Config{Blocks: 20, Percentile: 60, MaxHeaderHistory: 1024, MaxBlockHistory: 1024,
+		MaxPrice: gasprice.DefaultMaxPrice, IgnorePrice: gasprice.DefaultIgnorePrice}, big.NewInt(params.GWei/1000))
 
-	stack, err := node.New(&nodeConf)
-	if err != nil {
-		return nil, fmt.Errorf("devchain: node: %w", err)
+	c.rpc = rpc.NewServer()
+	for _, api := range []struct {
+		namespace string
+		service   any
+	}{
+		{"eth", &ethAPI{c: c}},
+		{"net", &netAPI{c: c}},
+		{"web3", &web3API{}},
+		{"txpool", &txpoolAPI{c: c}},
+		{"evm", &evmAPI{c: c}},
+		{"devchain", &devchainAPI{c: c}},
+	} {
+		if err := c.rpc.RegisterName(api.namespace, api.service); err != nil {
+			c.stopChain()
+			return nil, fmt.Errorf("devchain: register the %s API: %w", api.namespace, err)
+		}
 	}
-	backend, err := eth.New(stack, &ethConf)
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		_ = stack.Close()
-		return nil, fmt.Errorf("devchain: ethereum service: %w", err)
-	}
-	c := &Chain{accounts: accts, stack: stack, backend: backend, token: token, log: log,
-		stopLoop: make(chan struct{}), loopDone: make(chan struct{})}
-	filterSystem := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
-	stack.RegisterAPIs([]rpc.API{
-		{Namespace: "eth", Service: filters.NewFilterAPI(filterSystem)},
-		{Namespace: "evm", Service: &evmAPI{c: c}},
-		{Namespace: "devchain", Service: &devchainAPI{c: c}},
-	})
-	if err := stack.Start(); err != nil {
-		_ = stack.Close()
+		c.stopChain()
 		return nil, fmt.Errorf("devchain: start the node on %s: %w", cfg.Addr, err)
 	}
-	beacon, err := catalyst.NewSimulatedBeacon(0, common.Address{}, backend)
-	if err != nil {
-		_ = stack.Close()
-		return nil, fmt.Errorf("devchain: simulated beacon: %w", err)
-	}
-	c.beacon = beacon
-	c.url = stack.HTTPEndpoint()
-	c.client = ethclient.NewClient(stack.Attach())
-	go c.mineLoop()
-	// Until the transaction indexer has caught up, receipts of new
-	// transactions are answered "indexing in progress"; it starts with the
-	// first block after genesis.
-	if _, err := c.Mine(ctx); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	if err := c.waitIndexed(ctx); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
+	c.url = "http://" + ln.Addr().String()
+	c.http = &http.Server{Handler: httpHandler(c.rpc), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() {
+		defer close(c.serveDone)
+		_ = c.http.Serve(ln)
+	}()
+	c.client = ethclient.NewClient(rpc.DialInProc(c.rpc))
 	if cfg.PayerUSDC.Sign() > 0 {
 		if _, err := c.Fund(ctx, accts.Payer.Address, cfg.PayerUSDC, nil); err != nil {
 			_ = c.Close()
@@ -290,18 +298,35 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	return c, nil
 }
 
-// waitIndexed waits for the transaction indexer's first pass.
-func (c *Chain) waitIndexed(ctx context.Context) error {
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for !c.backend.BlockChain().TxIndexDone() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("devchain: the transaction index is not ready: %w", ctx.Err())
-		case <-t.C:
+// httpHandler serves the JSON-RPC server to browsers too (CORS from any
+// origin) and refuses requests naming a host other than an IP address or
+// localhost (DNS rebinding).
+func httpHandler(srv *rpc.Server) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
 		}
-	}
-	return nil
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if _, err := netip.ParseAddr(host); err != nil && !strings.EqualFold(host, "localhost") {
+			http.Error(w, "invalid host specified", http.StatusForbidden)
+			return
+		}
+		if r.Header.Get("Origin") != "" {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+			if r.Method == http.MethodOptions {
+				w.Header().Set("Access-Control-Allow-Methods", "POST, GET, OPTIONS")
+				w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+				if h := r.Header.Get("Access-Control-Request-Headers"); h != "" {
+					w.Header().Set("Access-Control-Allow-Headers", h)
+				}
+				w.Header().Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		srv.ServeHTTP(w, r)
+	})
 }
 
 // URL is the JSON-RPC endpoint, http://127.0.0.1:PORT.
@@ -319,61 +344,30 @@ func (c *Chain) Client() *ethclient.Client { return c.client }
 // Close stops the chain. It is safe to call more than once.
 func (c *Chain) Close() error {
 	c.closeOnce.Do(func() {
-		close(c.stopLoop)
-		<-c.loopDone
+		if c.http != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			c.closeErr = c.http.Shutdown(ctx)
+			cancel()
+			<-c.serveDone
+		}
 		if c.client != nil {
 			c.client.Close()
 		}
-		if c.beacon != nil {
-			c.closeErr = c.beacon.Stop()
-		}
-		c.closeErr = errors.Join(c.closeErr, c.stack.Close())
+		c.stopChain()
 	})
 	return c.closeErr
 }
 
-// mineLoop seals a block whenever transactions arrive in the pool, until
-// every executable one is mined (geth --dev's on-demand mode).
-func (c *Chain) mineLoop() {
-	defer close(c.loopDone)
-	newTxs := make(chan core.NewTxsEvent, 16)
-	sub := c.backend.TxPool().SubscribeTransactions(newTxs, true)
-	defer sub.Unsubscribe()
-	for {
-		select {
-		case <-c.stopLoop:
-			return
-		case <-sub.Err():
-			return
-		case ev := <-newTxs:
-			c.log.Debug("devchain: transactions arrived", "count", len(ev.Txs))
-			c.sealPending()
-		}
+// stopChain stops the JSON-RPC server and the block chain, and drops the
+// database.
+func (c *Chain) stopChain() {
+	if c.rpc != nil {
+		c.rpc.Stop()
 	}
-}
-
-// maxSealRounds bounds the blocks sealed for one arrival of transactions
-// (a transaction the miner never includes would otherwise spin).
-const maxSealRounds = 64
-
-// sealPending seals blocks until the pool holds no executable transaction.
-func (c *Chain) sealPending() {
-	c.sealMu.Lock()
-	defer c.sealMu.Unlock()
-	c.sealPendingLocked()
-}
-
-// sealPendingLocked is sealPending with sealMu held.
-func (c *Chain) sealPendingLocked() {
-	pool := c.backend.TxPool()
-	for range maxSealRounds {
-		_ = pool.Sync()
-		if executable, _ := pool.Stats(); executable == 0 {
-			return
-		}
-		c.beacon.Commit()
-	}
-	c.log.Warn("devchain: transactions stay in the pool after sealing blocks for them (fee below the miner's minimum tip?)")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bc.Stop()
+	_ = c.db.Close()
 }
 
 // Advance moves the chain's clock forward by d (whole seconds, at least
@@ -385,33 +379,32 @@ func (c *Chain) Advance(ctx context.Context, d time.Duration) (uint64, error) {
 	if d < time.Second {
 		return 0, fmt.Errorf("devchain: advance by %s: the clock moves by whole seconds, at least 1s", d)
 	}
-	c.sealMu.Lock()
-	defer c.sealMu.Unlock()
-	// The block sealed is empty: transactions waiting are mined first (one
-	// arriving in between makes the sealing fail; it is tried again).
-	var err error
-	for range 3 {
-		if err = ctx.Err(); err != nil {
-			return 0, err
-		}
-		c.sealPendingLocked()
-		if err = c.beacon.AdjustTime(d.Truncate(time.Second)); err == nil {
-			return c.backend.BlockChain().CurrentBlock().Time, nil
-		}
+	if err := ctx.Err(); err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("devchain: advance the clock: %w", err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	parent := c.bc.CurrentBlock()
+	block, _, err := c.sealLocked(ctx, nil, parent.Time+uint64(d/time.Second))
+	if err != nil {
+		return 0, fmt.Errorf("devchain: advance the clock: %w", err)
+	}
+	return block.Time(), nil
 }
 
-// Mine seals one block (empty unless transactions are waiting) and
+// Mine seals one empty block (transactions are mined as they arrive) and
 // returns its number.
 func (c *Chain) Mine(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	c.sealMu.Lock()
-	defer c.sealMu.Unlock()
-	c.beacon.Commit()
-	return c.backend.BlockChain().CurrentBlock().Number.Uint64(), nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	block, _, err := c.sealLocked(ctx, nil, uint64(time.Now().Unix()))
+	if err != nil {
+		return 0, fmt.Errorf("devchain: mine: %w", err)
+	}
+	return block.NumberU64(), nil
 }
 
 // Fund sends wei (when positive) and mints usdc atomic units of test USDC
