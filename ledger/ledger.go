@@ -171,6 +171,16 @@ func (b *builder) report() Report {
 	return r
 }
 
+// IsChannelCharge reports whether s is a charge to a batch-settlement
+// payment channel (a voucher, or the deposit that opened or topped up the
+// channel), whose money reaches payTo later, when the claimer claims the
+// channel's latest voucher and sweeps: its Nonce is the scheme's payment id,
+// "<channel id>:<cumulative amount>:<payload type>", and its Transaction is
+// empty for a voucher. An exact payment's nonce is one 0x-hex word.
+func IsChannelCharge(s Settlement) bool {
+	return strings.Count(s.Nonce, ":") >= 2
+}
+
 // IsDev reports whether s was settled by the local dev-mode facilitator.
 func IsDev(s Settlement) bool {
 	return strings.HasPrefix(s.Transaction, facilitator.LocalTransactionPrefix)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -35,7 +36,7 @@ func TestChainBatchOnchainClaimerAndRefund(t *testing.T) {
 		t.Fatal("the server printed the receiver authorizer's key")
 	}
 	ts := batchTools(t, 3)
-	const calls = 60
+	const calls = 200
 	var reqs []batchCall
 	var want int64
 	for i := range calls {
@@ -67,8 +68,8 @@ func TestChainBatchOnchainClaimerAndRefund(t *testing.T) {
 			deposits++
 		}
 	}
-	if deposits != 1 {
-		t.Fatalf("%d deposits, want 1 (the first call's)", deposits)
+	if deposits < 1 || res[0].PaymentResponse.Transaction == "" {
+		t.Fatalf("%d deposits, the first call's %+v: want the first call to deposit", deposits, res[0].PaymentResponse)
 	}
 	deposit := new(big.Int).Sub(payerBefore, w.chain.TokenBalance(t, w.payer))
 
@@ -102,6 +103,13 @@ func TestChainBatchOnchainClaimerAndRefund(t *testing.T) {
 	l := clusterSQLiteLedger(t, db)
 	if len(l.rows) != calls {
 		t.Fatalf("the ledger has %d rows, want %d (the refund is no paid call); last %+v", len(l.rows), calls, l.rows[len(l.rows)-1])
+	}
+	// svc reconcile counts the channel charges apart and checks the
+	// claimed channel against the escrow.
+	out, code := runSvc(t, "reconcile", "--db", db, "--rpc-url", w.chain.URL)
+	if code != 0 || !strings.Contains(out, "0 mismatches") || !strings.Contains(out, fmt.Sprintf("%d batch-settlement channel charges (%d atomic units)", calls, want)) ||
+		!strings.Contains(out, "1 claimed channels checked") {
+		t.Fatalf("svc reconcile: exit %d\n%s", code, out)
 	}
 }
 

@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 
@@ -22,6 +25,7 @@ import (
 	"github.com/seed1284c1d2/svc/internal/scrub"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/x402"
+	"github.com/seed1284c1d2/svc/x402/batch"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
@@ -302,11 +306,23 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		Detail      string    `json:"detail"`
 	}
 	dev := 0 // dev-mode rows: nothing was settled on chain
+	// Channel charges (batch-settlement) reach payTo through the claims:
+	// counted here, and the claims are compared with the escrow below.
+	charges, chargedAmount := 0, new(big.Int)
+	networks := map[string]bool{}
 	// Streamed: the chain is asked row by row, outside any database read.
 	rec, err := onchain.Reconcile(ctx, c, func(yield func(finding, onchain.Settled) error) error {
 		return st.EachSettlement(ctx, from, to, func(r ledger.Settlement) error {
 			if ledger.IsDev(r) {
 				dev++
+				return nil
+			}
+			if ledger.IsChannelCharge(r) {
+				charges++
+				if a, ok := new(big.Int).SetString(r.Amount, 10); ok {
+					chargedAmount.Add(chargedAmount, a)
+				}
+				networks[r.Network] = true
 				return nil
 			}
 			s := onchain.Settled{Transaction: r.Transaction, Token: r.Asset, Payer: r.Payer, Nonce: r.Nonce, Amount: r.Amount, PayTo: defaultPayTo}
@@ -332,6 +348,28 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		x.Mismatch, x.Detail = m.Mismatch.Kind, m.Mismatch.Detail
 		found = append(found, x)
 	}
+	// Every channel the claim log says was claimed: the escrow's
+	// totalClaimed must be at least the claim's total.
+	claimsChecked := 0
+	for _, network := range slices.Sorted(maps.Keys(networks)) {
+		claimed, err := st.BatchClaims().Claimed(ctx, network, 1<<20)
+		if err != nil {
+			return fmt.Errorf("batch claim log: %w", err)
+		}
+		for _, cl := range claimed {
+			oc, err := escrowChannel(ctx, c, cl.ChannelID)
+			if err != nil {
+				return fmt.Errorf("reconcile: %w", redactURL(err, *rpcURL))
+			}
+			claimsChecked++
+			if oc.TotalClaimed.Cmp(cl.TotalClaimed) < 0 {
+				found = append(found, finding{SettledAt: cl.ClaimedAt, Tool: "(claim)", Network: network, Asset: cl.Channel.Token.Hex(), Payer: cl.Channel.Payer.Hex(),
+					PayTo: cl.Channel.Receiver.Hex(), Nonce: cl.ChannelID.Hex(), Amount: cl.TotalClaimed.String(), Transaction: cl.ClaimID,
+					Mismatch: "claim_not_on_chain", Detail: fmt.Sprintf("the escrow's totalClaimed is %s, the claim log's %s", oc.TotalClaimed, cl.TotalClaimed)})
+			}
+		}
+	}
+	checked += claimsChecked
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		for _, x := range found {
@@ -344,6 +382,10 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 			from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), checked, len(found))
 		if dev > 0 {
 			fmt.Fprintf(stdout, "; %d dev-mode payments skipped (the local facilitator settled nothing on chain)", dev)
+		}
+		if charges > 0 {
+			fmt.Fprintf(stdout, "; %d batch-settlement channel charges (%s atomic units) are paid by claims: %d claimed channels checked against the escrow (see svc batch status for what is not claimed yet)",
+				charges, chargedAmount, claimsChecked)
 		}
 		fmt.Fprintln(stdout)
 		if len(found) > 0 {
@@ -367,4 +409,22 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return fmt.Errorf("%d of %d settled payments do not match the chain", len(found), checked)
 	}
 	return nil
+}
+
+// escrowChannel reads the batch-settlement escrow's view of a channel.
+func escrowChannel(ctx context.Context, c *ethclient.Client, id common.Hash) (batch.OnChain, error) {
+	calls, err := batch.ChannelViewCalls(id)
+	if err != nil {
+		return batch.OnChain{}, err
+	}
+	escrow := common.HexToAddress(batch.SettlementAddress)
+	var res [3][]byte
+	for i, data := range calls {
+		out, err := c.CallContract(ctx, ethereum.CallMsg{To: &escrow, Data: data}, nil)
+		if err != nil {
+			return batch.OnChain{}, fmt.Errorf("escrow channel %s: %w", id.Hex(), err)
+		}
+		res[i] = out
+	}
+	return batch.DecodeChannelViews(res)
 }
