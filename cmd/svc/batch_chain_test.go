@@ -105,7 +105,7 @@ func (w *chainWorld) batchPayOfficial(t *testing.T, calls []batchCall) []chainPa
 
 // batchTools returns n paid tools that need no terminal, with their
 // example inputs, of distinct prices where the catalog has them.
-func batchTools(t *testing.T, n int) []*tools.Tool {
+func batchTools(t testing.TB, n int) []*tools.Tool {
 	t.Helper()
 	cat, err := tools.New(tools.Options{})
 	if err != nil {

@@ -29,7 +29,8 @@ func TestServeSchemesFlags(t *testing.T) {
 	if err != nil || len(c.batch.names) != 1 || c.batch.names[0] != x402.SchemeExact || c.batch.key != nil {
 		t.Fatalf("the default: %+v %v", c.batch, err)
 	}
-	c, err = parseServe([]string{"--schemes", "exact,batch-settlement", "--withdraw-delay", "1h", "--min-deposit", "$0.5"}, io.Discard,
+	rpc := []string{"--facilitator-url", "https://facilitator.example", "--pay-to", "0x5eED00000000000000000000000000000000c0DE", "--rpc-url", "http://127.0.0.1:8545"}
+	c, err = parseServe(append([]string{"--schemes", "exact,batch-settlement", "--withdraw-delay", "1h", "--min-deposit", "$0.5"}, rpc...), io.Discard,
 		env("SVC_RECEIVER_AUTHORIZER_KEY", key))
 	if err != nil || strings.Join(c.batch.names, ",") != batch.Scheme+","+x402.SchemeExact || c.batch.key == nil || c.batch.delay != 3600 || c.batch.min != "500000" {
 		t.Fatalf("batch-settlement on: %+v %v", c.batch, err)
@@ -38,7 +39,7 @@ func TestServeSchemesFlags(t *testing.T) {
 	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if c, err = parseServe([]string{"--schemes", "batch-settlement", "--receiver-authorizer-key-file", path}, io.Discard, env()); err != nil || c.batch.key == nil {
+	if c, err = parseServe(append([]string{"--schemes", "batch-settlement", "--receiver-authorizer-key-file", path}, rpc...), io.Discard, env()); err != nil || c.batch.key == nil {
 		t.Fatalf("the key from a file: %v", err)
 	}
 	for _, tc := range []struct {
@@ -53,7 +54,11 @@ func TestServeSchemesFlags(t *testing.T) {
 		{[]string{"--schemes", "batch-settlement", "--withdraw-delay", "5m"}, []string{"SVC_RECEIVER_AUTHORIZER_KEY", key}, "--withdraw-delay 5m0s must be whole seconds from 15m to 720h"},
 		{[]string{"--schemes", "batch-settlement", "--withdraw-delay", "900500ms"}, []string{"SVC_RECEIVER_AUTHORIZER_KEY", key}, "must be whole seconds"},
 		{[]string{"--schemes", "batch-settlement", "--min-deposit", "lots"}, []string{"SVC_RECEIVER_AUTHORIZER_KEY", key}, `--min-deposit "lots" is not an amount of dollars`},
-		{[]string{"--min-deposit", "1"}, nil, "are for --schemes with batch-settlement"},
+		{[]string{"--min-deposit", "1"}, nil, "--min-deposit is for --schemes with batch-settlement"},
+		{[]string{"--schemes", "batch-settlement", "--facilitator-url", "https://facilitator.example", "--pay-to", "0x5eED00000000000000000000000000000000c0DE"},
+			[]string{"SVC_RECEIVER_AUTHORIZER_KEY", key}, "--schemes batch-settlement needs --rpc-url"},
+		{[]string{"--schemes", "batch-settlement", "--claim-batch", "0"}, []string{"SVC_RECEIVER_AUTHORIZER_KEY", key}, "--claim-batch must be at least 1"},
+		{[]string{"--schemes", "batch-settlement", "--claim-threshold", "much"}, []string{"SVC_RECEIVER_AUTHORIZER_KEY", key}, `--claim-threshold "much" is not an amount of dollars`},
 		{[]string{"--schemes", "batch-settlement", "--receiver-authorizer-key-env", key}, nil, "takes the NAME of an environment variable"},
 		{[]string{"--schemes", "batch-settlement"}, []string{"SVC_RECEIVER_AUTHORIZER_KEY", key[:20]}, "the receiver authorizer key in $SVC_RECEIVER_AUTHORIZER_KEY"},
 	} {

@@ -177,9 +177,6 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		return nil, err
 	}
 	c.batch = batchFl
-	if batchFl.on() && strings.TrimSpace(*chain.rpcURL) == "" {
-		return nil, envflag.UsageError("--schemes " + batch.Scheme + " needs --rpc-url (SVC_RPC_URL): its claimer reads the escrow's channels (and watches withdrawals) through it")
-	}
 	// Credentials first, so that nothing below can print them.
 	c.secrets.AddURL(c.facilitatorURL)
 	c.secrets.AddHeader(c.authHeader)
@@ -203,6 +200,9 @@ func parseServe(args []string, stderr io.Writer, getenv func(string) string) (*s
 		}
 	}
 	c.devMode = c.facilitatorURL == "" && c.settle == ""
+	if batchFl.on() && !c.devMode && strings.TrimSpace(*chain.rpcURL) == "" {
+		return nil, envflag.UsageError("--schemes " + batch.Scheme + " needs --rpc-url (SVC_RPC_URL): its claimer reads the escrow's channels (and watches withdrawals) through it")
+	}
 	if c.facilitatorURL != "" {
 		c.statusRPC = strings.TrimSpace(*chain.rpcURL)
 		if *chain.confirmations < 1 || *chain.confirmations > 1000 {
