@@ -14,7 +14,8 @@ import (
 // CSVHeader returns the header row of WriteCSV (a new slice each call).
 func CSVHeader() []string {
 	return []string{"record", "time", "day", "tool", "route", "amount_usdc", "payer", "transaction", "network",
-		"asset", "ref_code", "transport", "dev", "calls", "dev_calls", "dev_amount_usdc"}
+		"asset", "ref_code", "transport", "dev", "calls", "dev_calls", "dev_amount_usdc",
+		"channel_charge", "charge_calls", "charge_amount_usdc"}
 }
 
 // Format is an output format of Write.
@@ -111,7 +112,10 @@ func Write(ctx context.Context, src Source, from, to time.Time, format Format, w
 // "total". Totals rows leave the per-payment columns empty; their
 // amount_usdc and calls count real settlements, dev_calls and
 // dev_amount_usdc dev-mode ones. A dev-mode payment has dev "true" and
-// its amount in dev_amount_usdc (amount_usdc "0.000000").
+// its amount in dev_amount_usdc (amount_usdc "0.000000"). A charge to a
+// batch-settlement channel has channel_charge "true"; charge_calls and
+// charge_amount_usdc count the part of calls and amount_usdc charged to
+// channels (claimed and swept later, in batches).
 func (r Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader()); err != nil {
@@ -134,8 +138,13 @@ func csvEntry(e Entry) []string {
 	if e.Dev {
 		amount, dev, calls, devCalls = "0.000000", e.AmountUSDC, "0", "1"
 	}
+	charge, chargeCalls := "0.000000", "0"
+	if e.ChannelCharge && !e.Dev {
+		charge, chargeCalls = e.AmountUSDC, "1"
+	}
 	return []string{"payment", e.Time.Format(time.RFC3339Nano), e.Time.Format(DayLayout), e.Tool, e.Route, amount,
-		e.Payer, e.Transaction, e.Network, e.Asset, e.RefCode, e.Transport, strconv.FormatBool(e.Dev), calls, devCalls, dev}
+		e.Payer, e.Transaction, e.Network, e.Asset, e.RefCode, e.Transport, strconv.FormatBool(e.Dev), calls, devCalls, dev,
+		strconv.FormatBool(e.ChannelCharge), chargeCalls, charge}
 }
 
 // csvTotals writes the totals rows of r (the csv.Writer keeps the first
@@ -143,7 +152,7 @@ func csvEntry(e Entry) []string {
 func csvTotals(cw *csv.Writer, r Report) {
 	total := func(kind string, t Total, tool, day, ref string) {
 		_ = cw.Write([]string{kind, "", day, tool, "", t.AmountUSDC, "", "", "", "", ref, "", "",
-			strconv.FormatInt(t.Calls, 10), strconv.FormatInt(t.DevCalls, 10), t.DevAmountUSDC})
+			strconv.FormatInt(t.Calls, 10), strconv.FormatInt(t.DevCalls, 10), t.DevAmountUSDC, "", strconv.FormatInt(t.ChargeCalls, 10), t.ChargeAmountUSDC})
 	}
 	for _, t := range r.ByTool {
 		total("tool", t, t.Key, "", "")

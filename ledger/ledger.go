@@ -67,6 +67,10 @@ type Entry struct {
 	// Dev marks a settlement of the local dev-mode facilitator: nothing
 	// moved on chain.
 	Dev bool `json:"dev"`
+	// ChannelCharge marks a charge to a batch-settlement channel
+	// (IsChannelCharge): accepted and answered, its money claimed from the
+	// escrow and swept to payTo later, in batches.
+	ChannelCharge bool `json:"channelCharge"`
 }
 
 // Total sums the payments of one key (a tool, a day, a referral code).
@@ -78,8 +82,13 @@ type Total struct {
 	AmountUSDC    string `json:"amountUsdc"`
 	DevCalls      int64  `json:"devCalls"`
 	DevAmountUSDC string `json:"devAmountUsdc"`
+	// ChargeCalls and ChargeAmountUSDC are the part of Calls and
+	// AmountUSDC charged to batch-settlement channels (claimed and swept
+	// later, in batches; the rest was settled one payment at a time).
+	ChargeCalls      int64  `json:"chargeCalls"`
+	ChargeAmountUSDC string `json:"chargeAmountUsdc"`
 
-	amount, dev big.Int
+	amount, dev, charge big.Int
 }
 
 // Report is the ledger of a period.
@@ -145,13 +154,13 @@ func (b *builder) add(s Settlement) (Entry, error) {
 	e := Entry{
 		Time: s.SettledAt.UTC(), Tool: s.ToolKey, Route: s.Route, AmountUSDC: FormatUSDC(amt), AmountAtomic: amt.String(),
 		Payer: s.Payer, Transaction: s.Transaction, Network: s.Network, Asset: s.Asset, RefCode: s.RefCode,
-		Transport: s.Transport, Dev: IsDev(s),
+		Transport: s.Transport, Dev: IsDev(s), ChannelCharge: IsChannelCharge(s),
 	}
-	add(&b.r.Total, amt, e.Dev)
-	add(bucket(b.tools, e.Tool), amt, e.Dev)
-	add(bucket(b.days, e.Time.Format(DayLayout)), amt, e.Dev)
+	add(&b.r.Total, amt, e)
+	add(bucket(b.tools, e.Tool), amt, e)
+	add(bucket(b.days, e.Time.Format(DayLayout)), amt, e)
 	if e.RefCode != "" {
-		add(bucket(b.refs, e.RefCode), amt, e.Dev)
+		add(bucket(b.refs, e.RefCode), amt, e)
 	}
 	return e, nil
 }
@@ -195,18 +204,22 @@ func bucket(m map[string]*Total, key string) *Total {
 	return t
 }
 
-func add(t *Total, amt *big.Int, dev bool) {
-	if dev {
+func add(t *Total, amt *big.Int, e Entry) {
+	if e.Dev {
 		t.DevCalls++
 		t.dev.Add(&t.dev, amt)
 		return
 	}
 	t.Calls++
 	t.amount.Add(&t.amount, amt)
+	if e.ChannelCharge {
+		t.ChargeCalls++
+		t.charge.Add(&t.charge, amt)
+	}
 }
 
 func finish(t *Total) {
-	t.AmountUSDC, t.DevAmountUSDC = FormatUSDC(&t.amount), FormatUSDC(&t.dev)
+	t.AmountUSDC, t.DevAmountUSDC, t.ChargeAmountUSDC = FormatUSDC(&t.amount), FormatUSDC(&t.dev), FormatUSDC(&t.charge)
 }
 
 // sorted lists the totals of m by key.

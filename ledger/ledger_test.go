@@ -314,3 +314,38 @@ func TestWriteStreamsWhatBuildReports(t *testing.T) {
 		t.Fatal("a negative amount was streamed")
 	}
 }
+
+// TestChannelCharges: a batch-settlement channel's charges (a voucher with
+// no transaction, the deposit with its transaction) are counted in the
+// totals and apart, as charges; an exact payment is not a charge.
+func TestChannelCharges(t *testing.T) {
+	channel := "0x" + strings.Repeat("ab", 32)
+	voucher := row("risk-levels", "5000", "", "", day0)
+	voucher.Nonce = channel + ":7500:voucher"
+	deposit := row("tick-pnl", "2500", "0xdd", "", day0)
+	deposit.Nonce = channel + ":2500:deposit"
+	exact := row("risk-levels", "3400", "0xaa", "", day0)
+	if !ledger.IsChannelCharge(voucher) || !ledger.IsChannelCharge(deposit) || ledger.IsChannelCharge(exact) {
+		t.Fatal("IsChannelCharge tells the schemes' payments apart wrongly")
+	}
+	r, err := ledger.Build(day0.Add(-time.Hour), day0.Add(time.Hour), []ledger.Settlement{voucher, deposit, exact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Entries[0].ChannelCharge || !r.Entries[1].ChannelCharge || r.Entries[2].ChannelCharge {
+		t.Fatalf("entries %+v", r.Entries)
+	}
+	if tt := r.Total; tt.Calls != 3 || tt.AmountUSDC != "0.010900" || tt.ChargeCalls != 2 || tt.ChargeAmountUSDC != "0.007500" {
+		t.Fatalf("total %+v", tt)
+	}
+	if tl := r.ByTool[0]; tl.Key != "risk-levels" || tl.ChargeCalls != 1 || tl.ChargeAmountUSDC != "0.005000" {
+		t.Fatalf("by tool %+v", r.ByTool)
+	}
+	var b strings.Builder
+	if err := r.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ",true,1,0.005000\n") || !strings.Contains(b.String(), "total,,,,,0.010900,,,,,,,,3,0,0.000000,,2,0.007500") {
+		t.Fatalf("csv:\n%s", b.String())
+	}
+}
