@@ -30,9 +30,9 @@ func TestBatchStatusAndRefundCommands(t *testing.T) {
 	c := anviltest.Start(t, anviltest.Options{})
 	relayer, relayerAddr := anviltest.NewKey(t)
 	c.SetBalance(t, relayerAddr, anviltest.Ether(10))
-	cmd := exec.Command(node, "batch-facilitator.mjs")
+	cmd := exec.Command(node, "ts-facilitator.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(clusterEnv(), "RPC_URL="+c.URL, "RELAYER_KEY="+keyHex(relayer))
+	cmd.Env = append(clusterEnv(), "RPC_URL="+c.URL, "RELAYER_KEY="+keyHex(relayer), "BATCH=1", "TUNED=1")
 	facURL := chainStart(t, "batch facilitator", cmd).base
 	fac, err := facilitator.NewHTTP(facilitator.HTTPConfig{URL: facURL})
 	if err != nil {

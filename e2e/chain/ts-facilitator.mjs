@@ -7,13 +7,15 @@
 //
 // AUTHORIZER_KEY (optional) adds @x402/evm's batch-settlement scheme, whose
 // receiver authorizer signs with that key (never printed) when a server
-// leaves a claim's or refund's signatures to the facilitator.
+// leaves a claim's or refund's signatures to the facilitator. BATCH=1 adds
+// the scheme without a receiver authorizer of its own: claims and refunds
+// then come signed by the server.
 //
 // TUNED=1 gives the wallet viem's nonce manager (concurrent settlements
 // take consecutive nonces) and polls receipts every 20 ms instead of the
 // chain's default (for a local chain that mines at once).
 //
-// Usage: RPC_URL=http://127.0.0.1:8545 RELAYER_KEY=0x… [AUTHORIZER_KEY=0x…] [TUNED=1] node ts-facilitator.mjs
+// Usage: RPC_URL=http://127.0.0.1:8545 RELAYER_KEY=0x… [AUTHORIZER_KEY=0x… | BATCH=1] [TUNED=1] node ts-facilitator.mjs
 import http from "node:http";
 import { x402Facilitator } from "@x402/core/facilitator";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
@@ -35,6 +37,8 @@ const signer = toFacilitatorEvmSigner({ ...wallet, address: account.address });
 const facilitator = new x402Facilitator().register("eip155:8453", new ExactEvmScheme(signer));
 if (process.env.AUTHORIZER_KEY) {
   facilitator.register("eip155:8453", new BatchSettlementEvmScheme(signer, privateKeyToAccount(process.env.AUTHORIZER_KEY)));
+} else if (process.env.BATCH === "1") {
+  facilitator.register("eip155:8453", new BatchSettlementEvmScheme(signer));
 }
 
 const send = (res, status, v) => {

@@ -63,14 +63,15 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
-// startFacilitator runs e2e/chain/batch-facilitator.mjs against rpcURL
+// startFacilitator runs the official facilitator (e2e/chain/ts-facilitator.mjs
+// with batch-settlement and no receiver authorizer of its own) against rpcURL
 // and returns its URL; it is stopped when the test ends.
 func startFacilitator(t testing.TB, rpcURL, relayerHex string) string {
 	t.Helper()
 	node, dir := anviltest.Setup(t)
-	cmd := exec.Command(node, "batch-facilitator.mjs")
+	cmd := exec.Command(node, "ts-facilitator.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "RPC_URL="+rpcURL, "RELAYER_KEY="+relayerHex)
+	cmd.Env = append(os.Environ(), "RPC_URL="+rpcURL, "RELAYER_KEY="+relayerHex, "BATCH=1", "TUNED=1")
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
@@ -97,7 +98,7 @@ func startFacilitator(t testing.TB, rpcURL, relayerHex string) string {
 	case u := <-line:
 		return u
 	case <-time.After(60 * time.Second):
-		t.Fatal("batch-facilitator.mjs did not listen within 60 s")
+		t.Fatal("ts-facilitator.mjs did not listen within 60 s")
 	}
 	return ""
 }
