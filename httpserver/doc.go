@@ -138,7 +138,10 @@
 // svc_x402_payment_required_total{route} (402s offered),
 // svc_x402_settlements_total{route} (paid calls over every transport, under
 // the tool's HTTP route), svc_x402_revenue_atomic_total{route,network,asset}
-// (settled amounts in atomic units), svc_failures_total{reason},
+// (amounts settled with the call, in atomic units: exact payments),
+// svc_x402_charged_atomic_total{route,network,asset,scheme} (every paid
+// call's charge, whatever its scheme; a batch-settlement channel's charges
+// are settled later, when the claimer claims them), svc_failures_total{reason},
 // svc_rate_limited_total, svc_x402_payments{state} (the payment journal's
 // rows by state, asked of the store at scrape time: settling and unknown
 // ones need attention), svc_x402_recovered_total{result},

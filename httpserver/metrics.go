@@ -45,6 +45,7 @@ type metrics struct {
 	traffic     *stats.Traffic
 	duration    *prometheus.HistogramVec // route
 	revenue     *prometheus.CounterVec   // route, network, asset (atomic units)
+	charged     *prometheus.CounterVec   // route, network, asset, scheme (atomic units)
 	failures    *prometheus.CounterVec   // reason
 	rateLimited prometheus.Counter
 	recovered   *prometheus.CounterVec // result
@@ -85,6 +86,10 @@ func newMetrics(now time.Time, version string, traffic *stats.Traffic) *metrics 
 		revenue: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "svc_x402_revenue_atomic_total", Help: "Settled amounts in the asset's atomic units (USDC: millionths of a dollar), by route, network and asset.",
 		}, []string{"route", "network", "asset"}),
+		charged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_x402_charged_atomic_total", Help: "Amounts charged for answered paid calls in the asset's atomic units, by route, network, asset and payment scheme " +
+				"(exact: settled with the call; batch-settlement: claimed from the channels later, in batches).",
+		}, []string{"route", "network", "asset", "scheme"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "svc_failures_total", Help: "Error answers and refused payments, by reason (problem code or x402 reason).",
 		}, []string{"reason"}),
@@ -102,7 +107,7 @@ func newMetrics(now time.Time, version string, traffic *stats.Traffic) *metrics 
 	}
 	revision, goVersion := buildRevision()
 	m.reg.MustRegister(
-		m.traffic, m.duration, m.revenue, m.failures, m.rateLimited, m.recovered,
+		m.traffic, m.duration, m.revenue, m.charged, m.failures, m.rateLimited, m.recovered,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "svc_uptime_seconds", Help: "Seconds since the server was built.",
 		}, func() float64 { return math.Max(0, time.Since(m.start).Seconds()) }),

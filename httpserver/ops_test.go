@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/seed1284c1d2/svc/httpserver"
 	"github.com/seed1284c1d2/svc/store"
+	"github.com/seed1284c1d2/svc/x402/engine"
 )
 
 // exposition is a parsed GET /metrics answer.
@@ -125,7 +127,18 @@ func TestMetricsBusiness(t *testing.T) {
 	atomic := float64(tool.PriceAtomic)
 	want("svc_x402_revenue_atomic_total", map[string]string{"route": "/api/tick-pnl", "network": "eip155:8453",
 		"asset": strings.ToLower(baseUSDC)}, 2*atomic)
-	want("svc_x402_settlements_total", map[string]string{"route": "/api/tick-pnl"}, 2)
+	want("svc_x402_charged_atomic_total", map[string]string{"route": "/api/tick-pnl", "network": "eip155:8453",
+		"asset": strings.ToLower(baseUSDC), "scheme": "exact"}, 2*atomic)
+	// A channel's charge (batch-settlement) is charged, not yet settled:
+	// its money is counted when the claimer claims it.
+	f.srv.ObservePayment(engine.Event{Kind: engine.Paid, Resource: "POST /api/tick-pnl", Product: tool.Key, Transport: "http",
+		Network: "eip155:8453", Asset: baseUSDC, Amount: fmt.Sprint(tool.PriceAtomic), Scheme: "batch-settlement"})
+	m = scrape(t, f.url+"/metrics")
+	want("svc_x402_charged_atomic_total", map[string]string{"route": "/api/tick-pnl", "network": "eip155:8453",
+		"asset": strings.ToLower(baseUSDC), "scheme": "batch-settlement"}, atomic)
+	want("svc_x402_revenue_atomic_total", map[string]string{"route": "/api/tick-pnl", "network": "eip155:8453",
+		"asset": strings.ToLower(baseUSDC)}, 2*atomic)
+	want("svc_x402_settlements_total", map[string]string{"route": "/api/tick-pnl"}, 3)
 	want("svc_x402_payment_required_total", map[string]string{"route": "/api/tick-pnl"}, 3) // the client's unpaid tries too
 	want("svc_x402_payments", map[string]string{"state": "settled"}, 2)
 	want("svc_x402_payments", map[string]string{"state": "unknown"}, 0)
@@ -138,7 +151,7 @@ func TestMetricsBusiness(t *testing.T) {
 
 	// The counts other reports read are those of the exposition.
 	for _, rc := range f.srv.Counts() {
-		if rc.Route == "/api/tick-pnl" && (rc.Settled != 2 || rc.PaymentRequired != 3 || rc.Requests != 5 || rc.ByClass[2] != 2 || rc.ByClass[4] != 3) {
+		if rc.Route == "/api/tick-pnl" && (rc.Settled != 3 || rc.PaymentRequired != 3 || rc.Requests != 5 || rc.ByClass[2] != 2 || rc.ByClass[4] != 3) {
 			t.Fatalf("Counts of the route: %+v", rc)
 		}
 	}

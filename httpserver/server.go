@@ -879,7 +879,14 @@ func (s *Server) ObservePayment(ev engine.Event) {
 		if pr.offer.Product == ev.Product {
 			pr.rm.traffic.Settled()
 			if amount, err := strconv.ParseFloat(ev.Amount, 64); err == nil && amount > 0 {
-				s.metrics.revenue.WithLabelValues(pr.rm.label, ev.Network, strings.ToLower(ev.Asset)).Add(amount)
+				asset := strings.ToLower(ev.Asset)
+				s.metrics.charged.WithLabelValues(pr.rm.label, ev.Network, asset, cmp.Or(ev.Scheme, x402.SchemeExact)).Add(amount)
+				// An exact payment is settled with the call; a channel
+				// charge is settled when its claim is (the claimer's
+				// metrics count claims and sweeps).
+				if ev.Scheme == "" || ev.Scheme == x402.SchemeExact {
+					s.metrics.revenue.WithLabelValues(pr.rm.label, ev.Network, asset).Add(amount)
+				}
 			}
 			return
 		}

@@ -211,7 +211,11 @@ type Event struct {
 	Network   string
 	Asset     string
 	Amount    string // atomic units, on Paid
-	Recovered bool   // a recovery result, not a live call
+	// Scheme names the payment's scheme, on Paid ("exact": settled with
+	// the call; a scheme such as batch-settlement charges with the call and
+	// settles later, in batches).
+	Scheme    string
+	Recovered bool // a recovery result, not a live call
 }
 
 // Engine runs paid calls; see the package documentation. Safe for
@@ -560,6 +564,9 @@ func (e *Engine) Serve(ctx context.Context, c Call, run RunFunc) Outcome {
 				pr = c.PaymentRequired
 			}
 			ev.Asset = assetOn(pr.Accepts, ev.Network)
+			if c.Payment != nil {
+				ev.Scheme = c.Payment.Accepted.Scheme
+			}
 		}
 		e.cfg.Observe(ev)
 	}

@@ -228,6 +228,13 @@ func (e *Engine) observeRecovered(rec Record, kind OutcomeKind, reason, amount s
 	if e.cfg.Observe == nil {
 		return
 	}
-	e.cfg.Observe(Event{Kind: kind, Resource: rec.Resource, Product: rec.Product, Transport: rec.Transport,
-		Reason: reason, Network: rec.Network, Asset: rec.Asset, Amount: amount, Recovered: true})
+	ev := Event{Kind: kind, Resource: rec.Resource, Product: rec.Product, Transport: rec.Transport,
+		Reason: reason, Network: rec.Network, Asset: rec.Asset, Amount: amount, Recovered: true}
+	var req struct {
+		Scheme string `json:"scheme"`
+	}
+	if json.Unmarshal(rec.Requirements, &req) == nil {
+		ev.Scheme = req.Scheme
+	}
+	e.cfg.Observe(ev)
 }
