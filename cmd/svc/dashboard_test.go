@@ -178,6 +178,13 @@ func TestDashboardShowsTheLedger(t *testing.T) {
 		Nonce: "0x" + strings.Repeat("cd", 32), RefCode: ref, Route: "POST /api/risk-levels", Transport: "http", SettledAt: now}); err != nil {
 		t.Fatal(err)
 	}
+	// And one charge to a batch-settlement channel (a voucher: no
+	// transaction; its claim comes later).
+	if _, err := st.Append(ctx, store.Settlement{Payer: payer.Address(), ToolKey: "tick-pnl", Amount: "1000",
+		Asset: baseNet.USDC, Network: x402.NetworkBase, Nonce: "0x" + strings.Repeat("ef", 32) + ":1000:voucher",
+		Route: "POST /api/tick-pnl", Transport: "http", SettledAt: now}); err != nil {
+		t.Fatal(err)
+	}
 	_ = st.Close()
 
 	from := now.Add(-48 * time.Hour).Format(ledger.DayLayout)
@@ -190,7 +197,7 @@ func TestDashboardShowsTheLedger(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("ledger json: %v\n%s", err, out.String())
 	}
-	if rep.Total.Calls != 1 || rep.Total.DevCalls != 4 || len(rep.Entries) != 5 {
+	if rep.Total.Calls != 2 || rep.Total.DevCalls != 4 || len(rep.Entries) != 6 || rep.Total.ChargeCalls != 1 || rep.Total.ChargeAmountUSDC != "0.001000" {
 		t.Fatalf("ledger totals %+v (%d entries)", rep.Total, len(rep.Entries))
 	}
 
@@ -203,6 +210,7 @@ func TestDashboardShowsTheLedger(t *testing.T) {
 	for id, want := range map[string]string{
 		"total-amount": rep.Total.AmountUSDC, "total-calls": itoa(rep.Total.Calls),
 		"total-dev-amount": rep.Total.DevAmountUSDC, "total-dev-calls": itoa(rep.Total.DevCalls),
+		"total-charge-amount": rep.Total.ChargeAmountUSDC, "total-charge-calls": itoa(rep.Total.ChargeCalls),
 		"period-from": rep.From.Format(time.RFC3339), "period-to": rep.To.Format(time.RFC3339),
 		"store-status": "up", "facilitator-status": "up", "terminal-status": "up",
 	} {

@@ -1233,10 +1233,10 @@ func TestObserve(t *testing.T) {
 		{Kind: engine.PaymentRequired, Reason: engine.ReasonPaymentRequired},
 		{Kind: engine.Refused, Reason: engine.ReasonNoMatchingRequirements},
 		{Kind: engine.RunFailed},
-		{Kind: engine.Paid, Network: h.req().Network, Asset: h.req().Asset, Amount: testAmount},
+		{Kind: engine.Paid, Network: h.req().Network, Asset: h.req().Asset, Amount: testAmount, Scheme: h.req().Scheme},
 		{Kind: engine.Replayed},
 		{Kind: engine.Pending, Reason: engine.ReasonSettlementPending},
-		{Kind: engine.Paid, Network: h.req().Network, Asset: strings.ToLower(h.req().Asset), Amount: testAmount, Recovered: true},
+		{Kind: engine.Paid, Network: h.req().Network, Asset: strings.ToLower(h.req().Asset), Amount: testAmount, Scheme: h.req().Scheme, Recovered: true},
 	}
 	got := h.observed()
 	if len(got) != len(want) {
