@@ -31,7 +31,7 @@ func TestChainBatchOnchainClaimerAndRefund(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "svc.db")
 	srv := w.serveOnchain(t, db, []string{"BATCH_TEST_AUTH_KEY=" + keyHex(w.authKey)},
 		"--schemes", "batch-settlement", "--min-deposit", "1", "--receiver-authorizer-key-env", "BATCH_TEST_AUTH_KEY",
-		"--claim-interval", "1s", "--claim-threshold", "0.05", "--claim-idle", "0")
+		"--claim-interval", "1s", "--claim-threshold", "0.000001", "--claim-idle", "0")
 	if strings.Contains(srv.out.String(), keyHex(w.authKey)[2:]) {
 		t.Fatal("the server printed the receiver authorizer's key")
 	}
@@ -73,8 +73,9 @@ func TestChainBatchOnchainClaimerAndRefund(t *testing.T) {
 	}
 	deposit := new(big.Int).Sub(payerBefore, w.chain.TokenBalance(t, w.payer))
 
-	// The claimer claims the channel (its unclaimed total is past the
-	// threshold) and sweeps the claim to payTo.
+	// The claimer claims the channel on every pass (a threshold of one
+	// atomic unit: whatever is unclaimed), while the calls go on and after
+	// the last, and sweeps each claim to payTo.
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		oc := anviltest.EscrowChannel(t, w.chain.Client, id)
