@@ -17,7 +17,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	ethereum "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 
@@ -25,7 +24,7 @@ import (
 	"github.com/seed1284c1d2/svc/internal/scrub"
 	"github.com/seed1284c1d2/svc/ledger"
 	"github.com/seed1284c1d2/svc/x402"
-	"github.com/seed1284c1d2/svc/x402/batch"
+	"github.com/seed1284c1d2/svc/x402/batch/claimer"
 	"github.com/seed1284c1d2/svc/x402/engine"
 	"github.com/seed1284c1d2/svc/x402/exact"
 	"github.com/seed1284c1d2/svc/x402/facilitator/onchain"
@@ -356,10 +355,18 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		if err != nil {
 			return fmt.Errorf("batch claim log: %w", err)
 		}
+		ids := make([]common.Hash, len(claimed))
+		for i, cl := range claimed {
+			ids[i] = cl.ChannelID
+		}
+		views, err := claimer.ReadChannels(ctx, c, ids)
+		if err != nil {
+			return fmt.Errorf("reconcile: %w", redactURL(err, *rpcURL))
+		}
 		for _, cl := range claimed {
-			oc, err := escrowChannel(ctx, c, cl.ChannelID)
-			if err != nil {
-				return fmt.Errorf("reconcile: %w", redactURL(err, *rpcURL))
+			oc, ok := views[cl.ChannelID]
+			if !ok {
+				return fmt.Errorf("reconcile: the escrow's view of channel %s was not read", cl.ChannelID.Hex())
 			}
 			claimsChecked++
 			if oc.TotalClaimed.Cmp(cl.TotalClaimed) < 0 {
@@ -409,22 +416,4 @@ func reconcile(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		return fmt.Errorf("%d of %d settled payments do not match the chain", len(found), checked)
 	}
 	return nil
-}
-
-// escrowChannel reads the batch-settlement escrow's view of a channel.
-func escrowChannel(ctx context.Context, c *ethclient.Client, id common.Hash) (batch.OnChain, error) {
-	calls, err := batch.ChannelViewCalls(id)
-	if err != nil {
-		return batch.OnChain{}, err
-	}
-	escrow := common.HexToAddress(batch.SettlementAddress)
-	var res [3][]byte
-	for i, data := range calls {
-		out, err := c.CallContract(ctx, ethereum.CallMsg{To: &escrow, Data: data}, nil)
-		if err != nil {
-			return batch.OnChain{}, fmt.Errorf("escrow channel %s: %w", id.Hex(), err)
-		}
-		res[i] = out
-	}
-	return batch.DecodeChannelViews(res)
 }

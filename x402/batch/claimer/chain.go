@@ -42,6 +42,13 @@ type mcCall struct {
 	CallData []byte
 }
 
+// ReadChannels reads the escrow's view of each channel of ids, at the
+// canonical escrow and Multicall3 addresses, a few hundred channels a
+// Multicall3 call.
+func ReadChannels(ctx context.Context, chain Chain, ids []common.Hash) (map[common.Hash]batch.OnChain, error) {
+	return reader{chain: chain, escrow: common.HexToAddress(batch.SettlementAddress), multicall: common.HexToAddress(Multicall3Address)}.views(ctx, ids)
+}
+
 // reader reads the escrow's views.
 type reader struct {
 	chain     Chain
